@@ -1,0 +1,51 @@
+# rootnet build. Targets: all (default), test, bench, asan, clean.
+CC      ?= gcc
+OPT     ?= -O3 -march=native
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -fopenmp -Isrc -MMD -MP
+LDLIBS  += -ldnnl -ljpeg -lpng -ljansson -lpthread -lm
+LDFLAGS += -fopenmp
+BUILD   ?= build
+
+# Optional parts, detected and skipped cleanly when absent.
+MPICC := $(shell command -v mpicc 2>/dev/null)
+
+LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*/*.c))
+CLI_SRC  := $(wildcard src/cli/*.c)
+TEST_SRC := $(wildcard tests/test_*.c)
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+
+.PHONY: all test bench asan clean
+all: $(BUILD)/rootnet $(TEST_BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/librootnet.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/rootnet: $(CLI_OBJ) $(BUILD)/librootnet.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/librootnet.a $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/librootnet.a
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/librootnet.a $(LDLIBS)
+
+test: all
+	BUILD=$(BUILD) bash tests/run.sh
+
+bench: all
+	BUILD=$(BUILD) bash bench/run.sh
+
+# ASan/UBSan build of everything in build-asan/, then the whole test suite.
+asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	    LDFLAGS="-fopenmp -fsanitize=address,undefined" test
+
+clean:
+	rm -rf build build-asan
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs every Debian package rootnet needs. Idempotent.
+set -euo pipefail
+PKGS=(
+  build-essential make pkg-config
+  libdnnl-dev            # oneDNN 2.6: convolutions and deconvolutions
+  libjpeg62-turbo-dev libpng-dev
+  libjansson-dev         # annotation JSON
+  libopenmpi-dev openmpi-bin
+  python3 python3-numpy python3-torch python3-torchvision python3-opencv
+)
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${PKGS[@]}"

@@ -1,0 +1,10 @@
+/* The subcommands of the rootnet program. Each takes the full argv (argv[1] is
+ * its own name), prints its own errors, and returns the process exit code. */
+#ifndef RN_CLI_COMMANDS_H
+#define RN_CLI_COMMANDS_H
+
+int rn_cmd_forward(int argc, char **argv);
+int rn_cmd_step(int argc, char **argv);
+int rn_cmd_bench(int argc, char **argv);
+
+#endif

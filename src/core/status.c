@@ -1,0 +1,47 @@
+#include "core/status.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+int rn_err_set(rn_err *err, const char *fmt, ...)
+{
+    if (!err) return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int rn_err_prefix(rn_err *err, const char *fmt, ...)
+{
+    if (!err) return -1;
+    char prefix[512], old[sizeof err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    memcpy(old, err->msg, sizeof old);
+    snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+    return -1;
+}
+
+void *rn_xmalloc_at(size_t n, const char *file, int line)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "rootnet: out of memory allocating %zu bytes at %s:%d\n", n, file, line);
+        abort();
+    }
+    return p;
+}
+
+void *rn_xcalloc_at(size_t n, size_t sz, const char *file, int line)
+{
+    void *p = calloc(n ? n : 1, sz ? sz : 1);
+    if (!p) {
+        fprintf(stderr, "rootnet: out of memory allocating %zu x %zu bytes at %s:%d\n", n, sz, file, line);
+        abort();
+    }
+    return p;
+}

@@ -1,0 +1,55 @@
+/* rn_sample / rn_dataset: one person record as the authors' datasets produce
+ * it, and a parsed annotation file. Records are plain old data so that a
+ * dataset can be written to, and mmap'd from, a binary cache.
+ *
+ *   rn_dataset ds;
+ *   if (rn_dataset_load(&ds, "MuCo", "data/", RN_SPLIT_TRAIN, &opts, &err)) ...
+ *   const rn_sample *s = &ds.samples[i];
+ *   printf("%s k=%g\n", rn_dataset_image_path(&ds, s), s->k);
+ *   rn_dataset_free(&ds);
+ *
+ * Units: pixels for image coordinates; root_img[2] and root_cam are in the
+ * dataset's own unit (mm for Human3.6M/MuCo/MuPoTS, m for 3DPW). Camera values
+ * are floats, never integers.
+ */
+#ifndef RN_DATA_SAMPLE_H
+#define RN_DATA_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rn_sample {
+    uint32_t path_off;   /* image path (relative to the data dir) in the string pool */
+    int32_t image_id;    /* annotation file's image id */
+    int32_t ann_id;      /* annotation id, or -1 */
+    int32_t width, height;
+    float bbox[4];       /* x, y, w, h after the authors' process_bbox */
+    float area;          /* area used for k (bbox[2] * bbox[3] after process_bbox) */
+    float k;             /* sqrt(bbox_real_x * bbox_real_y * fx * fy / area) */
+    float root_img[3];   /* x, y in pixels, depth */
+    float root_cam[3];   /* X, Y, Z in camera space */
+    float root_vis;      /* 1 visible, 0 not */
+    float f[2], c[2];    /* focal length and principal point, pixels */
+    float score;         /* detector score, 1 for GT boxes */
+    int32_t have_depth;  /* 1 for 3D sets, 0 for 2D sets (COCO, MPII) */
+    int32_t action;      /* Human3.6M action index 2..16, else -1 */
+    int32_t subject;     /* Human3.6M subject, MuPoTS sequence, else -1 */
+    int32_t is_valid;    /* MuPoTS is_valid flag; 1 elsewhere */
+} rn_sample;
+
+typedef enum { RN_SPLIT_TRAIN = 0, RN_SPLIT_TEST = 1 } rn_split;
+
+typedef struct rn_dataset {
+    char name[32];          /* "Human36M", "MuCo", "MuPoTS", "MSCOCO", "MPII", "PW3D" */
+    rn_sample *samples;     /* n records (owned, or pointing into a mapping) */
+    size_t n;
+    const char *strings;    /* string pool, NUL-separated */
+    size_t strings_len;
+    char data_dir[4096];    /* root that image paths are relative to */
+    float bbox_real[2];     /* per-set real box size (mm, or m for 3DPW) */
+    void *mapping;          /* non-NULL when backed by an mmap'd cache */
+    size_t mapping_len;
+    void *owned;            /* heap block(s) to free when not mapped */
+} rn_dataset;
+
+#endif
