@@ -52,4 +52,21 @@ typedef struct rn_dataset {
     void *owned;            /* heap block(s) to free when not mapped */
 } rn_dataset;
 
+typedef struct rn_dataset_opts {
+    int protocol;        /* Human3.6M protocol 1 or 2 (default 2) */
+    int use_det_bbox;    /* 1: detector boxes (MuPoTS, Human3.6M test) instead of GT */
+    int input_w, input_h;/* network input size, for process_bbox's aspect ratio (256, 256) */
+    int no_cache;        /* 1: always parse the JSON, never read or write the cache */
+} rn_dataset_opts;
+
+/* Loads the named set ("Human36M", "MuCo", "MuPoTS", "MSCOCO", "MPII", "PW3D")
+ * from data_dir laid out as the authors' repository expects. Uses, and
+ * refreshes, the binary cache. Returns 0, or -1 with "file: record: field:
+ * problem" in err. */
+int rn_dataset_load(rn_dataset *ds, const char *name, const char *data_dir, rn_split split,
+                    const rn_dataset_opts *opts, rn_err *err);
+void rn_dataset_free(rn_dataset *ds);
+/* Full path of a sample's image (data dir joined), into buf; returns buf. */
+const char *rn_dataset_image_path(const rn_dataset *ds, const rn_sample *s, char *buf, size_t len);
+
 #endif
