@@ -1,6 +1,6 @@
 # rootnet build. Targets: all (default), test, bench, asan, clean.
 CC      ?= gcc
-OPT     ?= -O3 -march=native
+OPT     ?= -O3 -march=native -mprefer-vector-width=512
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -fopenmp -Isrc -MMD -MP
 LDLIBS  += -ldnnl -ljpeg -lpng -ljansson -lpthread -lm
 LDFLAGS += -fopenmp

@@ -46,6 +46,7 @@ int rn_args_parse(rn_flag *flags, int argc, char **argv, int first, rn_err *err)
 {
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 1;
         if (strncmp(a, "--", 2) != 0) return rn_err_set(err, "unexpected argument '%s'", a);
         const char *eq = strchr(a, '=');
         size_t len = eq ? (size_t)(eq - a) : strlen(a);
@@ -75,4 +76,18 @@ int rn_args_seen(const rn_flag *flags, const char *name)
     for (const rn_flag *f = flags; f->name; f++)
         if (strcmp(f->name, name) == 0) return f->seen;
     return 0;
+}
+
+int rn_args_handle(rn_flag *flags, int argc, char **argv, const char *synopsis)
+{
+    rn_err err = {{0}};
+    int rc = rn_args_parse(flags, argc, argv, 2, &err);
+    if (rc == 0) return -1;
+    if (rc == 1) {
+        rn_args_usage(stdout, argv[1], synopsis, flags);
+        return 0;
+    }
+    fprintf(stderr, "rootnet %s: %s\n", argv[1], err.msg);
+    rn_args_usage(stderr, argv[1], synopsis, flags);
+    return 2;
 }

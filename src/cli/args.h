@@ -44,11 +44,16 @@ typedef struct rn_flag {
 
 /* Parses argv[first..argc). String destinations are `const char *` pointing
  * into argv, BOOL is int, I64 is long, F64 is double, MULTI is rn_multi.
- * Returns 0, or -1 with a one-line message in err. */
+ * Returns 0; 1 when --help or -h was given; or -1 with a one-line message in err. */
 int rn_args_parse(rn_flag *flags, int argc, char **argv, int first, rn_err *err);
 
 /* Prints "usage: rootnet <cmd> ..." and one line per flag to f. */
 void rn_args_usage(FILE *f, const char *cmd, const char *synopsis, const rn_flag *flags);
+
+/* Parses, and on error or --help prints the message and usage. Returns -1 to
+ * continue (all parsed), otherwise the exit code the command should return
+ * (0 after --help, 2 after an error). */
+int rn_args_handle(rn_flag *flags, int argc, char **argv, const char *synopsis);
 
 /* Looks up whether a flag was given on the command line. */
 int rn_args_seen(const rn_flag *flags, const char *name);

@@ -1,0 +1,369 @@
+/* rootnet forward | step | bench: the model core's debugging and test interface. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "io/tensors.h"
+#include "nn/model.h"
+#include "nn/weights.h"
+#include "optim/adam.h"
+
+/* An input array read from .npy as float32, with its leading dimension N. */
+typedef struct input {
+    float *d;
+    int64_t n;
+    size_t per; /* floats per sample */
+} input;
+
+static void input_free(input *in) { free(in->d), in->d = NULL; }
+
+/* Reads path as a float array of shape (N, rest...) where rest matches
+ * want[0..nwant) (a -1 entry matches anything). Rejects NaN and Inf. */
+static int input_read(input *in, const char *path, const char *what, int nwant, const int64_t *want, int64_t *dims,
+                      rn_err *err)
+{
+    rn_tensor t;
+    memset(in, 0, sizeof *in);
+    if (rn_npy_read(&t, path, err)) return rn_err_prefix(err, "%s", what);
+    int rc = 0;
+    if (!rn_dtype_is_float(t.dtype))
+        rc = rn_err_set(err, "%s: %s: dtype %s, expected float32", what, path, rn_dtype_name(t.dtype));
+    else if (t.ndim != 1 + nwant || t.shape[0] < 1)
+        rc = rn_err_set(err, "%s: %s: expected %d dimensions (N, ...) with N >= 1, got %d", what, path, 1 + nwant, t.ndim);
+    for (int d = 0; !rc && d < nwant; d++)
+        if (want[d] >= 0 && t.shape[d + 1] != want[d])
+            rc = rn_err_set(err, "%s: %s: dimension %d is %lld, expected %lld", what, path, d + 1,
+                            (long long)t.shape[d + 1], (long long)want[d]);
+    if (!rc) {
+        size_t count = (size_t)rn_tensor_numel(&t);
+        in->n = t.shape[0];
+        in->per = count / (size_t)in->n;
+        in->d = rn_xmalloc(count * sizeof(float));
+        for (int d = 0; d < nwant && dims; d++) dims[d] = t.shape[d + 1];
+        rc = rn_tensor_to_f32(in->d, &t, count, err);
+        for (size_t i = 0; !rc && i < count; i++)
+            if (!isfinite(in->d[i]))
+                rc = rn_err_set(err, "%s: %s: sample %zu holds %g (NaN or Inf)", what, path, i / in->per, (double)in->d[i]);
+    }
+    rn_tensor_free(&t);
+    if (rc) input_free(in);
+    return rc;
+}
+
+/* k, vis and have_depth are (N) or (N, 1). */
+static int input_read_vec(input *in, const char *path, const char *what, rn_err *err)
+{
+    rn_tensor t;
+    if (rn_npy_read(&t, path, err)) return rn_err_prefix(err, "%s", what);
+    int ndim = t.ndim;
+    int64_t last = ndim == 2 ? t.shape[1] : 1;
+    rn_tensor_free(&t);
+    if (ndim != 1 && !(ndim == 2 && last == 1))
+        return rn_err_set(err, "%s: %s: expected shape (N) or (N, 1)", what, path);
+    int64_t one = 1;
+    return input_read(in, path, what, ndim - 1, &one, NULL, err);
+}
+
+static int same_n(const input *a, const input *b, const char *what, rn_err *err)
+{
+    if (a->n != b->n)
+        return rn_err_set(err, "%s has %lld samples but the images have %lld", what, (long long)b->n, (long long)a->n);
+    return 0;
+}
+
+static int fail(const char *cmd, const rn_err *err)
+{
+    fprintf(stderr, "rootnet %s: %s\n", cmd, err->msg);
+    return 1;
+}
+
+static int write_coords(const char *path, const float *coord, int n, rn_err *err)
+{
+    int64_t shape[2] = {n, 3};
+    return rn_npy_write(path, RN_F32, 2, shape, coord, err);
+}
+
+static int check_k(const input *k, rn_err *err)
+{
+    for (int64_t i = 0; i < k->n; i++)
+        if (!(k->d[i] > 0)) return rn_err_set(err, "k: sample %lld has k = %g, must be > 0", (long long)i, (double)k->d[i]);
+    return 0;
+}
+
+int rn_cmd_forward(int argc, char **argv)
+{
+    const char *weights = NULL, *images = NULL, *kpath = NULL, *out = NULL;
+    int eval = 0;
+    long threads = 0, backbone = 0;
+    rn_flag flags[] = {
+        RN_FLAG_STR("--weights", &weights, "weights: safetensors or PyTorch .pth (required)"),
+        RN_FLAG_BOOL("--eval", &eval, "use BN running statistics (default: batch statistics)"),
+        RN_FLAG_STR("--images", &images, "(N,3,H,W) float32 .npy, normalised (required)"),
+        RN_FLAG_STR("--k", &kpath, "(N) or (N,1) float32 .npy (required)"),
+        RN_FLAG_STR("--out", &out, "output (N,3) .npy: x, y on the output grid, depth (required)"),
+        RN_FLAG_I64("--backbone", &backbone, "require this ResNet depth (default: from the weights)"),
+        RN_FLAG_I64("--threads", &threads, "compute threads (default: OMP_NUM_THREADS)"),
+        {0}};
+    const char *syn = "--weights W [--eval] --images X.npy --k K.npy --out OUT.npy";
+    int h = rn_args_handle(flags, argc, argv, syn);
+    if (h >= 0) return h;
+    rn_err err = {{0}};
+    if (!weights || !images || !kpath || !out) {
+        fprintf(stderr, "rootnet forward: --weights, --images, --k and --out are required\n");
+        rn_args_usage(stderr, "forward", syn, flags);
+        return 2;
+    }
+    input x, k;
+    int64_t xd[3], want[3] = {3, -1, -1};
+    if (input_read(&x, images, "images", 3, want, xd, &err)) return fail("forward", &err);
+    if (input_read_vec(&k, kpath, "k", &err) || same_n(&x, &k, "k", &err) || check_k(&k, &err)) {
+        input_free(&x);
+        return fail("forward", &err);
+    }
+    rn_params p;
+    rn_model m;
+    rn_rng rng;
+    rn_rng_seed(&rng, 1);
+    int rc = rn_weights_load(&p, weights, (int)backbone, &rng, &err);
+    if (!rc) {
+        rc = rn_model_create(&m, &p, (int)x.n, (int)xd[1], (int)xd[2], (int)threads, RN_COMPUTE_F32, &err);
+        if (!rc) {
+            rn_model_sync_weights(&m);
+            rn_model_forward(&m, x.d, k.d, !eval);
+            rc = write_coords(out, m.coord, m.N, &err);
+            rn_model_destroy(&m);
+        }
+        rn_params_free(&p);
+    }
+    input_free(&x);
+    input_free(&k);
+    return rc ? fail("forward", &err) : 0;
+}
+
+typedef struct step_data {
+    input x, k, t, v, d;
+    int64_t xd[3];
+} step_data;
+
+static void step_data_free(step_data *s)
+{
+    input_free(&s->x), input_free(&s->k), input_free(&s->t), input_free(&s->v), input_free(&s->d);
+}
+
+static int step_data_read(step_data *s, const char *const paths[5], rn_err *err)
+{
+    memset(s, 0, sizeof *s);
+    int64_t want_x[3] = {3, -1, -1}, want_t[1] = {3};
+    int rc = input_read(&s->x, paths[0], "images", 3, want_x, s->xd, err) ||
+             input_read_vec(&s->k, paths[1], "k", err) || same_n(&s->x, &s->k, "k", err) || check_k(&s->k, err) ||
+             input_read(&s->t, paths[2], "target", 1, want_t, NULL, err) || same_n(&s->x, &s->t, "target", err) ||
+             input_read_vec(&s->v, paths[3], "vis", err) || same_n(&s->x, &s->v, "vis", err) ||
+             input_read_vec(&s->d, paths[4], "have-depth", err) || same_n(&s->x, &s->d, "have-depth", err);
+    if (rc) step_data_free(s);
+    return rc ? -1 : 0;
+}
+
+/* Batch buffers, gathered from samples [i*B, (i+1)*B) mod N. */
+typedef struct batch {
+    float *x, *k, *t, *v, *d;
+} batch;
+
+static void gather(float *dst, const input *in, long first, int b)
+{
+    for (int j = 0; j < b; j++) {
+        int64_t idx = (first + j) % in->n;
+        memcpy(dst + (size_t)j * in->per, in->d + (size_t)idx * in->per, in->per * sizeof(float));
+    }
+}
+
+static void batch_fill(batch *bt, const step_data *s, long step, int b)
+{
+    long first = step * b;
+    gather(bt->x, &s->x, first, b), gather(bt->k, &s->k, first, b), gather(bt->t, &s->t, first, b);
+    gather(bt->v, &s->v, first, b), gather(bt->d, &s->d, first, b);
+}
+
+static int run_steps(rn_params *p, const step_data *s, int b, long steps, double lr, long threads, rn_err *err)
+{
+    rn_model m;
+    if (rn_model_create(&m, p, b, (int)s->xd[1], (int)s->xd[2], (int)threads, RN_COMPUTE_F32, err)) return -1;
+    batch bt = {rn_xmalloc((size_t)b * s->x.per * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
+                rn_xmalloc((size_t)b * 3 * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
+                rn_xmalloc((size_t)b * sizeof(float))};
+    rn_adam opt = rn_adam_default(lr);
+    rn_model_sync_weights(&m);
+    for (long i = 0; i < steps; i++) {
+        batch_fill(&bt, s, i, b);
+        rn_params_zero_grad(p);
+        rn_model_forward(&m, bt.x, bt.k, 1);
+        double loss = rn_model_backward(&m, bt.t, bt.v, bt.d);
+        printf("step %ld loss %.9g\n", i + 1, loss);
+        fflush(stdout);
+        rn_adam_step(&opt, p->param, p->grad, p->m, p->v, p->n_param);
+        rn_model_sync_weights(&m);
+    }
+    free(bt.x), free(bt.k), free(bt.t), free(bt.v), free(bt.d);
+    rn_model_destroy(&m);
+    return 0;
+}
+
+int rn_cmd_step(int argc, char **argv)
+{
+    const char *paths[5] = {0}, *weights = NULL, *save_grads = NULL, *save_weights = NULL;
+    double lr = 1e-3;
+    long steps = 1, b = 0, threads = 0, backbone = 0;
+    rn_flag flags[] = {
+        RN_FLAG_STR("--weights", &weights, "initial weights (required)"),
+        RN_FLAG_STR("--images", &paths[0], "(N,3,H,W) float32 .npy (required)"),
+        RN_FLAG_STR("--k", &paths[1], "(N) or (N,1) .npy (required)"),
+        RN_FLAG_STR("--target", &paths[2], "(N,3) .npy: x, y on the output grid, depth (required)"),
+        RN_FLAG_STR("--vis", &paths[3], "(N,1) .npy (required)"),
+        RN_FLAG_STR("--have-depth", &paths[4], "(N,1) .npy (required)"),
+        RN_FLAG_F64("--lr", &lr, "Adam learning rate (1e-3)"),
+        RN_FLAG_I64("--steps", &steps, "number of steps (1)"),
+        RN_FLAG_I64("--batch", &b, "batch size (default N); step i uses samples [i*B, (i+1)*B) mod N"),
+        RN_FLAG_STR("--save-grads", &save_grads, "write the last step's gradients (safetensors)"),
+        RN_FLAG_STR("--save-weights", &save_weights, "write the weights after the last update (safetensors)"),
+        RN_FLAG_I64("--backbone", &backbone, "require this ResNet depth (default: from the weights)"),
+        RN_FLAG_I64("--threads", &threads, "compute threads (default: OMP_NUM_THREADS)"),
+        {0}};
+    const char *syn = "--weights W --images X --k K --target T --vis V --have-depth D [--lr] [--steps] [--batch]";
+    int h = rn_args_handle(flags, argc, argv, syn);
+    if (h >= 0) return h;
+    for (int i = 0; i < 5; i++)
+        if (!paths[i] || !weights) {
+            fprintf(stderr, "rootnet step: --weights, --images, --k, --target, --vis and --have-depth are required\n");
+            rn_args_usage(stderr, "step", syn, flags);
+            return 2;
+        }
+    if (steps < 1 || b < 0 || lr <= 0) {
+        fprintf(stderr, "rootnet step: --steps must be >= 1, --batch >= 1 and --lr > 0\n");
+        return 2;
+    }
+    rn_err err = {{0}};
+    step_data s;
+    if (step_data_read(&s, paths, &err)) return fail("step", &err);
+    rn_params p;
+    rn_rng rng;
+    rn_rng_seed(&rng, 1);
+    int rc = rn_weights_load(&p, weights, (int)backbone, &rng, &err);
+    if (!rc) {
+        rc = run_steps(&p, &s, b ? (int)b : (int)s.x.n, steps, lr, threads, &err);
+        if (!rc && save_grads) rc = rn_grads_save(&p, save_grads, &err);
+        if (!rc && save_weights) rc = rn_weights_save(&p, save_weights, NULL, &err);
+        rn_params_free(&p);
+    }
+    step_data_free(&s);
+    return rc ? fail("step", &err) : 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void print_bench(const char *mode, long depth, long size, long b, const double *t, long iters, long threads)
+{
+    double *sorted = rn_xmalloc((size_t)iters * sizeof *sorted);
+    memcpy(sorted, t, (size_t)iters * sizeof *sorted);
+    qsort(sorted, (size_t)iters, sizeof *sorted, cmp_double);
+    double med = iters % 2 ? sorted[iters / 2] : 0.5 * (sorted[iters / 2 - 1] + sorted[iters / 2]);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("{\"mode\": \"%s\", \"backbone\": %ld, \"size\": %ld, \"batch\": %ld, \"threads\": %ld, "
+           "\"median_s\": %.6f, \"images_per_s\": %.4f, \"peak_rss_mb\": %.1f, \"steps_s\": [",
+           mode, depth, size, b, threads, med, (double)b / med, ru.ru_maxrss / 1024.0);
+    for (long i = 0; i < iters; i++) printf("%s%.6f", i ? ", " : "", t[i]);
+    printf("]}\n");
+    free(sorted);
+}
+
+static void fill_inputs(batch *bt, rn_rng *rng, int b, size_t per, int oh, int ow)
+{
+    for (size_t i = 0; i < (size_t)b * per; i++) bt->x[i] = (float)rn_rng_normal(rng);
+    for (int j = 0; j < b; j++) {
+        bt->k[j] = 8000.0f + 4000.0f * (float)rn_rng_uniform(rng);
+        bt->t[3 * j] = (float)(ow * rn_rng_uniform(rng));
+        bt->t[3 * j + 1] = (float)(oh * rn_rng_uniform(rng));
+        bt->t[3 * j + 2] = (float)(2000 + 4000 * rn_rng_uniform(rng));
+        bt->v[j] = bt->d[j] = 1.0f;
+    }
+}
+
+static int bench_run(const char *mode, long depth, long size, long b, long iters, long warmup, long threads, rn_err *err)
+{
+    int train = !strcmp(mode, "train");
+    rn_params p;
+    if (rn_params_build(&p, (int)depth, err)) return -1;
+    rn_rng rng;
+    rn_rng_seed(&rng, 7);
+    rn_params_init(&p, &rng);
+    rn_model m;
+    if (rn_model_create(&m, &p, (int)b, (int)size, (int)size, (int)threads, RN_COMPUTE_F32, err)) {
+        rn_params_free(&p);
+        return -1;
+    }
+    size_t per = 3 * (size_t)size * (size_t)size;
+    batch bt = {rn_xmalloc((size_t)b * per * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
+                rn_xmalloc((size_t)b * 3 * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
+                rn_xmalloc((size_t)b * sizeof(float))};
+    fill_inputs(&bt, &rng, (int)b, per, m.OH, m.OW);
+    rn_adam opt = rn_adam_default(1e-3);
+    double *t = rn_xmalloc((size_t)iters * sizeof *t);
+    rn_model_sync_weights(&m);
+    for (long i = 0; i < warmup + iters; i++) {
+        double t0 = now_s();
+        if (train) {
+            rn_params_zero_grad(&p);
+            rn_model_forward(&m, bt.x, bt.k, 1);
+            rn_model_backward(&m, bt.t, bt.v, bt.d);
+            rn_adam_step(&opt, p.param, p.grad, p.m, p.v, p.n_param);
+            rn_model_sync_weights(&m);
+        } else {
+            rn_model_forward(&m, bt.x, bt.k, 0);
+        }
+        if (i >= warmup) t[i - warmup] = now_s() - t0;
+    }
+    print_bench(mode, depth, size, b, t, iters, threads);
+    free(t), free(bt.x), free(bt.k), free(bt.t), free(bt.v), free(bt.d);
+    rn_model_destroy(&m);
+    rn_params_free(&p);
+    return 0;
+}
+
+int rn_cmd_bench(int argc, char **argv)
+{
+    const char *mode = "train";
+    long depth = 50, size = 256, b = 8, iters = 5, warmup = 1, threads = 0;
+    rn_flag flags[] = {
+        RN_FLAG_STR("--mode", &mode, "train | infer"),
+        RN_FLAG_I64("--backbone", &depth, "ResNet depth (50)"),
+        RN_FLAG_I64("--size", &size, "input size, a multiple of 32 (256)"),
+        RN_FLAG_I64("--batch", &b, "batch size (8)"),
+        RN_FLAG_I64("--iters", &iters, "timed steps (5)"),
+        RN_FLAG_I64("--warmup", &warmup, "untimed steps first (1)"),
+        RN_FLAG_I64("--threads", &threads, "compute threads (default: OMP_NUM_THREADS)"),
+        {0}};
+    const char *syn = "--mode train|infer [--backbone 50] [--size 256] [--batch N] [--iters K] [--warmup W]";
+    int h = rn_args_handle(flags, argc, argv, syn);
+    if (h >= 0) return h;
+    if ((strcmp(mode, "train") && strcmp(mode, "infer")) || iters < 1 || warmup < 0 || b < 1) {
+        fprintf(stderr, "rootnet bench: --mode must be train or infer, --iters >= 1, --warmup >= 0, --batch >= 1\n");
+        rn_args_usage(stderr, "bench", syn, flags);
+        return 2;
+    }
+    rn_err err = {{0}};
+    return bench_run(mode, depth, size, b, iters, warmup, threads, &err) ? fail("bench", &err) : 0;
+}

@@ -1,0 +1,80 @@
+/* CPU kernels for everything that is not a convolution: BatchNorm, ReLU,
+ * residual adds, max-pool, global average pool, the xy soft-argmax head and
+ * the loss. All activations are blocked nChw16c, written (N, C/16, HW, 16):
+ * element (n, c, p) at ((n * C/16 + c/16) * HW + p) * 16 + c % 16, C % 16 == 0.
+ *
+ *   rn_bn_stats(mean, var, c, N, C, HW);                     // batch statistics
+ *   rn_bn_fold(scale, shift, mean, var, gamma, beta, C);     // y = x*scale + shift
+ *   rn_bn_apply(y, c, scale, shift, 1, N, C, HW);            // BN + ReLU
+ *
+ * Sums are accumulated in double; every kernel allocates nothing and
+ * parallelises with OpenMP over independent outputs, so results do not depend
+ * on the thread count.
+ */
+#ifndef RN_CPU_KERNELS_H
+#define RN_CPU_KERNELS_H
+
+#include <stddef.h>
+
+#define RN_BN_EPS 1e-5
+
+/* Per-channel mean and biased variance over N*HW. */
+void rn_bn_stats(float *mean /* (C) */, float *var /* (C) */, const float *x /* (N, C/16, HW, 16) */,
+                 int N, int C, int HW);
+/* scale = gamma / sqrt(var + eps), shift = beta - mean * scale. invstd optional (may be NULL). */
+void rn_bn_fold(float *scale /* (C) */, float *shift /* (C) */, float *invstd /* (C) or NULL */,
+                const float *mean /* (C) */, const float *var /* (C) */, const float *gamma /* (C) */,
+                const float *beta /* (C) */, int C);
+/* running = (1 - momentum) * running + momentum * batch; var uses the unbiased batch variance. */
+void rn_bn_update_running(float *rmean /* (C) */, float *rvar /* (C) */, const float *mean /* (C) */,
+                          const float *var /* (C) */, double momentum, long count, int C);
+/* y = x * scale + shift, then ReLU if relu. y may equal x. */
+void rn_bn_apply(float *y /* (N, C/16, HW, 16) */, const float *x /* (N, C/16, HW, 16) */,
+                 const float *scale /* (C) */, const float *shift /* (C) */, int relu, int N, int C, int HW);
+/* y = ReLU(x * scale + shift + r). */
+void rn_bn_add_relu(float *y /* (N, C/16, HW, 16) */, const float *x, const float *scale, const float *shift,
+                    const float *r /* (N, C/16, HW, 16) */, int N, int C, int HW);
+/* y = ReLU(x1 * s1 + h1 + x2 * s2 + h2): a bottleneck's end with its downsample branch. */
+void rn_bn2_add_relu(float *y /* (N, C/16, HW, 16) */, const float *x1, const float *s1, const float *h1,
+                     const float *x2, const float *s2, const float *h2, int N, int C, int HW);
+/* d *= (y > 0): ReLU backward from the ReLU's output. */
+void rn_relu_backward(float *d /* (N, C/16, HW, 16) */, const float *y /* (N, C/16, HW, 16) */, size_t n);
+/* Training-mode BatchNorm backward, with an optional ReLU after the BN
+ * (relu_out != NULL: dy is masked by relu_out > 0). dx may equal dy.
+ * dgamma, dbeta are accumulated (+=). */
+void rn_bn_backward(float *dx /* (N, C/16, HW, 16) */, float *dgamma /* (C) */, float *dbeta /* (C) */,
+                    const float *dy /* (N, C/16, HW, 16) */, const float *relu_out /* or NULL */,
+                    const float *x /* BN input */, const float *mean /* (C) */, const float *var /* (C) */,
+                    const float *gamma /* (C) */, int N, int C, int HW);
+/* y += x */
+void rn_add_inplace(float *y, const float *x, size_t n);
+/* 3x3 stride-2 pad-1 max-pool (first maximum in scan order wins, as PyTorch). */
+void rn_maxpool_forward(float *y /* (N, C/16, OH, OW, 16) */, const float *x /* (N, C/16, H, W, 16) */,
+                        int N, int C, int H, int W, int OH, int OW);
+/* dx = routed dy (dx overwritten). */
+void rn_maxpool_backward(float *dx /* (N, C/16, H, W, 16) */, const float *dy /* (N, C/16, OH, OW, 16) */,
+                         const float *x /* (N, C/16, H, W, 16) */, int N, int C, int H, int W, int OH, int OW);
+/* out[n, c] = mean over HW. */
+void rn_gap_forward(float *out /* (N, C) */, const float *x /* (N, C/16, HW, 16) */, int N, int C, int HW);
+/* dx += dout / HW broadcast. */
+void rn_gap_backward(float *dx /* (N, C/16, HW, 16) */, const float *dout /* (N, C) */, int N, int C, int HW);
+/* xy head: logits = 1x1 conv (C -> 1) with bias, softmax over H*W, x = sum p*col, y = sum p*row. */
+void rn_xy_forward(float *coord /* (N, 2) */, float *prob /* (N, H*W) */, const float *a /* (N, C/16, HW, 16) */,
+                   const float *w /* (C) */, const float *b /* (1) */, int N, int C, int H, int W);
+/* Backward of rn_xy_forward: da overwritten, dw and db accumulated; prob is overwritten with the logit gradient. */
+void rn_xy_backward(float *da /* (N, C/16, HW, 16) */, float *dw /* (C) */, float *db /* (1) */,
+                    const float *dcoord /* (N, 2) */, float *prob /* (N, H*W) in: softmax, out: dlogits */,
+                    const float *a /* (N, C/16, HW, 16) */, const float *w /* (C) */, int N, int C, int H, int W);
+/* depth head: gamma[n] = w . feat[n] + b, depth = gamma * k. */
+void rn_depth_forward(float *depth /* (N) */, float *gamma /* (N) */, const float *feat /* (N, C) */,
+                      const float *w /* (C) */, const float *b /* (1) */, const float *k /* (N) */, int N, int C);
+/* dfeat overwritten; dw, db accumulated. */
+void rn_depth_backward(float *dfeat /* (N, C) */, float *dw /* (C) */, float *db /* (1) */,
+                       const float *ddepth /* (N) */, const float *feat /* (N, C) */, const float *w /* (C) */,
+                       const float *k /* (N) */, int N, int C);
+/* loss = mean_n (|x-tx| v + |y-ty| v + |z-tz| v d) / 3; returns it, and dcoord (N, 3). */
+double rn_loss_forward_backward(float *dcoord /* (N, 3) or NULL */, const float *coord /* (N, 3) */,
+                                const float *target /* (N, 3) */, const float *vis /* (N) */,
+                                const float *have_depth /* (N) */, int N);
+
+#endif

@@ -1,0 +1,85 @@
+/* rn_model: RootNet (ResNet backbone + the authors' root head) on a backend,
+ * with every activation planned up front for one batch size and input size.
+ *
+ *   rn_params p; rn_params_build(&p, 50, &err); rn_params_init(&p, &rng);
+ *   rn_model m;
+ *   rn_model_create(&m, &p, 32, 256, 256, threads, RN_COMPUTE_F32, &err);
+ *   rn_model_sync_weights(&m);                   // after loading or updating p
+ *   rn_model_forward(&m, images, k, 1);          // 1: train-mode BN; m.coord is (N, 3)
+ *   rn_params_zero_grad(&p);
+ *   double loss = rn_model_backward(&m, target, vis, have_depth);  // p.grad += dL/dp
+ *   rn_model_destroy(&m);
+ *
+ * Images are plain NCHW float32, already normalised. k is (N). The output
+ * coord is (x, y) on the output grid (input / 4) and depth = gamma * k.
+ * The model borrows p; it never frees it. Nothing is allocated after create.
+ */
+#ifndef RN_NN_MODEL_H
+#define RN_NN_MODEL_H
+
+#include "nn/backend.h"
+#include "nn/params.h"
+
+/* conv -> BatchNorm (-> ReLU) */
+typedef struct rn_cbn {
+    rn_conv *conv;
+    rn_conv_shape s;
+    int pw, pg, pb, pm, pv, pn; /* table indices: weight, gamma, beta, running mean/var, counter */
+    int relu;                   /* ReLU right after the BN (not for a block's last conv) */
+    const float *x;             /* input activation */
+    float *c;                   /* conv output (N, OC/16, OH, OW, 16) */
+    float *y;                   /* BN (+ReLU) output, or NULL when fused into the block's add */
+    float *mean, *var;          /* (OC): batch statistics (train) or running statistics (eval) */
+    float *scale, *shift;       /* (OC): folded BN */
+} rn_cbn;
+
+typedef struct rn_block {
+    rn_cbn u[3];
+    int nu;       /* 2 (basic) or 3 (bottleneck) */
+    int has_down; /* downsample branch d */
+    rn_cbn d;
+    const float *in;
+    float *out;   /* (N, C/16, H, W, 16) */
+} rn_block;
+
+typedef struct rn_model {
+    rn_params *p;
+    rn_backend *be;
+    int N, H, W;          /* batch, input size */
+    int OH, OW;           /* output grid: H/4, W/4 */
+    int FH, FW;           /* backbone feature size: H/32, W/32 */
+    rn_cbn stem;
+    float *pool;          /* (N, 4, H/4, W/4, 16) */
+    rn_block *blocks;
+    int nblocks;
+    rn_cbn head[3];
+    float *feat;          /* (N, feat_ch): GAP of the backbone output */
+    float *prob;          /* (N, OH*OW) */
+    float *xy;            /* (N, 2) */
+    float *gamma;         /* (N) */
+    float *depth;         /* (N) */
+    float *coord;         /* (N, 3) result */
+    float *dcoord;        /* (N, 3) */
+    float *dxy, *ddepth, *dfeat;
+    float *g[4];          /* gradient scratch, each the largest activation */
+    const float *k;       /* the last forward's k */
+    int last_train;       /* mode of the last forward */
+    float *arena;
+    size_t arena_floats;
+} rn_model;
+
+/* Builds the network for batch N and input H x W (multiples of 32). */
+int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, int threads, rn_compute compute, rn_err *err);
+void rn_model_destroy(rn_model *m);
+/* Pushes p's weights to the backend (weight reorders). Call after every change to p. */
+void rn_model_sync_weights(rn_model *m);
+/* train = 1: batch statistics, running statistics updated; 0: running statistics. */
+void rn_model_forward(rn_model *m, const float *images /* (N, 3, H, W) */, const float *k /* (N) */, int train);
+/* Loss of the last forward, and its gradient accumulated into p->grad. Needs a train forward. */
+double rn_model_backward(rn_model *m, const float *target /* (N, 3) */, const float *vis /* (N) */,
+                         const float *have_depth /* (N) */);
+/* Loss only. */
+double rn_model_loss(const rn_model *m, const float *target, const float *vis, const float *have_depth);
+void rn_params_zero_grad(rn_params *p);
+
+#endif

@@ -1,0 +1,230 @@
+#include "nn/params.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+typedef struct arch {
+    int depth, bottleneck, blocks[4];
+} arch;
+
+static const arch ARCHS[] = {
+    {18, 0, {2, 2, 2, 2}},  {34, 0, {3, 4, 6, 3}},   {50, 1, {3, 4, 6, 3}},
+    {101, 1, {3, 4, 23, 3}}, {152, 1, {3, 8, 36, 3}},
+};
+
+int rn_param_trainable(rn_param_kind k)
+{
+    return k != RN_P_BN_MEAN && k != RN_P_BN_VAR && k != RN_P_BN_NBT;
+}
+
+static void add_entry(rn_params *p, rn_param_kind kind, int ndim, const int64_t *shape, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static void add_entry(rn_params *p, rn_param_kind kind, int ndim, const int64_t *shape, const char *fmt, ...)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 256;
+        rn_param_entry *e = rn_xcalloc((size_t)p->cap, sizeof *e);
+        if (p->n) memcpy(e, p->e, (size_t)p->n * sizeof *e);
+        free(p->e);
+        p->e = e;
+    }
+    rn_param_entry *e = &p->e[p->n++];
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(e->name, sizeof e->name, fmt, ap);
+    va_end(ap);
+    RN_ASSERT(len > 0 && len < RN_PARAM_NAME_MAX);
+    e->kind = kind;
+    e->ndim = ndim;
+    e->numel = 1;
+    for (int d = 0; d < ndim; d++) {
+        e->shape[d] = shape[d];
+        e->numel *= (size_t)shape[d];
+    }
+    /* Trainable tensors start on a 16-float boundary so kernels can use aligned vectors. */
+    if (kind == RN_P_BN_NBT) {
+        e->offset = p->n_nbt++;
+    } else if (rn_param_trainable(kind)) {
+        e->offset = p->n_param;
+        p->n_param += (e->numel + 15) & ~(size_t)15;
+    } else {
+        e->offset = p->n_stats;
+        p->n_stats += (e->numel + 15) & ~(size_t)15;
+    }
+}
+
+static void add_conv(rn_params *p, const char *prefix, int oc, int ic, int k)
+{
+    int64_t s[4] = {oc, ic, k, k};
+    add_entry(p, RN_P_CONV, 4, s, "%s.weight", prefix);
+}
+
+static void add_bn(rn_params *p, const char *prefix, int c)
+{
+    int64_t s[1] = {c};
+    add_entry(p, RN_P_BN_W, 1, s, "%s.weight", prefix);
+    add_entry(p, RN_P_BN_B, 1, s, "%s.bias", prefix);
+    add_entry(p, RN_P_BN_MEAN, 1, s, "%s.running_mean", prefix);
+    add_entry(p, RN_P_BN_VAR, 1, s, "%s.running_var", prefix);
+    add_entry(p, RN_P_BN_NBT, 0, s, "%s.num_batches_tracked", prefix);
+}
+
+static void add_block(rn_params *p, int stage, int b, int inplanes, int planes, int bottleneck, int down)
+{
+    char pre[64], name[96];
+    snprintf(pre, sizeof pre, "backbone.layer%d.%d", stage + 1, b);
+    int expansion = bottleneck ? 4 : 1;
+    int nconv = bottleneck ? 3 : 2;
+    for (int j = 0; j < nconv; j++) {
+        int ic = j == 0 ? inplanes : planes;
+        int oc = j == nconv - 1 ? planes * expansion : planes;
+        int k = bottleneck ? (j == 1 ? 3 : 1) : 3;
+        snprintf(name, sizeof name, "%s.conv%d", pre, j + 1);
+        add_conv(p, name, oc, ic, k);
+        snprintf(name, sizeof name, "%s.bn%d", pre, j + 1);
+        add_bn(p, name, oc);
+    }
+    if (down) {
+        snprintf(name, sizeof name, "%s.downsample.0", pre);
+        add_conv(p, name, planes * expansion, inplanes, 1);
+        snprintf(name, sizeof name, "%s.downsample.1", pre);
+        add_bn(p, name, planes * expansion);
+    }
+}
+
+static void add_head(rn_params *p)
+{
+    int in = p->feat_ch;
+    for (int i = 0; i < 3; i++) {
+        int64_t s[4] = {in, 256, 4, 4};
+        add_entry(p, RN_P_DECONV, 4, s, "root.deconv_layers.%d.weight", 3 * i);
+        char bn[64];
+        snprintf(bn, sizeof bn, "root.deconv_layers.%d", 3 * i + 1);
+        add_bn(p, bn, 256);
+        in = 256;
+    }
+    int64_t sxy[4] = {1, 256, 1, 1}, sd[4] = {1, p->feat_ch, 1, 1}, sb[1] = {1};
+    add_entry(p, RN_P_HEADW, 4, sxy, "root.xy_layer.weight");
+    add_entry(p, RN_P_HEADB, 1, sb, "root.xy_layer.bias");
+    add_entry(p, RN_P_HEADW, 4, sd, "root.depth_layer.weight");
+    add_entry(p, RN_P_HEADB, 1, sb, "root.depth_layer.bias");
+}
+
+static float *alloc_arena(size_t n)
+{
+    size_t bytes = ((n * sizeof(float)) + 63) & ~(size_t)63;
+    float *a = aligned_alloc(64, bytes ? bytes : 64);
+    RN_ASSERT(a != NULL);
+    memset(a, 0, bytes ? bytes : 64);
+    return a;
+}
+
+int rn_params_build(rn_params *p, int depth, rn_err *err)
+{
+    memset(p, 0, sizeof *p);
+    const arch *a = NULL;
+    for (size_t i = 0; i < sizeof ARCHS / sizeof ARCHS[0]; i++)
+        if (ARCHS[i].depth == depth) a = &ARCHS[i];
+    if (!a) return rn_err_set(err, "backbone depth %d is not one of 18, 34, 50, 101, 152", depth);
+    p->depth = depth;
+    p->bottleneck = a->bottleneck;
+    memcpy(p->blocks, a->blocks, sizeof p->blocks);
+    p->feat_ch = a->bottleneck ? 2048 : 512;
+    add_conv(p, "backbone.conv1", 64, 3, 7);
+    add_bn(p, "backbone.bn1", 64);
+    int inplanes = 64, expansion = a->bottleneck ? 4 : 1;
+    for (int s = 0; s < 4; s++) {
+        int planes = 64 << s;
+        for (int b = 0; b < a->blocks[s]; b++) {
+            int down = b == 0 && (s > 0 || inplanes != planes * expansion);
+            add_block(p, s, b, inplanes, planes, a->bottleneck, down);
+            inplanes = planes * expansion;
+        }
+    }
+    add_head(p);
+    p->param = alloc_arena(p->n_param);
+    p->grad = alloc_arena(p->n_param);
+    p->m = alloc_arena(p->n_param);
+    p->v = alloc_arena(p->n_param);
+    p->stats = alloc_arena(p->n_stats);
+    p->nbt = rn_xcalloc(p->n_nbt, sizeof *p->nbt);
+    return 0;
+}
+
+void rn_params_free(rn_params *p)
+{
+    free(p->e);
+    free(p->param);
+    free(p->grad);
+    free(p->m);
+    free(p->v);
+    free(p->stats);
+    free(p->nbt);
+    memset(p, 0, sizeof *p);
+}
+
+void rn_params_init(rn_params *p, rn_rng *rng)
+{
+    for (int i = 0; i < p->n; i++) {
+        const rn_param_entry *e = &p->e[i];
+        float *d = rn_params_data(p, i);
+        switch (e->kind) {
+        case RN_P_CONV:
+        case RN_P_DECONV:
+        case RN_P_HEADW:
+            for (size_t j = 0; j < e->numel; j++) d[j] = (float)(0.001 * rn_rng_normal(rng));
+            break;
+        case RN_P_BN_W:
+        case RN_P_BN_VAR:
+            for (size_t j = 0; j < e->numel; j++) d[j] = 1.0f;
+            break;
+        case RN_P_HEADB:
+        case RN_P_BN_B:
+        case RN_P_BN_MEAN:
+            memset(d, 0, e->numel * sizeof *d);
+            break;
+        case RN_P_BN_NBT: p->nbt[e->offset] = 0; break;
+        }
+    }
+}
+
+int rn_params_find(const rn_params *p, const char *name)
+{
+    for (int i = 0; i < p->n; i++)
+        if (strcmp(p->e[i].name, name) == 0) return i;
+    return -1;
+}
+
+float *rn_params_data(const rn_params *p, int i)
+{
+    const rn_param_entry *e = &p->e[i];
+    if (e->kind == RN_P_BN_NBT) return NULL;
+    return rn_param_trainable(e->kind) ? p->param + e->offset : p->stats + e->offset;
+}
+
+float *rn_params_grad(const rn_params *p, int i)
+{
+    const rn_param_entry *e = &p->e[i];
+    return rn_param_trainable(e->kind) ? p->grad + e->offset : NULL;
+}
+
+int rn_params_guess_depth(int (*has)(const char *name, void *ctx), void *ctx)
+{
+    int bottleneck = has("backbone.layer1.0.conv3.weight", ctx);
+    int n3 = 0, n2 = 0;
+    char name[96];
+    for (;; n3++) {
+        snprintf(name, sizeof name, "backbone.layer3.%d.conv1.weight", n3);
+        if (!has(name, ctx)) break;
+    }
+    for (;; n2++) {
+        snprintf(name, sizeof name, "backbone.layer2.%d.conv1.weight", n2);
+        if (!has(name, ctx)) break;
+    }
+    for (size_t i = 0; i < sizeof ARCHS / sizeof ARCHS[0]; i++)
+        if (ARCHS[i].bottleneck == bottleneck && ARCHS[i].blocks[2] == n3 && ARCHS[i].blocks[1] == n2)
+            return ARCHS[i].depth;
+    return 0;
+}

@@ -1,0 +1,80 @@
+/* rn_params: the one table of RootNet's tensors and the arenas behind it.
+ *
+ *   rn_params p;
+ *   rn_params_build(&p, 50);                 // table + zeroed arenas
+ *   rn_params_init(&p, &rng);                // the authors' initialisation
+ *   int i = rn_params_find(&p, "backbone.conv1.weight");
+ *   float *w = rn_params_data(&p, i);        // PyTorch layout
+ *   ... optimizer: one loop over p.param[0 .. p.n_param) and p.grad[...] ...
+ *   rn_params_free(&p);
+ *
+ * Every trainable tensor lives in ONE contiguous buffer `param`, its gradient
+ * at the same offset in ONE buffer `grad`, and Adam's moments at the same
+ * offset in `m` and `v`. BatchNorm running statistics live in `stats` (not
+ * trained) and num_batches_tracked counters in `nbt`. Names and layouts are
+ * PyTorch's state_dict (torchvision ResNet under "backbone.", the authors'
+ * head under "root.").
+ */
+#ifndef RN_NN_PARAMS_H
+#define RN_NN_PARAMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/rng.h"
+#include "core/status.h"
+
+typedef enum {
+    RN_P_CONV,     /* Conv2d weight (OC, IC, KH, KW), no bias */
+    RN_P_DECONV,   /* ConvTranspose2d weight (IC, OC, KH, KW) */
+    RN_P_HEADW,    /* 1x1 Conv2d weight (1, C, 1, 1) of xy_layer / depth_layer */
+    RN_P_HEADB,    /* its bias (1) */
+    RN_P_BN_W,     /* BatchNorm weight (C) */
+    RN_P_BN_B,     /* BatchNorm bias (C) */
+    RN_P_BN_MEAN,  /* running_mean (C), in stats */
+    RN_P_BN_VAR,   /* running_var (C), in stats */
+    RN_P_BN_NBT,   /* num_batches_tracked, int64 scalar, in nbt */
+} rn_param_kind;
+
+#define RN_PARAM_NAME_MAX 96
+
+typedef struct rn_param_entry {
+    char name[RN_PARAM_NAME_MAX];
+    rn_param_kind kind;
+    int ndim;
+    int64_t shape[4];
+    size_t numel;
+    size_t offset; /* into param/grad/m/v (trainable), stats (mean/var) or nbt (index) */
+} rn_param_entry;
+
+typedef struct rn_params {
+    int depth;            /* 18, 34, 50, 101, 152 */
+    int bottleneck;       /* 1 for 50/101/152 */
+    int blocks[4];        /* blocks per stage */
+    int feat_ch;          /* backbone output channels: 512 or 2048 */
+    rn_param_entry *e;
+    int n, cap;
+    size_t n_param, n_stats, n_nbt;
+    float *param, *grad, *m, *v; /* n_param floats each, 64-byte aligned */
+    float *stats;                /* n_stats floats */
+    int64_t *nbt;                /* n_nbt counters */
+} rn_params;
+
+/* Returns 0, or -1 if depth is not one of 18, 34, 50, 101, 152. */
+int rn_params_build(rn_params *p, int depth, rn_err *err);
+void rn_params_free(rn_params *p);
+/* The authors' init: N(0, 0.001) for every conv/deconv/head weight, head
+ * biases 0, BN weight 1 and bias 0, running mean 0 and var 1, counters 0. */
+void rn_params_init(rn_params *p, rn_rng *rng);
+/* Index of the entry with this exact name, or -1. */
+int rn_params_find(const rn_params *p, const char *name);
+/* The entry's storage (param, stats); NULL for RN_P_BN_NBT. */
+float *rn_params_data(const rn_params *p, int i);
+/* The entry's gradient, or NULL for non-trainable entries. */
+float *rn_params_grad(const rn_params *p, int i);
+int rn_param_trainable(rn_param_kind k);
+/* Depth that a table of names implies: counts blocks of layer3 and the kind of
+ * block. Returns 0 when it cannot tell. `has(name, ctx)` answers presence. */
+int rn_params_guess_depth(int (*has)(const char *name, void *ctx), void *ctx);
+
+#endif

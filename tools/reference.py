@@ -1,0 +1,354 @@
+#!/usr/bin/python3
+"""PyTorch reference for rootnet's model core (run with Debian's /usr/bin/python3).
+
+The model is the authors' ResPoseNet: a torchvision ResNet backbone and the
+RootNet head (3 x [ConvTranspose2d 4/2/1 -> BN -> ReLU], xy_layer 1x1 conv +
+softmax + soft-argmax, depth_layer on the GAP -> gamma * k), with the authors'
+L1 loss. Subcommands:
+
+  make-case  --backbone D --height H --width W --batch B --steps S --out DIR
+             random weights (w0.safetensors, pth variants) and inputs (.npy)
+  run        --dir DIR --lr LR: reference results in float32 and float64
+  compare    --dir DIR: C results against the float64 reference, next to
+             PyTorch-fp32's own error; prints each check's worst error and
+             exits 1 if C's error exceeds 3x PyTorch-fp32's (plus a floor)
+  forward    --weights F --images X --k K [--eval] --out OUT (any weight file
+             this tool can read), for checkpoint tests
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torchvision
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stio import load_safetensors, save_safetensors  # noqa: E402
+
+torch.set_num_threads(2)
+
+
+class Backbone(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        r = getattr(torchvision.models, "resnet%d" % depth)()
+        self.conv1, self.bn1, self.relu, self.maxpool = r.conv1, r.bn1, r.relu, r.maxpool
+        self.layer1, self.layer2, self.layer3, self.layer4 = r.layer1, r.layer2, r.layer3, r.layer4
+        self.out_ch = 2048 if depth >= 50 else 512
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        return self.layer4(self.layer3(self.layer2(self.layer1(x))))
+
+
+class RootHead(nn.Module):
+    def __init__(self, in_ch):
+        super().__init__()
+        layers, c = [], in_ch
+        for _ in range(3):
+            layers += [nn.ConvTranspose2d(c, 256, 4, 2, 1, output_padding=0, bias=False), nn.BatchNorm2d(256),
+                       nn.ReLU(inplace=True)]
+            c = 256
+        self.deconv_layers = nn.Sequential(*layers)
+        self.xy_layer = nn.Conv2d(256, 1, 1)
+        self.depth_layer = nn.Conv2d(in_ch, 1, 1)
+
+    def forward(self, x, k):
+        xy = self.xy_layer(self.deconv_layers(x))
+        n, _, h, w = xy.shape
+        p = F.softmax(xy.view(n, 1, h * w), 2).view(n, 1, h, w)
+        cx = (p.sum(dim=2) * torch.arange(w, dtype=x.dtype)).sum(dim=2)
+        cy = (p.sum(dim=3) * torch.arange(h, dtype=x.dtype)).sum(dim=2)
+        feat = torch.mean(x.view(x.size(0), x.size(1), -1), dim=2)[:, :, None, None]
+        gamma = self.depth_layer(feat).view(-1, 1)
+        return torch.cat((cx, cy, gamma * k.view(-1, 1)), dim=1)
+
+
+class ResPoseNet(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        self.backbone = Backbone(depth)
+        self.root = RootHead(self.backbone.out_ch)
+
+    def forward(self, x, k):
+        return self.root(self.backbone(x), k)
+
+
+def rootnet_loss(coord, target, vis, have_depth):
+    l = torch.abs(coord - target) * vis
+    return ((l[:, 0] + l[:, 1] + l[:, 2] * have_depth[:, 0]) / 3.0).mean()
+
+
+def state_to_numpy(model):
+    return {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
+
+
+def load_weights(model, tensors):
+    """Strict load: every name present, no unknown name, exact shapes."""
+    sd = {}
+    for k, v in tensors.items():
+        k = k[len("module."):] if k.startswith("module.") else k
+        sd[k] = torch.from_numpy(np.array(v))
+    ref = model.state_dict()
+    for k in ref:
+        if k in sd:
+            sd[k] = sd[k].to(ref[k].dtype)
+    model.load_state_dict(sd, strict=True)
+
+
+def build(depth, weights_path, dtype):
+    m = ResPoseNet(depth)
+    t, _ = load_safetensors(weights_path)
+    load_weights(m, t)
+    return m.to(dtype)
+
+
+def randomise_bn(model, g):
+    for mod in model.modules():
+        if isinstance(mod, nn.BatchNorm2d):
+            c = mod.num_features
+            mod.weight.data = torch.rand(c, generator=g) + 0.5
+            mod.bias.data = torch.randn(c, generator=g) * 0.1
+            mod.running_mean = torch.randn(c, generator=g) * 0.1
+            mod.running_var = torch.rand(c, generator=g) * 1.5 + 0.5
+            mod.num_batches_tracked.fill_(int(torch.randint(0, 100, (1,), generator=g)))
+
+
+def cmd_make_case(a):
+    os.makedirs(a.out, exist_ok=True)
+    torch.manual_seed(a.seed)
+    g = torch.Generator().manual_seed(a.seed)
+    m = ResPoseNet(a.backbone)
+    randomise_bn(m, g)
+    with torch.no_grad():
+        m.root.depth_layer.bias.fill_(0.3)
+    save_safetensors(os.path.join(a.out, "w0.safetensors"), m.state_dict())
+    n = a.batch * a.steps
+    x = torch.randn(n, 3, a.height, a.width, generator=g)
+    k = torch.rand(n, 1, generator=g) * 4000 + 8000
+    oh, ow = a.height // 4, a.width // 4
+    t = torch.stack([torch.rand(n, generator=g) * ow, torch.rand(n, generator=g) * oh,
+                     torch.rand(n, generator=g) * 4000 + 2000], dim=1)
+    v = (torch.rand(n, 1, generator=g) < 0.85).float()
+    d = (torch.rand(n, 1, generator=g) < 0.7).float()
+    for name, arr in [("x", x), ("k", k), ("t", t), ("v", v), ("d", d)]:
+        np.save(os.path.join(a.out, name + ".npy"), arr.numpy().astype(np.float32))
+    with open(os.path.join(a.out, "case.txt"), "w") as f:
+        f.write("%d %d %d %d %d\n" % (a.backbone, a.height, a.width, a.batch, a.steps))
+
+
+def load_case(d):
+    backbone, h, w, b, s = map(int, open(os.path.join(d, "case.txt")).read().split())
+    arrs = {n: np.load(os.path.join(d, n + ".npy")) for n in ["x", "k", "t", "v", "d"]}
+    return backbone, b, s, arrs
+
+
+def batch(arrs, i, b, dtype):
+    n = arrs["x"].shape[0]
+    idx = [(i * b + j) % n for j in range(b)]
+    return [torch.from_numpy(arrs[k][idx]).to(dtype) for k in ["x", "k", "t", "v", "d"]]
+
+
+def run_dtype(d, dtype, lr, suffix):
+    depth, b, steps, arrs = load_case(d)
+    w0 = os.path.join(d, "w0.safetensors")
+    out = {}
+    x, k, t, v, hd = batch(arrs, 0, b, dtype)
+    m = build(depth, w0, dtype)
+    m.eval()
+    with torch.no_grad():
+        out["fwd_eval"] = m(x, k)
+    m.train()
+    coord = m(x, k)
+    out["fwd_train"] = coord.detach()
+    loss = rootnet_loss(coord, t, v, hd)
+    loss.backward()
+    out["loss"] = loss.detach().reshape(1)
+    res = {"fwd_eval": out["fwd_eval"], "fwd_train": out["fwd_train"], "loss": out["loss"]}
+    for name, p in m.named_parameters():
+        res["grad." + name] = p.grad
+    for name, buf in m.named_buffers():
+        res["step1." + name] = buf
+    m = build(depth, w0, dtype)
+    m.train()
+    opt = torch.optim.Adam(m.parameters(), lr=lr)
+    losses = []
+    for i in range(steps):
+        x, k, t, v, hd = batch(arrs, i, b, dtype)
+        opt.zero_grad()
+        loss = rootnet_loss(m(x, k), t, v, hd)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    res["adam_losses"] = torch.tensor(losses, dtype=dtype)
+    w0t, _ = load_safetensors(w0)
+    for name, val in m.state_dict().items():
+        if val.dtype.is_floating_point:
+            res["adam." + name] = val - torch.from_numpy(w0t[name]).to(dtype)
+    save_safetensors(os.path.join(d, "ref_%s.safetensors" % suffix),
+                     {k: (v.detach().to(torch.float64) if v.dtype.is_floating_point else v) for k, v in res.items()})
+
+
+def cmd_run(a):
+    run_dtype(a.dir, torch.float32, a.lr, "f32")
+    run_dtype(a.dir, torch.float64, a.lr, "f64")
+
+
+def parse_losses(path):
+    out = []
+    for line in open(path):
+        parts = line.split()
+        if len(parts) >= 4 and parts[0] == "step" and parts[2] == "loss":
+            out.append(float(parts[3]))
+    return np.array(out)
+
+
+def c_results(d):
+    depth, b, steps, arrs = load_case(d)
+    res = {"fwd_eval": np.load(os.path.join(d, "c_fwd_eval.npy")),
+           "fwd_train": np.load(os.path.join(d, "c_fwd_train.npy"))}
+    res["loss"] = parse_losses(os.path.join(d, "c_step1.log"))[:1]
+    g, _ = load_safetensors(os.path.join(d, "c_grads.safetensors"))
+    for k, v in g.items():
+        res["grad." + k] = v
+    w1, _ = load_safetensors(os.path.join(d, "c_w1.safetensors"))
+    for k, v in w1.items():
+        res["step1." + k] = v
+    res["adam_losses"] = parse_losses(os.path.join(d, "c_adam.log"))
+    w3, _ = load_safetensors(os.path.join(d, "c_w3.safetensors"))
+    w0, _ = load_safetensors(os.path.join(d, "w0.safetensors"))
+    for k, v in w3.items():
+        if v.dtype.kind == "f":
+            res["adam." + k] = v.astype(np.float64) - w0[k].astype(np.float64)
+    return res
+
+
+def rel_err(x, ref):
+    x = np.asarray(x, dtype=np.float64).ravel()
+    ref = np.asarray(ref, dtype=np.float64).ravel()
+    if x.shape != ref.shape:
+        return float("inf"), float("inf")
+    scale = np.abs(ref).max() if ref.size else 0.0
+    diff = np.abs(x - ref)
+    mx = diff.max() / scale if scale > 0 else diff.max()
+    nrm = np.linalg.norm(ref)
+    l2 = np.linalg.norm(x - ref) / nrm if nrm > 0 else np.linalg.norm(x - ref)
+    return mx, l2
+
+
+GROUPS = ["fwd_eval", "fwd_train", "loss", "grad.", "step1.", "adam_losses", "adam."]
+FLOOR = 2.0 ** -20  # a few float32 ulps, relative
+
+
+def cmd_compare(a):
+    ref64, _ = load_safetensors(os.path.join(a.dir, "ref_f64.safetensors"))
+    ref32, _ = load_safetensors(os.path.join(a.dir, "ref_f32.safetensors"))
+    c = c_results(a.dir)
+    failures, worst = [], {}
+    missing = sorted(set(ref64) - set(c))
+    extra = sorted(set(k for k in c if any(k.startswith(g) for g in GROUPS)) - set(ref64))
+    for k in missing:
+        failures.append("%s: missing from the C results" % k)
+    for k in extra:
+        failures.append("%s: in the C results but not in the reference" % k)
+    for k in sorted(set(ref64) & set(c)):
+        if k.endswith("num_batches_tracked"):
+            if int(np.asarray(c[k]).ravel()[0]) != int(ref64[k].ravel()[0]):
+                failures.append("%s: %s != %s" % (k, c[k], ref64[k]))
+            continue
+        cm, cl = rel_err(c[k], ref64[k])
+        tm, tl = rel_err(ref32[k], ref64[k])
+        ok = cm <= a.factor * tm + FLOOR and cl <= a.factor * tl + FLOOR
+        group = next(g for g in GROUPS if k.startswith(g))
+        ratio = max(cm / (tm + FLOOR), cl / (tl + FLOOR))
+        if group not in worst or ratio > worst[group][0]:
+            worst[group] = (ratio, k, cm, tm, cl, tl)
+        if not ok:
+            failures.append("%s: C max %.3g / l2 %.3g vs PyTorch-fp32 max %.3g / l2 %.3g" % (k, cm, cl, tm, tl))
+    print("check          worst tensor                                  C max-rel  torch32 max-rel  C l2-rel   torch32 l2-rel")
+    for g in GROUPS:
+        if g in worst:
+            r, k, cm, tm, cl, tl = worst[g]
+            print("%-14s %-45s %9.2e  %9.2e        %9.2e  %9.2e" % (g.rstrip("."), k[:45], cm, tm, cl, tl))
+    for f in failures:
+        print("FAIL " + f)
+    n = len(set(ref64) & set(c)) + len(missing) + len(extra)
+    print("%d passed, %d failed" % (n - len(failures), len(failures)))
+    return 1 if failures else 0
+
+
+def read_any(path):
+    if path.endswith(".safetensors"):
+        return load_safetensors(path)[0]
+    obj = torch.load(path, map_location="cpu")
+    if isinstance(obj, dict) and "network" in obj:
+        obj = obj["network"]
+    return {k: v.numpy() for k, v in obj.items()}
+
+
+def cmd_forward(a):
+    t = read_any(a.weights)
+    names = set(k[len("module."):] if k.startswith("module.") else k for k in t)
+    depth = {3: 50, 23: 101, 36: 152}.get(sum(1 for n in names if n.startswith("backbone.layer3.") and
+                                              n.endswith(".conv1.weight")), 0)
+    if depth == 0:
+        depth = 18 if sum(1 for n in names if n.startswith("backbone.layer3.") and n.endswith("conv1.weight")) == 2 else 34
+    if depth == 50 and "backbone.layer1.0.conv3.weight" not in names:
+        depth = 34
+    m = ResPoseNet(depth)
+    load_weights(m, t)
+    m.train(not a.eval)
+    x = torch.from_numpy(np.load(a.images))
+    k = torch.from_numpy(np.load(a.k)).reshape(-1, 1)
+    with torch.no_grad():
+        y = m(x, k)
+    np.save(a.out, y.numpy())
+
+
+def cmd_save_pth(a):
+    """Writes w0 as torch.save files in both formats, plain and as an authors' snapshot."""
+    t, _ = load_safetensors(a.weights)
+    sd = {k: torch.from_numpy(v) for k, v in t.items()}
+    torch.save(sd, os.path.join(a.out, "w_zip.pth"))
+    torch.save(sd, os.path.join(a.out, "w_legacy.pth"), _use_new_zipfile_serialization=False)
+    snap = {"epoch": 7, "network": {"module." + k: v for k, v in sd.items()}, "optimizer": {"state": {}, "param_groups": []}}
+    torch.save(snap, os.path.join(a.out, "snapshot_7.pth.tar"), _use_new_zipfile_serialization=False)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("make-case")
+    p.add_argument("--backbone", type=int, default=50)
+    p.add_argument("--height", type=int, default=256)
+    p.add_argument("--width", type=int, default=256)
+    p.add_argument("--batch", type=int, default=2)
+    p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("run")
+    p.add_argument("--dir", required=True)
+    p.add_argument("--lr", type=float, default=1e-6)
+    p = sub.add_parser("compare")
+    p.add_argument("--dir", required=True)
+    p.add_argument("--factor", type=float, default=3.0)
+    p = sub.add_parser("forward")
+    p.add_argument("--weights", required=True)
+    p.add_argument("--images", required=True)
+    p.add_argument("--k", required=True)
+    p.add_argument("--eval", action="store_true")
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("save-pth")
+    p.add_argument("--weights", required=True)
+    p.add_argument("--out", required=True)
+    a = ap.parse_args()
+    rc = {"make-case": cmd_make_case, "run": cmd_run, "compare": cmd_compare, "forward": cmd_forward,
+          "save-pth": cmd_save_pth}[a.cmd](a)
+    sys.exit(rc or 0)
+
+
+if __name__ == "__main__":
+    main()
