@@ -22,7 +22,9 @@
  *
  * Memory. rn_conv_create allocates everything a conv needs (primitives,
  * reordered weights, its share of the one scratchpad shared by all convs of a
- * backend). The step calls allocate nothing.
+ * backend). The step calls allocate nothing. Because of the shared buffers,
+ * the convs of one backend must not run concurrently (use one backend per
+ * thread that runs convs).
  */
 #ifndef RN_NN_BACKEND_H
 #define RN_NN_BACKEND_H
@@ -53,6 +55,9 @@ typedef struct rn_conv_shape {
 /* threads: the OpenMP thread count for backend kernels (0 = leave as is). */
 int rn_backend_create(rn_backend **out, int threads, rn_err *err);
 void rn_backend_destroy(rn_backend *be);
+/* Bytes held in the buffers shared by all convs of be (scratchpad, staged
+ * bf16 activations, diff weights in primitive format); grows with each create. */
+size_t rn_backend_shared_bytes(const rn_backend *be);
 /* Human-readable name of the implementation chosen for each direction, e.g.
  * "jit:avx512_core", for logs and the profiler. */
 const char *rn_conv_impl_name(const rn_conv *c, int direction /* 0 fwd, 1 bwd_data, 2 bwd_weights */);
