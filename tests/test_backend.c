@@ -184,6 +184,7 @@ static void check_shape(rn_backend *be, rn_conv_shape s, rn_rng *r)
            rn_conv_impl_name(c, 2));
     RN_CHECK(strcmp(rn_conv_impl_name(c, 0), "none") && strcmp(rn_conv_impl_name(c, 2), "none"), "%s: impl names", d);
     RN_CHECK(!strcmp(rn_conv_impl_name(c, 1), "none") == (s.src_plain || s.no_bwd_data), "%s: bwd_data impl", d);
+    RN_CHECK(!strcmp(rn_conv_impl_name(c, 3), "none"), "%s: impl name of direction 3", d);
     results f;
     run_conv(&f, c, &s, &t);
     double e;
@@ -230,7 +231,7 @@ static rn_conv_shape shape(int n, int ic, int ih, int iw, int oc, int k, int st,
 {
     rn_conv_shape s = {.n = n, .ic = ic, .ih = ih, .iw = iw, .oc = oc, .kh = k, .kw = k, .sh = st, .sw = st, .ph = p,
                        .pw = p, .transposed = transposed};
-    s.oh = transposed ? (ih - 1) * st - 2 * p + k : (ih + 2 * p - k) / st + 1;
+    s.oh = transposed ? (ih - 1) * st - 2 * p + k : (ih + 2 * p - k) / st + 1; /* by hand, not rn_conv_out_dim */
     s.ow = transposed ? (iw - 1) * st - 2 * p + k : (iw + 2 * p - k) / st + 1;
     return s;
 }
@@ -269,6 +270,13 @@ static void check_bad_shapes(rn_backend *be)
     check_bad(be, (s.src_plain = 1, s), "src_plain deconv");
     s = shape(1, 16, 2, 2, 16, 7, 1, 0, 0);
     check_bad(be, (s.oh = s.ow = 1, s), "kernel larger than input");
+    s = shape(1, 16, 8, 8, 16, 3, 1, 1, 0);
+    check_bad(be, (s.n = 1 << 30, s.ic = 1 << 20, s), "huge tensor");
+    s = shape(1, 16, 1, 1, 16, 4, 2, 1, 1);
+    check_bad(be, (s.ih = 1 << 20, s.sh = 1 << 16, s.oh = 16, s), "deconv output size overflowing int");
+    RN_CHECK(rn_conv_out_dim(256, 7, 2, 3, 0) == 128 && rn_conv_out_dim(64, 1, 2, 0, 0) == 32 &&
+                 rn_conv_out_dim(7, 3, 2, 1, 0) == 4 && rn_conv_out_dim(8, 4, 2, 1, 1) == 16,
+             "rn_conv_out_dim");
     rn_backend *b2 = (rn_backend *)&s;
     rn_err err = {0};
     RN_CHECK(rn_backend_create(&b2, -1, &err) == -1 && b2 == NULL && err.msg[0], "negative threads");

@@ -211,35 +211,7 @@ static void stage_destroy(rn_stage *st)
     st->m = NULL;
 }
 
-/* ---- shape checks and descriptors ---- */
-
-static int shape_check(const rn_conv_shape *s, rn_err *err)
-{
-    const int v[] = {s->n, s->ic, s->ih, s->iw, s->oc, s->oh, s->ow, s->kh, s->kw, s->sh, s->sw};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        if (v[i] <= 0) return rn_err_set(err, "conv shape: sizes, kernel and stride must be positive");
-    if (s->ph < 0 || s->pw < 0) return rn_err_set(err, "conv shape: padding %d,%d is negative", s->ph, s->pw);
-    if (s->compute != RN_COMPUTE_F32 && s->compute != RN_COMPUTE_BF16)
-        return rn_err_set(err, "conv shape: unknown compute mode %d", (int)s->compute);
-    if (s->src_plain && s->transposed) return rn_err_set(err, "conv shape: src_plain needs a Conv2d, not a ConvTranspose2d");
-    if (!s->src_plain && s->ic % 16) return rn_err_set(err, "conv shape: ic=%d is not a multiple of 16 (nChw16c)", s->ic);
-    if (s->oc % 16) return rn_err_set(err, "conv shape: oc=%d is not a multiple of 16 (nChw16c)", s->oc);
-    int eh, ew;
-    if (s->transposed) {
-        eh = (s->ih - 1) * s->sh - 2 * s->ph + s->kh;
-        ew = (s->iw - 1) * s->sw - 2 * s->pw + s->kw;
-    } else {
-        if (s->ih + 2 * s->ph < s->kh || s->iw + 2 * s->pw < s->kw)
-            return rn_err_set(err, "conv shape: kernel %dx%d larger than padded input %dx%d", s->kh, s->kw,
-                              s->ih + 2 * s->ph, s->iw + 2 * s->pw);
-        eh = (s->ih + 2 * s->ph - s->kh) / s->sh + 1;
-        ew = (s->iw + 2 * s->pw - s->kw) / s->sw + 1;
-    }
-    if (eh != s->oh || ew != s->ow)
-        return rn_err_set(err, "conv shape: output %dx%d does not match input %dx%d, kernel %dx%d, stride %d,%d, padding %d,%d (expected %dx%d)",
-                          s->oh, s->ow, s->ih, s->iw, s->kh, s->kw, s->sh, s->sw, s->ph, s->pw, eh, ew);
-    return 0;
-}
+/* ---- descriptors ---- */
 
 typedef struct rn_mds {
     dnnl_memory_desc_t src, dst, w;         /* user f32 layouts */
@@ -392,7 +364,7 @@ static int conv_build(rn_conv *c, rn_err *err)
 int rn_conv_create(rn_conv **out, rn_backend *be, const rn_conv_shape *s, rn_err *err)
 {
     *out = NULL;
-    if (shape_check(s, err)) return -1;
+    if (rn_conv_shape_check(s, err)) return -1;
     rn_conv *c = rn_xcalloc(1, sizeof *c);
     c->be = be;
     c->s = *s;

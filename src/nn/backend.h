@@ -52,6 +52,14 @@ typedef struct rn_conv_shape {
     rn_compute compute;
 } rn_conv_shape;
 
+/* The output size of one spatial dim: Conv2d (in + 2 pad - k) / stride + 1,
+ * ConvTranspose2d (in - 1) stride - 2 pad + k (output_padding 0). */
+int rn_conv_out_dim(int in, int k, int stride, int pad, int transposed);
+/* 0 if every backend can take s: sizes positive, channels multiples of 16
+ * (ic exempt with src_plain, which needs a Conv2d), oh/ow as rn_conv_out_dim,
+ * tensors under 2^34 elements; else -1 with a one-line message. */
+int rn_conv_shape_check(const rn_conv_shape *s, rn_err *err);
+
 /* threads: the OpenMP thread count for backend kernels (0 = leave as is). */
 int rn_backend_create(rn_backend **out, int threads, rn_err *err);
 void rn_backend_destroy(rn_backend *be);
