@@ -2,7 +2,7 @@
  * set_weights) of every distinct ResNet-50 + RootNet-head conv shape at a
  * 256x256 input through the backend, in fp32 and bf16, and prints GFLOP/s and
  * % of this machine's peak. Ends with the whole-network totals per step (each
- * shape weighted by how often it occurs).
+ * shape weighted by how often it occurs) and one JSON line per compute mode.
  *
  *   build/bench_convs --batch 8 --iters 3 --compute both
  */
@@ -186,8 +186,13 @@ static int bench_compute(rn_backend *be, const cfg *g, rn_compute cm, rn_rng *r)
                cm == RN_COMPUTE_BF16 ? "bf16" : "fp32", names[d], 1e3 * tot.t[d], tot.flops[d] / tot.t[d] * 1e-9,
                100.0 * tot.flops[d] / tot.t[d] * 1e-9 / peak, tot.flops[d] / 2e9 / n);
     printf("%s network set_weights      %8.1f ms/step\n", cm == RN_COMPUTE_BF16 ? "bf16" : "fp32", 1e3 * tot.t[3]);
-    printf("%s network conv total       %8.1f ms/step (fwd + bwd_data + bwd_weights + set_weights, batch %d)\n\n",
+    printf("%s network conv total       %8.1f ms/step (fwd + bwd_data + bwd_weights + set_weights, batch %d)\n",
            cm == RN_COMPUTE_BF16 ? "bf16" : "fp32", 1e3 * (tot.t[0] + tot.t[1] + tot.t[2] + tot.t[3]), n);
+    printf("{\"bench\": \"convs\", \"compute\": \"%s\", \"batch\": %d, \"fwd_ms\": %.2f, \"bwd_data_ms\": %.2f, "
+           "\"bwd_weights_ms\": %.2f, \"set_weights_ms\": %.2f, \"fwd_gflops\": %.1f, \"bwd_data_gflops\": %.1f, "
+           "\"bwd_weights_gflops\": %.1f}\n\n",
+           cm == RN_COMPUTE_BF16 ? "bf16" : "fp32", n, 1e3 * tot.t[0], 1e3 * tot.t[1], 1e3 * tot.t[2], 1e3 * tot.t[3],
+           tot.flops[0] / tot.t[0] * 1e-9, tot.flops[1] / tot.t[1] * 1e-9, tot.flops[2] / tot.t[2] * 1e-9);
     return 0;
 }
 
