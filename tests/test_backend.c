@@ -1,6 +1,7 @@
 /* The oneDNN backend against a naive double-precision reference convolution
  * (plain NCHW / OIHW / IOHW loops), in fp32 and bf16. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,8 +278,13 @@ static void check_bad_shapes(rn_backend *be)
     RN_CHECK(rn_conv_out_dim(256, 7, 2, 3, 0) == 128 && rn_conv_out_dim(64, 1, 2, 0, 0) == 32 &&
                  rn_conv_out_dim(7, 3, 2, 1, 0) == 4 && rn_conv_out_dim(8, 4, 2, 1, 1) == 16,
              "rn_conv_out_dim");
-    rn_backend *b2 = (rn_backend *)&s;
     rn_err err = {0};
+    rn_backend *b1 = NULL;
+    int before = omp_get_max_threads();
+    RN_CHECK(rn_backend_create(&b1, 1, &err) == 0 && omp_get_max_threads() == 1, "threads=1 sets OpenMP threads");
+    rn_backend_destroy(b1);
+    omp_set_num_threads(before);
+    rn_backend *b2 = (rn_backend *)&s;
     RN_CHECK(rn_backend_create(&b2, -1, &err) == -1 && b2 == NULL && err.msg[0], "negative threads");
 }
 
