@@ -22,7 +22,9 @@
  *
  * Memory. rn_conv_create allocates everything a conv needs (primitives,
  * reordered weights, its share of the one scratchpad shared by all convs of a
- * backend). The step calls allocate nothing.
+ * backend). The step calls allocate nothing. Because of the shared buffers,
+ * the convs of one backend must not run concurrently (use one backend per
+ * thread that runs convs).
  */
 #ifndef RN_NN_BACKEND_H
 #define RN_NN_BACKEND_H
@@ -50,9 +52,20 @@ typedef struct rn_conv_shape {
     rn_compute compute;
 } rn_conv_shape;
 
+/* The output size of one spatial dim: Conv2d (in + 2 pad - k) / stride + 1,
+ * ConvTranspose2d (in - 1) stride - 2 pad + k (output_padding 0). */
+int rn_conv_out_dim(int in, int k, int stride, int pad, int transposed);
+/* 0 if every backend can take s: sizes positive, channels multiples of 16
+ * (ic exempt with src_plain, which needs a Conv2d), oh/ow as rn_conv_out_dim,
+ * tensors under 2^34 elements; else -1 with a one-line message. */
+int rn_conv_shape_check(const rn_conv_shape *s, rn_err *err);
+
 /* threads: the OpenMP thread count for backend kernels (0 = leave as is). */
 int rn_backend_create(rn_backend **out, int threads, rn_err *err);
 void rn_backend_destroy(rn_backend *be);
+/* Bytes held in the buffers shared by all convs of be (scratchpad, staged
+ * bf16 activations, diff weights in primitive format); grows with each create. */
+size_t rn_backend_shared_bytes(const rn_backend *be);
 /* Human-readable name of the implementation chosen for each direction, e.g.
  * "jit:avx512_core", for logs and the profiler. */
 const char *rn_conv_impl_name(const rn_conv *c, int direction /* 0 fwd, 1 bwd_data, 2 bwd_weights */);

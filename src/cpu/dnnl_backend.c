@@ -1,0 +1,447 @@
+/* The oneDNN 2.6 implementation of src/nn/backend.h. Every oneDNN call of
+ * rootnet lives in this file.
+ *
+ * Each rn_conv owns its primitives (fwd, bwd_data, bwd_weights), the weight
+ * reorders (user -> fwd format, user -> bwd_data format, diff weights ->
+ * user layout with a sum post-op so that it accumulates) and, when a
+ * primitive wants its activations in another type or format than the user's
+ * (bf16), reorders that stage them. Per-conv persistent data (reordered
+ * weights) is owned by the conv; transient data (scratchpad, staged bf16
+ * activations, diff weights in primitive format) lives in buffers shared by
+ * every conv of a backend, grown at create time. Those shared buffers mean
+ * that the convs of one backend must not run concurrently.
+ */
+#include "nn/backend.h"
+
+#include <dnnl.h>
+#include <dnnl_debug.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { BUF_SCRATCH, BUF_STAGE_SRC, BUF_STAGE_DDST, BUF_DW, BUF_COUNT };
+
+typedef struct rn_buf {
+    void *p;
+    size_t n;
+} rn_buf;
+
+struct rn_backend {
+    dnnl_engine_t eng;
+    dnnl_stream_t strm;
+    rn_buf buf[BUF_COUNT]; /* shared transient buffers, grown by rn_conv_create */
+};
+
+/* A primitive with its scratchpad memory (bound to the shared scratchpad). */
+typedef struct rn_prim {
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_t p;
+    dnnl_memory_t scratch;
+} rn_prim;
+
+/* A user f32 tensor staged into a primitive's own md in a shared buffer.
+ * r.p == NULL when the primitive takes the user tensor as is. */
+typedef struct rn_stage {
+    rn_prim r;
+    dnnl_memory_t m;
+    int buf;
+} rn_stage;
+
+struct rn_conv {
+    rn_backend *be;
+    rn_conv_shape s;
+    rn_prim op[3];                   /* fwd, bwd_data, bwd_weights; op[1].p NULL if not made */
+    rn_prim rw_fwd, rw_bwd, rdw;     /* weights user->fwd, user->bwd_data, diff prim->user (+=) */
+    rn_stage st_fwd_src, st_bwd_ddst, st_bww_src, st_bww_ddst;
+    dnnl_memory_t m_src, m_dst, m_dsrc, m_ddst, m_wu; /* user buffers, bound per call */
+    dnnl_memory_t m_wf, m_wb, m_dwp; /* weights fwd / bwd_data (owned), diff weights (shared) */
+    void *wf, *wb;
+};
+
+/* Aborts on a failing oneDNN call in a step function: every shape and
+ * format was validated at create time, so this is an invariant. */
+#define RN_DNNL_CHECK(call)                                                                 \
+    do {                                                                                    \
+        dnnl_status_t st_ = (call);                                                         \
+        if (st_ != dnnl_success) {                                                          \
+            fprintf(stderr, "rootnet: internal error at %s:%d: %s failed: %s\n", __FILE__, \
+                    __LINE__, #call, dnnl_status2str(st_));                                 \
+            abort();                                                                        \
+        }                                                                                   \
+    } while (0)
+
+#define RN_DNNL_TRY(call, what)                                                             \
+    do {                                                                                    \
+        dnnl_status_t st_ = (call);                                                         \
+        if (st_ != dnnl_success) return rn_err_set(err, "oneDNN: %s: %s", (what),           \
+                                                   dnnl_status2str(st_));                   \
+    } while (0)
+
+/* ---- shared buffers ---- */
+
+static void *aligned_bytes(size_t n)
+{
+    void *p = NULL;
+    size_t sz = (n + 63) / 64 * 64;
+    if (posix_memalign(&p, 64, sz ? sz : 64)) {
+        fprintf(stderr, "rootnet: out of memory allocating %zu bytes at %s:%d\n", n, __FILE__, __LINE__);
+        abort();
+    }
+    return p;
+}
+
+static void buf_grow(rn_buf *b, size_t n)
+{
+    if (n <= b->n) return;
+    free(b->p);
+    b->p = aligned_bytes(n);
+    b->n = n;
+}
+
+/* ---- backend ---- */
+
+int rn_backend_create(rn_backend **out, int threads, rn_err *err)
+{
+    *out = NULL;
+    if (threads < 0) return rn_err_set(err, "backend: thread count %d is negative", threads);
+    if (threads > 0) omp_set_num_threads(threads);
+    rn_backend *be = rn_xcalloc(1, sizeof *be);
+    dnnl_status_t st = dnnl_engine_create(&be->eng, dnnl_cpu, 0);
+    if (st == dnnl_success) st = dnnl_stream_create(&be->strm, be->eng, dnnl_stream_default_flags);
+    if (st != dnnl_success) {
+        rn_backend_destroy(be);
+        return rn_err_set(err, "oneDNN: cannot create CPU engine/stream: %s", dnnl_status2str(st));
+    }
+    *out = be;
+    return 0;
+}
+
+void rn_backend_destroy(rn_backend *be)
+{
+    if (!be) return;
+    if (be->strm) dnnl_stream_destroy(be->strm);
+    if (be->eng) dnnl_engine_destroy(be->eng);
+    for (int i = 0; i < BUF_COUNT; i++) free(be->buf[i].p);
+    free(be);
+}
+
+size_t rn_backend_shared_bytes(const rn_backend *be)
+{
+    size_t n = 0;
+    for (int i = 0; i < BUF_COUNT; i++) n += be->buf[i].n;
+    return n;
+}
+
+/* ---- primitives ---- */
+
+/* Creates the primitive of p->pd and its scratchpad memory; grows the shared scratchpad. */
+static int prim_finish(rn_prim *p, rn_backend *be, rn_err *err)
+{
+    RN_DNNL_TRY(dnnl_primitive_create(&p->p, p->pd), "primitive creation");
+    const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
+    if (!md) return rn_err_set(err, "oneDNN: scratchpad query failed");
+    RN_DNNL_TRY(dnnl_memory_create(&p->scratch, md, be->eng, DNNL_MEMORY_NONE), "scratchpad memory");
+    buf_grow(&be->buf[BUF_SCRATCH], dnnl_memory_desc_get_size(md));
+    return 0;
+}
+
+static int reorder_create(rn_prim *p, rn_backend *be, const dnnl_memory_desc_t *from,
+                          const dnnl_memory_desc_t *to, const_dnnl_primitive_attr_t attr, rn_err *err)
+{
+    RN_DNNL_TRY(dnnl_reorder_primitive_desc_create(&p->pd, from, be->eng, to, be->eng, attr), "reorder");
+    return prim_finish(p, be, err);
+}
+
+static void prim_destroy(rn_prim *p)
+{
+    if (p->scratch) dnnl_memory_destroy(p->scratch);
+    if (p->p) dnnl_primitive_destroy(p->p);
+    if (p->pd) dnnl_primitive_desc_destroy(p->pd);
+    memset(p, 0, sizeof *p);
+}
+
+static void bind(dnnl_memory_t m, const void *ptr)
+{
+    RN_DNNL_CHECK(dnnl_memory_set_data_handle(m, (void *)(uintptr_t)ptr));
+}
+
+/* Runs p with args (n of them, room for one more) plus the shared scratchpad. */
+static void prim_run(rn_backend *be, rn_prim *p, int n, dnnl_exec_arg_t *args)
+{
+    bind(p->scratch, be->buf[BUF_SCRATCH].p);
+    args[n] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, p->scratch};
+    RN_DNNL_CHECK(dnnl_primitive_execute(p->p, be->strm, n + 1, args));
+    RN_DNNL_CHECK(dnnl_stream_wait(be->strm));
+}
+
+static void reorder_run(rn_backend *be, rn_prim *p, dnnl_memory_t from, dnnl_memory_t to)
+{
+    dnnl_exec_arg_t a[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    prim_run(be, p, 2, a);
+}
+
+/* ---- staging of user activations into a primitive's md ---- */
+
+static int stage_create(rn_stage *st, rn_backend *be, const dnnl_memory_desc_t *user,
+                        const dnnl_memory_desc_t *want, int buf, const_dnnl_primitive_attr_t attr,
+                        rn_err *err)
+{
+    st->buf = buf;
+    if (dnnl_memory_desc_equal(user, want)) return 0;
+    if (reorder_create(&st->r, be, user, want, attr, err)) return -1;
+    RN_DNNL_TRY(dnnl_memory_create(&st->m, want, be->eng, DNNL_MEMORY_NONE), "staging memory");
+    buf_grow(&be->buf[buf], dnnl_memory_desc_get_size(want));
+    return 0;
+}
+
+/* Returns the memory to hand to the primitive: user itself, or its staged copy. */
+static dnnl_memory_t stage_run(rn_backend *be, rn_stage *st, dnnl_memory_t user)
+{
+    if (!st->r.p) return user;
+    bind(st->m, be->buf[st->buf].p);
+    reorder_run(be, &st->r, user, st->m);
+    return st->m;
+}
+
+static void stage_destroy(rn_stage *st)
+{
+    prim_destroy(&st->r);
+    if (st->m) dnnl_memory_destroy(st->m);
+    st->m = NULL;
+}
+
+/* ---- descriptors ---- */
+
+typedef struct rn_mds {
+    dnnl_memory_desc_t src, dst, w;         /* user f32 layouts */
+    dnnl_memory_desc_t p_src, p_dst, p_w;   /* requested of the primitives (type, any) */
+    dnnl_memory_desc_t p_dsrc, p_ddst, p_dw;
+} rn_mds;
+
+static int mds_init(rn_mds *d, const rn_conv_shape *s, rn_err *err)
+{
+    const dnnl_dims_t src = {s->n, s->ic, s->ih, s->iw}, dst = {s->n, s->oc, s->oh, s->ow};
+    const dnnl_dims_t w = {s->oc, s->ic, s->kh, s->kw};
+    const dnnl_data_type_t ct = s->compute == RN_COMPUTE_BF16 ? dnnl_bf16 : dnnl_f32;
+    const dnnl_format_tag_t stag = s->src_plain ? dnnl_nchw : dnnl_nChw16c;
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->src, 4, src, dnnl_f32, stag), "src md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->dst, 4, dst, dnnl_f32, dnnl_nChw16c), "dst md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->w, 4, w, dnnl_f32, s->transposed ? dnnl_iohw : dnnl_oihw), "weights md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_src, 4, src, ct, stag), "src md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_dst, 4, dst, dnnl_f32, dnnl_nChw16c), "dst md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_w, 4, w, ct, dnnl_format_tag_any), "weights md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_dsrc, 4, src, dnnl_f32, dnnl_nChw16c), "diff_src md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_ddst, 4, dst, ct, dnnl_nChw16c), "diff_dst md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_dw, 4, w, dnnl_f32, dnnl_format_tag_any), "diff_weights md");
+    return 0;
+}
+
+/* Inits the op descriptor of direction dir (0 fwd, 1 bwd_data, 2 bwd_weights). */
+static dnnl_status_t op_desc_init(dnnl_convolution_desc_t *od, const rn_conv_shape *s, const rn_mds *d, int dir)
+{
+    const dnnl_dims_t str = {s->sh, s->sw}, pad = {s->ph, s->pw};
+    if (s->transposed) {
+        const dnnl_alg_kind_t a = dnnl_deconvolution_direct;
+        if (dir == 0)
+            return dnnl_deconvolution_forward_desc_init(od, dnnl_forward_training, a, &d->p_src, &d->p_w, NULL,
+                                                        &d->p_dst, str, pad, pad);
+        if (dir == 1)
+            return dnnl_deconvolution_backward_data_desc_init(od, a, &d->p_dsrc, &d->p_w, &d->p_ddst, str, pad, pad);
+        return dnnl_deconvolution_backward_weights_desc_init(od, a, &d->p_src, &d->p_dw, NULL, &d->p_ddst, str, pad,
+                                                             pad);
+    }
+    const dnnl_alg_kind_t a = dnnl_convolution_direct;
+    if (dir == 0)
+        return dnnl_convolution_forward_desc_init(od, dnnl_forward_training, a, &d->p_src, &d->p_w, NULL, &d->p_dst,
+                                                  str, pad, pad);
+    if (dir == 1) return dnnl_convolution_backward_data_desc_init(od, a, &d->p_dsrc, &d->p_w, &d->p_ddst, str, pad, pad);
+    return dnnl_convolution_backward_weights_desc_init(od, a, &d->p_src, &d->p_dw, NULL, &d->p_ddst, str, pad, pad);
+}
+
+static const char *DIR_NAME[3] = {"forward", "backward_data", "backward_weights"};
+
+static int op_create(rn_conv *c, const rn_mds *d, int dir, const_dnnl_primitive_attr_t attr, rn_err *err)
+{
+    dnnl_convolution_desc_t od;
+    dnnl_status_t st = op_desc_init(&od, &c->s, d, dir);
+    if (st == dnnl_success) st = dnnl_primitive_desc_create(&c->op[dir].pd, &od, attr, c->be->eng, dir ? c->op[0].pd : NULL);
+    if (st != dnnl_success)
+        return rn_err_set(err, "oneDNN: no %s%s %s primitive for this shape: %s",
+                          c->s.compute == RN_COMPUTE_BF16 ? "bf16 " : "", c->s.transposed ? "deconvolution" : "convolution",
+                          DIR_NAME[dir], dnnl_status2str(st));
+    return prim_finish(&c->op[dir], c->be, err);
+}
+
+static const dnnl_memory_desc_t *op_md(const rn_conv *c, int dir, dnnl_query_t q)
+{
+    return dnnl_primitive_desc_query_md(c->op[dir].pd, q, 0);
+}
+
+/* Owned weights buffer in direction dir's format and the user->that reorder. */
+static int weights_create(rn_conv *c, const rn_mds *d, int dir, rn_prim *r, dnnl_memory_t *m, void **buf,
+                          const_dnnl_primitive_attr_t attr, rn_err *err)
+{
+    const dnnl_memory_desc_t *want = op_md(c, dir, dnnl_query_weights_md);
+    if (reorder_create(r, c->be, &d->w, want, attr, err)) return -1;
+    *buf = aligned_bytes(dnnl_memory_desc_get_size(want));
+    memset(*buf, 0, dnnl_memory_desc_get_size(want));
+    RN_DNNL_TRY(dnnl_memory_create(m, want, c->be->eng, *buf), "weights memory");
+    return 0;
+}
+
+/* bwd_weights: diff weights in the primitive's format (shared buffer) and
+ * the accumulating reorder back into the user's layout. */
+static int diff_weights_create(rn_conv *c, const rn_mds *d, rn_err *err)
+{
+    const dnnl_memory_desc_t *dw = op_md(c, 2, dnnl_query_diff_weights_md);
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_status_t st = dnnl_primitive_attr_create(&attr);
+    if (st == dnnl_success) st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    if (st == dnnl_success) st = dnnl_post_ops_create(&po);
+    if (st == dnnl_success) st = dnnl_post_ops_append_sum(po, 1.0f);
+    if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr, po);
+    int rc = st == dnnl_success ? reorder_create(&c->rdw, c->be, dw, &d->w, attr, err)
+                                : rn_err_set(err, "oneDNN: accumulate attr: %s", dnnl_status2str(st));
+    if (po) dnnl_post_ops_destroy(po);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    if (rc) return -1;
+    RN_DNNL_TRY(dnnl_memory_create(&c->m_dwp, dw, c->be->eng, DNNL_MEMORY_NONE), "diff weights memory");
+    buf_grow(&c->be->buf[BUF_DW], dnnl_memory_desc_get_size(dw));
+    return 0;
+}
+
+static int user_mems_create(rn_conv *c, const rn_mds *d, rn_err *err)
+{
+    dnnl_engine_t e = c->be->eng;
+    RN_DNNL_TRY(dnnl_memory_create(&c->m_src, &d->src, e, DNNL_MEMORY_NONE), "src memory");
+    RN_DNNL_TRY(dnnl_memory_create(&c->m_dst, &d->dst, e, DNNL_MEMORY_NONE), "dst memory");
+    RN_DNNL_TRY(dnnl_memory_create(&c->m_dsrc, &d->src, e, DNNL_MEMORY_NONE), "diff_src memory");
+    RN_DNNL_TRY(dnnl_memory_create(&c->m_ddst, &d->dst, e, DNNL_MEMORY_NONE), "diff_dst memory");
+    RN_DNNL_TRY(dnnl_memory_create(&c->m_wu, &d->w, e, DNNL_MEMORY_NONE), "weights memory");
+    return 0;
+}
+
+/* fwd and its weights/staging; bwd_data (unless excluded) likewise. */
+static int fwd_bwd_data_create(rn_conv *c, const rn_mds *d, const_dnnl_primitive_attr_t attr, rn_err *err)
+{
+    if (op_create(c, d, 0, attr, err)) return -1;
+    if (weights_create(c, d, 0, &c->rw_fwd, &c->m_wf, &c->wf, attr, err)) return -1;
+    if (stage_create(&c->st_fwd_src, c->be, &d->src, op_md(c, 0, dnnl_query_src_md), BUF_STAGE_SRC, attr, err))
+        return -1;
+    if (c->s.no_bwd_data || c->s.src_plain) return 0;
+    if (op_create(c, d, 1, attr, err)) return -1;
+    if (weights_create(c, d, 1, &c->rw_bwd, &c->m_wb, &c->wb, attr, err)) return -1;
+    return stage_create(&c->st_bwd_ddst, c->be, &d->dst, op_md(c, 1, dnnl_query_diff_dst_md), BUF_STAGE_DDST, attr,
+                        err);
+}
+
+static int bwd_weights_create(rn_conv *c, const rn_mds *d, const_dnnl_primitive_attr_t attr, rn_err *err)
+{
+    if (op_create(c, d, 2, attr, err)) return -1;
+    if (diff_weights_create(c, d, err)) return -1;
+    if (stage_create(&c->st_bww_src, c->be, &d->src, op_md(c, 2, dnnl_query_src_md), BUF_STAGE_SRC, attr, err))
+        return -1;
+    return stage_create(&c->st_bww_ddst, c->be, &d->dst, op_md(c, 2, dnnl_query_diff_dst_md), BUF_STAGE_DDST, attr,
+                        err);
+}
+
+static int conv_build(rn_conv *c, rn_err *err)
+{
+    rn_mds d;
+    if (mds_init(&d, &c->s, err) || user_mems_create(c, &d, err)) return -1;
+    dnnl_primitive_attr_t attr = NULL;
+    RN_DNNL_TRY(dnnl_primitive_attr_create(&attr), "attr");
+    dnnl_status_t st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    int rc = st != dnnl_success ? rn_err_set(err, "oneDNN: scratchpad attr: %s", dnnl_status2str(st))
+             : fwd_bwd_data_create(c, &d, attr, err) ? -1
+                                                      : bwd_weights_create(c, &d, attr, err);
+    dnnl_primitive_attr_destroy(attr);
+    return rc;
+}
+
+int rn_conv_create(rn_conv **out, rn_backend *be, const rn_conv_shape *s, rn_err *err)
+{
+    *out = NULL;
+    if (rn_conv_shape_check(s, err)) return -1;
+    rn_conv *c = rn_xcalloc(1, sizeof *c);
+    c->be = be;
+    c->s = *s;
+    if (conv_build(c, err)) {
+        rn_conv_destroy(c);
+        return rn_err_prefix(err, "conv %dx%dx%d -> %dx%dx%d, kernel %dx%d", s->ic, s->ih, s->iw, s->oc, s->oh, s->ow,
+                             s->kh, s->kw);
+    }
+    *out = c;
+    return 0;
+}
+
+void rn_conv_destroy(rn_conv *c)
+{
+    if (!c) return;
+    for (int i = 0; i < 3; i++) prim_destroy(&c->op[i]);
+    prim_destroy(&c->rw_fwd);
+    prim_destroy(&c->rw_bwd);
+    prim_destroy(&c->rdw);
+    stage_destroy(&c->st_fwd_src);
+    stage_destroy(&c->st_bwd_ddst);
+    stage_destroy(&c->st_bww_src);
+    stage_destroy(&c->st_bww_ddst);
+    dnnl_memory_t ms[] = {c->m_src, c->m_dst, c->m_dsrc, c->m_ddst, c->m_wu, c->m_wf, c->m_wb, c->m_dwp};
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+        if (ms[i]) dnnl_memory_destroy(ms[i]);
+    free(c->wf);
+    free(c->wb);
+    free(c);
+}
+
+const char *rn_conv_impl_name(const rn_conv *c, int direction)
+{
+    if (direction < 0 || direction > 2 || !c->op[direction].pd) return "none";
+    const char *name = NULL;
+    if (dnnl_primitive_desc_query(c->op[direction].pd, dnnl_query_impl_info_str, 0, &name) != dnnl_success || !name)
+        return "unknown";
+    return name;
+}
+
+/* ---- step calls ---- */
+
+void rn_conv_set_weights(rn_conv *c, const float *w)
+{
+    bind(c->m_wu, w);
+    reorder_run(c->be, &c->rw_fwd, c->m_wu, c->m_wf);
+    if (c->rw_bwd.p) reorder_run(c->be, &c->rw_bwd, c->m_wu, c->m_wb);
+}
+
+void rn_conv_forward(rn_conv *c, float *dst, const float *src)
+{
+    bind(c->m_src, src);
+    bind(c->m_dst, dst);
+    dnnl_memory_t s = stage_run(c->be, &c->st_fwd_src, c->m_src);
+    dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, c->m_wf}, {DNNL_ARG_DST, c->m_dst}};
+    prim_run(c->be, &c->op[0], 3, a);
+}
+
+void rn_conv_backward_data(rn_conv *c, float *diff_src, const float *diff_dst)
+{
+    RN_ASSERT(c->op[1].p);
+    bind(c->m_ddst, diff_dst);
+    bind(c->m_dsrc, diff_src);
+    dnnl_memory_t dd = stage_run(c->be, &c->st_bwd_ddst, c->m_ddst);
+    dnnl_exec_arg_t a[4] = {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, c->m_wb}, {DNNL_ARG_DIFF_SRC, c->m_dsrc}};
+    prim_run(c->be, &c->op[1], 3, a);
+}
+
+void rn_conv_backward_weights(rn_conv *c, float *diff_w, const float *src, const float *diff_dst)
+{
+    bind(c->m_src, src);
+    bind(c->m_ddst, diff_dst);
+    bind(c->m_wu, diff_w);
+    bind(c->m_dwp, c->be->buf[BUF_DW].p);
+    dnnl_memory_t s = stage_run(c->be, &c->st_bww_src, c->m_src);
+    dnnl_memory_t dd = stage_run(c->be, &c->st_bww_ddst, c->m_ddst);
+    dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, s}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_WEIGHTS, c->m_dwp}};
+    prim_run(c->be, &c->op[2], 3, a);
+    reorder_run(c->be, &c->rdw, c->m_dwp, c->m_wu);
+}
