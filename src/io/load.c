@@ -18,10 +18,10 @@ static file_format sniff(const uint8_t *b, size_t n)
     return FMT_UNKNOWN;
 }
 
-static int load_npy(rn_tensors *out, const rn_mapfile *m, const char *path, rn_err *err)
+static int load_npy(rn_tensors *out, const uint8_t *buf, size_t size, const char *path, rn_err *err)
 {
     rn_tensor t;
-    if (rn_npy_parse(&t, m->data, m->size, path, err)) return -1;
+    if (rn_npy_parse(&t, buf, size, path, err)) return -1;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     size_t len = strlen(base);
@@ -35,23 +35,30 @@ static int load_npy(rn_tensors *out, const rn_mapfile *m, const char *path, rn_e
     return rc;
 }
 
+int rn_tensors_parse(rn_tensors *out, const uint8_t *buf, size_t size, const char *path, rn_err *err)
+{
+    rn_tensors_init(out);
+    if (size == 0) return rn_err_set(err, "%s: empty file", path);
+    int rc;
+    switch (sniff(buf, size)) {
+    case FMT_NPY: rc = load_npy(out, buf, size, path, err); break;
+    case FMT_ZIP:
+    case FMT_LEGACY: rc = rn_pth_parse(out, buf, size, path, err); break;
+    case FMT_SAFETENSORS: rc = rn_safetensors_parse(out, buf, size, path, err); break;
+    default:
+        rc = rn_err_set(err, "%s: unrecognised format (%zu bytes; not safetensors, a PyTorch "
+                             "checkpoint or .npy)", path, size);
+    }
+    if (rc) rn_tensors_free(out);
+    return rc;
+}
+
 int rn_tensors_load(rn_tensors *out, const char *path, rn_err *err)
 {
     rn_tensors_init(out);
     rn_mapfile m;
     if (rn_mapfile_open(&m, path, err)) return -1;
-    if (m.size == 0) return rn_err_set(err, "%s: empty file", path);
-    int rc;
-    switch (sniff(m.data, m.size)) {
-    case FMT_NPY: rc = load_npy(out, &m, path, err); break;
-    case FMT_ZIP:
-    case FMT_LEGACY: rc = rn_pth_parse(out, m.data, m.size, path, err); break;
-    case FMT_SAFETENSORS: rc = rn_safetensors_parse(out, m.data, m.size, path, err); break;
-    default:
-        rc = rn_err_set(err, "%s: unrecognised format (%zu bytes; not safetensors, a PyTorch "
-                             "checkpoint or .npy)", path, m.size);
-    }
+    int rc = rn_tensors_parse(out, m.data, m.size, path, err);
     rn_mapfile_close(&m);
-    if (rc) rn_tensors_free(out);
     return rc;
 }

@@ -83,6 +83,8 @@ const char *rn_tensors_get_meta(const rn_tensors *ts, const char *key);
  * zip checkpoint, PyTorch legacy checkpoint, .npy (one tensor named after the
  * file's stem). out is initialised here; on error it is left empty. */
 int rn_tensors_load(rn_tensors *out, const char *path, rn_err *err);
+/* Same, from a file image held in memory; path only names it in messages. */
+int rn_tensors_parse(rn_tensors *out, const uint8_t *buf, size_t size, const char *path, rn_err *err);
 
 /* .npy v1/v2/v3, little-endian <f8 <f4 <f2 <i8 <i4 <i2 |i1 |u1 |b1, C order. */
 int rn_npy_read(rn_tensor *out, const char *path, rn_err *err);
