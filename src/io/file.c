@@ -1,0 +1,133 @@
+#include "io/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int rn_mapfile_open(rn_mapfile *m, const char *path, rn_err *err)
+{
+    m->data = NULL;
+    m->size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return rn_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st)) {
+        int e = errno;
+        close(fd);
+        return rn_err_set(err, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return rn_err_set(err, "%s: not a regular file", path);
+    }
+    if (st.st_size == 0) {
+        close(fd);
+        return 0;
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED) return rn_err_set(err, "%s: cannot map: %s", path, strerror(e));
+    m->data = p;
+    m->size = (size_t)st.st_size;
+    return 0;
+}
+
+void rn_mapfile_close(rn_mapfile *m)
+{
+    if (m->data) munmap((void *)m->data, m->size);
+    m->data = NULL;
+    m->size = 0;
+}
+
+static char *str_dup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = rn_xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+int rn_afile_open(rn_afile *f, const char *path, rn_err *err)
+{
+    f->path = str_dup(path);
+    size_t n = strlen(path) + 16;
+    f->tmp = rn_xmalloc(n);
+    snprintf(f->tmp, n, "%s.tmpXXXXXX", path);
+    f->fd = mkostemp(f->tmp, O_CLOEXEC);
+    if (f->fd < 0) {
+        int e = errno;
+        free(f->tmp);
+        free(f->path);
+        f->tmp = f->path = NULL;
+        return rn_err_set(err, "%s: cannot create temporary file: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+int rn_afile_write(rn_afile *f, const void *buf, size_t n, rn_err *err)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(f->fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            rn_err_set(err, "%s: write failed: %s", f->path, w < 0 ? strerror(errno) : "no progress");
+            rn_afile_abort(f);
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void fsync_dir(const char *path)
+{
+    char *copy = str_dup(path);
+    int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    free(copy);
+}
+
+int rn_afile_commit(rn_afile *f, rn_err *err)
+{
+    if (f->fd < 0) return rn_err_set(err, "%s: file already closed", f->path ? f->path : "?");
+    if (fsync(f->fd) || fchmod(f->fd, 0644)) {
+        rn_err_set(err, "%s: fsync failed: %s", f->path, strerror(errno));
+        rn_afile_abort(f);
+        return -1;
+    }
+    int rc = close(f->fd);
+    f->fd = -1;
+    if (rc || rename(f->tmp, f->path)) {
+        rn_err_set(err, "%s: cannot move temporary file into place: %s", f->path, strerror(errno));
+        unlink(f->tmp);
+        rn_afile_abort(f);
+        return -1;
+    }
+    fsync_dir(f->path);
+    free(f->tmp);
+    free(f->path);
+    f->tmp = f->path = NULL;
+    return 0;
+}
+
+void rn_afile_abort(rn_afile *f)
+{
+    if (f->fd >= 0) {
+        close(f->fd);
+        f->fd = -1;
+        if (f->tmp) unlink(f->tmp);
+    }
+    free(f->tmp);
+    free(f->path);
+    f->tmp = f->path = NULL;
+}
