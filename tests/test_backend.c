@@ -167,6 +167,29 @@ static const char *describe(const rn_conv_shape *s)
     return buf;
 }
 
+/* A forward_only conv: forward as the reference, no backward primitives. */
+static void check_forward_only(rn_backend *be, rn_conv_shape s, tensors *t, const double *ry)
+{
+    const char *d = describe(&s);
+    s.forward_only = 1;
+    rn_conv *c = NULL;
+    rn_err err = {0};
+    int rc = rn_conv_create(&c, be, &s, &err);
+    RN_CHECK(rc == 0, "%s: forward_only create failed: %s", d, err.msg);
+    if (rc) return;
+    RN_CHECK(!strcmp(rn_conv_impl_name(c, 1), "none") && !strcmp(rn_conv_impl_name(c, 2), "none"),
+             "%s: forward_only has backward primitives", d);
+    float *y = malloc(t->ny * sizeof(float));
+    rn_conv_set_weights(c, t->w);
+    for (size_t i = 0; i < t->ny; i++) t->by[i] = NAN;
+    rn_conv_forward(c, t->by, t->bx);
+    from_blocked(y, t->by, s.n, s.oc, s.oh, s.ow);
+    double e;
+    RN_CHECK((e = rel_err(y, ry, NULL, 1, t->ny)) < 1e-4, "%s: forward_only forward rel err %g", d, e);
+    free(y);
+    rn_conv_destroy(c);
+}
+
 /* fp32 against the reference, then bf16 against fp32. */
 static void check_shape(rn_backend *be, rn_conv_shape s, rn_rng *r)
 {
@@ -194,6 +217,7 @@ static void check_shape(rn_backend *be, rn_conv_shape s, rn_rng *r)
     RN_CHECK((e = rel_err(f.dw1, rdw, t.dw0, 1, t.nw)) < 1e-4, "%s: backward_weights (once) rel err %g", d, e);
     RN_CHECK((e = rel_err(f.dw2, rdw, t.dw0, 2, t.nw)) < 1e-4, "%s: backward_weights (twice) rel err %g", d, e);
 
+    check_forward_only(be, s, &t, ry);
     rn_conv *cb = NULL;
     s.compute = RN_COMPUTE_BF16;
     rc = rn_conv_create(&cb, be, &s, &err);

@@ -241,10 +241,11 @@ static int mds_init(rn_mds *d, const rn_conv_shape *s, rn_err *err)
 static dnnl_status_t op_desc_init(dnnl_convolution_desc_t *od, const rn_conv_shape *s, const rn_mds *d, int dir)
 {
     const dnnl_dims_t str = {s->sh, s->sw}, pad = {s->ph, s->pw};
+    const dnnl_prop_kind_t fk = s->forward_only ? dnnl_forward_inference : dnnl_forward_training;
     if (s->transposed) {
         const dnnl_alg_kind_t a = dnnl_deconvolution_direct;
         if (dir == 0)
-            return dnnl_deconvolution_forward_desc_init(od, dnnl_forward_training, a, &d->p_src, &d->p_w, NULL,
+            return dnnl_deconvolution_forward_desc_init(od, fk, a, &d->p_src, &d->p_w, NULL,
                                                         &d->p_dst, str, pad, pad);
         if (dir == 1)
             return dnnl_deconvolution_backward_data_desc_init(od, a, &d->p_dsrc, &d->p_w, &d->p_ddst, str, pad, pad);
@@ -253,7 +254,7 @@ static dnnl_status_t op_desc_init(dnnl_convolution_desc_t *od, const rn_conv_sha
     }
     const dnnl_alg_kind_t a = dnnl_convolution_direct;
     if (dir == 0)
-        return dnnl_convolution_forward_desc_init(od, dnnl_forward_training, a, &d->p_src, &d->p_w, NULL, &d->p_dst,
+        return dnnl_convolution_forward_desc_init(od, fk, a, &d->p_src, &d->p_w, NULL, &d->p_dst,
                                                   str, pad, pad);
     if (dir == 1) return dnnl_convolution_backward_data_desc_init(od, a, &d->p_dsrc, &d->p_w, &d->p_ddst, str, pad, pad);
     return dnnl_convolution_backward_weights_desc_init(od, a, &d->p_src, &d->p_dw, NULL, &d->p_ddst, str, pad, pad);
@@ -330,7 +331,7 @@ static int fwd_bwd_data_create(rn_conv *c, const rn_mds *d, const_dnnl_primitive
     if (weights_create(c, d, 0, &c->rw_fwd, &c->m_wf, &c->wf, attr, err)) return -1;
     if (stage_create(&c->st_fwd_src, c->be, &d->src, op_md(c, 0, dnnl_query_src_md), BUF_STAGE_SRC, attr, err))
         return -1;
-    if (c->s.no_bwd_data || c->s.src_plain) return 0;
+    if (c->s.no_bwd_data || c->s.src_plain || c->s.forward_only) return 0;
     if (op_create(c, d, 1, attr, err)) return -1;
     if (weights_create(c, d, 1, &c->rw_bwd, &c->m_wb, &c->wb, attr, err)) return -1;
     return stage_create(&c->st_bwd_ddst, c->be, &d->dst, op_md(c, 1, dnnl_query_diff_dst_md), BUF_STAGE_DDST, attr,
@@ -356,7 +357,8 @@ static int conv_build(rn_conv *c, rn_err *err)
     dnnl_status_t st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
     int rc = st != dnnl_success ? rn_err_set(err, "oneDNN: scratchpad attr: %s", dnnl_status2str(st))
              : fwd_bwd_data_create(c, &d, attr, err) ? -1
-                                                      : bwd_weights_create(c, &d, attr, err);
+             : c->s.forward_only                     ? 0
+                                                     : bwd_weights_create(c, &d, attr, err);
     dnnl_primitive_attr_destroy(attr);
     return rc;
 }
@@ -435,6 +437,7 @@ void rn_conv_backward_data(rn_conv *c, float *diff_src, const float *diff_dst)
 
 void rn_conv_backward_weights(rn_conv *c, float *diff_w, const float *src, const float *diff_dst)
 {
+    RN_ASSERT(c->op[2].p);
     bind(c->m_src, src);
     bind(c->m_ddst, diff_dst);
     bind(c->m_wu, diff_w);

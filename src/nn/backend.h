@@ -49,6 +49,7 @@ typedef struct rn_conv_shape {
     int transposed;     /* 1: ConvTranspose2d (output_padding 0), 0: Conv2d */
     int src_plain;      /* 1: src is plain NCHW (network input); never needs diff_src */
     int no_bwd_data;    /* 1: backward-data is never called (create no primitive for it) */
+    int forward_only;   /* 1: inference; neither backward call is made (create only forward) */
     rn_compute compute;
 } rn_conv_shape;
 
@@ -77,9 +78,11 @@ void rn_conv_destroy(rn_conv *c);
 void rn_conv_set_weights(rn_conv *c, const float *w);
 /* dst: (N, OC/16, OH, OW, 16); src: (N, IC/16, IH, IW, 16) or (N, IC, IH, IW) if src_plain */
 void rn_conv_forward(rn_conv *c, float *dst, const float *src);
-/* diff_src: (N, IC/16, IH, IW, 16); diff_dst: (N, OC/16, OH, OW, 16). Overwrites diff_src. */
+/* diff_src: (N, IC/16, IH, IW, 16); diff_dst: (N, OC/16, OH, OW, 16). Overwrites diff_src.
+ * Not for a conv made with no_bwd_data, src_plain or forward_only (asserts). */
 void rn_conv_backward_data(rn_conv *c, float *diff_src, const float *diff_dst);
-/* diff_w: PyTorch layout, accumulated (+=); src, diff_dst as in forward. */
+/* diff_w: PyTorch layout, accumulated (+=); src, diff_dst as in forward.
+ * Not for a conv made with forward_only (asserts). */
 void rn_conv_backward_weights(rn_conv *c, float *diff_w, const float *src, const float *diff_dst);
 
 #endif
