@@ -663,6 +663,44 @@ static void test_hand_checkpoints(void)
     free(p.p);
 }
 
+/* Python 2 OrderedDict pickles (items as [[k, v], ...]) and tensor subclasses
+ * rebuilt through torch._tensor._rebuild_from_type_v2. */
+static void test_old_and_subclass_pickles(void)
+{
+    bb p = {0};
+    bb_lit(&p, "\x80\x02}(");
+    pk_str(&p, "od");
+    pk_global(&p, "collections", "OrderedDict");
+    bb_lit(&p, "(](](");
+    pk_str(&p, "a");
+    bb_lit(&p, "K\x05" "e](");
+    pk_str(&p, "b");
+    pk_float(&p, 2.5);
+    bb_lit(&p, "e" "e" "tR");
+    pk_str(&p, "p");
+    pk_global(&p, "torch._tensor", "_rebuild_from_type_v2");
+    bb_lit(&p, "(");
+    pk_global(&p, "torch._utils", "_rebuild_tensor_v2");
+    pk_global(&p, "torch.nn.parameter", "Parameter");
+    bb_lit(&p, "((");
+    pk_str(&p, "storage");
+    pk_global(&p, "torch", "FloatStorage");
+    pk_str(&p, "0");
+    pk_str(&p, "cpu");
+    bb_lit(&p, "K\x06NtQK\x04K\x02\x85K\x01\x85\x89)t}tRu.");
+    bb l = legacy_file(&p, 1);
+    rn_tensors ts;
+    rn_err err;
+    RN_CHECK(rn_pth_parse(&ts, l.p, l.n, "old.pth", &err) == 0, "old-style pickle loads: %s", err.msg);
+    const rn_tensor *a = rn_tensors_find(&ts, "od.a"), *b = rn_tensors_find(&ts, "od.b"), *t = rn_tensors_find(&ts, "p");
+    static const float tv[2] = {4, 5};
+    RN_CHECK(ts.n == 3 && a && *(int64_t *)a->data == 5 && b && *(double *)b->data == 2.5, "OrderedDict from item pairs");
+    RN_CHECK(t && t->ndim == 1 && t->shape[0] == 2 && !memcmp(t->data, tv, 8), "tensor subclass rebuilt");
+    rn_tensors_free(&ts);
+    free(l.p);
+    free(p.p);
+}
+
 static void test_sniff(void)
 {
     rn_tensors ts;
@@ -715,6 +753,7 @@ int main(int argc, char **argv)
     test_safetensors_roundtrip();
     test_safetensors_errors();
     test_hand_checkpoints();
+    test_old_and_subclass_pickles();
     test_sniff();
     test_atomic_leaves_no_temp();
     char cmd[600];
