@@ -564,7 +564,8 @@ typedef struct zentry {
     int zip64; /* central entry stores sizes and offset in a zip64 extra field */
 } zentry;
 
-static bb zip_file(const zentry *e, int n)
+/* A stored-entries zip; zip64_end: zip64 end records with a saturated classic one. */
+static bb zip_file(const zentry *e, int n, int zip64_end)
 {
     bb b = {0}, cd = {0};
     for (int i = 0; i < n; i++) {
@@ -591,20 +592,26 @@ static bb zip_file(const zentry *e, int n)
     }
     uint64_t cd_off = b.n;
     bb_put(&b, cd.p, cd.n);
+    if (zip64_end) {
+        uint64_t rec = b.n;
+        bb_le(&b, 0x06064b50, 4), bb_le(&b, 44, 8), bb_le(&b, 45, 2), bb_le(&b, 45, 2), bb_le(&b, 0, 4), bb_le(&b, 0, 4);
+        bb_le(&b, (uint64_t)n, 8), bb_le(&b, (uint64_t)n, 8), bb_le(&b, cd.n, 8), bb_le(&b, cd_off, 8);
+        bb_le(&b, 0x07064b50, 4), bb_le(&b, 0, 4), bb_le(&b, rec, 8), bb_le(&b, 1, 4);
+    }
     bb_le(&b, 0x06054b50, 4);
-    bb_le(&b, 0, 2), bb_le(&b, 0, 2), bb_le(&b, (uint64_t)n, 2), bb_le(&b, (uint64_t)n, 2);
-    bb_le(&b, cd.n, 4), bb_le(&b, cd_off, 4), bb_le(&b, 0, 2);
+    bb_le(&b, 0, 2), bb_le(&b, 0, 2), bb_le(&b, zip64_end ? 0xffff : (uint64_t)n, 2), bb_le(&b, zip64_end ? 0xffff : (uint64_t)n, 2);
+    bb_le(&b, zip64_end ? 0xffffffffu : cd.n, 4), bb_le(&b, zip64_end ? 0xffffffffu : cd_off, 4), bb_le(&b, 0, 2);
     free(cd.p);
     return b;
 }
 
-static bb torch_zip_file(void)
+static bb torch_zip_file(int zip64_end)
 {
     float st[6] = {0, 1, 2, 3, 4, 5};
     bb m = main_pickle(0);
     zentry e[3] = {{"archive/data.pkl", m.p, m.n, 0}, {"archive/data/0", (const uint8_t *)st, 24, 1},
                    {"archive/version", (const uint8_t *)"3\n", 2, 0}};
-    bb z = zip_file(e, 3);
+    bb z = zip_file(e, 3, zip64_end);
     free(m.p);
     return z;
 }
@@ -629,10 +636,13 @@ static void check_hand_checkpoint(const uint8_t *buf, size_t n, const char *what
 
 static void test_hand_checkpoints(void)
 {
-    bb m = main_pickle(1), l = legacy_file(&m, 1), z = torch_zip_file();
+    bb m = main_pickle(1), l = legacy_file(&m, 1), z = torch_zip_file(0), z64 = torch_zip_file(1);
     free(m.p);
     check_hand_checkpoint(l.p, l.n, "legacy.pth");
     check_hand_checkpoint(z.p, z.n, "zip.pth");
+    check_hand_checkpoint(z64.p, z64.n, "zip64.pth");
+    RN_CHECK(fuzz_image(z64.p, z64.n, 13, 500, 1) == 0, "zip64: truncations fail cleanly, flips never crash");
+    free(z64.p);
     RN_CHECK(fuzz_image(l.p, l.n, 11, 1500, 1) == 0, "legacy: truncations fail cleanly, flips never crash");
     RN_CHECK(fuzz_image(z.p, z.n, 12, 1500, 1) == 0, "zip: truncations fail cleanly, flips never crash");
     rn_tensors ts;
@@ -701,6 +711,38 @@ static void test_old_and_subclass_pickles(void)
     free(p.p);
 }
 
+/* Random streams of pickle opcodes (with small arguments) inside a legacy
+ * container: the VM must answer every one with a result or a message. */
+static void test_random_opcode_streams(void)
+{
+    static const char ops[] = "}])(tld\x85\x86\x87KNaesuqhQR0b12\x88\x89\x8f\x90\x91\x94\x81.";
+    rn_rng r;
+    rn_rng_seed(&r, 2024);
+    int bad = 0, ok = 0;
+    for (int it = 0; it < 3000; it++) {
+        bb p = {0};
+        bb_lit(&p, "\x80\x02");
+        int n = 1 + (int)rn_rng_below(&r, 40);
+        for (int i = 0; i < n; i++) {
+            char op = ops[rn_rng_below(&r, sizeof ops - 1)];
+            bb_u8(&p, op);
+            if (op == 'K' || op == 'q' || op == 'h') bb_u8(&p, (int)rn_rng_below(&r, 4));
+            if (rn_rng_below(&r, 8) == 0) pk_str(&p, "k");
+            if (rn_rng_below(&r, 16) == 0) pk_global(&p, "torch._utils", "_rebuild_tensor_v2");
+            if (rn_rng_below(&r, 16) == 0) pk_global(&p, "collections", "OrderedDict");
+        }
+        bb_lit(&p, ".");
+        bb l = legacy_file(&p, 0);
+        int nt;
+        rn_err err;
+        if (parse_copy(l.p, l.n, &err, &nt) == 0) ok++;
+        else if (!has(&err, "fuzz.bin")) bad++;
+        free(l.p);
+        free(p.p);
+    }
+    RN_CHECK(bad == 0 && ok > 0, "random opcode streams: %d loaded, %d errors without the file name", ok, bad);
+}
+
 static void test_sniff(void)
 {
     rn_tensors ts;
@@ -754,6 +796,7 @@ int main(int argc, char **argv)
     test_safetensors_errors();
     test_hand_checkpoints();
     test_old_and_subclass_pickles();
+    test_random_opcode_streams();
     test_sniff();
     test_atomic_leaves_no_temp();
     char cmd[600];
