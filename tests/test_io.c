@@ -405,6 +405,9 @@ static void test_safetensors_roundtrip(void)
     rn_tensors_add(&a, "a", RN_F32, 1, s, v, &err);
     rn_tensors_set_meta(&a, "k", "v");
     RN_CHECK(rn_safetensors_write(p, &a, &err) == 0, "write small");
+    a.t[0].shape[0] = 3;
+    RN_CHECK(rn_safetensors_write(tmp_path("bad.safetensors"), &a, &err) == -1 && has(&err, "'a': dtype, shape and byte count"),
+             "inconsistent tensor refused: %s", err.msg);
     rn_tensors_free(&a);
     rn_mapfile m;
     RN_CHECK(rn_mapfile_open(&m, p, &err) == 0, "map");
