@@ -242,6 +242,32 @@ static void test_lists_and_f32(void)
     RN_CHECK(ts.n == 0 && ts.t == NULL, "free empties");
 }
 
+static void test_many_names(void)
+{
+    rn_tensors ts;
+    rn_err err;
+    rn_tensors_init(&ts);
+    int64_t v;
+    int ok = 1;
+    for (int i = 0; i < 20000 && ok; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "optimizer.state.%d.exp_avg", i);
+        v = i;
+        ok = rn_tensors_add(&ts, name, RN_I64, 0, NULL, &v, &err) == 0;
+    }
+    RN_CHECK(ok && ts.n == 20000, "20000 distinct names added");
+    for (int i = 0; i < 20000 && ok; i += 7) {
+        char name[48];
+        snprintf(name, sizeof name, "optimizer.state.%d.exp_avg", i);
+        const rn_tensor *t = rn_tensors_find(&ts, name);
+        ok = t && *(int64_t *)t->data == i && t == &ts.t[i];
+    }
+    RN_CHECK(ok, "every name found at its position");
+    RN_CHECK(rn_tensors_find(&ts, "optimizer.state.20000.exp_avg") == NULL, "absent name");
+    RN_CHECK(rn_tensors_add(&ts, "optimizer.state.123.exp_avg", RN_I64, 0, NULL, &v, &err) == -1, "duplicate among many");
+    rn_tensors_free(&ts);
+}
+
 /* ---- .npy ---- */
 
 static void test_npy_roundtrip(void)
@@ -792,6 +818,7 @@ int main(int argc, char **argv)
     test_dtypes();
     test_half();
     test_lists_and_f32();
+    test_many_names();
     test_npy_roundtrip();
     test_npy_header();
     test_npy_versions_and_errors();
