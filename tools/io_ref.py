@@ -2,9 +2,9 @@
 
   io_ref.py make DIR          writes checkpoints (both torch.save formats),
                               safetensors and .npy files made by Python into DIR
-  io_ref.py check SRC OUT     compares OUT (a safetensors file the C side wrote
-                              after loading SRC) with SRC loaded by Python
-  io_ref.py checknpy SRC DIR  compares DIR/<name>.npy (written by C) with SRC
+  io_ref.py check SRC OUT ... for each pair: compares OUT (a safetensors file
+                              the C side wrote after loading SRC, or a directory
+                              of <name>.npy files it wrote) with SRC loaded by Python
 
 Run with Debian's /usr/bin/python3 (torch, torchvision, numpy).
 """
@@ -175,14 +175,9 @@ def compare(ref, got, what):
     return bad
 
 
-def main():
-    cmd = sys.argv[1]
-    if cmd == "make":
-        make(sys.argv[2])
-        return 0
-    src, dst = sys.argv[2], sys.argv[3]
+def check_pair(src, dst):
     ref = reference(src)
-    if cmd == "check":
+    if not os.path.isdir(dst):
         got, meta = read_safetensors(dst)
         bad = compare(ref, got, src)
         if src.endswith(".safetensors") and meta != read_safetensors(src)[1]:
@@ -197,8 +192,17 @@ def main():
             a = np.load(os.path.join(dst, name + ".npy"))
             got[name] = (dt, list(a.shape), a.tobytes())
         bad = compare(ref, got, src + " (npy)")
-    print(f"{src}: {len(ref)} tensors, {bad} mismatches")
-    return 1 if bad else 0
+    print(f"{'ok  ' if not bad else 'FAIL'} {src} -> {dst}: {len(ref)} tensors, {bad} mismatches")
+    return bad
+
+
+def main():
+    if sys.argv[1] == "make":
+        make(sys.argv[2])
+        return 0
+    pairs = sys.argv[2:]
+    failed = sum(1 for i in range(0, len(pairs), 2) if check_pair(pairs[i], pairs[i + 1]))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -205,6 +205,7 @@ int rn_npy_write(const char *path, rn_dtype dtype, int ndim, const int64_t *shap
     for (int i = 0; i < ndim; i++)
         if (shape[i] < 0 || __builtin_mul_overflow(nbytes, (size_t)shape[i], &nbytes))
             return rn_err_set(err, "%s: invalid shape", path);
+    if (nbytes && !data) return rn_err_set(err, "%s: no data", path);
     char head[640];
     size_t hn = format_header(head, sizeof head, descr, ndim, shape);
     rn_afile f;

@@ -292,7 +292,7 @@ static int op_memo_put(run *r, uint64_t idx)
 {
     rn_pickle *vm = r->vm;
     pk_val *v = NULL;
-    if (idx >= MAX_MEMO) return fail(r, "memo index too large");
+    if (idx >= MAX_MEMO || idx > r->size) return fail(r, "memo index too large");
     if (top(r, &v)) return -1;
     size_t old = vm->cap_memo;
     vm->memo = grow(vm->memo, &vm->cap_memo, (size_t)idx + 1, sizeof *vm->memo);
@@ -352,25 +352,57 @@ static int rebuild_tensor(run *r, const pk_val *args, pk_val **out)
     return 0;
 }
 
+/* OrderedDict(items) / dict(items): Python 2 pickles pass [[k, v], ...]. */
+static int new_dict(run *r, const pk_val *args, pk_val **out)
+{
+    pk_val *d = pk_new(r->vm, PK_DICT);
+    const pk_val *items = args->n == 1 ? args->items[0] : NULL;
+    if (items && items->kind == PK_DICT)
+        for (size_t i = 0; i + 1 < items->n; i += 2) dict_set(d, items->items[i], items->items[i + 1]);
+    if (items && (items->kind == PK_LIST || items->kind == PK_TUPLE))
+        for (size_t i = 0; i < items->n; i++) {
+            const pk_val *kv = items->items[i];
+            if ((kv->kind != PK_LIST && kv->kind != PK_TUPLE) || kv->n != 2) return fail(r, "OrderedDict: item is not a pair");
+            dict_set(d, kv->items[0], kv->items[1]);
+        }
+    *out = d;
+    return 0;
+}
+
+/* fn(*args) for the few callables understood; anything else is an opaque object. */
+static int call(run *r, pk_val *fn, pk_val *args, int depth, pk_val **out)
+{
+    if (args->kind != PK_TUPLE) return fail(r, "call arguments are not a tuple");
+    if (global_is(fn, "collections", "OrderedDict") || global_is(fn, "builtins", "dict"))
+        return new_dict(r, args, out);
+    if (global_is(fn, "collections", "defaultdict")) {
+        *out = pk_new(r->vm, PK_DICT);
+        return 0;
+    }
+    if (global_is(fn, "torch._utils", "_rebuild_tensor_v2") || global_is(fn, "torch._utils", "_rebuild_tensor"))
+        return rebuild_tensor(r, args, out);
+    if (global_is(fn, "torch._utils", "_rebuild_parameter") ||
+        global_is(fn, "torch._utils", "_rebuild_parameter_with_state")) {
+        if (args->n < 1 || args->items[0]->kind != PK_TENSOR) return fail(r, "_rebuild_parameter: bad arguments");
+        *out = args->items[0];
+        return 0;
+    }
+    if (global_is(fn, "torch._tensor", "_rebuild_from_type_v2") && depth == 0) {
+        if (args->n < 3) return fail(r, "_rebuild_from_type_v2: bad arguments");
+        return call(r, args->items[0], args->items[2], 1, out); /* the subclass itself is dropped */
+    }
+    pk_val *v = pk_new(r->vm, PK_OBJ);
+    pk_push_item(v, fn);
+    pk_push_item(v, args);
+    *out = v;
+    return 0;
+}
+
 static int op_reduce(run *r)
 {
     pk_val *fn = NULL, *args = NULL, *v = NULL;
     if (pop(r, &args) || pop(r, &fn)) return -1;
-    if (args->kind != PK_TUPLE) return fail(r, "REDUCE arguments are not a tuple");
-    if (global_is(fn, "collections", "OrderedDict") || global_is(fn, "collections", "defaultdict") ||
-        global_is(fn, "builtins", "dict"))
-        return push_new(r, PK_DICT, &v);
-    if (global_is(fn, "torch._utils", "_rebuild_tensor_v2") || global_is(fn, "torch._utils", "_rebuild_tensor"))
-        return rebuild_tensor(r, args, &v) || push(r, v);
-    if (global_is(fn, "torch._utils", "_rebuild_parameter") ||
-        global_is(fn, "torch._utils", "_rebuild_parameter_with_state")) {
-        if (args->n < 1 || args->items[0]->kind != PK_TENSOR) return fail(r, "_rebuild_parameter: bad arguments");
-        return push(r, args->items[0]);
-    }
-    v = pk_new(r->vm, PK_OBJ);
-    pk_push_item(v, fn);
-    pk_push_item(v, args);
-    return push(r, v);
+    return call(r, fn, args, 0, &v) || push(r, v);
 }
 
 static int op_newobj(run *r)

@@ -174,9 +174,14 @@ static json_t *build_header(const rn_tensors *ts)
 
 int rn_safetensors_write(const char *path, const rn_tensors *ts, rn_err *err)
 {
-    for (int i = 0; i < ts->n; i++)
-        if (!ts->t[i].name || !strcmp(ts->t[i].name, "__metadata__"))
+    for (int i = 0; i < ts->n; i++) {
+        const rn_tensor *t = &ts->t[i];
+        if (!t->name || !strcmp(t->name, "__metadata__"))
             return rn_err_set(err, "%s: tensor %d has no usable name", path, i);
+        if ((unsigned)t->dtype >= RN_DTYPE_COUNT || t->ndim < 0 || t->ndim > RN_TENSOR_MAXDIM ||
+            t->nbytes != (size_t)rn_tensor_numel(t) * rn_dtype_size(t->dtype) || (t->nbytes && !t->data))
+            return rn_err_set(err, "%s: tensor '%s': dtype, shape and byte count disagree", path, t->name);
+    }
     json_t *root = build_header(ts);
     char *js = root ? json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(root);

@@ -146,6 +146,7 @@ void rn_tensors_free(rn_tensors *ts)
         free(ts->meta_val[i]);
     }
     free(ts->t);
+    free(ts->index);
     free(ts->meta_key);
     free(ts->meta_val);
     rn_tensors_init(ts);
@@ -169,6 +170,32 @@ static int shape_bytes(size_t *out, rn_dtype dtype, int ndim, const int64_t *sha
     return 0;
 }
 
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+static void index_insert(rn_tensors *ts, int i)
+{
+    size_t mask = (size_t)ts->index_cap - 1, k = name_hash(ts->t[i].name) & mask;
+    while (ts->index[k]) k = (k + 1) & mask;
+    ts->index[k] = i + 1;
+}
+
+/* Keeps the open-addressing index at most half full. */
+static void index_reserve(rn_tensors *ts, int n)
+{
+    if (ts->index_cap >= 2 * n) return;
+    int cap = 64;
+    while (cap < 2 * n) cap *= 2;
+    free(ts->index);
+    ts->index = rn_xcalloc((size_t)cap, sizeof *ts->index);
+    ts->index_cap = cap;
+    for (int i = 0; i < ts->n; i++) index_insert(ts, i);
+}
+
 int rn_tensors_add(rn_tensors *ts, const char *name, rn_dtype dtype, int ndim,
                    const int64_t *shape, const void *data, rn_err *err)
 {
@@ -185,9 +212,11 @@ int rn_tensors_add(rn_tensors *ts, const char *name, rn_dtype dtype, int ndim,
         RN_ASSERT(t);
         ts->t = t;
     }
+    index_reserve(ts, ts->n + 1);
     rn_tensor *t = &ts->t[ts->n++];
     memset(t, 0, sizeof *t);
     t->name = str_dup(name);
+    index_insert(ts, ts->n - 1);
     t->dtype = dtype;
     t->ndim = ndim;
     for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
@@ -200,6 +229,12 @@ int rn_tensors_add(rn_tensors *ts, const char *name, rn_dtype dtype, int ndim,
 
 const rn_tensor *rn_tensors_find(const rn_tensors *ts, const char *name)
 {
+    if (ts->index_cap) {
+        size_t mask = (size_t)ts->index_cap - 1;
+        for (size_t k = name_hash(name) & mask; ts->index[k]; k = (k + 1) & mask)
+            if (!strcmp(ts->t[ts->index[k] - 1].name, name)) return &ts->t[ts->index[k] - 1];
+        return NULL;
+    }
     for (int i = 0; i < ts->n; i++)
         if (!strcmp(ts->t[i].name, name)) return &ts->t[i];
     return NULL;

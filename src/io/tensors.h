@@ -42,6 +42,7 @@ typedef struct rn_tensors {
     int n, cap;
     char **meta_key, **meta_val;      /* safetensors __metadata__ string map */
     int n_meta, cap_meta;
+    int *index, index_cap;            /* name hash (private); do not rename tensors in place */
 } rn_tensors;
 
 /* Bytes per element of a dtype. */
@@ -72,7 +73,7 @@ void rn_tensors_free(rn_tensors *ts);
  * Fails on ndim > RN_TENSOR_MAXDIM, a negative dim, or a duplicate name. */
 int rn_tensors_add(rn_tensors *ts, const char *name, rn_dtype dtype, int ndim,
                    const int64_t *shape, const void *data, rn_err *err);
-/* The tensor with this exact name, or NULL. */
+/* The tensor with this exact name, or NULL (hashed); valid until the next add. */
 const rn_tensor *rn_tensors_find(const rn_tensors *ts, const char *name);
 /* Sets (or replaces) a metadata key. */
 void rn_tensors_set_meta(rn_tensors *ts, const char *key, const char *val);
