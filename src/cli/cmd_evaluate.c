@@ -109,14 +109,16 @@ static int run_eval(const eval_opts *o, rn_eval_kind kind, rn_err *err)
     size_t np = 0, ng = 0, *idx = NULL;
     int rc = rn_eval_results_read(&p, &np, o->result, kind, err);
     if (!rc) rc = rn_eval_gt_read(&g, &ng, o->gt, err);
-    if (!rc && kind == RN_EVAL_MUPOTS) rc = eval_mupots(o, p, np, g, ng, err);
-    if (!rc && kind != RN_EVAL_MUPOTS) {
+    if (rc) goto done;
+    if (kind == RN_EVAL_MUPOTS) rc = eval_mupots(o, p, np, g, ng, err);
+    if (kind != RN_EVAL_MUPOTS) {
         idx = rn_xmalloc((np ? np : 1) * sizeof *idx);
         rc = rn_eval_pair(idx, p, np, g, ng, kind == RN_EVAL_PW3D, err);
-        if (rc) rn_err_prefix(err, "%s", o->result);
     }
     if (!rc && kind == RN_EVAL_H36M) rc = eval_h36m(o, p, np, g, idx, err);
     if (!rc && kind == RN_EVAL_PW3D) rc = eval_pw3d(o, p, np, g, idx, err);
+    if (rc) rn_err_prefix(err, "%s against %s", o->result, o->gt);
+done:
     free(idx);
     free(g);
     free(p);

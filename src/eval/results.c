@@ -120,7 +120,8 @@ static json_t *load_json(const char *path, rn_err *err)
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
-        if (je.line < 0) rn_err_set(err, "%s: %s", path, je.text);
+        if (je.line < 0 && strstr(je.text, path)) rn_err_set(err, "%s", je.text);
+        else if (je.line < 0) rn_err_set(err, "%s: %s", path, je.text);
         else rn_err_set(err, "%s: line %d column %d: malformed JSON: %s", path, je.line, je.column, je.text);
     }
     return root;
