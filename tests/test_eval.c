@@ -122,6 +122,7 @@ static void test_ap_bad(void)
              err.msg);
     RN_CHECK(rn_eval_mupots_ap(&r, p, 1, gt + 1, 1, 250.0, &err) < 0 && strstr(err.msg, "no valid"),
              "no valid GT: %s", err.msg);
+    RN_CHECK(rn_eval_mupots_ap(&r, p, 0, gt, 1, 250.0, &err) == 0 && r.ap == 0.0 && r.n_gt == 1, "no predictions");
     RN_CHECK(rn_eval_mupots_ap(&r, p, 1, gt, 1, 0.0, &err) < 0 && strstr(err.msg, "threshold"), "thr 0: %s",
              err.msg);
 }
@@ -154,6 +155,9 @@ static void test_mrpe_hand(void)
     rn_h36m_result r2;
     RN_CHECK(rn_eval_h36m_mrpe(&r2, q, gt, idx, 3, &err) == 0 && CLOSE(r2.all.total, 90) && CLOSE(r2.action[0], 85),
              "paired MRPE %g", r2.all.total);
+    /* Two GT with one image id (Human36M_eval takes the image's first annotation): the first wins. */
+    rn_root_gt dup[] = {gt_(13, 9, 9, 9, 1, 2), gt_(12, 0, 0, 0, 1, 2), gt_(13, 0, 0, 3000, 1, 5)};
+    RN_CHECK(rn_eval_pair(idx, q, 1, dup, 3, 0, &err) == 0 && idx[0] == 0, "first GT of an image: %zu", idx[0]);
     q[0].image_id = 99;
     RN_CHECK(rn_eval_pair(idx, q, 3, gt, 3, 0, &err) < 0 && strstr(err.msg, "prediction 0") && strstr(err.msg, "99"),
              "unpaired: %s", err.msg);
