@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MUPOTS_ROOT_JOINT 14
@@ -24,25 +25,41 @@ const char *rn_eval_results_filename(rn_eval_kind kind)
 
 /* ---- atomic write ------------------------------------------------------- */
 
-static int write_json_atomic(const char *path, const json_t *root, rn_err *err)
+/* Creates path.tmp.XXXXXX, mode 0644; returns its fd (name in *tmp, free it) or -1. */
+static int open_temp(char **tmp, const char *path, rn_err *err)
 {
     size_t len = strlen(path);
-    char *tmp = rn_xmalloc(len + 16);
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp.XXXXXX", 12);
-    int fd = mkstemp(tmp);
+    *tmp = rn_xmalloc(len + 16);
+    memcpy(*tmp, path, len);
+    memcpy(*tmp + len, ".tmp.XXXXXX", 12);
+    int fd = mkstemp(*tmp);
+    if (fd < 0) return rn_err_set(err, "%s: cannot create a temporary file: %s", path, strerror(errno));
+    if (fchmod(fd, 0644)) { /* mkstemp makes 0600; results are meant to be shared */
+        rn_err_set(err, "%s: cannot set permissions: %s", *tmp, strerror(errno));
+        close(fd);
+        unlink(*tmp);
+        return -1;
+    }
+    return fd;
+}
+
+static int write_json_atomic(const char *path, const json_t *root, rn_err *err)
+{
+    char *tmp = NULL;
+    int fd = open_temp(&tmp, path, err);
     if (fd < 0) {
-        rn_err_set(err, "%s: cannot create a temporary file: %s", path, strerror(errno));
         free(tmp);
         return -1;
     }
-    int rc = json_dumpfd(root, fd, JSON_REAL_PRECISION(17) | JSON_COMPACT) ? -1 : 0;
-    if (!rc && write(fd, "\n", 1) != 1) rc = -1;
-    if (!rc && fsync(fd)) rc = -1;
-    if (close(fd)) rc = -1;
+    FILE *f = fdopen(fd, "w"); /* buffered: json_dumpfd writes token by token */
+    int rc = f ? 0 : -1;
+    if (!f) close(fd);
+    if (!rc && json_dumpf(root, f, JSON_REAL_PRECISION(17) | JSON_COMPACT)) rc = -1;
+    if (!rc && (fputc('\n', f) == EOF || fflush(f) || fsync(fd))) rc = -1;
+    if (f && fclose(f)) rc = -1;
     if (!rc && rename(tmp, path)) rc = -1;
     if (rc) {
-        rn_err_set(err, "%s: write failed: %s", path, strerror(errno));
+        rn_err_set(err, "%s: write failed: %s", path, errno ? strerror(errno) : "JSON encoding error");
         unlink(tmp);
     }
     free(tmp);
