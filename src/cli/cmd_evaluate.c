@@ -1,0 +1,162 @@
+/* rootnet evaluate: the authors' metric on a result file and a ground-truth file. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "eval/metrics.h"
+#include "eval/results.h"
+
+#define MAX_THR 16
+
+typedef struct eval_opts {
+    const char *dataset, *result, *gt;
+    rn_multi thr;
+    int json;
+} eval_opts;
+
+static int parse_thresholds(double *thr, int *n, const rn_multi *m, rn_err *err)
+{
+    *n = 0;
+    if (m->n == 0) thr[(*n)++] = 250.0;
+    for (int i = 0; i < m->n; i++) {
+        char *end = NULL;
+        errno = 0;
+        double t = strtod(m->v[i], &end);
+        if (errno || end == m->v[i] || *end || !(t > 0) || !isfinite(t))
+            return rn_err_set(err, "--thr: '%s' is not a positive number", m->v[i]);
+        if (*n >= MAX_THR) return rn_err_set(err, "--thr: at most %d thresholds", MAX_THR);
+        thr[(*n)++] = t;
+    }
+    return 0;
+}
+
+static int eval_mupots(const eval_opts *o, const rn_root_pred *p, size_t np, const rn_root_gt *g, size_t ng,
+                       rn_err *err)
+{
+    double thr[MAX_THR];
+    int nthr;
+    if (parse_thresholds(thr, &nthr, &o->thr, err)) return -1;
+    rn_ap_result r[MAX_THR];
+    for (int t = 0; t < nthr; t++)
+        if (rn_eval_mupots_ap(&r[t], p, np, g, ng, thr[t], err)) return -1;
+    if (o->json) {
+        printf("{\"ap\": {");
+        for (int t = 0; t < nthr; t++)
+            printf("%s\"%.17g\": {\"ap\": %.17g, \"tp\": %zu, \"fp\": %zu, \"skipped\": %zu, \"n_gt\": %zu}",
+                   t ? ", " : "", thr[t], r[t].ap, r[t].n_tp, r[t].n_fp, r[t].n_skipped, r[t].n_gt);
+        printf("}}\n");
+        return 0;
+    }
+    for (int t = 0; t < nthr; t++)
+        printf("AP_root@%gmm: %.4f (tp %zu, fp %zu, valid GT %zu, skipped %zu)\n", thr[t], r[t].ap, r[t].n_tp,
+               r[t].n_fp, r[t].n_gt, r[t].n_skipped);
+    return 0;
+}
+
+static void print_mrpe_json(const rn_mrpe *m)
+{
+    printf("\"mrpe\": {\"total\": %.17g, \"x\": %.17g, \"y\": %.17g, \"z\": %.17g, \"n\": %zu}", m->total, m->x, m->y,
+           m->z, m->n);
+}
+
+static int eval_h36m(const eval_opts *o, const rn_root_pred *p, size_t np, const rn_root_gt *g, const size_t *idx,
+                     rn_err *err)
+{
+    rn_h36m_result r;
+    if (rn_eval_h36m_mrpe(&r, p, g, idx, np, err)) return -1;
+    if (!o->json) {
+        rn_eval_h36m_print(stdout, &r);
+        return 0;
+    }
+    printf("{");
+    print_mrpe_json(&r.all);
+    printf(", \"actions\": {");
+    int first = 1;
+    for (int a = 0; a < RN_H36M_ACTIONS; a++) {
+        if (!r.action_n[a]) continue;
+        printf("%s\"%s\": {\"mrpe\": %.17g, \"n\": %zu}", first ? "" : ", ", rn_h36m_action_names[a], r.action[a],
+               r.action_n[a]);
+        first = 0;
+    }
+    printf("}}\n");
+    return 0;
+}
+
+static int eval_pw3d(const eval_opts *o, const rn_root_pred *p, size_t np, const rn_root_gt *g, const size_t *idx,
+                     rn_err *err)
+{
+    rn_mrpe r;
+    if (rn_eval_mrpe(&r, p, g, idx, np, err)) return -1;
+    if (o->json) {
+        printf("{");
+        print_mrpe_json(&r);
+        printf("}\n");
+    } else {
+        printf("MRPE >> x: %.6f y: %.6f z: %.6f total: %.6f (metres; total %.2f mm)\n", r.x, r.y, r.z, r.total,
+               r.total * 1000.0);
+    }
+    return 0;
+}
+
+static int run_eval(const eval_opts *o, rn_eval_kind kind, rn_err *err)
+{
+    rn_root_pred *p = NULL;
+    rn_root_gt *g = NULL;
+    size_t np = 0, ng = 0, *idx = NULL;
+    int rc = rn_eval_results_read(&p, &np, o->result, kind, err);
+    if (!rc) rc = rn_eval_gt_read(&g, &ng, o->gt, err);
+    if (rc) goto done;
+    if (kind == RN_EVAL_MUPOTS) rc = eval_mupots(o, p, np, g, ng, err);
+    if (kind != RN_EVAL_MUPOTS) {
+        idx = rn_xmalloc((np ? np : 1) * sizeof *idx);
+        rc = rn_eval_pair(idx, p, np, g, ng, kind == RN_EVAL_PW3D, err);
+    }
+    if (!rc && kind == RN_EVAL_H36M) rc = eval_h36m(o, p, np, g, idx, err);
+    if (!rc && kind == RN_EVAL_PW3D) rc = eval_pw3d(o, p, np, g, idx, err);
+    if (rc) rn_err_prefix(err, "%s against %s", o->result, o->gt);
+done:
+    free(idx);
+    free(g);
+    free(p);
+    return rc;
+}
+
+int rn_cmd_evaluate(int argc, char **argv)
+{
+    eval_opts o = {0};
+    int help = 0;
+    rn_flag flags[] = {
+        RN_FLAG_STR("--dataset", &o.dataset, "MuPoTS, Human36M or PW3D"),
+        RN_FLAG_STR("--result", &o.result, "result JSON (the authors' bbox_root_*_output.json format)"),
+        RN_FLAG_STR("--gt", &o.gt, "ground truth: MuPoTS-3D.json or a root list [{image_id, ann_id, root_cam, ...}]"),
+        RN_FLAG_MULTI("--thr", &o.thr, "MuPoTS AP distance threshold in mm (repeatable; default 250)"),
+        RN_FLAG_BOOL("--json", &o.json, "print the metrics as one JSON object"),
+        RN_FLAG_BOOL("--help", &help, "show this help"),
+        {0}};
+    const char *syn = "--dataset MuPoTS|Human36M|PW3D --result FILE --gt FILE [--thr MM] [--json]";
+    rn_err err = {0};
+    if (rn_args_parse(flags, argc, argv, 2, &err)) {
+        fprintf(stderr, "rootnet evaluate: %s\n", err.msg);
+        rn_args_usage(stderr, "evaluate", syn, flags);
+        return 2;
+    }
+    if (help) {
+        rn_args_usage(stdout, "evaluate", syn, flags);
+        return 0;
+    }
+    if (!o.dataset || !o.result || !o.gt) {
+        fprintf(stderr, "rootnet evaluate: --dataset, --result and --gt are required\n");
+        rn_args_usage(stderr, "evaluate", syn, flags);
+        return 2;
+    }
+    rn_eval_kind kind;
+    if (rn_eval_kind_parse(&kind, o.dataset, &err) || run_eval(&o, kind, &err)) {
+        fprintf(stderr, "rootnet evaluate: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
