@@ -35,7 +35,7 @@ static const part PARTS[] = {
     {J_LKNE, J_LANK, 0.04f, {40, 220, 220}},      {J_RANK, J_RTOE, 0.025f, {60, 60, 60}},
     {J_LANK, J_LTOE, 0.025f, {60, 60, 60}},
 };
-enum { N_PARTS = sizeof PARTS / sizeof PARTS[0] };
+enum { N_PARTS = sizeof PARTS / sizeof PARTS[0], PELVIS_PART = 3 };
 
 static inline uint32_t hash32(uint32_t x)
 {
@@ -119,10 +119,15 @@ static void draw_person(unsigned char *rgb, const rn_synth_image *im, const rn_s
             order[m - 1] = t;
         }
     for (int k = 0; k < N_PARTS; k++) {
+        if (order[k] == PELVIS_PART) continue;
         const part *q = &PARTS[order[k]];
         double rad = q->radius * p->height_mm * im->f[0] / depth[order[k]];
         capsule(rgb, im->width, im->height, p->img[q->a], p->img[q->b], rad, q->rgb);
     }
+    /* the pelvis marker goes on top of its own figure, so the root is always locatable */
+    const part *q = &PARTS[PELVIS_PART];
+    capsule(rgb, im->width, im->height, p->img[q->a], p->img[q->b],
+            q->radius * p->height_mm * im->f[0] / depth[PELVIS_PART], q->rgb);
 }
 
 void rn_synth_render(unsigned char *rgb, const rn_synth_image *im, uint64_t seed, long i)
