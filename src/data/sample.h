@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/status.h"
+
 typedef struct rn_sample {
     uint32_t path_off;   /* image path (relative to the data dir) in the string pool */
     int32_t image_id;    /* annotation file's image id */
