@@ -73,9 +73,9 @@ static void parse_and_cache(rn_dataset *ds, rn_dsbuild *b, const rn_cache_key *k
 {
     rn_err werr = {{0}};
     if (rn_cache_write(cpath, key, b->s, b->n, b->str, b->str_len, &werr))
-        snprintf(ds->cache_note, sizeof ds->cache_note, "miss (%s), not written: %.200s", why, werr.msg);
+        snprintf(ds->cache_note, sizeof ds->cache_note, "miss (%.90s), not written: %.200s", why, werr.msg);
     else
-        snprintf(ds->cache_note, sizeof ds->cache_note, "miss (%s), wrote %.250s", why, cpath);
+        snprintf(ds->cache_note, sizeof ds->cache_note, "miss (%.90s), wrote %.200s", why, cpath);
 }
 
 int rn_dataset_load(rn_dataset *ds, const char *name, const char *data_dir, rn_split split,
