@@ -63,6 +63,6 @@ expect_fail "$T/nowhere/MuCo/data/MuCo-3DHP.json: cannot open" "$BIN" dataset --
 expect_fail "unknown dataset 'Foo'" "$BIN" dataset --name Foo --data "$T/d"
 expect_fail "only a train split" "$BIN" dataset --name MuCo --data "$T/d" --split test
 echo '{"images": [], "annotations": [' > "$T/d/MuCo/data/MuCo-3DHP.json"
-expect_fail "MuCo-3DHP.json:2:0: malformed JSON" "$BIN" dataset --name MuCo --data "$T/d"
+expect_fail "MuCo-3DHP.json:2:1: malformed JSON: unexpected end of input" "$BIN" dataset --name MuCo --data "$T/d"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -377,7 +377,7 @@ static void test_malformed(void)
     snprintf(json, sizeof json, "{\"images\": [%s], \"annotations\": [" ANN("\"bbox\": [1, 2, 3], ") "]}", img_ok, kc, ki);
     expect_muco_error(dd, json, "field 'bbox': has 3 values, expected 4");
     snprintf(json, sizeof json, "{\"images\": [%s], \"annotations\": [" ANN("\"bbox\": [1, 2, NaN, 4], ") "]}", img_ok, kc, ki);
-    expect_muco_error(dd, json, "malformed JSON");
+    expect_muco_error(dd, json, "annotation 0 (image_id 1, ann id 10): field 'bbox': NaN");
     snprintf(json, sizeof json, "{\"images\": [%s], \"annotations\": [" ANN("\"bbox\": [1, 2, 3, 4], ") "]}", img_f0, kc, ki);
     expect_muco_error(dd, json, "image 0 (image_id 1): field 'f': focal length must be > 0");
     snprintf(json, sizeof json, "{\"images\": [%s], \"annotations\": [" ANN("\"bbox\": [1, 2, 3, 4], ") "]}", img_ok,

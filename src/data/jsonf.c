@@ -9,33 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-json_t *rn_json_load(const char *path, rn_err *err)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        rn_err_set(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) || st.st_size == 0) {
-        close(fd);
-        rn_err_set(err, "%s: empty or unreadable file", path);
-        return NULL;
-    }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) {
-        rn_err_set(err, "%s: mmap failed: %s", path, strerror(errno));
-        return NULL;
-    }
-    madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
-    json_error_t je;
-    json_t *root = json_loadb(p, (size_t)st.st_size, 0, &je);
-    munmap(p, (size_t)st.st_size);
-    if (!root) rn_err_set(err, "%s:%d:%d: malformed JSON: %s", path, je.line, je.column, je.text);
-    return root;
-}
-
 int rn_jfail(const rn_jctx *c, const char *key, rn_err *err, const char *fmt, ...)
 {
     char where[256] = "", msg[512];
@@ -57,40 +30,40 @@ int rn_jfail(const rn_jctx *c, const char *key, rn_err *err, const char *fmt, ..
     return rn_err_set(err, "%s%s: %s", c->file, where, msg);
 }
 
-json_t *rn_jget(const rn_jctx *c, const json_t *obj, const char *key, rn_err *err)
+const rn_jnode *rn_jget(const rn_jctx *c, const rn_jnode *obj, const char *key, rn_err *err)
 {
-    json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-    if (!json_is_object(obj)) rn_jfail(c, NULL, err, "not a JSON object");
+    const rn_jnode *v = rn_jis_object(obj) ? rn_jobject_get(obj, key) : NULL;
+    if (!rn_jis_object(obj)) rn_jfail(c, NULL, err, "not a JSON object");
     else if (!v) rn_jfail(c, key, err, "missing");
     return v;
 }
 
-int rn_jnum(const rn_jctx *c, const json_t *v, const char *key, double *out, rn_err *err)
+int rn_jnum(const rn_jctx *c, const rn_jnode *v, const char *key, double *out, rn_err *err)
 {
-    if (json_is_integer(v)) *out = (double)json_integer_value(v);
-    else if (json_is_real(v)) *out = json_real_value(v);
-    else if (json_is_boolean(v)) *out = json_is_true(v) ? 1.0 : 0.0;
+    if (rn_jis_integer(v)) *out = (double)rn_jint(v);
+    else if (rn_jis_real(v)) *out = rn_jreal(v);
+    else if (rn_jis_boolean(v)) *out = rn_jis_true(v) ? 1.0 : 0.0;
     else return rn_jfail(c, key, err, "not a number");
     if (!isfinite(*out)) return rn_jfail(c, key, err, "%s", isnan(*out) ? "NaN" : "infinite");
     return 0;
 }
 
-int rn_jget_num(const rn_jctx *c, const json_t *obj, const char *key, double *out, rn_err *err)
+int rn_jget_num(const rn_jctx *c, const rn_jnode *obj, const char *key, double *out, rn_err *err)
 {
-    json_t *v = rn_jget(c, obj, key, err);
+    const rn_jnode *v = rn_jget(c, obj, key, err);
     return v ? rn_jnum(c, v, key, out, err) : -1;
 }
 
-int rn_jget_int(const rn_jctx *c, const json_t *obj, const char *key, long *out, rn_err *err)
+int rn_jget_int(const rn_jctx *c, const rn_jnode *obj, const char *key, long *out, rn_err *err)
 {
-    json_t *v = rn_jget(c, obj, key, err);
+    const rn_jnode *v = rn_jget(c, obj, key, err);
     if (!v) return -1;
-    if (json_is_integer(v)) {
-        *out = (long)json_integer_value(v);
+    if (rn_jis_integer(v)) {
+        *out = (long)rn_jint(v);
         return 0;
     }
-    if (json_is_boolean(v)) {
-        *out = json_is_true(v);
+    if (rn_jis_boolean(v)) {
+        *out = rn_jis_true(v);
         return 0;
     }
     double d;
@@ -100,54 +73,54 @@ int rn_jget_int(const rn_jctx *c, const json_t *obj, const char *key, long *out,
     return 0;
 }
 
-int rn_jget_str(const rn_jctx *c, const json_t *obj, const char *key, const char **out, rn_err *err)
+int rn_jget_str(const rn_jctx *c, const rn_jnode *obj, const char *key, const char **out, rn_err *err)
 {
-    json_t *v = rn_jget(c, obj, key, err);
+    const rn_jnode *v = rn_jget(c, obj, key, err);
     if (!v) return -1;
-    if (!json_is_string(v)) return rn_jfail(c, key, err, "not a string");
-    *out = json_string_value(v);
+    if (!rn_jis_string(v)) return rn_jfail(c, key, err, "not a string");
+    *out = rn_jstr(v);
     return 0;
 }
 
-int rn_jvec(const rn_jctx *c, const json_t *v, const char *key, double *out, size_t n, int *integral, rn_err *err)
+int rn_jvec(const rn_jctx *c, const rn_jnode *v, const char *key, double *out, size_t n, int *integral, rn_err *err)
 {
-    if (!json_is_array(v)) return rn_jfail(c, key, err, "not an array");
-    if (json_array_size(v) != n)
-        return rn_jfail(c, key, err, "has %zu values, expected %zu", json_array_size(v), n);
+    if (!rn_jis_array(v)) return rn_jfail(c, key, err, "not an array");
+    if (rn_jarray_size(v) != n)
+        return rn_jfail(c, key, err, "has %zu values, expected %zu", rn_jarray_size(v), n);
     int all_int = 1;
     for (size_t i = 0; i < n; i++) {
-        json_t *e = json_array_get(v, i);
-        all_int &= json_is_integer(e) ? 1 : 0;
+        const rn_jnode *e = rn_jarray_get(v, i);
+        all_int &= rn_jis_integer(e) ? 1 : 0;
         if (rn_jnum(c, e, key, &out[i], err)) return -1;
     }
     if (integral) *integral = all_int;
     return 0;
 }
 
-int rn_jget_vec(const rn_jctx *c, const json_t *obj, const char *key, double *out, size_t n, int *integral,
+int rn_jget_vec(const rn_jctx *c, const rn_jnode *obj, const char *key, double *out, size_t n, int *integral,
                 rn_err *err)
 {
-    json_t *v = rn_jget(c, obj, key, err);
+    const rn_jnode *v = rn_jget(c, obj, key, err);
     return v ? rn_jvec(c, v, key, out, n, integral, err) : -1;
 }
 
-int rn_jget_row(const rn_jctx *c, const json_t *obj, const char *key, size_t row, size_t min_rows, double *out,
+int rn_jget_row(const rn_jctx *c, const rn_jnode *obj, const char *key, size_t row, size_t min_rows, double *out,
                 size_t n, rn_err *err)
 {
-    json_t *v = rn_jget_array(c, obj, key, err);
+    const rn_jnode *v = rn_jget_array(c, obj, key, err);
     if (!v) return -1;
-    if (json_array_size(v) < min_rows || row >= json_array_size(v))
-        return rn_jfail(c, key, err, "has %zu rows, expected at least %zu", json_array_size(v),
+    if (rn_jarray_size(v) < min_rows || row >= rn_jarray_size(v))
+        return rn_jfail(c, key, err, "has %zu rows, expected at least %zu", rn_jarray_size(v),
                         min_rows > row ? min_rows : row + 1);
-    json_t *r = json_array_get(v, row);
-    if (n == 1 && !json_is_array(r)) return rn_jnum(c, r, key, out, err);
+    const rn_jnode *r = rn_jarray_get(v, row);
+    if (n == 1 && !rn_jis_array(r)) return rn_jnum(c, r, key, out, err);
     return rn_jvec(c, r, key, out, n, NULL, err);
 }
 
-json_t *rn_jget_array(const rn_jctx *c, const json_t *obj, const char *key, rn_err *err)
+const rn_jnode *rn_jget_array(const rn_jctx *c, const rn_jnode *obj, const char *key, rn_err *err)
 {
-    json_t *v = rn_jget(c, obj, key, err);
-    if (v && !json_is_array(v)) {
+    const rn_jnode *v = rn_jget(c, obj, key, err);
+    if (v && !rn_jis_array(v)) {
         rn_jfail(c, key, err, "not an array");
         return NULL;
     }

@@ -1,4 +1,4 @@
-/* Checked access to annotation JSON (libjansson) with error messages that name
+/* Checked access to annotation JSON (rn_json, data/json.h) with error messages that name
  * the file, the record and the field:
  *   "a.json: record 3 (image_id 7, ann id 12): field 'bbox': NaN"
  *
@@ -9,7 +9,7 @@
 #ifndef RN_DATA_JSONF_H
 #define RN_DATA_JSONF_H
 
-#include <jansson.h>
+#include "data/json.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,32 +23,29 @@ typedef struct rn_jctx {
     long ann_id;       /* or -1 */
 } rn_jctx;
 
-/* Parses a whole JSON file (mmap + json_loadb). Returns NULL with
- * "path:line:column: problem" in err. */
-json_t *rn_json_load(const char *path, rn_err *err);
 /* Formats "file: record N (image_id I, ann id A): field 'key': msg" into err; returns -1. */
 int rn_jfail(const rn_jctx *c, const char *key, rn_err *err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Value of key in obj, or NULL with a "missing" error. */
-json_t *rn_jget(const rn_jctx *c, const json_t *obj, const char *key, rn_err *err);
+const rn_jnode *rn_jget(const rn_jctx *c, const rn_jnode *obj, const char *key, rn_err *err);
 /* Converts a JSON number (or bool) to a finite double; error names key. */
-int rn_jnum(const rn_jctx *c, const json_t *v, const char *key, double *out, rn_err *err);
+int rn_jnum(const rn_jctx *c, const rn_jnode *v, const char *key, double *out, rn_err *err);
 /* obj[key] as a finite number / as an integer. */
-int rn_jget_num(const rn_jctx *c, const json_t *obj, const char *key, double *out, rn_err *err);
-int rn_jget_int(const rn_jctx *c, const json_t *obj, const char *key, long *out, rn_err *err);
+int rn_jget_num(const rn_jctx *c, const rn_jnode *obj, const char *key, double *out, rn_err *err);
+int rn_jget_int(const rn_jctx *c, const rn_jnode *obj, const char *key, long *out, rn_err *err);
 /* obj[key] as a string. */
-int rn_jget_str(const rn_jctx *c, const json_t *obj, const char *key, const char **out, rn_err *err);
+int rn_jget_str(const rn_jctx *c, const rn_jnode *obj, const char *key, const char **out, rn_err *err);
 /* Array value v of exactly n finite numbers into out[n]; *integral (if not
  * NULL) is 1 when every element was a JSON integer. */
-int rn_jvec(const rn_jctx *c, const json_t *v, const char *key, double *out, size_t n, int *integral, rn_err *err);
-int rn_jget_vec(const rn_jctx *c, const json_t *obj, const char *key, double *out, size_t n, int *integral,
+int rn_jvec(const rn_jctx *c, const rn_jnode *v, const char *key, double *out, size_t n, int *integral, rn_err *err);
+int rn_jget_vec(const rn_jctx *c, const rn_jnode *obj, const char *key, double *out, size_t n, int *integral,
                 rn_err *err);
 /* Row `row` of obj[key], an array of at least min_rows arrays of n numbers
  * (e.g. keypoints_cam[14]). A row may also be a scalar when n == 1 ([v] or v). */
-int rn_jget_row(const rn_jctx *c, const json_t *obj, const char *key, size_t row, size_t min_rows, double *out,
+int rn_jget_row(const rn_jctx *c, const rn_jnode *obj, const char *key, size_t row, size_t min_rows, double *out,
                 size_t n, rn_err *err);
 /* obj[key] as an array (error if missing or not an array). */
-json_t *rn_jget_array(const rn_jctx *c, const json_t *obj, const char *key, rn_err *err);
+const rn_jnode *rn_jget_array(const rn_jctx *c, const rn_jnode *obj, const char *key, rn_err *err);
 
 /* Integer id -> index map (open addressing), for image ids. */
 typedef struct rn_idmap {

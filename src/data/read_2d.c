@@ -15,11 +15,11 @@ typedef struct set2d {
     const char *img_prefix;
 } set2d;
 
-static int root_2d(rn_sample *s, const json_t *ann, const set2d *set, const rn_jctx *jc, rn_err *err)
+static int root_2d(rn_sample *s, const rn_jnode *ann, const set2d *set, const rn_jctx *jc, rn_err *err)
 {
     double kp[COCO_JOINTS * 3];
     size_t nj = set->coco ? COCO_JOINTS : MPII_JOINTS;
-    json_t *v = rn_jget(jc, ann, "keypoints", err);
+    const rn_jnode *v = rn_jget(jc, ann, "keypoints", err);
     if (!v || rn_jflat(jc, v, "keypoints", kp, nj * 3, err)) return -1;
     if (set->coco) {
         s->root_img[0] = (float)((kp[COCO_LHIP * 3] + kp[COCO_RHIP * 3]) * 0.5);
@@ -35,7 +35,7 @@ static int root_2d(rn_sample *s, const json_t *ann, const set2d *set, const rn_j
 }
 
 /* 0 skipped by the authors' filters or kept; -1 error. */
-static int ann_2d(rn_dsbuild *b, const json_t *images, const rn_idmap *map, const json_t *ann, const set2d *set,
+static int ann_2d(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, const rn_jnode *ann, const set2d *set,
                   const rn_read_ctx *ctx, rn_jctx *jc, rn_err *err)
 {
     long iid, nkp, crowd = 0, aid;
@@ -52,7 +52,7 @@ static int ann_2d(rn_dsbuild *b, const json_t *images, const rn_idmap *map, cons
     rn_sample *s = rn_dsbuild_push(b);
     const char *file;
     double box[4], positive, c[2];
-    int integral, k = rn_read_image_basics(jc, json_array_get(images, at), s, &file, err);
+    int integral, k = rn_read_image_basics(jc, rn_jarray_get(images, at), s, &file, err);
     if (!k) k = rn_jget_vec(jc, ann, "bbox", box, 4, &integral, err);
     positive = k ? 0 : box[2] * box[3];
     if (!k && set->coco) k = rn_jget_num(jc, ann, "area", &positive, err);
@@ -75,19 +75,20 @@ static int read_2d(rn_dsbuild *b, const rn_read_ctx *ctx, const char *rel, const
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", ctx->data_dir, rel);
-    json_t *root = rn_json_load(path, err);
-    if (!root) return -1;
+    rn_jdoc *root_doc = rn_jdoc_load(path, err);
+    if (!root_doc) return -1;
+    const rn_jnode *root = root_doc->root;
     rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};
-    json_t *images, *anns = NULL;
+    const rn_jnode *images, *anns = NULL;
     rn_idmap map = {0};
     int rc = rn_read_images(&jc, root, &images, &map, err);
     if (!rc) rc = (anns = rn_jget_array(&jc, root, "annotations", err)) ? 0 : -1;
-    for (size_t a = 0; !rc && a < json_array_size(anns); a++) {
+    for (size_t a = 0; !rc && a < rn_jarray_size(anns); a++) {
         rn_jctx ac = {.file = path, .what = "annotation", .rec = (long)a, .image_id = -1, .ann_id = -1};
-        rc = ann_2d(b, images, &map, json_array_get(anns, a), set, ctx, &ac, err);
+        rc = ann_2d(b, images, &map, rn_jarray_get(anns, a), set, ctx, &ac, err);
     }
     if (map.keys) rn_idmap_free(&map);
-    json_decref(root);
+    rn_jdoc_free(root_doc);
     return rc;
 }
 

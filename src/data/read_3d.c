@@ -9,15 +9,15 @@
 enum { H36M_ROOT = 0, PW3D_ROOT = 0 };
 
 typedef struct h36m_files {
-    json_t *data, *cams, *joints;
+    rn_jdoc *data, *cams, *joints;
     char data_path[4096], cam_path[4096], joint_path[4096];
 } h36m_files;
 
 static void h36m_files_free(h36m_files *f)
 {
-    json_decref(f->data);
-    json_decref(f->cams);
-    json_decref(f->joints);
+    rn_jdoc_free(f->data);
+    rn_jdoc_free(f->cams);
+    rn_jdoc_free(f->joints);
 }
 
 static int h36m_files_load(h36m_files *f, const rn_read_ctx *ctx, int subject, rn_err *err)
@@ -29,15 +29,16 @@ static int h36m_files_load(h36m_files *f, const rn_read_ctx *ctx, int subject, r
              ctx->data_dir, subject);
     snprintf(f->joint_path, sizeof f->joint_path, "%s/Human36M/annotations/Human36M_subject%d_joint_3d.json",
              ctx->data_dir, subject);
-    if (!(f->data = rn_json_load(f->data_path, err))) return -1;
-    if (!(f->cams = rn_json_load(f->cam_path, err))) return -1;
-    if (!(f->joints = rn_json_load(f->joint_path, err))) return -1;
+    if (!(f->data = rn_jdoc_load(f->data_path, err))) return -1;
+    if (!(f->cams = rn_jdoc_load(f->cam_path, err))) return -1;
+    if (!(f->joints = rn_jdoc_load(f->joint_path, err))) return -1;
     return 0;
 }
 
 /* Detector boxes keyed by image id (a later entry wins, as the authors' dict). */
 typedef struct det_boxes {
-    json_t *root;
+    rn_jdoc *doc;
+    const rn_jnode *root;
     rn_idmap map;
     char path[4096];
 } det_boxes;
@@ -45,14 +46,15 @@ typedef struct det_boxes {
 static int det_load(det_boxes *d, const rn_read_ctx *ctx, rn_err *err)
 {
     snprintf(d->path, sizeof d->path, "%s/Human36M/bbox/bbox_human36m_output.json", ctx->data_dir);
-    if (!(d->root = rn_json_load(d->path, err))) return -1;
-    if (!json_is_array(d->root)) return rn_err_set(err, "%s: top level is not an array", d->path);
-    size_t n = json_array_size(d->root);
+    if (!(d->doc = rn_jdoc_load(d->path, err))) return -1;
+    d->root = d->doc->root;
+    if (!rn_jis_array(d->root)) return rn_err_set(err, "%s: top level is not an array", d->path);
+    size_t n = rn_jarray_size(d->root);
     rn_idmap_init(&d->map, n);
     for (size_t i = n; i-- > 0;) {
         rn_jctx jc = {.file = d->path, .rec = (long)i, .image_id = -1, .ann_id = -1};
         long iid;
-        if (rn_jget_int(&jc, json_array_get(d->root, i), "image_id", &iid, err)) return -1;
+        if (rn_jget_int(&jc, rn_jarray_get(d->root, i), "image_id", &iid, err)) return -1;
         rn_idmap_put(&d->map, iid, i);
     }
     return 0;
@@ -69,7 +71,7 @@ typedef struct h36m_img {
     long subject, frame, cam, action, subaction;
 } h36m_img;
 
-static int h36m_img_fields(const rn_jctx *jc, const json_t *img, h36m_img *h, rn_err *err)
+static int h36m_img_fields(const rn_jctx *jc, const rn_jnode *img, h36m_img *h, rn_err *err)
 {
     if (rn_jget_int(jc, img, "subject", &h->subject, err) || rn_jget_int(jc, img, "frame_idx", &h->frame, err) ||
         rn_jget_int(jc, img, "cam_idx", &h->cam, err) || rn_jget_int(jc, img, "action_idx", &h->action, err) ||
@@ -85,7 +87,7 @@ static int h36m_root(rn_sample *s, const h36m_files *f, const h36m_img *h, const
     rn_jctx jc = *jc0;
     jc.file = f->cam_path;
     snprintf(key, sizeof key, "%ld", h->cam);
-    json_t *cam = rn_jget(&jc, f->cams, key, err);
+    const rn_jnode *cam = rn_jget(&jc, f->cams->root, key, err);
     double R[9], t[3], fc[2], cc[2], world[3], cam3[3], px[3];
     if (!cam || rn_jflat(&jc, rn_jget(&jc, cam, "R", err), "R", R, 9, err) ||
         rn_jflat(&jc, rn_jget(&jc, cam, "t", err), "t", t, 3, err) ||
@@ -93,15 +95,15 @@ static int h36m_root(rn_sample *s, const h36m_files *f, const h36m_img *h, const
         rn_jflat(&jc, rn_jget(&jc, cam, "c", err), "c", cc, 2, err) || rn_read_fc(&jc, "f", fc, cc, s, err))
         return -1;
     jc.file = f->joint_path;
-    json_t *v = f->joints;
+    const rn_jnode *v = f->joints->root;
     long path[3] = {h->action, h->subaction, h->frame};
     for (int i = 0; i < 3 && v; i++) {
         snprintf(key, sizeof key, "%ld", path[i]);
         v = rn_jget(&jc, v, key, err);
     }
-    if (!v || !json_is_array(v) || json_array_size(v) <= H36M_ROOT)
+    if (!v || !rn_jis_array(v) || rn_jarray_size(v) <= H36M_ROOT)
         return v ? rn_jfail(&jc, key, err, "not an array of joints") : -1;
-    if (rn_jvec(&jc, json_array_get(v, H36M_ROOT), key, world, 3, NULL, err)) return -1;
+    if (rn_jvec(&jc, rn_jarray_get(v, H36M_ROOT), key, world, 3, NULL, err)) return -1;
     rn_world2cam(cam3, world, R, t);
     rn_cam2pixel(px, cam3, fc, cc);
     for (int i = 0; i < 3; i++) {
@@ -111,7 +113,7 @@ static int h36m_root(rn_sample *s, const h36m_files *f, const h36m_img *h, const
     return 0;
 }
 
-static int h36m_box(rn_sample *s, const json_t *ann, const det_boxes *det, const rn_read_ctx *ctx,
+static int h36m_box(rn_sample *s, const rn_jnode *ann, const det_boxes *det, const rn_read_ctx *ctx,
                     const rn_jctx *jc, rn_err *err)
 {
     double box[4];
@@ -123,13 +125,13 @@ static int h36m_box(rn_sample *s, const json_t *ann, const det_boxes *det, const
         if (!rn_idmap_get(&det->map, s->image_id, &at))
             return rn_jfail(jc, NULL, err, "no detector box for this image in %s", det->path);
         rn_jctx dc = {.file = det->path, .rec = (long)at, .image_id = s->image_id, .ann_id = -1};
-        if (rn_jget_vec(&dc, json_array_get(det->root, at), "bbox", box, 4, &integral, err)) return -1;
+        if (rn_jget_vec(&dc, rn_jarray_get(det->root, at), "bbox", box, 4, &integral, err)) return -1;
     }
     return rn_read_box(s, box, integral, box[2] * box[3], ctx, jc, err);
 }
 
-static int h36m_ann(rn_dsbuild *b, const h36m_files *f, const json_t *images, const rn_idmap *map,
-                    const json_t *ann, const det_boxes *det, const int *subj, int ns, const rn_read_ctx *ctx,
+static int h36m_ann(rn_dsbuild *b, const h36m_files *f, const rn_jnode *images, const rn_idmap *map,
+                    const rn_jnode *ann, const det_boxes *det, const int *subj, int ns, const rn_read_ctx *ctx,
                     rn_jctx *jc, rn_err *err)
 {
     long iid, aid;
@@ -139,7 +141,7 @@ static int h36m_ann(rn_dsbuild *b, const h36m_files *f, const json_t *images, co
     if (rn_jget_int(jc, ann, "image_id", &iid, err)) return -1;
     jc->image_id = iid;
     if (!rn_idmap_get(map, iid, &at)) return rn_jfail(jc, "image_id", err, "image %ld is not in 'images'", iid);
-    const json_t *img = json_array_get(images, at);
+    const rn_jnode *img = rn_jarray_get(images, at);
     if (h36m_img_fields(jc, img, &h, err)) return -1;
     int ratio = ctx->split == RN_SPLIT_TRAIN ? 5 : 64;
     if (!subject_in(h.subject, subj, ns) || h.frame % ratio != 0) return 0;
@@ -168,13 +170,13 @@ static int h36m_subject(rn_dsbuild *b, const rn_read_ctx *ctx, int subject, cons
     h36m_files f;
     int rc = h36m_files_load(&f, ctx, subject, err);
     rn_jctx jc = {.file = f.data_path, .rec = -1, .image_id = -1, .ann_id = -1};
-    json_t *images, *anns = NULL;
+    const rn_jnode *images, *anns = NULL;
     rn_idmap map = {0};
-    if (!rc) rc = rn_read_images(&jc, f.data, &images, &map, err);
-    if (!rc) rc = (anns = rn_jget_array(&jc, f.data, "annotations", err)) ? 0 : -1;
-    for (size_t a = 0; !rc && a < json_array_size(anns); a++) {
+    if (!rc) rc = rn_read_images(&jc, f.data->root, &images, &map, err);
+    if (!rc) rc = (anns = rn_jget_array(&jc, f.data->root, "annotations", err)) ? 0 : -1;
+    for (size_t a = 0; !rc && a < rn_jarray_size(anns); a++) {
         rn_jctx ac = {.file = f.data_path, .what = "annotation", .rec = (long)a, .image_id = -1, .ann_id = -1};
-        rc = h36m_ann(b, &f, images, &map, json_array_get(anns, a), det, subj, ns, ctx, &ac, err);
+        rc = h36m_ann(b, &f, images, &map, rn_jarray_get(anns, a), det, subj, ns, ctx, &ac, err);
     }
     if (map.keys) rn_idmap_free(&map);
     h36m_files_free(&f);
@@ -189,26 +191,26 @@ int rn_read_human36m(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
     int rc = use_det ? det_load(&det, ctx, err) : 0;
     for (int i = 0; !rc && i < ns; i++) rc = h36m_subject(b, ctx, subj[i], use_det ? &det : NULL, subj, ns, err);
     if (det.map.keys) rn_idmap_free(&det.map);
-    json_decref(det.root);
+    rn_jdoc_free(det.doc);
     return rc;
 }
 
 /* Row PW3D_ROOT of joint_cam reshaped to (-1, 3): nested rows or a flat list. */
-static int pw3d_root(const rn_jctx *jc, const json_t *jv, double root[3], rn_err *err)
+static int pw3d_root(const rn_jctx *jc, const rn_jnode *jv, double root[3], rn_err *err)
 {
-    if (json_is_array(json_array_get(jv, 0))) {
-        if (json_array_size(jv) <= PW3D_ROOT) return rn_jfail(jc, "joint_cam", err, "too few joints");
-        return rn_jvec(jc, json_array_get(jv, PW3D_ROOT), "joint_cam", root, 3, NULL, err);
+    if (rn_jis_array(rn_jarray_get(jv, 0))) {
+        if (rn_jarray_size(jv) <= PW3D_ROOT) return rn_jfail(jc, "joint_cam", err, "too few joints");
+        return rn_jvec(jc, rn_jarray_get(jv, PW3D_ROOT), "joint_cam", root, 3, NULL, err);
     }
-    size_t n = json_array_size(jv);
+    size_t n = rn_jarray_size(jv);
     if (n % 3 != 0 || n < 3 * (PW3D_ROOT + 1))
         return rn_jfail(jc, "joint_cam", err, "%zu values, not a multiple of 3", n);
     for (int i = 0; i < 3; i++)
-        if (rn_jnum(jc, json_array_get(jv, 3 * PW3D_ROOT + i), "joint_cam", &root[i], err)) return -1;
+        if (rn_jnum(jc, rn_jarray_get(jv, 3 * PW3D_ROOT + i), "joint_cam", &root[i], err)) return -1;
     return 0;
 }
 
-static int pw3d_ann(rn_dsbuild *b, const json_t *images, const rn_idmap *map, const json_t *ann,
+static int pw3d_ann(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, const rn_jnode *ann,
                     const rn_read_ctx *ctx, rn_jctx *jc, rn_err *err)
 {
     long iid, aid;
@@ -217,7 +219,7 @@ static int pw3d_ann(rn_dsbuild *b, const json_t *images, const rn_idmap *map, co
     if (rn_jget_int(jc, ann, "image_id", &iid, err)) return -1;
     jc->image_id = iid;
     if (!rn_idmap_get(map, iid, &at)) return rn_jfail(jc, "image_id", err, "image %ld is not in 'images'", iid);
-    const json_t *img = json_array_get(images, at), *cp, *jv;
+    const rn_jnode *img = rn_jarray_get(images, at), *cp, *jv;
     rn_sample *s = rn_dsbuild_push(b);
     const char *file, *seq;
     double f[2], c[2], root[3], px[3], box[4];
@@ -252,18 +254,19 @@ int rn_read_pw3d(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
     char path[4096];
     snprintf(path, sizeof path, "%s/PW3D/data/3DPW_%s.json", ctx->data_dir,
              ctx->split == RN_SPLIT_TRAIN ? "train" : "test");
-    json_t *root = rn_json_load(path, err);
-    if (!root) return -1;
+    rn_jdoc *root_doc = rn_jdoc_load(path, err);
+    if (!root_doc) return -1;
+    const rn_jnode *root = root_doc->root;
     rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};
-    json_t *images, *anns = NULL;
+    const rn_jnode *images, *anns = NULL;
     rn_idmap map = {0};
     int rc = rn_read_images(&jc, root, &images, &map, err);
     if (!rc) rc = (anns = rn_jget_array(&jc, root, "annotations", err)) ? 0 : -1;
-    for (size_t a = 0; !rc && a < json_array_size(anns); a++) {
+    for (size_t a = 0; !rc && a < rn_jarray_size(anns); a++) {
         rn_jctx ac = {.file = path, .what = "annotation", .rec = (long)a, .image_id = -1, .ann_id = -1};
-        rc = pw3d_ann(b, images, &map, json_array_get(anns, a), ctx, &ac, err);
+        rc = pw3d_ann(b, images, &map, rn_jarray_get(anns, a), ctx, &ac, err);
     }
     if (map.keys) rn_idmap_free(&map);
-    json_decref(root);
+    rn_jdoc_free(root_doc);
     return rc;
 }

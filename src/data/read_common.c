@@ -142,25 +142,25 @@ int rn_read_sources(const char *name, const rn_read_ctx *ctx, char paths[][4096]
     return n;
 }
 
-int rn_read_images(const rn_jctx *jc, const json_t *root, json_t **images, rn_idmap *map, rn_err *err)
+int rn_read_images(const rn_jctx *jc, const rn_jnode *root, const rn_jnode **images, rn_idmap *map, rn_err *err)
 {
     rn_jctx c = *jc;
     c.rec = -1;
     *images = rn_jget_array(&c, root, "images", err);
     if (!*images) return -1;
-    size_t n = json_array_size(*images);
+    size_t n = rn_jarray_size(*images);
     rn_idmap_init(map, n);
     c.what = "image";
     for (size_t i = 0; i < n; i++) {
         long id;
         c.rec = (long)i;
-        if (rn_jget_int(&c, json_array_get(*images, i), "id", &id, err)) return -1;
+        if (rn_jget_int(&c, rn_jarray_get(*images, i), "id", &id, err)) return -1;
         if (rn_idmap_put(map, id, i)) return rn_jfail(&c, "id", err, "duplicate image id %ld", id);
     }
     return 0;
 }
 
-int rn_read_image_basics(const rn_jctx *jc, const json_t *img, rn_sample *s, const char **file, rn_err *err)
+int rn_read_image_basics(const rn_jctx *jc, const rn_jnode *img, rn_sample *s, const char **file, rn_err *err)
 {
     long id, w, h;
     if (rn_jget_int(jc, img, "id", &id, err) || rn_jget_int(jc, img, "width", &w, err) ||
@@ -175,24 +175,24 @@ int rn_read_image_basics(const rn_jctx *jc, const json_t *img, rn_sample *s, con
     return 0;
 }
 
-static int flat_into(const rn_jctx *jc, const json_t *v, const char *key, double *out, size_t n, size_t *at,
+static int flat_into(const rn_jctx *jc, const rn_jnode *v, const char *key, double *out, size_t n, size_t *at,
                      int depth, rn_err *err)
 {
-    if (!json_is_array(v)) {
+    if (!rn_jis_array(v)) {
         if (*at >= n) return rn_jfail(jc, key, err, "more than %zu values", n);
         return rn_jnum(jc, v, key, &out[(*at)++], err);
     }
     if (depth > 2) return rn_jfail(jc, key, err, "nested too deeply");
-    for (size_t i = 0; i < json_array_size(v); i++)
-        if (flat_into(jc, json_array_get(v, i), key, out, n, at, depth + 1, err)) return -1;
+    for (size_t i = 0; i < rn_jarray_size(v); i++)
+        if (flat_into(jc, rn_jarray_get(v, i), key, out, n, at, depth + 1, err)) return -1;
     return 0;
 }
 
-int rn_jflat(const rn_jctx *jc, const json_t *v, const char *key, double *out, size_t n, rn_err *err)
+int rn_jflat(const rn_jctx *jc, const rn_jnode *v, const char *key, double *out, size_t n, rn_err *err)
 {
     size_t at = 0;
     if (!v) return -1; /* rn_jget already said "missing" */
-    if (!json_is_array(v)) return rn_jfail(jc, key, err, "not an array");
+    if (!rn_jis_array(v)) return rn_jfail(jc, key, err, "not an array");
     if (flat_into(jc, v, key, out, n, &at, 0, err)) return -1;
     if (at != n) return rn_jfail(jc, key, err, "has %zu values, expected %zu", at, n);
     return 0;

@@ -14,7 +14,7 @@ typedef struct mu_root {
     double cam[3], img[2], vis;
 } mu_root;
 
-static int mu_read_root(const rn_jctx *jc, const json_t *ann, mu_root *r, rn_err *err)
+static int mu_read_root(const rn_jctx *jc, const rn_jnode *ann, mu_root *r, rn_err *err)
 {
     if (rn_jget_row(jc, ann, "keypoints_cam", MU_ROOT, MU_ROOT + 1, r->cam, 3, err) ||
         rn_jget_row(jc, ann, "keypoints_img", MU_ROOT, MU_ROOT + 1, r->img, 2, err) ||
@@ -23,14 +23,14 @@ static int mu_read_root(const rn_jctx *jc, const json_t *ann, mu_root *r, rn_err
     return 0;
 }
 
-static long opt_id(const json_t *ann)
+static long opt_id(const rn_jnode *ann)
 {
-    json_t *v = json_object_get(ann, "id");
-    return json_is_integer(v) ? (long)json_integer_value(v) : -1;
+    const rn_jnode *v = rn_jobject_get(ann, "id");
+    return rn_jis_integer(v) ? (long)rn_jint(v) : -1;
 }
 
 /* Fills root fields and the box; 0 kept, 1 dropped, -1 error. */
-static int mu_emit(rn_sample *s, const mu_root *r, const json_t *ann, const rn_read_ctx *ctx, const rn_jctx *jc,
+static int mu_emit(rn_sample *s, const mu_root *r, const rn_jnode *ann, const rn_read_ctx *ctx, const rn_jctx *jc,
                    rn_err *err)
 {
     for (int i = 0; i < 3; i++) s->root_cam[i] = (float)r->cam[i];
@@ -72,10 +72,10 @@ typedef struct ann_groups {
     size_t *first, *idx;
 } ann_groups;
 
-static int group_anns(ann_groups *g, const json_t *anns, const rn_idmap *map, size_t n_img, const rn_jctx *jc0,
+static int group_anns(ann_groups *g, const rn_jnode *anns, const rn_idmap *map, size_t n_img, const rn_jctx *jc0,
                       rn_err *err)
 {
-    size_t na = json_array_size(anns);
+    size_t na = rn_jarray_size(anns);
     size_t *img_of = rn_xmalloc((na + 1) * sizeof *img_of);
     g->first = rn_xcalloc(n_img + 2, sizeof *g->first);
     g->idx = rn_xmalloc((na + 1) * sizeof *g->idx);
@@ -84,8 +84,8 @@ static int group_anns(ann_groups *g, const json_t *anns, const rn_idmap *map, si
     for (size_t a = 0; a < na; a++) {
         long iid;
         jc.rec = (long)a;
-        jc.ann_id = opt_id(json_array_get(anns, a));
-        if (rn_jget_int(&jc, json_array_get(anns, a), "image_id", &iid, err)) {
+        jc.ann_id = opt_id(rn_jarray_get(anns, a));
+        if (rn_jget_int(&jc, rn_jarray_get(anns, a), "image_id", &iid, err)) {
             free(img_of);
             return -1;
         }
@@ -99,7 +99,7 @@ static int group_anns(ann_groups *g, const json_t *anns, const rn_idmap *map, si
     return 0;
 }
 
-static int muco_image(rn_dsbuild *b, const json_t *img, const json_t *anns, const size_t *idx, size_t n,
+static int muco_image(rn_dsbuild *b, const rn_jnode *img, const rn_jnode *anns, const size_t *idx, size_t n,
                       const rn_read_ctx *ctx, rn_jctx *jc, rn_err *err)
 {
     rn_sample base;
@@ -116,8 +116,8 @@ static int muco_image(rn_dsbuild *b, const json_t *img, const json_t *anns, cons
     jc->what = "annotation";
     for (size_t i = 0; i < n && !rc; i++) {
         jc->rec = (long)idx[i];
-        jc->ann_id = opt_id(json_array_get(anns, idx[i]));
-        rc = mu_read_root(jc, json_array_get(anns, idx[i]), &r[i], err);
+        jc->ann_id = opt_id(rn_jarray_get(anns, idx[i]));
+        rc = mu_read_root(jc, rn_jarray_get(anns, idx[i]), &r[i], err);
     }
     size_t np = rc ? 0 : muco_pick(r, n, pick);
     for (size_t p = 0; p < np && !rc; p++) {
@@ -130,8 +130,8 @@ static int muco_image(rn_dsbuild *b, const json_t *img, const json_t *anns, cons
         memcpy(s->f, base.f, sizeof base.f);
         memcpy(s->c, base.c, sizeof base.c);
         jc->rec = (long)idx[pick[p]];
-        jc->ann_id = opt_id(json_array_get(anns, idx[pick[p]]));
-        int k = mu_emit(s, q, json_array_get(anns, idx[pick[p]]), ctx, jc, err);
+        jc->ann_id = opt_id(rn_jarray_get(anns, idx[pick[p]]));
+        int k = mu_emit(s, q, rn_jarray_get(anns, idx[pick[p]]), ctx, jc, err);
         if (k) b->n--;
         if (k < 0) rc = -1;
         else if (k == 0) rn_read_path(b, s, "MuCo/data", file);
@@ -145,18 +145,19 @@ int rn_read_muco(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/MuCo/data/MuCo-3DHP.json", ctx->data_dir);
-    json_t *root = rn_json_load(path, err);
-    if (!root) return -1;
+    rn_jdoc *root_doc = rn_jdoc_load(path, err);
+    if (!root_doc) return -1;
+    const rn_jnode *root = root_doc->root;
     rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};
-    json_t *images, *anns;
+    const rn_jnode *images, *anns;
     rn_idmap map = {0};
     ann_groups g = {0};
     int rc = rn_read_images(&jc, root, &images, &map, err);
     if (!rc) rc = (anns = rn_jget_array(&jc, root, "annotations", err)) ? 0 : -1;
-    if (!rc) rc = group_anns(&g, anns, &map, json_array_size(images), &jc, err);
-    for (size_t i = 0; !rc && i < json_array_size(images); i++) {
+    if (!rc) rc = group_anns(&g, anns, &map, rn_jarray_size(images), &jc, err);
+    for (size_t i = 0; !rc && i < rn_jarray_size(images); i++) {
         rn_jctx ic = {.file = path, .what = "image", .rec = (long)i, .image_id = -1, .ann_id = -1};
-        json_t *img = json_array_get(images, i);
+        const rn_jnode *img = rn_jarray_get(images, i);
         long iid;
         if (!rn_jget_int(&ic, img, "id", &iid, err)) ic.image_id = iid;
         rc = muco_image(b, img, anns, g.idx + g.first[i], g.first[i + 1] - g.first[i], ctx, &ic, err);
@@ -164,7 +165,7 @@ int rn_read_muco(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
     free(g.first);
     free(g.idx);
     if (map.keys) rn_idmap_free(&map);
-    json_decref(root);
+    rn_jdoc_free(root_doc);
     return rc;
 }
 
@@ -175,13 +176,13 @@ static int32_t mupots_seq(const char *file)
     return sscanf(file, "TS%d", &seq) == 1 ? seq : -1;
 }
 
-static int mupots_image(const json_t *images, const rn_idmap *map, long iid, const json_t **img, rn_sample *s,
+static int mupots_image(const rn_jnode *images, const rn_idmap *map, long iid, const rn_jnode **img, rn_sample *s,
                         const char **file, const rn_jctx *jc, rn_err *err)
 {
     size_t at;
     double in[4];
     if (!rn_idmap_get(map, iid, &at)) return rn_jfail(jc, "image_id", err, "image %ld is not in 'images'", iid);
-    *img = json_array_get(images, at);
+    *img = rn_jarray_get(images, at);
     rn_jctx ic = *jc;
     ic.what = "image";
     ic.rec = (long)at;
@@ -192,7 +193,7 @@ static int mupots_image(const json_t *images, const rn_idmap *map, long iid, con
     return rn_read_fc(&ic, "intrinsic", in, in + 2, s, err);
 }
 
-static int mupots_gt_ann(rn_dsbuild *b, const json_t *images, const rn_idmap *map, const json_t *ann,
+static int mupots_gt_ann(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, const rn_jnode *ann,
                          const rn_read_ctx *ctx, rn_jctx *jc, rn_err *err)
 {
     long valid, iid;
@@ -201,7 +202,7 @@ static int mupots_gt_ann(rn_dsbuild *b, const json_t *images, const rn_idmap *ma
     if (valid == 0) return 0;
     jc->image_id = iid;
     rn_sample *s = rn_dsbuild_push(b);
-    const json_t *img;
+    const rn_jnode *img;
     const char *file;
     mu_root r;
     int k = mupots_image(images, map, iid, &img, s, &file, jc, err);
@@ -212,7 +213,7 @@ static int mupots_gt_ann(rn_dsbuild *b, const json_t *images, const rn_idmap *ma
     return k < 0 ? -1 : 0;
 }
 
-static int mupots_det(rn_dsbuild *b, const json_t *images, const rn_idmap *map, const json_t *det, size_t i,
+static int mupots_det(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, const rn_jnode *det, size_t i,
                       const rn_read_ctx *ctx, const char *det_path, rn_err *err)
 {
     rn_jctx jc = {.file = det_path, .what = "record", .rec = (long)i, .image_id = -1, .ann_id = -1};
@@ -220,15 +221,15 @@ static int mupots_det(rn_dsbuild *b, const json_t *images, const rn_idmap *map, 
     double box[4], score;
     if (rn_jget_int(&jc, det, "image_id", &iid, err)) return -1;
     jc.image_id = iid;
-    json_t *bv = rn_jget(&jc, det, "bbox", err);
+    const rn_jnode *bv = rn_jget(&jc, det, "bbox", err);
     if (!bv || rn_jflat(&jc, bv, "bbox", box, 4, err) || rn_jget_num(&jc, det, "score", &score, err)) return -1;
     rn_sample *s = rn_dsbuild_push(b);
-    const json_t *img;
+    const rn_jnode *img;
     const char *file;
     int integral = 1;
-    for (size_t k = 0; k < json_array_size(bv); k++) integral &= json_is_integer(json_array_get(bv, k));
+    for (size_t k = 0; k < rn_jarray_size(bv); k++) integral &= rn_jis_integer(rn_jarray_get(bv, k));
     int k = mupots_image(images, map, iid, &img, s, &file, &jc, err);
-    if (!k) k = rn_read_box(s, box, integral && json_array_size(bv) == 4, box[2] * box[3], ctx, &jc, err);
+    if (!k) k = rn_read_box(s, box, integral && rn_jarray_size(bv) == 4, box[2] * box[3], ctx, &jc, err);
     if (k) {
         b->n--;
         return k < 0 ? -1 : 0;
@@ -239,17 +240,18 @@ static int mupots_det(rn_dsbuild *b, const json_t *images, const rn_idmap *map, 
     return 0;
 }
 
-static int mupots_det_all(rn_dsbuild *b, const json_t *images, const rn_idmap *map, const rn_read_ctx *ctx,
+static int mupots_det_all(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, const rn_read_ctx *ctx,
                           rn_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/MuPoTS/bbox/bbox_mupots_output.json", ctx->data_dir);
-    json_t *det = rn_json_load(path, err);
-    if (!det) return -1;
-    int rc = json_is_array(det) ? 0 : rn_err_set(err, "%s: top level is not an array", path);
-    for (size_t i = 0; !rc && i < json_array_size(det); i++)
-        rc = mupots_det(b, images, map, json_array_get(det, i), i, ctx, path, err);
-    json_decref(det);
+    rn_jdoc *det_doc = rn_jdoc_load(path, err);
+    if (!det_doc) return -1;
+    const rn_jnode *det = det_doc->root;
+    int rc = rn_jis_array(det) ? 0 : rn_err_set(err, "%s: top level is not an array", path);
+    for (size_t i = 0; !rc && i < rn_jarray_size(det); i++)
+        rc = mupots_det(b, images, map, rn_jarray_get(det, i), i, ctx, path, err);
+    rn_jdoc_free(det_doc);
     return rc;
 }
 
@@ -257,19 +259,20 @@ int rn_read_mupots(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/MuPoTS/data/MuPoTS-3D.json", ctx->data_dir);
-    json_t *root = rn_json_load(path, err);
-    if (!root) return -1;
+    rn_jdoc *root_doc = rn_jdoc_load(path, err);
+    if (!root_doc) return -1;
+    const rn_jnode *root = root_doc->root;
     rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};
-    json_t *images, *anns = NULL;
+    const rn_jnode *images, *anns = NULL;
     rn_idmap map = {0};
     int rc = rn_read_images(&jc, root, &images, &map, err);
     if (!rc && ctx->opts->use_det_bbox) rc = mupots_det_all(b, images, &map, ctx, err);
     else if (!rc) rc = (anns = rn_jget_array(&jc, root, "annotations", err)) ? 0 : -1;
-    for (size_t a = 0; !rc && anns && a < json_array_size(anns); a++) {
+    for (size_t a = 0; !rc && anns && a < rn_jarray_size(anns); a++) {
         rn_jctx ac = {.file = path, .what = "annotation", .rec = (long)a, .image_id = -1, .ann_id = -1};
-        rc = mupots_gt_ann(b, images, &map, json_array_get(anns, a), ctx, &ac, err);
+        rc = mupots_gt_ann(b, images, &map, rn_jarray_get(anns, a), ctx, &ac, err);
     }
     if (map.keys) rn_idmap_free(&map);
-    json_decref(root);
+    rn_jdoc_free(root_doc);
     return rc;
 }

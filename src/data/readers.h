@@ -56,13 +56,13 @@ int rn_h36m_subjects(int protocol, rn_split split, int out[8]);
 
 /* An annotation file's "images" array indexed by "id" (duplicate ids are an
  * error). */
-int rn_read_images(const rn_jctx *jc, const json_t *root, json_t **images, rn_idmap *map, rn_err *err);
+int rn_read_images(const rn_jctx *jc, const rn_jnode *root, const rn_jnode **images, rn_idmap *map, rn_err *err);
 /* Image record basics into s: width, height (> 0) and image_id; *file gets
  * "file_name". */
-int rn_read_image_basics(const rn_jctx *jc, const json_t *img, rn_sample *s, const char **file,
+int rn_read_image_basics(const rn_jctx *jc, const rn_jnode *img, rn_sample *s, const char **file,
                          rn_err *err);
 /* n numbers from v, flattening nested arrays ([[a],[b],[c]] or [a, b, c]). */
-int rn_jflat(const rn_jctx *jc, const json_t *v, const char *key, double *out, size_t n, rn_err *err);
+int rn_jflat(const rn_jctx *jc, const rn_jnode *v, const char *key, double *out, size_t n, rn_err *err);
 /* Checks focal lengths > 0 and stores f, c into s. */
 int rn_read_fc(const rn_jctx *jc, const char *key, const double f[2], const double c[2], rn_sample *s,
                rn_err *err);
