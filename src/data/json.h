@@ -1,7 +1,7 @@
-/* rn_json: a read-only JSON DOM for large annotation files. The whole file is
- * read into one buffer, strings are unescaped in place, and nodes (16 bytes),
- * child arrays and object hash indexes live in a chunked arena: no per-value
- * malloc. Numbers keep integer/real distinction. NaN, Infinity and -Infinity
+/* rn_json: a read-only JSON DOM for large annotation files. The file is
+ * mmap'd (read-only, populated) and parsed in one pass; nodes (16 bytes),
+ * unescaped NUL-terminated strings, child arrays and object hash indexes live
+ * in a chunked huge-page arena: no per-value malloc. Numbers keep integer/real distinction. NaN, Infinity and -Infinity
  * (which Python's json.dump writes) are accepted as reals so the readers can
  * name the field that holds them.
  *
@@ -34,13 +34,12 @@ typedef struct rn_jnode {
 
 typedef struct rn_jdoc {
     const rn_jnode *root;
-    char *buf;    /* the file, strings unescaped in place */
     void *chunks; /* arena */
 } rn_jdoc;
 
 /* Parses a file; NULL with "path:line:column: problem" in err. */
 rn_jdoc *rn_jdoc_load(const char *path, rn_err *err);
-/* Parses len bytes (copied); name is used in messages. */
+/* Parses len bytes (not modified, not kept); name is used in messages. */
 rn_jdoc *rn_jdoc_parse(const char *data, size_t len, const char *name, rn_err *err);
 void rn_jdoc_free(rn_jdoc *d);
 
