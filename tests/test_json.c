@@ -125,8 +125,38 @@ static void test_malformed(void)
     RN_CHECK(d == NULL && strstr(err.msg, "/nonexistent/x.json: cannot open"), "missing file: %s", err.msg);
 }
 
+/* Every prefix and many one-byte mutations of a document, each in an
+ * exact-size heap buffer (ASan catches any read past the end): parse or fail
+ * with a message, never crash. */
+static void test_fuzz(void)
+{
+    const char *doc = "{\"images\": [{\"id\": 1, \"f\": [1.5e3, -2], \"s\": \"a\\u00e9\\n\"}], \"x\": [true, null, NaN, -Infinity]}";
+    size_t len = strlen(doc);
+    int ok = 1;
+    uint64_t x = 88172645463325252ULL;
+    for (size_t n = 0; n <= len; n++) {
+        char *b = malloc(n ? n : 1);
+        memcpy(b, doc, n);
+        rn_err err = {{0}};
+        rn_jdoc *d = rn_jdoc_parse(b, n, "f", &err);
+        ok &= (d != NULL) == (n == len) && (d || strstr(err.msg, "malformed JSON"));
+        rn_jdoc_free(d);
+        for (int m = 0; m < 20 && n == len; m++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            char *c = malloc(len);
+            memcpy(c, doc, len);
+            c[x % len] = "{}[]\",:\\u0-eE.aN \x01"[(x >> 20) % 18];
+            rn_jdoc_free(rn_jdoc_parse(c, len, "f", &err));
+            free(c);
+        }
+        free(b);
+    }
+    RN_CHECK(ok, "prefixes fail cleanly, the whole parses");
+}
+
 int main(void)
 {
+    test_fuzz();
     test_numbers();
     test_strings_objects();
     test_malformed();

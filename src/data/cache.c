@@ -79,7 +79,7 @@ int rn_cache_key_add_source(rn_cache_key *k, const char *path, rn_err *err)
     s->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec;
     s->content_hash = 0;
     if (st.st_size > 0) {
-        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
         if (p == MAP_FAILED) {
             close(fd);
             return rn_err_set(err, "%s: mmap failed: %s", path, strerror(errno));
