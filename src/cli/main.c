@@ -11,6 +11,9 @@ typedef struct command {
 } command;
 
 static const command COMMANDS[] = {
+    {"forward", rn_cmd_forward, "forward pass on .npy inputs, writes (N,3) coords"},
+    {"step", rn_cmd_step, "training steps on .npy inputs (loss, grads, Adam)"},
+    {"bench", rn_cmd_bench, "time training or inference steps, prints JSON"},
     {"synth", rn_cmd_synth, "write a synthetic dataset (muco, mupots, h36m layouts)"},
     {"dataset", rn_cmd_dataset, "load an annotation set (readers + cache), summary or CSV dump"},
     {NULL, NULL, NULL},
