@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/status.h"
+
 typedef struct rn_sample {
     uint32_t path_off;   /* image path (relative to the data dir) in the string pool */
     int32_t image_id;    /* annotation file's image id */
@@ -50,6 +52,7 @@ typedef struct rn_dataset {
     void *mapping;          /* non-NULL when backed by an mmap'd cache */
     size_t mapping_len;
     void *owned;            /* heap block(s) to free when not mapped */
+    char cache_note[320];   /* what the cache did: "hit PATH", "miss (why), wrote PATH", ... */
 } rn_dataset;
 
 typedef struct rn_dataset_opts {
@@ -57,6 +60,7 @@ typedef struct rn_dataset_opts {
     int use_det_bbox;    /* 1: detector boxes (MuPoTS, Human3.6M test) instead of GT */
     int input_w, input_h;/* network input size, for process_bbox's aspect ratio (256, 256) */
     int no_cache;        /* 1: always parse the JSON, never read or write the cache */
+    const char *cache_dir; /* NULL: the cache sits in data_dir/<name>/ */
 } rn_dataset_opts;
 
 /* Loads the named set ("Human36M", "MuCo", "MuPoTS", "MSCOCO", "MPII", "PW3D")
@@ -66,6 +70,9 @@ typedef struct rn_dataset_opts {
 int rn_dataset_load(rn_dataset *ds, const char *name, const char *data_dir, rn_split split,
                     const rn_dataset_opts *opts, rn_err *err);
 void rn_dataset_free(rn_dataset *ds);
+/* Cache file path for a set/split/options (what rn_dataset_load uses). */
+void rn_dataset_cache_path(char *buf, size_t len, const char *name, const char *data_dir, rn_split split,
+                           const rn_dataset_opts *opts);
 /* Full path of a sample's image (data dir joined), into buf; returns buf. */
 const char *rn_dataset_image_path(const rn_dataset *ds, const rn_sample *s, char *buf, size_t len);
 

@@ -1,0 +1,49 @@
+/* Binary cache of a parsed dataset: header + records + string pool in one
+ * file, written atomically (temp, fsync, rename) and mmap'd on later loads.
+ * A cache is used only if its magic, format version, record size, parsing
+ * options and every source file's size, mtime and 64-bit content hash match,
+ * and its payload hash is intact; otherwise the caller reparses.
+ *
+ *   rn_cache_key key; rn_cache_key_init(&key, "MuCo", split, &opts, bbox_real);
+ *   rn_cache_key_add_source(&key, path, &err);
+ *   if (rn_cache_open(&ds, cache_path, &key) == 0) -> ds filled, mapped
+ *   else { parse ...; rn_cache_write(cache_path, &key, samples, n, strings, len, &err); }
+ */
+#ifndef RN_DATA_CACHE_H
+#define RN_DATA_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "data/sample.h"
+
+#define RN_CACHE_MAX_SOURCES 32
+
+typedef struct rn_cache_source {
+    uint64_t path_hash, size, mtime_ns, content_hash;
+} rn_cache_source;
+
+/* Everything a cache must match: set, split, options, sources. */
+typedef struct rn_cache_key {
+    char name[32];
+    int32_t split, protocol, use_det_bbox, input_w, input_h;
+    float bbox_real[2];
+    uint32_t n_sources;
+    rn_cache_source src[RN_CACHE_MAX_SOURCES];
+} rn_cache_key;
+
+/* 64-bit hash of n bytes (4 independent multiply-xorshift lanes, then mixed). */
+uint64_t rn_hash64(const void *data, size_t n, uint64_t seed);
+void rn_cache_key_init(rn_cache_key *k, const char *name, rn_split split, const rn_dataset_opts *o,
+                       const float bbox_real[2]);
+/* Stats and hashes one source file into the key; -1 with "path: cannot open" in err. */
+int rn_cache_key_add_source(rn_cache_key *k, const char *path, rn_err *err);
+/* Maps a valid cache into ds (samples, strings, mapping). Returns 0, or -1
+ * (missing, stale or corrupt: the reason in why, if not NULL). */
+int rn_cache_open(rn_dataset *ds, const char *path, const rn_cache_key *k, char why[128]);
+/* Writes a cache atomically. Returns 0 or -1 with err. */
+int rn_cache_write(const char *path, const rn_cache_key *k, const rn_sample *s, size_t n, const char *strings,
+                   size_t strings_len, rn_err *err);
+
+#endif

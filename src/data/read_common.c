@@ -1,0 +1,216 @@
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "data/bbox.h"
+#include "data/jsonf.h"
+#include "data/readers.h"
+
+uint32_t rn_dsbuild_str(rn_dsbuild *b, const char *s)
+{
+    size_t len = strlen(s) + 1;
+    if (b->str_len + len > b->str_cap) {
+        size_t cap = b->str_cap ? b->str_cap : 4096;
+        while (cap < b->str_len + len) cap *= 2;
+        char *p = realloc(b->str, cap);
+        RN_ASSERT(p);
+        b->str = p;
+        b->str_cap = cap;
+    }
+    RN_ASSERT(b->str_len + len < UINT32_MAX);
+    uint32_t off = (uint32_t)b->str_len;
+    memcpy(b->str + b->str_len, s, len);
+    b->str_len += len;
+    return off;
+}
+
+rn_sample *rn_dsbuild_push(rn_dsbuild *b)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 1024;
+        rn_sample *p = realloc(b->s, cap * sizeof *p);
+        RN_ASSERT(p);
+        b->s = p;
+        b->cap = cap;
+    }
+    rn_sample *s = &b->s[b->n++];
+    memset(s, 0, sizeof *s);
+    s->ann_id = -1;
+    s->image_id = -1;
+    s->score = 1.0f;
+    s->is_valid = 1;
+    s->action = -1;
+    s->subject = -1;
+    s->root_vis = 1.0f;
+    s->have_depth = 1;
+    return s;
+}
+
+void rn_dsbuild_free(rn_dsbuild *b)
+{
+    free(b->s);
+    free(b->str);
+    memset(b, 0, sizeof *b);
+}
+
+int rn_read_box(rn_sample *s, const double box[4], int integral, double positive, const rn_read_ctx *ctx,
+                const rn_jctx *jc, rn_err *err)
+{
+    if (box[2] < 0 || box[3] < 0) return rn_jfail(jc, "bbox", err, "negative size (%g x %g)", box[2], box[3]);
+    double out[4];
+    double aspect = (double)ctx->opts->input_w / (double)ctx->opts->input_h;
+    if (rn_bbox_process(out, box, integral, s->width, s->height, aspect, positive)) return 1;
+    for (int i = 0; i < 4; i++) s->bbox[i] = (float)out[i];
+    double area = out[2] * out[3];
+    s->area = (float)area;
+    s->k = (float)rn_bbox_k(ctx->bbox_real[0], ctx->bbox_real[1], s->f[0], s->f[1], area);
+    return 0;
+}
+
+void rn_read_bbox_real(const char *name, float out[2])
+{
+    int metres = strcmp(name, "PW3D") == 0;
+    out[0] = out[1] = metres ? 2.0f : 2000.0f;
+}
+
+static int add_path(char paths[][4096], int *n, int max, const rn_read_ctx *ctx, const char *rel)
+{
+    RN_ASSERT(*n < max);
+    snprintf(paths[(*n)++], 4096, "%s/%s", ctx->data_dir, rel);
+    return 0;
+}
+
+/* Subject lists of the authors' Human36M.get_subject. */
+int rn_h36m_subjects(int protocol, rn_split split, int out[8])
+{
+    static const int p1_train[] = {1, 5, 6, 7, 8, 9}, p2_train[] = {1, 5, 6, 7, 8};
+    static const int p1_test[] = {11}, p2_test[] = {9, 11};
+    const int *l = protocol == 1 ? (split == RN_SPLIT_TRAIN ? p1_train : p1_test)
+                                 : (split == RN_SPLIT_TRAIN ? p2_train : p2_test);
+    int n = protocol == 1 ? (split == RN_SPLIT_TRAIN ? 6 : 1) : (split == RN_SPLIT_TRAIN ? 5 : 2);
+    memcpy(out, l, (size_t)n * sizeof *out);
+    return n;
+}
+
+static int h36m_sources(char paths[][4096], int *n, int max, const rn_read_ctx *ctx)
+{
+    int subj[8];
+    int ns = rn_h36m_subjects(ctx->opts->protocol, ctx->split, subj);
+    static const char *kinds[] = {"data", "camera", "joint_3d"};
+    for (int i = 0; i < ns; i++)
+        for (int k = 0; k < 3; k++) {
+            char rel[256];
+            snprintf(rel, sizeof rel, "Human36M/annotations/Human36M_subject%d_%s.json", subj[i], kinds[k]);
+            add_path(paths, n, max, ctx, rel);
+        }
+    if (ctx->split == RN_SPLIT_TEST && ctx->opts->use_det_bbox)
+        add_path(paths, n, max, ctx, "Human36M/bbox/bbox_human36m_output.json");
+    return 0;
+}
+
+static int only_split(const char *name, const rn_read_ctx *ctx, rn_split want, rn_err *err)
+{
+    if (ctx->split == want) return 0;
+    return rn_err_set(err, "%s: the authors' %s has only a %s split", name, name,
+                      want == RN_SPLIT_TRAIN ? "train" : "test");
+}
+
+int rn_read_sources(const char *name, const rn_read_ctx *ctx, char paths[][4096], int max, rn_err *err)
+{
+    int n = 0;
+    RN_ASSERT(max >= 24);
+    int train = ctx->split == RN_SPLIT_TRAIN;
+    if (!strcmp(name, "Human36M")) h36m_sources(paths, &n, max, ctx);
+    else if (!strcmp(name, "MuCo")) {
+        if (only_split(name, ctx, RN_SPLIT_TRAIN, err)) return -1;
+        add_path(paths, &n, max, ctx, "MuCo/data/MuCo-3DHP.json");
+    } else if (!strcmp(name, "MuPoTS")) {
+        if (only_split(name, ctx, RN_SPLIT_TEST, err)) return -1;
+        add_path(paths, &n, max, ctx, "MuPoTS/data/MuPoTS-3D.json");
+        if (ctx->opts->use_det_bbox) add_path(paths, &n, max, ctx, "MuPoTS/bbox/bbox_mupots_output.json");
+    } else if (!strcmp(name, "MSCOCO"))
+        add_path(paths, &n, max, ctx,
+                 train ? "MSCOCO/annotations/person_keypoints_train2017.json"
+                       : "MSCOCO/annotations/person_keypoints_val2017.json");
+    else if (!strcmp(name, "MPII")) {
+        if (only_split(name, ctx, RN_SPLIT_TRAIN, err)) return -1;
+        add_path(paths, &n, max, ctx, "MPII/annotations/train.json");
+    } else if (!strcmp(name, "PW3D"))
+        add_path(paths, &n, max, ctx, train ? "PW3D/data/3DPW_train.json" : "PW3D/data/3DPW_test.json");
+    else
+        return rn_err_set(err, "unknown dataset '%s' (Human36M, MuCo, MuPoTS, MSCOCO, MPII, PW3D)", name);
+    return n;
+}
+
+int rn_read_images(const rn_jctx *jc, const rn_jnode *root, const rn_jnode **images, rn_idmap *map, rn_err *err)
+{
+    rn_jctx c = *jc;
+    c.rec = -1;
+    *images = rn_jget_array(&c, root, "images", err);
+    if (!*images) return -1;
+    size_t n = rn_jarray_size(*images);
+    rn_idmap_init(map, n);
+    c.what = "image";
+    for (size_t i = 0; i < n; i++) {
+        long id;
+        c.rec = (long)i;
+        if (rn_jget_int(&c, rn_jarray_get(*images, i), "id", &id, err)) return -1;
+        if (rn_idmap_put(map, id, i)) return rn_jfail(&c, "id", err, "duplicate image id %ld", id);
+    }
+    return 0;
+}
+
+int rn_read_image_basics(const rn_jctx *jc, const rn_jnode *img, rn_sample *s, const char **file, rn_err *err)
+{
+    long id, w, h;
+    if (rn_jget_int(jc, img, "id", &id, err) || rn_jget_int(jc, img, "width", &w, err) ||
+        rn_jget_int(jc, img, "height", &h, err) || rn_jget_str(jc, img, "file_name", file, err))
+        return -1;
+    if (w <= 0 || h <= 0 || w > 1000000 || h > 1000000)
+        return rn_jfail(jc, w <= 0 || w > 1000000 ? "width" : "height", err, "bad image size %ld x %ld", w, h);
+    if (!**file) return rn_jfail(jc, "file_name", err, "empty");
+    s->image_id = (int32_t)id;
+    s->width = (int32_t)w;
+    s->height = (int32_t)h;
+    return 0;
+}
+
+static int flat_into(const rn_jctx *jc, const rn_jnode *v, const char *key, double *out, size_t n, size_t *at,
+                     int depth, rn_err *err)
+{
+    if (!rn_jis_array(v)) {
+        if (*at >= n) return rn_jfail(jc, key, err, "more than %zu values", n);
+        return rn_jnum(jc, v, key, &out[(*at)++], err);
+    }
+    if (depth > 2) return rn_jfail(jc, key, err, "nested too deeply");
+    for (size_t i = 0; i < rn_jarray_size(v); i++)
+        if (flat_into(jc, rn_jarray_get(v, i), key, out, n, at, depth + 1, err)) return -1;
+    return 0;
+}
+
+int rn_jflat(const rn_jctx *jc, const rn_jnode *v, const char *key, double *out, size_t n, rn_err *err)
+{
+    size_t at = 0;
+    if (!v) return -1; /* rn_jget already said "missing" */
+    if (!rn_jis_array(v)) return rn_jfail(jc, key, err, "not an array");
+    if (flat_into(jc, v, key, out, n, &at, 0, err)) return -1;
+    if (at != n) return rn_jfail(jc, key, err, "has %zu values, expected %zu", at, n);
+    return 0;
+}
+
+int rn_read_fc(const rn_jctx *jc, const char *key, const double f[2], const double c[2], rn_sample *s, rn_err *err)
+{
+    if (!(f[0] > 0 && f[1] > 0)) return rn_jfail(jc, key, err, "focal length must be > 0 (%g, %g)", f[0], f[1]);
+    s->f[0] = (float)f[0];
+    s->f[1] = (float)f[1];
+    s->c[0] = (float)c[0];
+    s->c[1] = (float)c[1];
+    return 0;
+}
+
+void rn_read_path(rn_dsbuild *b, rn_sample *s, const char *prefix, const char *file)
+{
+    char buf[8192];
+    snprintf(buf, sizeof buf, "%s/%s", prefix, file);
+    s->path_off = rn_dsbuild_str(b, buf);
+}

@@ -1,0 +1,78 @@
+/* The per-set annotation readers behind rn_dataset_load. Each reproduces the
+ * authors' load_data (3DMPPE_ROOTNET_RELEASE data/<Set>/<Set>.py): the same
+ * files under data_dir, the same filters and the same record order.
+ *
+ *   rn_dsbuild b = {0};
+ *   rn_read_ctx ctx = {.data_dir = "data", .split = RN_SPLIT_TRAIN, .opts = &opts};
+ *   if (rn_read_muco(&b, &ctx, &err)) ...     // b.s[0 .. b.n) and b.str
+ *   rn_dsbuild_free(&b);
+ */
+#ifndef RN_DATA_READERS_H
+#define RN_DATA_READERS_H
+
+#include <stddef.h>
+
+#include "core/status.h"
+#include "data/jsonf.h"
+#include "data/sample.h"
+
+/* Growable records + string pool, the output of a reader. */
+typedef struct rn_dsbuild {
+    rn_sample *s;
+    size_t n, cap;
+    char *str;
+    size_t str_len, str_cap;
+} rn_dsbuild;
+
+/* Appends a string (NUL-terminated) to the pool; returns its offset. */
+uint32_t rn_dsbuild_str(rn_dsbuild *b, const char *s);
+/* Appends a record with defaults (ann_id -1, score 1, is_valid 1, action and
+ * subject -1, root_vis 1, have_depth 1) and returns it. */
+rn_sample *rn_dsbuild_push(rn_dsbuild *b);
+void rn_dsbuild_free(rn_dsbuild *b);
+
+typedef struct rn_read_ctx {
+    const char *data_dir;
+    rn_split split;
+    const rn_dataset_opts *opts; /* protocol, use_det_bbox, input_w/h already defaulted */
+    float bbox_real[2];
+} rn_read_ctx;
+
+/* Annotation files a set reads (for the cache's validation), as full paths.
+ * Returns the count (<= max), or -1 with err for an unknown set/split. */
+int rn_read_sources(const char *name, const rn_read_ctx *ctx, char paths[][4096], int max, rn_err *err);
+/* Per-set bbox_real (mm, or m for 3DPW). */
+void rn_read_bbox_real(const char *name, float out[2]);
+
+int rn_read_human36m(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err);
+int rn_read_muco(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err);
+int rn_read_mupots(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err);
+int rn_read_mscoco(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err);
+int rn_read_mpii(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err);
+int rn_read_pw3d(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err);
+
+/* The authors' Human36M subject list for a protocol and split; returns its length. */
+int rn_h36m_subjects(int protocol, rn_split split, int out[8]);
+
+/* An annotation file's "images" array indexed by "id" (duplicate ids are an
+ * error). */
+int rn_read_images(const rn_jctx *jc, const rn_jnode *root, const rn_jnode **images, rn_idmap *map, rn_err *err);
+/* Image record basics into s: width, height (> 0) and image_id; *file gets
+ * "file_name". */
+int rn_read_image_basics(const rn_jctx *jc, const rn_jnode *img, rn_sample *s, const char **file,
+                         rn_err *err);
+/* n numbers from v, flattening nested arrays ([[a],[b],[c]] or [a, b, c]). */
+int rn_jflat(const rn_jctx *jc, const rn_jnode *v, const char *key, double *out, size_t n, rn_err *err);
+/* Checks focal lengths > 0 and stores f, c into s. */
+int rn_read_fc(const rn_jctx *jc, const char *key, const double f[2], const double c[2], rn_sample *s,
+               rn_err *err);
+/* Stores "prefix/file" in the pool as s's image path. */
+void rn_read_path(rn_dsbuild *b, rn_sample *s, const char *prefix, const char *file);
+
+/* Shared tail of every reader: process_bbox on box (x, y, w, h) then k from
+ * the processed area. Returns 0 kept (s->bbox, s->area, s->k set), 1 dropped
+ * by the authors' filter, -1 corrupt (negative size) with err. */
+int rn_read_box(rn_sample *s, const double box[4], int integral, double positive, const rn_read_ctx *ctx,
+                const rn_jctx *jc, rn_err *err);
+
+#endif

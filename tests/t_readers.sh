@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Readers against an independent numpy re-implementation of the authors'
+# load_data (tests/ref_readers.py), on synthetic sets written by `rootnet synth`;
+# synth determinism and reprojection; CLI error handling.
+set -u
+BIN=${RN_BIN:-build/rootnet}
+PY=${PY:-/usr/bin/python3}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL: $*"; }
+check() { local what=$1; shift; if "$@" > "$T/out" 2>&1; then ok; else bad "$what"; cat "$T/out"; fi; }
+
+check "synth muco" "$BIN" synth --out "$T/d" --format muco --images 40 --seed 5
+check "synth mupots" "$BIN" synth --out "$T/d" --format mupots --images 60 --seed 6 --no-images
+check "synth h36m" "$BIN" synth --out "$T/d" --format h36m --images 84 --seed 7
+# every set/split/option against the reference
+compare() { # name split det protocol
+    local extra=(); [ "$3" = det ] && extra+=(--det-bbox)
+    if "$BIN" dataset --name "$1" --data "$T/d" --split "$2" --protocol "$4" "${extra[@]}" --dump "$T/$1.csv" > "$T/out" 2>&1 &&
+       "$PY" tests/ref_readers.py "$1" "$T/d" "$2" "$T/$1.csv" "$3" "$4" >> "$T/out" 2>&1; then ok; echo "$1 $2 $3 p$4: $(tail -n1 "$T/out")"
+    else bad "$1 $2 $3 p$4 vs reference"; cat "$T/out"; fi
+}
+compare MuCo train gt 2
+compare MuPoTS test gt 2
+compare MuPoTS test det 2
+compare Human36M train gt 1
+compare Human36M train gt 2
+compare Human36M test gt 1
+compare Human36M test gt 2
+compare Human36M test det 2
+# roots reproject; the magenta pelvis is drawn at the root
+for set in MuCo Human36M; do
+    "$BIN" dataset --name $set --data "$T/d" --dump "$T/s.csv" > /dev/null 2>&1
+    check "$set synth checks" "$PY" tests/ref_readers.py synth "$T/d" "$T/s.csv" images; tail -n1 "$T/out"
+done
+"$BIN" dataset --name MuPoTS --split test --data "$T/d" --dump "$T/s.csv" > /dev/null 2>&1
+check "MuPoTS reprojection" "$PY" tests/ref_readers.py synth "$T/d" "$T/s.csv"
+# second load hits the cache and gives the same records
+"$BIN" dataset --name MuCo --data "$T/d" --dump "$T/c1.csv" > "$T/out" 2>&1
+if grep -q "cache: hit" "$T/out" && cmp -s "$T/c1.csv" "$T/MuCo.csv"; then ok; else bad "cache hit"; cat "$T/out"; fi
+# determinism: same seed -> identical files; another seed -> different
+"$BIN" synth --out "$T/e" --format muco --images 6 --seed 5 > /dev/null
+"$BIN" synth --out "$T/f" --format muco --images 6 --seed 5 > /dev/null
+"$BIN" synth --out "$T/g" --format muco --images 6 --seed 9 > /dev/null
+if cmp -s "$T/e/MuCo/data/MuCo-3DHP.json" "$T/f/MuCo/data/MuCo-3DHP.json" &&
+   cmp -s "$T/e/MuCo/data/unaugmented_set/000003.jpg" "$T/f/MuCo/data/unaugmented_set/000003.jpg"; then ok; else bad "synth not deterministic"; fi
+if ! cmp -s "$T/e/MuCo/data/MuCo-3DHP.json" "$T/g/MuCo/data/MuCo-3DHP.json"; then ok; else bad "seed ignored"; fi
+if OMP_NUM_THREADS=1 "$BIN" synth --out "$T/h" --format muco --images 6 --seed 5 > /dev/null &&
+   cmp -s "$T/e/MuCo/data/unaugmented_set/000005.jpg" "$T/h/MuCo/data/unaugmented_set/000005.jpg"; then ok; else bad "thread count changes images"; fi
+# CLI errors: one clear line, non-zero exit, no crash
+expect_fail() { # pattern cmd...
+    local pat=$1; shift
+    "$@" > "$T/out" 2>&1; local rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q -- "$pat" "$T/out"; then ok; else bad "expected failure '$pat' (rc $rc)"; cat "$T/out"; fi
+}
+expect_fail "unknown flag '--bogus'" "$BIN" synth --out "$T/x" --bogus
+expect_fail "unknown format 'coco'" "$BIN" synth --out "$T/x" --format coco
+expect_fail "must be > 0" "$BIN" synth --out "$T/x" --images 0
+expect_fail "is not an integer" "$BIN" synth --out "$T/x" --images ten
+expect_fail "$T/nowhere/MuCo/data/MuCo-3DHP.json: cannot open" "$BIN" dataset --name MuCo --data "$T/nowhere"
+expect_fail "unknown dataset 'Foo'" "$BIN" dataset --name Foo --data "$T/d"
+expect_fail "only a train split" "$BIN" dataset --name MuCo --data "$T/d" --split test
+echo '{"images": [], "annotations": [' > "$T/d/MuCo/data/MuCo-3DHP.json"
+expect_fail "MuCo-3DHP.json:2:1: malformed JSON: unexpected end of input" "$BIN" dataset --name MuCo --data "$T/d"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
