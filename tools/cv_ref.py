@@ -1,10 +1,11 @@
 """Reference crops for tests/test_augment.c, done the authors' way with OpenCV and torchvision.
 
-usage: cv_ref.py cases OUTDIR
+usage: cv_ref.py cases OUTDIR | cv_ref.py check RECORD.json PATCH.npy
 Writes OUTDIR/img.jpg, OUTDIR/img.png (640x480 smooth random content), OUTDIR/big.jpg (1920x1080), OUTDIR/cases.txt
 (one case a line: image bbox_x bbox_y bbox_w bbox_h rot flip c_r c_g c_b root_x root_y root_vis)
 and per case i: case_i.u8 (256,256,3) RGB warped patch before the colour scale,
 case_i.f32 (3,256,256) normalised tensor, case_i.root (x, y, vis as float64, output space).
+`check` recomputes a `rootnet inspect` record (JSON) and compares its .npy patch.
 """
 import math
 import os
@@ -107,7 +108,33 @@ def cases(outdir):
         f.write("\n".join(lines) + "\n")
 
 
+def check(rec_json, npy):
+    """Compares `rootnet inspect` output with the reference; prints one line, exits 1 on mismatch."""
+    import json
+    r = json.load(open(rec_json))
+    a = r["aug"]
+    rgb, ref, out = crop(r["image"], r["bbox"], a["rot"], int(a["flip"]), a["color"], r["root_img"][:2], r["root_vis"])
+    got = np.load(npy)
+    std = np.array(STD, np.float32)[:, None, None]
+    diff = np.abs((got - ref) * std)  # grey levels (the authors' 0..255 scale)
+    near = float(np.mean(diff <= 1.0 + 1e-3))
+    root_err = max(abs(r["root_out"][0] - out[0]), abs(r["root_out"][1] - out[1]))
+    ok = got.shape == ref.shape and root_err < 1e-3 and r["vis"] == out[2]
+    # DCT-scaled decode low-passes before sampling: bounded raw difference (aliasing of
+    # texture) and a small one after a sigma-2 blur (geometry: a 1 px shift gives > 2).
+    blur = lambda v: np.stack([cv2.GaussianBlur(np.ascontiguousarray(x), (0, 0), 2) for x in v])
+    blurred = float(np.abs(blur(got * std) - blur(ref * std)).mean())
+    ok = ok and (near >= 0.999 if r["dct_scale"] == 1 else float(diff.mean()) < 4.0 and blurred < 1.0)
+    print("%s index %d dct %d: %.4f%% within 1 level, mean %.3f, blurred %.3f, root err %.2e, vis %g/%g: %s" % (
+        r["dataset"], r["index"], r["dct_scale"], 100 * near, diff.mean(), blurred, root_err, r["vis"], out[2],
+        "ok" if ok else "MISMATCH"))
+    sys.exit(0 if ok else 1)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "cases":
+    if len(sys.argv) == 3 and sys.argv[1] == "cases":
+        cases(sys.argv[2])
+    elif len(sys.argv) == 4 and sys.argv[1] == "check":
+        check(sys.argv[2], sys.argv[3])
+    else:
         sys.exit(__doc__)
-    cases(sys.argv[2])

@@ -6,5 +6,6 @@
 int rn_cmd_forward(int argc, char **argv);
 int rn_cmd_step(int argc, char **argv);
 int rn_cmd_bench(int argc, char **argv);
+int rn_cmd_inspect(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@ static const command COMMANDS[] = {
     {"forward", rn_cmd_forward, "forward pass on .npy inputs, writes (N,3) coords"},
     {"step", rn_cmd_step, "training steps on .npy inputs (loss, grads, Adam)"},
     {"bench", rn_cmd_bench, "time training or inference steps, prints JSON"},
+    {"inspect", rn_cmd_inspect, "print one sample record as JSON and write its input patch"},
     {NULL, NULL, NULL},
 };
 
