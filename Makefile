@@ -37,12 +37,16 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/librootnet.a
 test: all
 	BUILD=$(BUILD) bash tests/run.sh
 
-bench: all $(BUILD)/bench_convs
+bench: all $(BUILD)/bench_convs $(BUILD)/bench/bench_data
 	BUILD=$(BUILD) bash bench/run.sh
 
 # Per-layer conv benchmark (bench/bench_convs.c); run build/bench_convs --help.
 $(BUILD)/bench_convs: $(BUILD)/bench/bench_convs.o $(BUILD)/src/cli/args.o $(BUILD)/librootnet.a
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/bench/bench_convs.o $(BUILD)/src/cli/args.o $(BUILD)/librootnet.a $(LDLIBS)
+
+# Data pipeline benchmark (bench/bench_data.c); run bench/bench_data.sh.
+$(BUILD)/bench/bench_data: $(BUILD)/bench/bench_data.o $(BUILD)/librootnet.a
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/librootnet.a $(LDLIBS)
 
 # ASan/UBSan build of everything in build-asan/, then the whole test suite.
 asan:
@@ -52,4 +56,4 @@ asan:
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/bench/bench_convs.d
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/bench/bench_convs.d $(BUILD)/bench/bench_data.d
