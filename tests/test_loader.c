@@ -212,6 +212,23 @@ static void test_config_and_bind(const rn_dataset *const *sets)
     sched_getaffinity(0, sizeof now, &now);
     RN_CHECK(CPU_COUNT(&now) == 1 && CPU_ISSET(core, &now), "pinned to core %d", core);
     sched_setaffinity(0, sizeof set, &set);
+    /* bind_cores: workers on the last allowed core, compute gets the rest */
+    small_cfg(&c, sets, 2, RN_SPLIT_TRAIN);
+    c.bind_cores = 1;
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+    int cores[CPU_SETSIZE], last = 0;
+    for (int k = 0; k < CPU_SETSIZE; k++)
+        if (CPU_ISSET(k, &set)) last = k;
+    int n = rn_loader_compute_cores(ld, cores, CPU_SETSIZE), has_last = 0;
+    for (int k = 0; k < n; k++) has_last |= cores[k] == last;
+    RN_CHECK(n == CPU_COUNT(&set) - 1 && !has_last, "compute cores exclude the loader's core %d (%d of %d)", last, n,
+             CPU_COUNT(&set));
+    rn_loader_start(ld, 0, 0, &err);
+    const rn_batch *b;
+    int got = 0;
+    while (rn_loader_next(ld, &b, &err) == 1) got += b->n;
+    RN_CHECK(got == 2 * N3, "pinned loader runs an epoch (%d)", got);
+    rn_loader_free(ld);
 }
 
 int main(void)

@@ -62,6 +62,28 @@ int rn_bind_self(const int *cores, int n, rn_err *err)
     return rc ? rn_err_set(err, "cannot pin thread to %d core(s): %s", n, strerror(rc)) : 0;
 }
 
+static int last_allowed_core(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set)) return (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
+    int last = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set)) last = c;
+    return last;
+}
+
+int rn_loader_compute_cores(const rn_loader *ld, int *cores, int max)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set)) return 0;
+    if (ld->cfg.bind_cores)
+        for (int i = 0; i < ld->cfg.n_loader_cores; i++) CPU_CLR(ld->cfg.loader_cores[i], &set);
+    int n = 0;
+    for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+        if (CPU_ISSET(c, &set)) cores[n++] = c;
+    return n;
+}
+
 /* ---- item space and order ---- */
 
 static int64_t item_space(const rn_loader_cfg *cfg, int64_t *max_len)
@@ -252,7 +274,7 @@ static int check_cfg(const rn_loader_cfg *c, rn_err *err)
 int rn_loader_create(rn_loader **out, const rn_loader_cfg *cfg, rn_err *err)
 {
     rn_loader_cfg c = *cfg;
-    int last_core[1] = {(int)sysconf(_SC_NPROCESSORS_ONLN) - 1};
+    int last_core[1] = {last_allowed_core()};
     if (c.bind_cores && !c.loader_cores) c.loader_cores = last_core, c.n_loader_cores = 1;
     if (check_cfg(&c, err)) return -1;
     int64_t max_len, L = item_space(&c, &max_len);

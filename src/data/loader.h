@@ -54,7 +54,7 @@ typedef struct rn_loader_cfg {
     int make_same_len;    /* 1: the authors' equal-length mixing */
     int augment;          /* 1: rotation, flip, colour (default: train) */
     int max_retries;      /* replacements tried for a bad training image */
-    int bind_cores;       /* 1: pin workers to loader_cores (default: the last core) */
+    int bind_cores;       /* 1: pin workers to loader_cores (default: the last allowed core) */
     const int *loader_cores;
     int n_loader_cores;
     int quiet;            /* 1: do not log skipped images */
@@ -104,6 +104,11 @@ void rn_loader_free(rn_loader *ld);
 /* Pins the calling thread to the given cores (e.g. the compute thread, before
  * its first OpenMP region so that the team inherits the mask). */
 int rn_bind_self(const int *cores, int n, rn_err *err);
+
+/* The cores this process may use minus the loader's pinned cores (all
+ * allowed cores when not pinning), into cores[0..max); returns the count.
+ * With 2 cores and bind_cores: loader on the last, compute on the first. */
+int rn_loader_compute_cores(const rn_loader *ld, int *cores, int max);
 
 /* The authors' test-time mapping of an output-space root back to the image:
  * x_img = x / out_w * bbox_w + bbox_x, likewise y. */
