@@ -2,55 +2,24 @@
  * as JSON and writes the patch (.png de-normalised 8-bit RGB, or .npy float
  * (3, H, W)). With --augment the augmentation is the loader's for a
  * single-set training run at --epoch (stream epoch * N + index). */
-#include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <png.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "data/augment.h"
 #include "data/sample.h"
+#include "io/file.h"
+#include "io/tensors.h"
 
 typedef struct inspect_args {
     const char *data_dir, *dataset, *split, *out;
     long index, seed, epoch;
     int augment, raw_norm01, no_dct;
 } inspect_args;
-
-/* Atomic write: temp file in the same directory, fsync, rename. */
-static int write_atomic(const char *path, const void *a, size_t na, const void *b, size_t nb, rn_err *err)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) return rn_err_set(err, "%s: cannot create: %s", tmp, strerror(errno));
-    int ok = write(fd, a, na) == (ssize_t)na && (!nb || write(fd, b, nb) == (ssize_t)nb) && fsync(fd) == 0;
-    ok = (close(fd) == 0) && ok;
-    if (!ok || rename(tmp, path)) {
-        int e = errno;
-        unlink(tmp);
-        return rn_err_set(err, "%s: write failed: %s", path, strerror(e));
-    }
-    return 0;
-}
-
-/* Minimal .npy (version 1.0) for a little-endian float32 (3, h, w) array. */
-static int write_npy(const char *path, const float *x, int h, int w, rn_err *err)
-{
-    char hdr[128];
-    int n = snprintf(hdr + 10, sizeof hdr - 10, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, %d, %d), }", h, w);
-    int total = (10 + n + 1 + 63) / 64 * 64;
-    memcpy(hdr, "\x93NUMPY\x01\x00", 8);
-    hdr[8] = (char)((total - 10) & 0xff), hdr[9] = (char)((total - 10) >> 8);
-    memset(hdr + 10 + n, ' ', (size_t)(total - 10 - n));
-    hdr[total - 1] = '\n';
-    return write_atomic(path, hdr, (size_t)total, x, sizeof(float) * 3 * (size_t)h * w, err);
-}
 
 typedef struct png_mem {
     unsigned char *p;
@@ -95,7 +64,8 @@ static int write_png(const char *path, const float *x, int h, int w, const rn_cr
     for (int y = 0; y < h; y++) png_write_row(ps, rgb + (size_t)y * w * 3);
     png_write_end(ps, pi);
     png_destroy_write_struct(&ps, &pi);
-    int rc = write_atomic(path, m.p, m.n, NULL, 0, err);
+    rn_afile f;
+    int rc = rn_afile_open(&f, path, err) || rn_afile_write(&f, m.p, m.n, err) || rn_afile_commit(&f, err) ? -1 : 0;
     free(rgb), free(m.p);
     return rc;
 }
@@ -144,8 +114,8 @@ static int inspect_run(const inspect_args *a, const rn_dataset *ds, rn_err *err)
     rn_crop_out o;
     int rc = rn_crop_sample(x, &o, &ctx, &in, &aug, &cfg, err);
     if (rc) rn_err_prefix(err, "%s record %ld", a->dataset, a->index);
-    else rc = ends_with(a->out, ".npy") ? write_npy(a->out, x, cfg.in_h, cfg.in_w, err)
-                                        : write_png(a->out, x, cfg.in_h, cfg.in_w, &cfg, err);
+    else if (ends_with(a->out, ".npy")) rc = rn_npy_write(a->out, RN_F32, 3, (int64_t[]){3, cfg.in_h, cfg.in_w}, x, err);
+    else rc = write_png(a->out, x, cfg.in_h, cfg.in_w, &cfg, err);
     if (!rc) {
         json_t *j = record_json(a, s, path, &aug, &o);
         char *txt = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(9));
