@@ -135,6 +135,48 @@ static void test_determinism(const rn_dataset *const *sets)
     free_run(&a), free_run(&b), free_run(&c);
 }
 
+/* Without make_same_len the sets are concatenated: L = 13 + 5; with world 2 the
+ * test split shards in order, pads flagged. */
+static void test_concat_and_test_shards(const rn_dataset *const *sets)
+{
+    rn_loader_cfg c;
+    small_cfg(&c, sets, 2, RN_SPLIT_TRAIN);
+    c.make_same_len = 0;
+    rn_loader *ld;
+    rn_err err = {0};
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+    RN_CHECK(rn_loader_items(ld) == N3 + N2, "concatenated length %lld", (long long)rn_loader_items(ld));
+    rn_loader_start(ld, 3, 0, &err);
+    const rn_batch *b;
+    int seen[N3 + N2] = {0}, ok = 1;
+    while (rn_loader_next(ld, &b, &err) == 1)
+        for (int i = 0; i < b->n; i++) {
+            seen[b->item[i]]++;
+            int want_set = b->item[i] >= N3, want_rec = b->item[i] - (want_set ? N3 : 0);
+            ok &= b->set[i] == want_set && b->sample[i] == want_rec && b->have_depth[i] == (want_set ? 0 : 1);
+        }
+    for (int i = 0; i < N3 + N2; i++) ok &= seen[i] == 1;
+    RN_CHECK(ok, "concatenated sets: each record once, have_depth per set");
+    rn_loader_free(ld);
+    int order[2][8], cnt[2] = {0, 0}, pads = 0;
+    for (int rank = 0; rank < 2; rank++) {
+        small_cfg(&c, sets, 1, RN_SPLIT_TEST);
+        c.rank = rank, c.world = 2;
+        RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+        rn_loader_start(ld, 0, 0, &err);
+        while (rn_loader_next(ld, &b, &err) == 1)
+            for (int i = 0; i < b->n; i++) {
+                pads += b->pad[i];
+                if (cnt[rank] < 8) order[rank][cnt[rank]++] = b->sample[i];
+            }
+        rn_loader_free(ld);
+    }
+    /* 13 records, world 2: rank 0 gets 0, 2, ..., 12; rank 1 gets 1, 3, ..., 11 and a pad (record 0) */
+    int inorder = cnt[0] == 7 && cnt[1] == 7;
+    for (int k = 0; k < 7 && inorder; k++) inorder = order[0][k] == 2 * k && order[1][k] == (k < 6 ? 2 * k + 1 : 0);
+    RN_CHECK(inorder && pads == 1, "test split sharded in order with one pad (%d, %d, pads %d)", cnt[0], cnt[1], pads);
+}
+
 static void test_values(const rn_dataset *const *sets)
 {
     rn_loader_cfg c;
@@ -249,6 +291,7 @@ int main(void)
     test_coverage(sets);
     test_determinism(sets);
     test_values(sets);
+    test_concat_and_test_shards(sets);
     test_config_and_bind(sets);
     test_bad_images(sets);
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);

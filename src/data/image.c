@@ -106,11 +106,9 @@ static int jpeg_rows(struct jpeg_decompress_struct *ci, rn_image *img, const int
     image_reserve(img, (int)ci->output_width, r[3]);
     img->x0 = (int)xoff;
     img->y0 = r[1];
-    for (int y = 0; y < r[3] && !je->warned;) {
+    for (int y = 0; y < r[3] && !je->warned; y++) {
         JSAMPROW row = img->px + (size_t)y * img->stride;
-        JDIMENSION got = jpeg_read_scanlines(ci, &row, 1);
-        if (got != 1) return -1;
-        y++;
+        if (jpeg_read_scanlines(ci, &row, 1) != 1) return -1;
     }
     return je->warned ? -1 : 0;
 }
