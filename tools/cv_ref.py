@@ -1,6 +1,6 @@
 """Reference crops for tests/test_augment.c, done the authors' way with OpenCV and torchvision.
 
-usage: cv_ref.py cases OUTDIR | cv_ref.py check RECORD.json PATCH.npy
+usage: cv_ref.py cases OUTDIR | cv_ref.py check RECORD.json PATCH.npy [RECORD.json PATCH.npy ...]
 Writes OUTDIR/img.jpg, OUTDIR/img.png (640x480 smooth random content), OUTDIR/big.jpg (1920x1080), OUTDIR/cases.txt
 (one case a line: image bbox_x bbox_y bbox_w bbox_h rot flip c_r c_g c_b root_x root_y root_vis)
 and per case i: case_i.u8 (256,256,3) RGB warped patch before the colour scale,
@@ -109,7 +109,7 @@ def cases(outdir):
 
 
 def check(rec_json, npy):
-    """Compares `rootnet inspect` output with the reference; prints one line, exits 1 on mismatch."""
+    """Compares one `rootnet inspect` output with the reference; prints one line, returns ok."""
     import json
     r = json.load(open(rec_json))
     a = r["aug"]
@@ -128,13 +128,14 @@ def check(rec_json, npy):
     print("%s index %d dct %d: %.4f%% within 1 level, mean %.3f, blurred %.3f, root err %.2e, vis %g/%g: %s" % (
         r["dataset"], r["index"], r["dct_scale"], 100 * near, diff.mean(), blurred, root_err, r["vis"], out[2],
         "ok" if ok else "MISMATCH"))
-    sys.exit(0 if ok else 1)
+    return ok
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "cases":
         cases(sys.argv[2])
-    elif len(sys.argv) == 4 and sys.argv[1] == "check":
-        check(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) >= 4 and len(sys.argv) % 2 == 0 and sys.argv[1] == "check":
+        pairs = zip(sys.argv[2::2], sys.argv[3::2])
+        sys.exit(0 if all([check(j, n) for j, n in pairs]) else 1)
     else:
         sys.exit(__doc__)
