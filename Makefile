@@ -37,7 +37,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/librootnet.a
 test: all
 	BUILD=$(BUILD) bash tests/run.sh
 
-bench: all $(BUILD)/bench_convs $(BUILD)/bench_annot
+bench: all $(BUILD)/bench_convs $(BUILD)/bench_annot $(BUILD)/bench/bench_data
 	BUILD=$(BUILD) bash bench/run.sh
 
 # Per-layer conv benchmark (bench/bench_convs.c); run build/bench_convs --help.
@@ -48,6 +48,10 @@ $(BUILD)/bench_convs: $(BUILD)/bench/bench_convs.o $(BUILD)/src/cli/args.o $(BUI
 $(BUILD)/bench_annot: $(BUILD)/bench/bench_annot.o $(BUILD)/librootnet.a
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/bench/bench_annot.o $(BUILD)/librootnet.a $(LDLIBS)
 
+# Data pipeline benchmark (bench/bench_data.c); run bench/bench_data.sh.
+$(BUILD)/bench/bench_data: $(BUILD)/bench/bench_data.o $(BUILD)/librootnet.a
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/librootnet.a $(LDLIBS)
+
 # ASan/UBSan build of everything in build-asan/, then the whole test suite.
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
@@ -56,4 +60,5 @@ asan:
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/bench/bench_convs.d $(BUILD)/bench/bench_annot.d
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/bench/bench_convs.d $(BUILD)/bench/bench_annot.d \
+	$(BUILD)/bench/bench_data.d

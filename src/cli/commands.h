@@ -9,5 +9,6 @@ int rn_cmd_bench(int argc, char **argv);
 int rn_cmd_evaluate(int argc, char **argv);
 int rn_cmd_synth(int argc, char **argv);
 int rn_cmd_dataset(int argc, char **argv);
+int rn_cmd_inspect(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const command COMMANDS[] = {
     {"evaluate", rn_cmd_evaluate, "AP_root / MRPE of a result JSON against ground truth"},
     {"synth", rn_cmd_synth, "write a synthetic dataset (muco, mupots, h36m layouts)"},
     {"dataset", rn_cmd_dataset, "load an annotation set (readers + cache), summary or CSV dump"},
+    {"inspect", rn_cmd_inspect, "print one sample record as JSON and write its input patch"},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,83 @@
+/* Data-pipeline benchmark: decode + crop + augment + normalise through
+ * rn_loader on the JPEGs listed in DIR/boxes.txt (bench/data_ref.py gen).
+ *
+ *   build/bench/bench_data DIR [WORKERS [BATCH]]   -> one JSON line with images/s
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "data/loader.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Reads DIR/boxes.txt into an in-memory dataset (absolute paths, data_dir "/"). */
+static int read_boxes(rn_dataset *ds, const char *dir)
+{
+    char path[4096], img[4096];
+    snprintf(path, sizeof path, "%s/boxes.txt", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return fprintf(stderr, "bench_data: cannot open %s\n", path), -1;
+    size_t cap = 1024, n = 0, pool_n = 0, pool_cap = 1 << 16;
+    rn_sample *s = rn_xcalloc(cap, sizeof *s);
+    char *pool = rn_xmalloc(pool_cap);
+    float v[6];
+    while (fscanf(f, "%4095s %f %f %f %f %f %f", img, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 7) {
+        if (n == cap) s = realloc(s, (cap *= 2) * sizeof *s);
+        size_t len = strlen(img) + 1;
+        while (pool_n + len > pool_cap) pool = realloc(pool, pool_cap *= 2);
+        RN_ASSERT(s && pool);
+        memcpy(pool + pool_n, img, len);
+        s[n] = (rn_sample){.path_off = (uint32_t)pool_n, .bbox = {v[0], v[1], v[2], v[3]}, .k = 1.0f,
+                           .root_img = {v[4], v[5], 3000.0f}, .root_vis = 1, .have_depth = 1};
+        pool_n += len;
+        n++;
+    }
+    fclose(f);
+    *ds = (rn_dataset){.samples = s, .n = n, .strings = pool, .strings_len = pool_n, .data_dir = ""};
+    snprintf(ds->name, sizeof ds->name, "bench");
+    return n ? 0 : (fprintf(stderr, "bench_data: %s has no boxes\n", path), -1);
+}
+
+static double run_epoch(rn_loader *ld, int epoch, long *images)
+{
+    rn_err err = {0};
+    const rn_batch *b;
+    double t0 = now();
+    *images = 0;
+    rn_loader_start(ld, epoch, 0, &err);
+    int rc;
+    while ((rc = rn_loader_next(ld, &b, &err)) == 1) *images += b->n;
+    if (rc < 0) fprintf(stderr, "bench_data: %s\n", err.msg);
+    return now() - t0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return fprintf(stderr, "usage: bench_data DIR [WORKERS [BATCH]]\n"), 2;
+    rn_dataset ds;
+    if (read_boxes(&ds, argv[1])) return 1;
+    const rn_dataset *sets[1] = {&ds};
+    rn_loader_cfg cfg;
+    rn_loader_cfg_default(&cfg, sets, 1, RN_SPLIT_TRAIN);
+    cfg.workers = argc > 2 ? atoi(argv[2]) : 2;
+    cfg.batch = argc > 3 ? atoi(argv[3]) : 32;
+    cfg.seed = 1;
+    rn_loader *ld;
+    rn_err err = {0};
+    if (rn_loader_create(&ld, &cfg, &err)) return fprintf(stderr, "bench_data: %s\n", err.msg), 1;
+    long images;
+    run_epoch(ld, 0, &images); /* warm-up: page cache, allocations */
+    double dt = run_epoch(ld, 1, &images);
+    printf("{\"pipeline\": \"rootnet\", \"workers\": %d, \"batch\": %d, \"images\": %ld, \"seconds\": %.3f, "
+           "\"images_per_s\": %.1f}\n", cfg.workers, cfg.batch, images, dt, images / dt);
+    rn_loader_free(ld);
+    free(ds.samples), free((void *)ds.strings);
+    return 0;
+}

@@ -1,0 +1,182 @@
+/* rootnet inspect: one sample as the network would see it. Prints the record
+ * as JSON and writes the patch (.png de-normalised 8-bit RGB, or .npy float
+ * (3, H, W)). With --augment the augmentation is the loader's for a
+ * single-set training run at --epoch (stream epoch * N + index). */
+#include <jansson.h>
+#include <math.h>
+#include <png.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "data/augment.h"
+#include "data/sample.h"
+#include "io/file.h"
+#include "io/tensors.h"
+
+typedef struct inspect_args {
+    const char *data_dir, *dataset, *split, *out;
+    long index, seed, epoch;
+    int augment, raw_norm01, no_dct;
+} inspect_args;
+
+typedef struct png_mem {
+    unsigned char *p;
+    size_t n, cap;
+} png_mem;
+
+static void png_mem_write(png_structp ps, png_bytep d, size_t len)
+{
+    png_mem *m = png_get_io_ptr(ps);
+    if (m->n + len > m->cap) {
+        m->cap = (m->n + len) * 2;
+        m->p = realloc(m->p, m->cap);
+        RN_ASSERT(m->p);
+    }
+    memcpy(m->p + m->n, d, len);
+    m->n += len;
+}
+
+static void png_mem_flush(png_structp ps) { (void)ps; }
+
+/* De-normalises the (3, h, w) tensor to 8-bit RGB and writes a PNG. */
+static int write_png(const char *path, const float *x, int h, int w, const rn_crop_cfg *cfg, rn_err *err)
+{
+    unsigned char *rgb = rn_xmalloc((size_t)3 * h * w);
+    for (int c = 0; c < 3; c++)
+        for (size_t i = 0; i < (size_t)h * w; i++) {
+            double v = (x[(size_t)c * h * w + i] * cfg->std[c] + cfg->mean[c]) / cfg->pixel_scale;
+            rgb[3 * i + (size_t)c] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : lrint(v));
+        }
+    png_mem m = {0};
+    png_structp ps = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop pi = png_create_info_struct(ps);
+    if (setjmp(png_jmpbuf(ps))) {
+        png_destroy_write_struct(&ps, &pi);
+        free(rgb), free(m.p);
+        return rn_err_set(err, "%s: PNG encoding failed", path);
+    }
+    png_set_write_fn(ps, &m, png_mem_write, png_mem_flush);
+    png_set_IHDR(ps, pi, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(ps, pi);
+    for (int y = 0; y < h; y++) png_write_row(ps, rgb + (size_t)y * w * 3);
+    png_write_end(ps, pi);
+    png_destroy_write_struct(&ps, &pi);
+    rn_afile f;
+    int rc = rn_afile_open(&f, path, err) || rn_afile_write(&f, m.p, m.n, err) || rn_afile_commit(&f, err) ? -1 : 0;
+    free(rgb), free(m.p);
+    return rc;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+static json_t *record_json(const inspect_args *a, const rn_sample *s, const char *path, const rn_aug *aug,
+                           const rn_crop_out *o)
+{
+    return json_pack("{s:s, s:s, s:I, s:s, s:[f,f,f,f], s:f, s:[f,f,f], s:[f,f], s:f, s:f, s:f, s:i, s:i, "
+                     "s:{s:f, s:b, s:[f,f,f]}, s:i, s:s}",
+                     "dataset", a->dataset, "split", a->split, "index", (json_int_t)a->index, "image", path,
+                     "bbox", s->bbox[0], s->bbox[1], s->bbox[2], s->bbox[3], "k", s->k, "root_img",
+                     s->root_img[0], s->root_img[1], s->root_img[2], "root_out", o->root[0], o->root[1], "root_vis", s->root_vis, "vis",
+                     o->root_vis, "depth", s->root_img[2], "have_depth", s->have_depth, "image_id", s->image_id,
+                     "aug", "rot", aug->rot, "flip", aug->flip, "color", aug->color[0], aug->color[1], aug->color[2],
+                     "dct_scale", o->scale, "out", a->out);
+}
+
+static int inspect_run(const inspect_args *a, const rn_dataset *ds, rn_err *err)
+{
+    if (a->index < 0 || (size_t)a->index >= ds->n)
+        return rn_err_set(err, "--index %ld out of range: %s has %zu records", a->index, a->dataset, ds->n);
+    const rn_sample *s = &ds->samples[a->index];
+    char path[8192];
+    rn_dataset_image_path(ds, s, path, sizeof path);
+    rn_crop_cfg cfg;
+    rn_crop_cfg_default(&cfg);
+    if (a->raw_norm01) cfg.pixel_scale = 1.0f / 255;
+    cfg.allow_dct = !a->no_dct;
+    rn_aug aug;
+    rn_aug_none(&aug);
+    if (a->augment) {
+        rn_rng r;
+        rn_rng_seed2(&r, (uint64_t)a->seed, (uint64_t)a->epoch * ds->n + (uint64_t)a->index);
+        rn_aug_draw(&aug, &r);
+    }
+    rn_crop_in in = {.path = path, .root = {s->root_img[0], s->root_img[1]}, .root_vis = s->root_vis};
+    memcpy(in.bbox, s->bbox, sizeof in.bbox);
+    float *x = rn_xmalloc(sizeof(float) * 3 * cfg.in_w * cfg.in_h);
+    rn_crop_ctx ctx = {0};
+    rn_crop_out o;
+    int rc = rn_crop_sample(x, &o, &ctx, &in, &aug, &cfg, err);
+    if (rc) rn_err_prefix(err, "%s record %ld", a->dataset, a->index);
+    else if (ends_with(a->out, ".npy")) rc = rn_npy_write(a->out, RN_F32, 3, (int64_t[]){3, cfg.in_h, cfg.in_w}, x, err);
+    else rc = write_png(a->out, x, cfg.in_h, cfg.in_w, &cfg, err);
+    if (!rc) {
+        json_t *j = record_json(a, s, path, &aug, &o);
+        char *txt = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(9));
+        printf("%s\n", txt);
+        free(txt);
+        json_decref(j);
+    }
+    rn_crop_ctx_free(&ctx);
+    free(x);
+    return rc;
+}
+
+static int check_args(const inspect_args *a, rn_split *split, rn_err *err)
+{
+    if (!a->data_dir || !a->dataset || !a->out) return rn_err_set(err, "--data-dir, --dataset and --out are required");
+    if (!strcmp(a->split, "train")) *split = RN_SPLIT_TRAIN;
+    else if (!strcmp(a->split, "test")) *split = RN_SPLIT_TEST;
+    else return rn_err_set(err, "--split: '%s' is not train or test", a->split);
+    if (!ends_with(a->out, ".png") && !ends_with(a->out, ".npy"))
+        return rn_err_set(err, "--out: '%s' must end in .png or .npy", a->out);
+    if (a->epoch < 0) return rn_err_set(err, "--epoch must be >= 0");
+    return 0;
+}
+
+int rn_cmd_inspect(int argc, char **argv)
+{
+    inspect_args a = {.split = "train"};
+    int help = 0;
+    rn_flag flags[] = {
+        RN_FLAG_STR("--data-dir", &a.data_dir, "dataset root (the authors' data/ layout)"),
+        RN_FLAG_STR("--dataset", &a.dataset, "Human36M, MuCo, MuPoTS, MSCOCO, MPII, PW3D"),
+        RN_FLAG_STR("--split", &a.split, "train or test (default train)"),
+        RN_FLAG_I64("--index", &a.index, "record index"),
+        RN_FLAG_BOOL("--augment", &a.augment, "apply the training augmentation"),
+        RN_FLAG_I64("--seed", &a.seed, "augmentation seed (default 0)"),
+        RN_FLAG_I64("--epoch", &a.epoch, "epoch for the augmentation stream (default 0)"),
+        RN_FLAG_BOOL("--norm01", &a.raw_norm01, "ImageNet normalisation on [0,1] instead of the authors' 0..255"),
+        RN_FLAG_BOOL("--no-dct", &a.no_dct, "always decode at full size (no JPEG DCT downscaling)"),
+        RN_FLAG_STR("--out", &a.out, "patch.png (de-normalised RGB) or patch.npy (float (3,H,W))"),
+        RN_FLAG_BOOL("--help", &help, "show this help"),
+        {0}};
+    const char *syn = "--data-dir D --dataset NAME --split train|test --index I [--augment --seed S] --out F";
+    rn_err err = {0};
+    rn_split split = RN_SPLIT_TRAIN;
+    if (rn_args_parse(flags, argc, argv, 2, &err) || (!help && check_args(&a, &split, &err))) {
+        fprintf(stderr, "rootnet inspect: %s\n", err.msg);
+        rn_args_usage(stderr, "inspect", syn, flags);
+        return 2;
+    }
+    if (help) {
+        rn_args_usage(stdout, "inspect", syn, flags);
+        return 0;
+    }
+    rn_dataset ds;
+    rn_dataset_opts opts = {.protocol = 2, .input_w = 256, .input_h = 256};
+    if (rn_dataset_load(&ds, a.dataset, a.data_dir, split, &opts, &err)) {
+        fprintf(stderr, "rootnet inspect: %s\n", err.msg);
+        return 1;
+    }
+    int rc = inspect_run(&a, &ds, &err);
+    if (rc) fprintf(stderr, "rootnet inspect: %s\n", err.msg);
+    rn_dataset_free(&ds);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,276 @@
+#include "data/augment.h"
+
+#include <math.h>
+#include <string.h>
+
+void rn_aug_draw(rn_aug *a, rn_rng *r)
+{
+    a->rot = 0;
+    if (rn_rng_uniform(r) <= 0.6) {
+        double g = rn_rng_normal(r);
+        a->rot = (g < -2.0 ? -2.0 : g > 2.0 ? 2.0 : g) * 30.0;
+    }
+    a->flip = rn_rng_uniform(r) <= 0.5;
+    for (int c = 0; c < 3; c++) a->color[c] = (float)(0.8 + 0.4 * rn_rng_uniform(r));
+}
+
+void rn_aug_none(rn_aug *a)
+{
+    a->rot = 0;
+    a->flip = 0;
+    a->color[0] = a->color[1] = a->color[2] = 1.0f;
+}
+
+/* rotate_2d: double arithmetic on float32 inputs, result stored as float32. */
+static void rotate_f32(float out[2], float x, float y, double rad)
+{
+    double sn = sin(rad), cs = cos(rad);
+    out[0] = (float)((double)x * cs - (double)y * sn);
+    out[1] = (float)((double)x * sn + (double)y * cs);
+}
+
+/* Solves m * (s_i, 1) = d_i for the three point pairs (getAffineTransform). */
+static void affine_from_points(double m[6], const float s[3][2], const float d[3][2])
+{
+    double a = (double)s[1][0] - s[0][0], b = (double)s[2][0] - s[0][0];
+    double c = (double)s[1][1] - s[0][1], e = (double)s[2][1] - s[0][1];
+    double det = a * e - b * c;
+    RN_ASSERT(det != 0);
+    double i00 = e / det, i01 = -b / det, i10 = -c / det, i11 = a / det;
+    for (int r = 0; r < 2; r++) {
+        double p = (double)d[1][r] - d[0][r], q = (double)d[2][r] - d[0][r];
+        m[3 * r + 0] = p * i00 + q * i10;
+        m[3 * r + 1] = p * i01 + q * i11;
+        m[3 * r + 2] = d[0][r] - m[3 * r + 0] * s[0][0] - m[3 * r + 1] * s[0][1];
+    }
+}
+
+void rn_affine_from_box(double m[6], double cx, double cy, double bw, double bh, int out_w, int out_h, double rot)
+{
+    double rad = M_PI * rot / 180.0;
+    float down[2], right[2];
+    rotate_f32(down, 0.0f, (float)(bh * 0.5), rad);
+    rotate_f32(right, (float)(bw * 0.5), 0.0f, rad);
+    float c0 = (float)cx, c1 = (float)cy;
+    float s[3][2] = {{c0, c1}, {c0 + down[0], c1 + down[1]}, {c0 + right[0], c1 + right[1]}};
+    float dc0 = (float)(out_w * 0.5), dc1 = (float)(out_h * 0.5);
+    float d[3][2] = {{dc0, dc1}, {dc0, dc1 + (float)(out_h * 0.5)}, {dc0 + (float)(out_w * 0.5), dc1}};
+    affine_from_points(m, s, d);
+}
+
+void rn_affine_invert(double inv[6], const double m[6])
+{
+    double d = m[0] * m[4] - m[1] * m[3];
+    d = d != 0 ? 1.0 / d : 0.0;
+    inv[0] = m[4] * d;
+    inv[1] = -m[1] * d;
+    inv[3] = -m[3] * d;
+    inv[4] = m[0] * d;
+    inv[2] = -inv[0] * m[2] - inv[1] * m[5];
+    inv[5] = -inv[3] * m[2] - inv[4] * m[5];
+}
+
+void rn_affine_apply(double *ox, double *oy, const double m[6], double x, double y)
+{
+    *ox = m[0] * x + m[1] * y + m[2];
+    *oy = m[3] * x + m[4] * y + m[5];
+}
+
+static inline int tap(const uint8_t *src, int sw, int sh, size_t stride, int x, int y, int c)
+{
+    return (x < 0 || y < 0 || x >= sw || y >= sh) ? 0 : src[(size_t)y * stride + 3 * (size_t)x + (size_t)c];
+}
+
+static void warp_pixel_edge(uint8_t *d, const uint8_t *src, int sw, int sh, size_t stride, int X, int Y)
+{
+    int ix = X >> 5, iy = Y >> 5, fx = X & 31, fy = Y & 31;
+    int w00 = (32 - fx) * (32 - fy), w01 = fx * (32 - fy), w10 = (32 - fx) * fy, w11 = fx * fy;
+    for (int c = 0; c < 3; c++) {
+        int s = tap(src, sw, sh, stride, ix, iy, c) * w00 + tap(src, sw, sh, stride, ix + 1, iy, c) * w01 +
+                tap(src, sw, sh, stride, ix, iy + 1, c) * w10 + tap(src, sw, sh, stride, ix + 1, iy + 1, c) * w11;
+        d[c] = (uint8_t)((s + 512) >> 10);
+    }
+}
+
+static void warp_row(uint8_t *d, const uint8_t *src, const int32_t *ad, const int32_t *bd, const rn_warp_map *mp,
+                     int X0, int Y0, int sw, int sh, size_t stride, int dw)
+{
+    const unsigned w1 = sw > 1 ? (unsigned)sw - 1 : 0, h1 = sh > 1 ? (unsigned)sh - 1 : 0;
+    for (int x = 0; x < dw; x++, d += 3) {
+        int X = (X0 + ad[x]) >> 5, Y = (Y0 + bd[x]) >> 5;
+        if (mp->flip) X = mp->flip_q - X;
+        X -= mp->off_x_q;
+        Y -= mp->off_y_q;
+        int ix = X >> 5, iy = Y >> 5;
+        if ((unsigned)ix < w1 && (unsigned)iy < h1) {
+            int fx = X & 31, fy = Y & 31;
+            int w00 = (32 - fx) * (32 - fy), w01 = fx * (32 - fy), w10 = (32 - fx) * fy, w11 = fx * fy;
+            const uint8_t *p = src + (size_t)iy * stride + 3 * (size_t)ix, *q = p + stride;
+            d[0] = (uint8_t)((p[0] * w00 + p[3] * w01 + q[0] * w10 + q[3] * w11 + 512) >> 10);
+            d[1] = (uint8_t)((p[1] * w00 + p[4] * w01 + q[1] * w10 + q[4] * w11 + 512) >> 10);
+            d[2] = (uint8_t)((p[2] * w00 + p[5] * w01 + q[2] * w10 + q[5] * w11 + 512) >> 10);
+        } else if (ix >= sw || iy >= sh || ix < -1 || iy < -1) {
+            d[0] = d[1] = d[2] = 0;
+        } else {
+            warp_pixel_edge(d, src, sw, sh, stride, X, Y);
+        }
+    }
+}
+
+void rn_warp_bilinear_u8(uint8_t *dst, const uint8_t *src, int32_t *scratch, const rn_warp_map *map, int sw, int sh,
+                         size_t stride, int dw, int dh)
+{
+    const double *m = map->m;
+    int32_t *ad = scratch, *bd = scratch + dw;
+    for (int x = 0; x < dw; x++) {
+        ad[x] = (int32_t)lrint(m[0] * x * 1024);
+        bd[x] = (int32_t)lrint(m[3] * x * 1024);
+    }
+    for (int y = 0; y < dh; y++) {
+        int X0 = (int)lrint((m[1] * y + m[2]) * 1024) + 16;
+        int Y0 = (int)lrint((m[4] * y + m[5]) * 1024) + 16;
+        warp_row(dst + (size_t)y * dw * 3, src, ad, bd, map, X0, Y0, sw, sh, stride, dw);
+    }
+}
+
+void rn_normalize_chw(float *dst, const uint8_t *src, const float color[3], float pixel_scale, const float mean[3],
+                      const float std[3], int w, int h)
+{
+    size_t n = (size_t)w * h;
+    for (int c = 0; c < 3; c++) {
+        float *o = dst + (size_t)c * n;
+        const float cs = color[c], sc = pixel_scale, mu = mean[c], sd = std[c];
+        for (size_t i = 0; i < n; i++) {
+            float v = (float)src[3 * i + (size_t)c] * cs;
+            v = v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v;
+            o[i] = (v * sc - mu) / sd;
+        }
+    }
+}
+
+void rn_crop_cfg_default(rn_crop_cfg *cfg)
+{
+    *cfg = (rn_crop_cfg){.in_w = 256, .in_h = 256, .out_w = 64, .out_h = 64, .allow_dct = 1, .pixel_scale = 1.0f,
+                         .mean = {0.485f, 0.456f, 0.406f}, .std = {0.229f, 0.224f, 0.225f}};
+}
+
+void rn_crop_ctx_free(rn_crop_ctx *ctx)
+{
+    rn_bytes_free(&ctx->file);
+    rn_image_free(&ctx->img);
+    free(ctx->patch);
+    free(ctx->xy);
+    *ctx = (rn_crop_ctx){0};
+}
+
+int rn_crop_pick_scale(const float bbox[4], const rn_crop_cfg *cfg)
+{
+    if (!cfg->allow_dct) return 1;
+    double r = fmin(bbox[2] / (double)cfg->in_w, bbox[3] / (double)cfg->in_h);
+    return r >= 8 ? 8 : r >= 4 ? 4 : r >= 2 ? 2 : 1;
+}
+
+static void ctx_reserve(rn_crop_ctx *ctx, const rn_crop_cfg *cfg)
+{
+    size_t np = (size_t)cfg->in_w * cfg->in_h * 3, nx = 2 * (size_t)cfg->in_w;
+    if (np > ctx->patch_cap) {
+        free(ctx->patch);
+        ctx->patch = rn_xmalloc(np);
+        ctx->patch_cap = np;
+    }
+    if (nx > ctx->xy_cap) {
+        free(ctx->xy);
+        ctx->xy = rn_xmalloc(nx * sizeof(int32_t));
+        ctx->xy_cap = nx;
+    }
+}
+
+/* Bounding box, in scaled-image pixels, of what the patch samples (with margin). */
+static void source_roi(int roi[4], const double inv[6], int w_full, int flip, int scale, const rn_crop_cfg *cfg)
+{
+    double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+    for (int k = 0; k < 4; k++) {
+        double px, py;
+        rn_affine_apply(&px, &py, inv, (k & 1) ? cfg->in_w : -1, (k & 2) ? cfg->in_h : -1);
+        if (flip) px = w_full - 1 - px;
+        x0 = fmin(x0, px), x1 = fmax(x1, px), y0 = fmin(y0, py), y1 = fmax(y1, py);
+    }
+    const double margin = 4;
+    double lim = 1e8;
+    x0 = fmax(fmin(floor(x0 / scale) - margin, lim), -lim), y0 = fmax(fmin(floor(y0 / scale) - margin, lim), -lim);
+    x1 = fmax(fmin(ceil(x1 / scale) + margin, lim), -lim), y1 = fmax(fmin(ceil(y1 / scale) + margin, lim), -lim);
+    roi[0] = (int)x0, roi[1] = (int)y0, roi[2] = (int)(x1 - x0), roi[3] = (int)(y1 - y0);
+}
+
+/* Warp map from patch pixels to decoded-buffer pixels. Scale 1 stays exact in
+ * OpenCV's fixed point (flip and offset are integer operations on 1/32 px). */
+static void buffer_map(rn_warp_map *mp, const double inv[6], const rn_image *img, int flip)
+{
+    memcpy(mp->m, inv, sizeof mp->m);
+    mp->flip = 0;
+    mp->flip_q = 0;
+    mp->off_x_q = img->x0 * 32;
+    mp->off_y_q = img->y0 * 32;
+    if (img->scale == 1) {
+        mp->flip = flip;
+        mp->flip_q = (img->full_w - 1) * 32;
+        return;
+    }
+    double s = img->scale, h = (s - 1) / 2;
+    double a[6];
+    memcpy(a, inv, sizeof a);
+    if (flip) a[0] = -a[0], a[1] = -a[1], a[2] = img->full_w - 1 - a[2];
+    for (int k = 0; k < 6; k++) mp->m[k] = a[k] / s;
+    mp->m[2] -= h / s;
+    mp->m[5] -= h / s;
+}
+
+static void root_to_output(rn_crop_out *out, const rn_crop_in *in, int flip, const rn_crop_cfg *cfg)
+{
+    double rx = in->root[0], ry = in->root[1], px, py;
+    if (flip) rx = out->img_w - rx - 1;
+    rn_affine_apply(&px, &py, out->trans, rx, ry);
+    int inside = px >= 0 && px < cfg->in_w && py >= 0 && py < cfg->in_h;
+    out->root_vis = inside ? in->root_vis : 0.0f;
+    out->root[0] = (float)(px / cfg->in_w * cfg->out_w);
+    out->root[1] = (float)(py / cfg->in_h * cfg->out_h);
+}
+
+static int check_input(const rn_crop_in *in, rn_err *err)
+{
+    for (int k = 0; k < 4; k++)
+        if (!isfinite(in->bbox[k])) return rn_err_set(err, "%s: bbox is not finite", in->path);
+    if (!(in->bbox[2] > 0 && in->bbox[3] > 0)) return rn_err_set(err, "%s: empty bbox", in->path);
+    if (!isfinite(in->root[0]) || !isfinite(in->root[1])) return rn_err_set(err, "%s: root is not finite", in->path);
+    return 0;
+}
+
+int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop_in *in, const rn_aug *aug,
+                   const rn_crop_cfg *cfg, rn_err *err)
+{
+    if (check_input(in, err)) return -1;
+    rn_image_info info;
+    if (rn_bytes_read(&ctx->file, in->path, err)) return -1;
+    if (rn_image_probe(&info, ctx->file.p, ctx->file.n, err)) return rn_err_prefix(err, "%s", in->path);
+    out->img_w = info.w, out->img_h = info.h;
+    double cx = in->bbox[0] + 0.5 * in->bbox[2], cy = in->bbox[1] + 0.5 * in->bbox[3];
+    if (aug->flip) cx = info.w - cx - 1;
+    rn_affine_from_box(out->trans, cx, cy, in->bbox[2], in->bbox[3], cfg->in_w, cfg->in_h, aug->rot);
+    double inv[6];
+    rn_affine_invert(inv, out->trans);
+    memcpy(out->inv, inv, sizeof inv);
+    if (aug->flip) out->inv[0] = -inv[0], out->inv[1] = -inv[1], out->inv[2] = info.w - 1 - inv[2];
+    out->scale = info.is_jpeg ? rn_crop_pick_scale(in->bbox, cfg) : 1;
+    int roi[4];
+    source_roi(roi, inv, info.w, aug->flip, out->scale, cfg);
+    if (rn_image_decode(&ctx->img, ctx->file.p, ctx->file.n, out->scale, roi, err))
+        return rn_err_prefix(err, "%s", in->path);
+    ctx_reserve(ctx, cfg);
+    rn_warp_map mp;
+    buffer_map(&mp, inv, &ctx->img, aug->flip);
+    rn_warp_bilinear_u8(ctx->patch, ctx->img.px, ctx->xy, &mp, ctx->img.w, ctx->img.h, ctx->img.stride, cfg->in_w,
+                        cfg->in_h);
+    rn_normalize_chw(dst, ctx->patch, aug->color, cfg->pixel_scale, cfg->mean, cfg->std, cfg->in_w, cfg->in_h);
+    root_to_output(out, in, aug->flip, cfg);
+    return 0;
+}

@@ -1,0 +1,275 @@
+#include "data/image.h"
+
+#include <errno.h>
+#include <jpeglib.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+
+int rn_bytes_read(rn_bytes *b, const char *path, rn_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return rn_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    b->n = 0;
+    for (;;) {
+        if (b->cap - b->n < 65536) {
+            size_t cap = b->cap ? 2 * b->cap : 1 << 20;
+            uint8_t *p = realloc(b->p, cap);
+            if (!p) {
+                fclose(f);
+                return rn_err_set(err, "%s: out of memory reading file", path);
+            }
+            b->p = p;
+            b->cap = cap;
+        }
+        size_t got = fread(b->p + b->n, 1, b->cap - b->n, f);
+        b->n += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) return rn_err_set(err, "%s: read error", path);
+    return 0;
+}
+
+void rn_bytes_free(rn_bytes *b)
+{
+    free(b->p);
+    *b = (rn_bytes){0};
+}
+
+void rn_image_free(rn_image *img)
+{
+    free(img->px);
+    *img = (rn_image){0};
+}
+
+static void image_reserve(rn_image *img, int w, int h)
+{
+    img->w = w;
+    img->h = h;
+    img->stride = (size_t)w * 3;
+    size_t need = img->stride * (size_t)(h > 0 ? h : 1);
+    if (need > img->cap) {
+        free(img->px);
+        img->px = rn_xmalloc(need);
+        img->cap = need;
+    }
+}
+
+static int is_jpeg(const uint8_t *b, size_t n) { return n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF; }
+static int is_png(const uint8_t *b, size_t n) { return n >= 8 && !png_sig_cmp((png_const_bytep)b, 0, 8); }
+
+/* ---- JPEG ---- */
+
+typedef struct jerr {
+    struct jpeg_error_mgr mgr;
+    jmp_buf jb;
+    int warned;
+    char msg[JMSG_LENGTH_MAX];
+} jerr;
+
+static void jerr_exit(j_common_ptr c)
+{
+    jerr *e = (jerr *)c->err;
+    c->err->format_message(c, e->msg);
+    longjmp(e->jb, 1);
+}
+
+static void jerr_emit(j_common_ptr c, int level)
+{
+    jerr *e = (jerr *)c->err;
+    if (level < 0 && !e->warned) {
+        e->warned = 1;
+        c->err->format_message(c, e->msg);
+    }
+}
+
+static void clip_roi(int r[4], const int *roi, int w, int h)
+{
+    if (!roi) {
+        r[0] = 0, r[1] = 0, r[2] = w, r[3] = h;
+        return;
+    }
+    int x0 = roi[0] < 0 ? 0 : roi[0], y0 = roi[1] < 0 ? 0 : roi[1];
+    int x1 = roi[0] + roi[2] > w ? w : roi[0] + roi[2];
+    int y1 = roi[1] + roi[3] > h ? h : roi[1] + roi[3];
+    r[0] = x0, r[1] = y0, r[2] = x1 > x0 ? x1 - x0 : 0, r[3] = y1 > y0 ? y1 - y0 : 0;
+}
+
+static int jpeg_rows(struct jpeg_decompress_struct *ci, rn_image *img, const int r[4], jerr *je)
+{
+    JDIMENSION xoff = (JDIMENSION)r[0], cw = (JDIMENSION)r[2];
+    if (cw < ci->output_width) jpeg_crop_scanline(ci, &xoff, &cw);
+    if (r[1] > 0 && jpeg_skip_scanlines(ci, (JDIMENSION)r[1]) != (JDIMENSION)r[1]) return -1;
+    image_reserve(img, (int)ci->output_width, r[3]);
+    img->x0 = (int)xoff;
+    img->y0 = r[1];
+    for (int y = 0; y < r[3] && !je->warned; y++) {
+        JSAMPROW row = img->px + (size_t)y * img->stride;
+        if (jpeg_read_scanlines(ci, &row, 1) != 1) return -1;
+    }
+    return je->warned ? -1 : 0;
+}
+
+static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, rn_err *err)
+{
+    struct jpeg_decompress_struct ci;
+    jerr je;
+    memset(&je, 0, sizeof je);
+    ci.err = jpeg_std_error(&je.mgr);
+    je.mgr.error_exit = jerr_exit;
+    je.mgr.emit_message = jerr_emit;
+    jpeg_create_decompress(&ci);
+    if (setjmp(je.jb)) {
+        jpeg_destroy_decompress(&ci);
+        return rn_err_set(err, "corrupt JPEG: %s", je.msg);
+    }
+    jpeg_mem_src(&ci, buf, (unsigned long)n);
+    jpeg_read_header(&ci, TRUE);
+    if (ci.jpeg_color_space == JCS_CMYK || ci.jpeg_color_space == JCS_YCCK) {
+        jpeg_destroy_decompress(&ci);
+        return rn_err_set(err, "CMYK JPEG is not supported");
+    }
+    ci.out_color_space = JCS_RGB;
+    ci.scale_num = 1;
+    ci.scale_denom = (unsigned)scale;
+    jpeg_start_decompress(&ci);
+    int r[4];
+    clip_roi(r, roi, (int)ci.output_width, (int)ci.output_height);
+    img->scale = scale;
+    img->full_w = (int)ci.image_width;
+    img->full_h = (int)ci.image_height;
+    int rc = 0;
+    if (r[2] == 0 || r[3] == 0) {
+        image_reserve(img, 0, 0);
+        img->x0 = r[0], img->y0 = r[1];
+    } else {
+        rc = jpeg_rows(&ci, img, r, &je);
+    }
+    jpeg_abort_decompress(&ci);
+    jpeg_destroy_decompress(&ci);
+    if (rc) return rn_err_set(err, "corrupt JPEG: %s", je.warned ? je.msg : "short image data");
+    return 0;
+}
+
+/* ---- PNG ---- */
+
+typedef struct png_src {
+    const uint8_t *p;
+    size_t n, at;
+    char msg[256];
+} png_src;
+
+static void png_read_mem(png_structp ps, png_bytep out, size_t len)
+{
+    png_src *s = png_get_io_ptr(ps);
+    if (s->n - s->at < len) png_error(ps, "truncated PNG data");
+    memcpy(out, s->p + s->at, len);
+    s->at += len;
+}
+
+static void png_on_error(png_structp ps, png_const_charp msg)
+{
+    png_src *s = png_get_error_ptr(ps);
+    snprintf(s->msg, sizeof s->msg, "%s", msg);
+    png_longjmp(ps, 1);
+}
+
+static void png_on_warning(png_structp ps, png_const_charp msg)
+{
+    (void)ps;
+    (void)msg;
+}
+
+static void png_set_rgb8(png_structp ps, png_infop pi)
+{
+    int ct = png_get_color_type(ps, pi);
+    if (png_get_bit_depth(ps, pi) == 16) png_set_strip_16(ps);
+    if (ct == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(ps);
+    if (ct == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(ps, pi) < 8) png_set_expand_gray_1_2_4_to_8(ps);
+    if (ct == PNG_COLOR_TYPE_GRAY || ct == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(ps);
+    if (ct & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(ps);
+    png_set_interlace_handling(ps);
+    png_read_update_info(ps, pi);
+}
+
+static int decode_png(rn_image *img, const uint8_t *buf, size_t n, rn_err *err)
+{
+    png_src src = {.p = buf, .n = n};
+    png_structp ps = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src, png_on_error, png_on_warning);
+    png_infop pi = ps ? png_create_info_struct(ps) : NULL;
+    if (!pi) {
+        png_destroy_read_struct(&ps, NULL, NULL);
+        return rn_err_set(err, "out of memory starting PNG decoder");
+    }
+    png_bytep *volatile rows = NULL;
+    if (setjmp(png_jmpbuf(ps))) {
+        free(rows);
+        png_destroy_read_struct(&ps, &pi, NULL);
+        return rn_err_set(err, "corrupt PNG: %s", src.msg);
+    }
+    png_set_read_fn(ps, &src, png_read_mem);
+    png_read_info(ps, pi);
+    png_set_rgb8(ps, pi);
+    int w = (int)png_get_image_width(ps, pi), h = (int)png_get_image_height(ps, pi);
+    if (png_get_rowbytes(ps, pi) != (size_t)w * 3) png_error(ps, "unsupported pixel layout");
+    image_reserve(img, w, h);
+    rows = rn_xmalloc(sizeof(png_bytep) * (size_t)h);
+    for (int y = 0; y < h; y++) rows[y] = img->px + (size_t)y * img->stride;
+    png_read_image(ps, rows);
+    free(rows);
+    png_destroy_read_struct(&ps, &pi, NULL);
+    img->x0 = img->y0 = 0;
+    img->scale = 1;
+    img->full_w = w;
+    img->full_h = h;
+    return 0;
+}
+
+int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *err)
+{
+    if (is_png(buf, n)) {
+        if (n < 24 || memcmp(buf + 12, "IHDR", 4)) return rn_err_set(err, "corrupt PNG: no IHDR");
+        info->w = (int)((uint32_t)buf[16] << 24 | (uint32_t)buf[17] << 16 | (uint32_t)buf[18] << 8 | buf[19]);
+        info->h = (int)((uint32_t)buf[20] << 24 | (uint32_t)buf[21] << 16 | (uint32_t)buf[22] << 8 | buf[23]);
+        info->is_jpeg = 0;
+        return info->w > 0 && info->h > 0 ? 0 : rn_err_set(err, "corrupt PNG: bad size");
+    }
+    if (!is_jpeg(buf, n)) return rn_err_set(err, "not a JPEG or PNG file");
+    struct jpeg_decompress_struct ci;
+    jerr je;
+    memset(&je, 0, sizeof je);
+    ci.err = jpeg_std_error(&je.mgr);
+    je.mgr.error_exit = jerr_exit;
+    je.mgr.emit_message = jerr_emit;
+    jpeg_create_decompress(&ci);
+    if (setjmp(je.jb)) {
+        jpeg_destroy_decompress(&ci);
+        return rn_err_set(err, "corrupt JPEG: %s", je.msg);
+    }
+    jpeg_mem_src(&ci, buf, (unsigned long)n);
+    jpeg_read_header(&ci, TRUE);
+    info->w = (int)ci.image_width;
+    info->h = (int)ci.image_height;
+    info->is_jpeg = 1;
+    jpeg_destroy_decompress(&ci);
+    return 0;
+}
+
+int rn_image_decode(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, rn_err *err)
+{
+    RN_ASSERT(scale == 1 || scale == 2 || scale == 4 || scale == 8);
+    if (is_jpeg(buf, n)) return decode_jpeg(img, buf, n, scale, roi, err);
+    if (!is_png(buf, n)) return rn_err_set(err, "not a JPEG or PNG file");
+    if (scale != 1) return rn_err_set(err, "PNG cannot be decoded at scale 1/%d", scale);
+    return decode_png(img, buf, n, err);
+}
+
+int rn_image_load(rn_image *img, rn_bytes *scratch, const char *path, rn_err *err)
+{
+    if (rn_bytes_read(scratch, path, err)) return -1;
+    if (rn_image_decode(img, scratch->p, scratch->n, 1, NULL, err)) return rn_err_prefix(err, "%s", path);
+    return 0;
+}

@@ -1,0 +1,62 @@
+/* rn_image: JPEG (libjpeg-turbo) and PNG (libpng) decoding into 8-bit RGB,
+ * with DCT-domain downscaling (1/2, 1/4, 1/8) and region-of-interest decoding
+ * for JPEG, so that only the part of the image under a box is decoded.
+ *
+ *   rn_bytes file = {0}; rn_image img = {0}; rn_image_info info;
+ *   if (rn_bytes_read(&file, "a.jpg", &err)) ...
+ *   if (rn_image_probe(&info, file.p, file.n, &err)) ...
+ *   int roi[4] = {0, 0, 100, 50};                 // x, y, w, h at scale 2
+ *   if (rn_image_decode(&img, file.p, file.n, 2, roi, &err)) ...
+ *   // img.px[y * img.stride + 3 * x + c] is scaled-image pixel (img.x0 + x, img.y0 + y)
+ *   rn_image_free(&img); rn_bytes_free(&file);
+ *
+ * Coordinates: scaled-image pixel u covers original pixels [s*u, s*u + s), so
+ * its centre is at original coordinate s*u + (s - 1)/2.
+ */
+#ifndef RN_DATA_IMAGE_H
+#define RN_DATA_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+
+typedef struct rn_bytes {
+    uint8_t *p;
+    size_t n, cap;
+} rn_bytes;
+
+typedef struct rn_image_info {
+    int w, h;    /* full image size in pixels */
+    int is_jpeg; /* 1 JPEG, 0 PNG */
+} rn_image_info;
+
+typedef struct rn_image {
+    int w, h;           /* decoded region size */
+    size_t stride;      /* bytes per row of px */
+    int x0, y0;         /* region's top-left in pixels of the scaled image */
+    int scale;          /* 1, 2, 4 or 8 */
+    int full_w, full_h; /* original image size */
+    uint8_t *px;        /* (h, w, 3) RGB, rows stride bytes apart; reused across calls */
+    size_t cap;
+} rn_image;
+
+/* Reads a whole file into b (buffer reused). Returns 0, or -1 naming the path. */
+int rn_bytes_read(rn_bytes *b, const char *path, rn_err *err);
+void rn_bytes_free(rn_bytes *b);
+
+/* Reads the image size and kind from the header. Returns 0 or -1. */
+int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *err);
+
+/* Decodes buf into img as RGB. scale in {1,2,4,8} (JPEG only; PNG needs 1).
+ * roi = {x, y, w, h} in scaled-image pixels (clipped; the decoded region may be
+ * a little larger on the left/right, see img->x0), or NULL for the whole
+ * image. Corrupt data (including libjpeg warnings) is an error. */
+int rn_image_decode(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, rn_err *err);
+
+/* Whole image at full size from a file; errors name the path. */
+int rn_image_load(rn_image *img, rn_bytes *scratch, const char *path, rn_err *err);
+
+void rn_image_free(rn_image *img);
+
+#endif

@@ -1,0 +1,374 @@
+#include "data/loader.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct slot {
+    rn_batch b;
+    int64_t done;   /* batch number finished into this slot, -1 none */
+    int failed;
+    rn_err err;
+} slot;
+
+typedef struct worker {
+    struct rn_loader *ld;
+    pthread_t th;
+    int id;
+    rn_crop_ctx ctx;
+} worker;
+
+struct rn_loader {
+    rn_loader_cfg cfg;
+    int64_t L, S;         /* items per epoch; positions per rank */
+    int64_t max_len;
+    int nb;               /* batches per epoch on this rank */
+    int32_t *perm;        /* (L) epoch order */
+    slot *slots;
+    worker *workers;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_ready;
+    int epoch, quit, stopping, active;
+    int64_t next_claim, next_consume, freed;
+    atomic_llong skipped;
+};
+
+void rn_loader_cfg_default(rn_loader_cfg *cfg, const rn_dataset *const *sets, int n_sets, rn_split split)
+{
+    *cfg = (rn_loader_cfg){.sets = sets, .n_sets = n_sets, .split = split, .batch = 32, .workers = 2,
+                           .prefetch = 4, .world = 1, .make_same_len = 1, .augment = split == RN_SPLIT_TRAIN,
+                           .max_retries = 16};
+    rn_crop_cfg_default(&cfg->crop);
+}
+
+void rn_root_to_image(float *x_img, float *y_img, const float bbox[4], float x, float y, int out_w, int out_h)
+{
+    *x_img = x / out_w * bbox[2] + bbox[0];
+    *y_img = y / out_h * bbox[3] + bbox[1];
+}
+
+int rn_bind_self(const int *cores, int n, rn_err *err)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int i = 0; i < n; i++) {
+        if (cores[i] < 0 || cores[i] >= CPU_SETSIZE) return rn_err_set(err, "core %d out of range", cores[i]);
+        CPU_SET(cores[i], &set);
+    }
+    int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    return rc ? rn_err_set(err, "cannot pin thread to %d core(s): %s", n, strerror(rc)) : 0;
+}
+
+static int last_allowed_core(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set)) return (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
+    int last = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set)) last = c;
+    return last;
+}
+
+int rn_loader_compute_cores(const rn_loader *ld, int *cores, int max)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set)) return 0;
+    if (ld->cfg.bind_cores)
+        for (int i = 0; i < ld->cfg.n_loader_cores; i++) CPU_CLR(ld->cfg.loader_cores[i], &set);
+    int n = 0;
+    for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+        if (CPU_ISSET(c, &set)) cores[n++] = c;
+    return n;
+}
+
+/* ---- item space and order ---- */
+
+static int64_t item_space(const rn_loader_cfg *cfg, int64_t *max_len)
+{
+    int64_t sum = 0, mx = 0;
+    for (int i = 0; i < cfg->n_sets; i++) {
+        sum += (int64_t)cfg->sets[i]->n;
+        if ((int64_t)cfg->sets[i]->n > mx) mx = (int64_t)cfg->sets[i]->n;
+    }
+    *max_len = mx;
+    return cfg->make_same_len ? mx * cfg->n_sets : sum;
+}
+
+/* Item c -> (set, record), the authors' MultipleDatasets rule. */
+static void item_to_record(const rn_loader *ld, int64_t c, rn_rng *r, int *set, int64_t *rec)
+{
+    const rn_loader_cfg *cfg = &ld->cfg;
+    if (!cfg->make_same_len) {
+        int s = 0;
+        while (c >= (int64_t)cfg->sets[s]->n) c -= (int64_t)cfg->sets[s++]->n;
+        *set = s, *rec = c;
+        return;
+    }
+    int s = (int)(c / ld->max_len);
+    int64_t d = c % ld->max_len, len = (int64_t)cfg->sets[s]->n;
+    *set = s;
+    *rec = d >= len * (ld->max_len / len) ? (int64_t)rn_rng_below(r, (uint64_t)len) : d % len;
+}
+
+static void make_order(rn_loader *ld, int epoch)
+{
+    for (int64_t i = 0; i < ld->L; i++) ld->perm[i] = (int32_t)i;
+    if (ld->cfg.split != RN_SPLIT_TRAIN) return;
+    rn_rng r;
+    rn_rng_seed2(&r, ld->cfg.seed ^ 0x5eedf00dULL, (uint64_t)epoch);
+    for (int64_t i = ld->L - 1; i > 0; i--) {
+        int64_t j = (int64_t)rn_rng_below(&r, (uint64_t)i + 1);
+        int32_t t = ld->perm[i];
+        ld->perm[i] = ld->perm[j];
+        ld->perm[j] = t;
+    }
+}
+
+/* ---- one sample ---- */
+
+static void record_path(char *buf, size_t len, const rn_dataset *ds, const rn_sample *s)
+{
+    snprintf(buf, len, "%s/%s", ds->data_dir, ds->strings + s->path_off);
+}
+
+static int crop_record(rn_batch *b, int i, worker *w, int set, int64_t rec, rn_rng *r, rn_err *err)
+{
+    const rn_loader_cfg *cfg = &w->ld->cfg;
+    const rn_dataset *ds = cfg->sets[set];
+    const rn_sample *s = &ds->samples[rec];
+    char path[8192];
+    record_path(path, sizeof path, ds, s);
+    rn_crop_in in = {.path = path, .root_vis = s->root_vis};
+    memcpy(in.bbox, s->bbox, sizeof in.bbox);
+    in.root[0] = s->root_img[0], in.root[1] = s->root_img[1];
+    rn_aug aug;
+    if (cfg->augment) rn_aug_draw(&aug, r);
+    else rn_aug_none(&aug);
+    size_t plane = (size_t)3 * cfg->crop.in_w * cfg->crop.in_h;
+    rn_crop_out out;
+    if (rn_crop_sample(b->images + (size_t)i * plane, &out, &w->ctx, &in, &aug, &cfg->crop, err))
+        return rn_err_prefix(err, "%s record %lld", ds->name, (long long)rec);
+    b->k[i] = s->k;
+    b->target[3 * i] = out.root[0], b->target[3 * i + 1] = out.root[1], b->target[3 * i + 2] = s->root_img[2];
+    b->vis[i] = out.root_vis;
+    b->have_depth[i] = (float)s->have_depth;
+    b->set[i] = set;
+    b->sample[i] = (int32_t)rec;
+    memcpy(b->bbox + 4 * i, s->bbox, 4 * sizeof(float));
+    memcpy(b->inv + 6 * i, out.inv, 6 * sizeof(double));
+    return 0;
+}
+
+static int fill_sample(rn_batch *b, int i, worker *w, int64_t g, rn_err *err)
+{
+    rn_loader *ld = w->ld;
+    int64_t c = ld->perm[g % ld->L];
+    b->item[i] = (int32_t)c;
+    b->pad[i] = g >= ld->L;
+    b->replaced[i] = 0;
+    rn_rng r;
+    rn_rng_seed2(&r, ld->cfg.seed, (uint64_t)ld->epoch * (uint64_t)ld->L + (uint64_t)c);
+    for (int attempt = 0;; attempt++) {
+        int set;
+        int64_t rec;
+        item_to_record(ld, c, &r, &set, &rec);
+        if (!crop_record(b, i, w, set, rec, &r, err)) return 0;
+        if (ld->cfg.split != RN_SPLIT_TRAIN) return -1;
+        atomic_fetch_add(&ld->skipped, 1);
+        if (!ld->cfg.quiet) fprintf(stderr, "rootnet: loader: skipping bad image: %s\n", err->msg);
+        if (attempt >= ld->cfg.max_retries)
+            return rn_err_prefix(err, "no good image after %d replacements", ld->cfg.max_retries);
+        c = (int64_t)rn_rng_below(&r, (uint64_t)ld->L);
+        b->replaced[i] = 1;
+    }
+}
+
+static int fill_batch(rn_batch *b, worker *w, int64_t bi, rn_err *err)
+{
+    rn_loader *ld = w->ld;
+    int64_t p0 = bi * ld->cfg.batch, p1 = p0 + ld->cfg.batch < ld->S ? p0 + ld->cfg.batch : ld->S;
+    b->n = (int)(p1 - p0);
+    b->epoch = ld->epoch;
+    b->index = (int)bi;
+    for (int64_t p = p0; p < p1; p++)
+        if (fill_sample(b, (int)(p - p0), w, ld->cfg.rank + p * ld->cfg.world, err)) return -1;
+    return 0;
+}
+
+/* ---- threads ---- */
+
+static int can_claim(const rn_loader *ld)
+{
+    return !ld->stopping && ld->next_claim < ld->nb && ld->next_claim < ld->freed + ld->cfg.prefetch;
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    rn_loader *ld = w->ld;
+    if (ld->cfg.bind_cores) {
+        rn_err e = {0};
+        const int *core = &ld->cfg.loader_cores[w->id % ld->cfg.n_loader_cores];
+        if (rn_bind_self(core, 1, &e)) fprintf(stderr, "rootnet: loader: %s\n", e.msg);
+    }
+    pthread_mutex_lock(&ld->mu);
+    for (;;) {
+        while (!ld->quit && !can_claim(ld)) pthread_cond_wait(&ld->cv_work, &ld->mu);
+        if (ld->quit) break;
+        int64_t bi = ld->next_claim++;
+        slot *s = &ld->slots[bi % ld->cfg.prefetch];
+        ld->active++;
+        pthread_mutex_unlock(&ld->mu);
+        rn_err e = {0};
+        int failed = fill_batch(&s->b, w, bi, &e);
+        pthread_mutex_lock(&ld->mu);
+        s->failed = failed;
+        s->err = e;
+        s->done = bi;
+        ld->active--;
+        pthread_cond_broadcast(&ld->cv_ready);
+    }
+    pthread_mutex_unlock(&ld->mu);
+    return NULL;
+}
+
+static void alloc_batch(rn_batch *b, int B, const rn_crop_cfg *c)
+{
+    b->images = rn_xmalloc(sizeof(float) * (size_t)B * 3 * c->in_w * c->in_h);
+    b->k = rn_xmalloc(sizeof(float) * B);
+    b->target = rn_xmalloc(sizeof(float) * 3 * B);
+    b->vis = rn_xmalloc(sizeof(float) * B);
+    b->have_depth = rn_xmalloc(sizeof(float) * B);
+    b->item = rn_xmalloc(sizeof(int32_t) * B);
+    b->set = rn_xmalloc(sizeof(int32_t) * B);
+    b->sample = rn_xmalloc(sizeof(int32_t) * B);
+    b->pad = rn_xmalloc(B);
+    b->replaced = rn_xmalloc(B);
+    b->bbox = rn_xmalloc(sizeof(float) * 4 * B);
+    b->inv = rn_xmalloc(sizeof(double) * 6 * B);
+}
+
+static void free_batch(rn_batch *b)
+{
+    free(b->images), free(b->k), free(b->target), free(b->vis), free(b->have_depth), free(b->item);
+    free(b->set), free(b->sample), free(b->pad), free(b->replaced), free(b->bbox), free(b->inv);
+}
+
+static int check_cfg(const rn_loader_cfg *c, rn_err *err)
+{
+    if (c->n_sets < 1 || !c->sets) return rn_err_set(err, "loader: no dataset");
+    if (c->split != RN_SPLIT_TRAIN && c->n_sets != 1) return rn_err_set(err, "loader: test split takes one dataset");
+    for (int i = 0; i < c->n_sets; i++)
+        if (!c->sets[i]->n) return rn_err_set(err, "loader: dataset %s is empty", c->sets[i]->name);
+    if (c->batch < 1 || c->workers < 1 || c->prefetch < 1) return rn_err_set(err, "loader: batch, workers and prefetch must be >= 1");
+    if (c->world < 1 || c->rank < 0 || c->rank >= c->world) return rn_err_set(err, "loader: rank %d of world %d", c->rank, c->world);
+    if (c->crop.in_w < 4 || c->crop.in_h < 4 || c->crop.out_w < 1 || c->crop.out_h < 1)
+        return rn_err_set(err, "loader: bad input/output size");
+    if (c->bind_cores && c->n_loader_cores < 1) return rn_err_set(err, "loader: bind_cores needs loader_cores");
+    return 0;
+}
+
+int rn_loader_create(rn_loader **out, const rn_loader_cfg *cfg, rn_err *err)
+{
+    rn_loader_cfg c = *cfg;
+    int last_core[1] = {last_allowed_core()};
+    if (c.bind_cores && !c.loader_cores) c.loader_cores = last_core, c.n_loader_cores = 1;
+    if (check_cfg(&c, err)) return -1;
+    int64_t max_len, L = item_space(&c, &max_len);
+    if (L > INT32_MAX) return rn_err_set(err, "loader: %lld items is too many", (long long)L);
+    rn_loader *ld = rn_xcalloc(1, sizeof *ld);
+    ld->cfg = c;
+    ld->L = L, ld->max_len = max_len;
+    int nc = c.bind_cores ? c.n_loader_cores : 0;
+    int *cores = rn_xcalloc((size_t)(nc ? nc : 1), sizeof(int));
+    if (nc) memcpy(cores, c.loader_cores, sizeof(int) * (size_t)nc);
+    ld->cfg.loader_cores = cores;
+    ld->S = (ld->L + c.world - 1) / c.world;
+    ld->nb = (int)((ld->S + c.batch - 1) / c.batch);
+    ld->perm = rn_xmalloc(sizeof(int32_t) * (size_t)ld->L);
+    ld->slots = rn_xcalloc((size_t)c.prefetch, sizeof(slot));
+    for (int i = 0; i < c.prefetch; i++) alloc_batch(&ld->slots[i].b, c.batch, &c.crop), ld->slots[i].done = -1;
+    pthread_mutex_init(&ld->mu, NULL);
+    pthread_cond_init(&ld->cv_work, NULL);
+    pthread_cond_init(&ld->cv_ready, NULL);
+    ld->stopping = 1;
+    ld->workers = rn_xcalloc((size_t)c.workers, sizeof(worker));
+    for (int i = 0; i < c.workers; i++) {
+        ld->workers[i] = (worker){.ld = ld, .id = i};
+        RN_ASSERT(pthread_create(&ld->workers[i].th, NULL, worker_main, &ld->workers[i]) == 0);
+    }
+    *out = ld;
+    return 0;
+}
+
+int rn_loader_start(rn_loader *ld, int epoch, int first, rn_err *err)
+{
+    if (epoch < 0 || first < 0 || first > ld->nb)
+        return rn_err_set(err, "loader: cannot start at epoch %d batch %d (%d batches per epoch)", epoch, first, ld->nb);
+    pthread_mutex_lock(&ld->mu);
+    ld->stopping = 1;
+    while (ld->active) pthread_cond_wait(&ld->cv_ready, &ld->mu);
+    make_order(ld, epoch);
+    ld->epoch = epoch;
+    ld->next_claim = ld->next_consume = ld->freed = first;
+    for (int i = 0; i < ld->cfg.prefetch; i++) ld->slots[i].done = -1;
+    ld->stopping = 0;
+    pthread_cond_broadcast(&ld->cv_work);
+    pthread_mutex_unlock(&ld->mu);
+    return 0;
+}
+
+int rn_loader_next(rn_loader *ld, const rn_batch **b, rn_err *err)
+{
+    pthread_mutex_lock(&ld->mu);
+    ld->freed = ld->next_consume;
+    pthread_cond_broadcast(&ld->cv_work);
+    if (ld->stopping || ld->next_consume >= ld->nb) {
+        pthread_mutex_unlock(&ld->mu);
+        return 0;
+    }
+    slot *s = &ld->slots[ld->next_consume % ld->cfg.prefetch];
+    while (s->done != ld->next_consume) pthread_cond_wait(&ld->cv_ready, &ld->mu);
+    int failed = s->failed;
+    if (failed) {
+        if (err) *err = s->err;
+        ld->stopping = 1;
+    } else {
+        ld->next_consume++;
+        *b = &s->b;
+    }
+    pthread_mutex_unlock(&ld->mu);
+    return failed ? -1 : 1;
+}
+
+void rn_loader_position(const rn_loader *ld, int *epoch, int *batch)
+{
+    *epoch = ld->epoch;
+    *batch = (int)ld->next_consume;
+}
+
+int rn_loader_batches(const rn_loader *ld) { return ld->nb; }
+int64_t rn_loader_items(const rn_loader *ld) { return ld->L; }
+int64_t rn_loader_skipped(const rn_loader *ld) { return atomic_load(&((rn_loader *)ld)->skipped); }
+
+void rn_loader_free(rn_loader *ld)
+{
+    if (!ld) return;
+    pthread_mutex_lock(&ld->mu);
+    ld->quit = 1;
+    pthread_cond_broadcast(&ld->cv_work);
+    pthread_mutex_unlock(&ld->mu);
+    for (int i = 0; i < ld->cfg.workers; i++) {
+        pthread_join(ld->workers[i].th, NULL);
+        rn_crop_ctx_free(&ld->workers[i].ctx);
+    }
+    for (int i = 0; i < ld->cfg.prefetch; i++) free_batch(&ld->slots[i].b);
+    pthread_mutex_destroy(&ld->mu);
+    pthread_cond_destroy(&ld->cv_work);
+    pthread_cond_destroy(&ld->cv_ready);
+    free((void *)ld->cfg.loader_cores);
+    free(ld->slots), free(ld->workers), free(ld->perm), free(ld);
+}

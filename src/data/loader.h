@@ -1,0 +1,117 @@
+/* rn_loader: the training/test batch loader. Worker threads (pthreads) decode,
+ * crop, augment and normalise samples into a ring of K preallocated batches.
+ * Every sample's randomness is seeded from (seed, epoch, item), so batches are
+ * identical for any number of workers.
+ *
+ *   const rn_dataset *sets[] = {&muco, &coco};         // one 3D set first, then 2D sets
+ *   rn_loader_cfg cfg; rn_loader_cfg_default(&cfg, sets, 2, RN_SPLIT_TRAIN);
+ *   cfg.batch = 32; cfg.workers = 2; cfg.seed = 1;
+ *   rn_loader *ld;
+ *   if (rn_loader_create(&ld, &cfg, &err)) ...
+ *   for (int epoch = 0; epoch < 20; epoch++) {
+ *       if (rn_loader_start(ld, epoch, 0, &err)) ...
+ *       const rn_batch *b; int rc;
+ *       while ((rc = rn_loader_next(ld, &b, &err)) == 1) train_step(b);   // b valid until next call
+ *       if (rc < 0) ...                                                   // test split: bad image
+ *   }
+ *   rn_loader_free(ld);
+ *
+ * Order (the authors' data/multiple_datasets.py and DataLoader(shuffle=True)):
+ * with make_same_len the item space is L = max_len * n_sets; item c maps to set
+ * c / max_len, record c % max_len taken modulo the set's length, except items
+ * at or beyond len * (max_len / len), which pick a record uniformly at random.
+ * Without it L = sum of lengths, concatenated. Training shuffles the L items
+ * afresh every epoch (seeded by seed and epoch); test keeps them in order.
+ *
+ * Sharding: positions g = rank, rank + world, ... of the epoch order, each
+ * rank getting S = ceil(L / world) positions; g >= L wraps to the start of the
+ * order and is flagged pad = 1 (a duplicate to ignore in evaluation). So the
+ * non-pad items of all ranks cover every item exactly once, and every rank
+ * has the same number of batches, ceil(S / batch); the last may be short.
+ *
+ * Bad images: in training a missing or corrupt image is logged to stderr with
+ * its path, counted, and replaced by another item drawn from the sample's
+ * own random stream (deterministic); at test time it is an error.
+ */
+#ifndef RN_DATA_LOADER_H
+#define RN_DATA_LOADER_H
+
+#include <stdint.h>
+
+#include "core/status.h"
+#include "data/augment.h"
+#include "data/sample.h"
+
+typedef struct rn_loader_cfg {
+    const rn_dataset *const *sets; /* train: one 3D set then 2D sets; test: one set */
+    int n_sets;
+    rn_split split;       /* train: shuffle, augment, skip bad images; test: in order, bad image = error */
+    int batch;            /* samples per batch on this rank */
+    int workers;          /* loader threads, >= 1 */
+    int prefetch;         /* ring slots K >= 1 (batches decoded ahead) */
+    uint64_t seed;
+    int rank, world;      /* sharding; 0 and 1 for a single process */
+    int make_same_len;    /* 1: the authors' equal-length mixing */
+    int augment;          /* 1: rotation, flip, colour (default: train) */
+    int max_retries;      /* replacements tried for a bad training image */
+    int bind_cores;       /* 1: pin workers to loader_cores (default: the last allowed core) */
+    const int *loader_cores;
+    int n_loader_cores;
+    int quiet;            /* 1: do not log skipped images */
+    rn_crop_cfg crop;
+} rn_loader_cfg;
+
+typedef struct rn_batch {
+    int n;              /* samples in this batch (<= batch) */
+    int epoch, index;   /* position: epoch and batch index within it */
+    float *images;      /* (B, 3, in_h, in_w) normalised RGB, NCHW */
+    float *k;           /* (B) */
+    float *target;      /* (B, 3): x, y in output-space pixels, depth (dataset unit, mm) */
+    float *vis;         /* (B) */
+    float *have_depth;  /* (B) */
+    int32_t *item;      /* (B) item in the epoch's item space [0, L) */
+    int32_t *set;       /* (B) dataset index the sample came from (after any replacement) */
+    int32_t *sample;    /* (B) record index in that dataset */
+    uint8_t *pad;       /* (B) 1: sharding pad, a duplicate */
+    uint8_t *replaced;  /* (B) 1: the item's image was bad and another record stands in */
+    float *bbox;        /* (B, 4) the record's box, x, y, w, h */
+    double *inv;        /* (B, 6) input-patch pixels -> original image pixels (flip included) */
+} rn_batch;
+
+typedef struct rn_loader rn_loader;
+
+/* Defaults: batch 32, 2 workers, prefetch 4, rank 0 of 1, make_same_len,
+ * augment on for training, 16 retries, no pinning, rn_crop_cfg_default. */
+void rn_loader_cfg_default(rn_loader_cfg *cfg, const rn_dataset *const *sets, int n_sets, rn_split split);
+
+/* Validates cfg, allocates the ring and starts the workers (idle until start). */
+int rn_loader_create(rn_loader **out, const rn_loader_cfg *cfg, rn_err *err);
+/* Begins producing epoch `epoch` from batch `first` (0, or a saved position for exact resume). */
+int rn_loader_start(rn_loader *ld, int epoch, int first, rn_err *err);
+/* Next batch: 1 with *b set (valid until the next call), 0 at the end of the
+ * epoch, -1 on error (test split bad image, or no good replacement found). */
+int rn_loader_next(rn_loader *ld, const rn_batch **b, rn_err *err);
+/* Position of the next batch rn_loader_next would return (save this to resume). */
+void rn_loader_position(const rn_loader *ld, int *epoch, int *batch);
+/* Batches per epoch on this rank, and the item-space size L. */
+int rn_loader_batches(const rn_loader *ld);
+int64_t rn_loader_items(const rn_loader *ld);
+/* Bad images skipped so far. */
+int64_t rn_loader_skipped(const rn_loader *ld);
+/* Stops the workers and frees everything. */
+void rn_loader_free(rn_loader *ld);
+
+/* Pins the calling thread to the given cores (e.g. the compute thread, before
+ * its first OpenMP region so that the team inherits the mask). */
+int rn_bind_self(const int *cores, int n, rn_err *err);
+
+/* The cores this process may use minus the loader's pinned cores (all
+ * allowed cores when not pinning), into cores[0..max); returns the count.
+ * With 2 cores and bind_cores: loader on the last, compute on the first. */
+int rn_loader_compute_cores(const rn_loader *ld, int *cores, int max);
+
+/* The authors' test-time mapping of an output-space root back to the image:
+ * x_img = x / out_w * bbox_w + bbox_x, likewise y. */
+void rn_root_to_image(float *x_img, float *y_img, const float bbox[4], float x, float y, int out_w, int out_h);
+
+#endif

@@ -1,0 +1,300 @@
+/* Batch loader: coverage per epoch under sharding, determinism across worker
+ * counts, the authors' equal-length mixing, exact resume, bad images. */
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "data/loader.h"
+
+enum { N3 = 13, N2 = 5, IMG_W = 96, IMG_H = 72 };
+static char tmpdir[256];
+static char pool3[N3 * 16], pool2[N2 * 16];
+static rn_sample s3[N3], s2[N2];
+static rn_dataset d3, d2;
+
+static void make_set(rn_dataset *d, rn_sample *s, char *pool, int n, const char *name, const char *prefix, int depth)
+{
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        s[i] = (rn_sample){.path_off = (uint32_t)off, .k = 1000.0f + i, .root_vis = 1, .have_depth = depth};
+        off += (size_t)sprintf(pool + off, "%s%d.jpg", prefix, i) + 1;
+        s[i].bbox[0] = 10 + i, s[i].bbox[1] = 5, s[i].bbox[2] = 40, s[i].bbox[3] = 48;
+        s[i].root_img[0] = s[i].bbox[0] + 20, s[i].root_img[1] = s[i].bbox[1] + 24, s[i].root_img[2] = 3000 + i;
+    }
+    *d = (rn_dataset){.samples = s, .n = (size_t)n, .strings = pool, .strings_len = off};
+    snprintf(d->name, sizeof d->name, "%s", name);
+    snprintf(d->data_dir, sizeof d->data_dir, "%s", tmpdir);
+}
+
+static void small_cfg(rn_loader_cfg *c, const rn_dataset *const *sets, int n, rn_split split)
+{
+    rn_loader_cfg_default(c, sets, n, split);
+    c->batch = 4;
+    c->crop.in_w = 32, c->crop.in_h = 32, c->crop.out_w = 8, c->crop.out_h = 8;
+    c->seed = 77;
+    c->quiet = 1;
+}
+
+/* Per epoch over all ranks: every item in [0, L) appears exactly once outside the pads. */
+static void test_coverage(const rn_dataset *const *sets)
+{
+    for (int world = 1; world <= 3; world++) {
+        for (int epoch = 0; epoch < 2; epoch++) {
+            int seen[64] = {0}, pads = 0, nb0 = -1, L = 0;
+            for (int rank = 0; rank < world; rank++) {
+                rn_loader_cfg c;
+                small_cfg(&c, sets, 2, RN_SPLIT_TRAIN);
+                c.world = world, c.rank = rank, c.workers = 1 + rank % 3;
+                rn_loader *ld;
+                rn_err err = {0};
+                RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+                L = (int)rn_loader_items(ld);
+                nb0 = nb0 < 0 ? rn_loader_batches(ld) : nb0;
+                RN_CHECK(rn_loader_batches(ld) == nb0, "every rank has the same number of batches");
+                rn_loader_start(ld, epoch, 0, &err);
+                const rn_batch *b;
+                while (rn_loader_next(ld, &b, &err) == 1)
+                    for (int i = 0; i < b->n; i++) {
+                        if (b->pad[i]) pads++;
+                        else seen[b->item[i]]++;
+                    }
+                rn_loader_free(ld);
+            }
+            int ok = L == 2 * N3;
+            for (int i = 0; i < L; i++) ok &= seen[i] == 1;
+            int S = (L + world - 1) / world;
+            RN_CHECK(ok, "world %d epoch %d: each item exactly once", world, epoch);
+            RN_CHECK(pads == S * world - L, "world %d: %d pads, want %d", world, pads, S * world - L);
+        }
+    }
+}
+
+typedef struct run {
+    float *img, *tgt;
+    int32_t *set, *rec, *item;
+    int n;
+} run;
+
+static void collect(run *r, const rn_dataset *const *sets, int workers, int epochs, int epoch0, int first)
+{
+    rn_loader_cfg c;
+    small_cfg(&c, sets, 2, RN_SPLIT_TRAIN);
+    c.workers = workers;
+    c.prefetch = 2 + workers;
+    rn_loader *ld;
+    rn_err err = {0};
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+    size_t plane = 3 * 32 * 32, cap = 64 * (size_t)epochs;
+    *r = (run){.img = malloc(sizeof(float) * plane * cap), .tgt = malloc(sizeof(float) * 3 * cap),
+               .set = malloc(4 * cap), .rec = malloc(4 * cap), .item = malloc(4 * cap)};
+    for (int e = epoch0; e < epoch0 + epochs; e++) {
+        RN_CHECK(rn_loader_start(ld, e, e == epoch0 ? first : 0, &err) == 0, "%s", err.msg);
+        const rn_batch *b;
+        while (rn_loader_next(ld, &b, &err) == 1) {
+            memcpy(r->img + plane * r->n, b->images, sizeof(float) * plane * b->n);
+            memcpy(r->tgt + 3 * r->n, b->target, sizeof(float) * 3 * b->n);
+            memcpy(r->set + r->n, b->set, 4 * b->n), memcpy(r->rec + r->n, b->sample, 4 * b->n);
+            memcpy(r->item + r->n, b->item, 4 * b->n);
+            r->n += b->n;
+        }
+    }
+    rn_loader_free(ld);
+}
+
+static void free_run(run *r) { free(r->img), free(r->tgt), free(r->set), free(r->rec), free(r->item); }
+
+static void test_determinism(const rn_dataset *const *sets)
+{
+    run a, b, c;
+    collect(&a, sets, 1, 2, 0, 0);
+    collect(&b, sets, 3, 2, 0, 0);
+    RN_CHECK(a.n == 4 * N3 && b.n == a.n, "two epochs of %d items: %d, %d", 2 * N3, a.n, b.n);
+    RN_CHECK(!memcmp(a.img, b.img, sizeof(float) * 3 * 32 * 32 * a.n), "same images for 1 and 3 workers");
+    RN_CHECK(!memcmp(a.tgt, b.tgt, sizeof(float) * 3 * a.n) && !memcmp(a.item, b.item, 4 * a.n),
+             "same targets and order for 1 and 3 workers");
+    RN_CHECK(memcmp(a.item, a.item + 2 * N3, 4 * 2 * N3), "a fresh shuffle each epoch");
+    /* resume at epoch 1, batch 2 == the tail of the uninterrupted run */
+    collect(&c, sets, 2, 1, 1, 2);
+    int skip = 2 * N3 + 2 * 4;
+    RN_CHECK(c.n == a.n - skip, "resume count %d", c.n);
+    RN_CHECK(c.n == a.n - skip && !memcmp(c.img, a.img + (size_t)3 * 32 * 32 * skip, sizeof(float) * 3 * 32 * 32 * c.n),
+             "resumed batches equal the uninterrupted run");
+    /* the authors' make_same_len: set 1 (5 records, max 13) uses record d % 5 for d < 10 */
+    int ok = 1, tail = 0;
+    for (int i = 0; i < a.n; i++) {
+        int set = a.item[i] / N3, d = a.item[i] % N3;
+        ok &= a.set[i] == set;
+        if (set == 1 && d < 10) ok &= a.rec[i] == d % N2;
+        if (set == 1 && d >= 10) tail++, ok &= a.rec[i] >= 0 && a.rec[i] < N2;
+        if (set == 0) ok &= a.rec[i] == d;
+    }
+    RN_CHECK(ok && tail == 6, "item -> record mapping follows MultipleDatasets (tail %d)", tail);
+    free_run(&a), free_run(&b), free_run(&c);
+}
+
+/* Without make_same_len the sets are concatenated: L = 13 + 5; with world 2 the
+ * test split shards in order, pads flagged. */
+static void test_concat_and_test_shards(const rn_dataset *const *sets)
+{
+    rn_loader_cfg c;
+    small_cfg(&c, sets, 2, RN_SPLIT_TRAIN);
+    c.make_same_len = 0;
+    rn_loader *ld;
+    rn_err err = {0};
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+    RN_CHECK(rn_loader_items(ld) == N3 + N2, "concatenated length %lld", (long long)rn_loader_items(ld));
+    rn_loader_start(ld, 3, 0, &err);
+    const rn_batch *b;
+    int seen[N3 + N2] = {0}, ok = 1;
+    while (rn_loader_next(ld, &b, &err) == 1)
+        for (int i = 0; i < b->n; i++) {
+            seen[b->item[i]]++;
+            int want_set = b->item[i] >= N3, want_rec = b->item[i] - (want_set ? N3 : 0);
+            ok &= b->set[i] == want_set && b->sample[i] == want_rec && b->have_depth[i] == (want_set ? 0 : 1);
+        }
+    for (int i = 0; i < N3 + N2; i++) ok &= seen[i] == 1;
+    RN_CHECK(ok, "concatenated sets: each record once, have_depth per set");
+    rn_loader_free(ld);
+    int order[2][8], cnt[2] = {0, 0}, pads = 0;
+    for (int rank = 0; rank < 2; rank++) {
+        small_cfg(&c, sets, 1, RN_SPLIT_TEST);
+        c.rank = rank, c.world = 2;
+        RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+        rn_loader_start(ld, 0, 0, &err);
+        while (rn_loader_next(ld, &b, &err) == 1)
+            for (int i = 0; i < b->n; i++) {
+                pads += b->pad[i];
+                if (cnt[rank] < 8) order[rank][cnt[rank]++] = b->sample[i];
+            }
+        rn_loader_free(ld);
+    }
+    /* 13 records, world 2: rank 0 gets 0, 2, ..., 12; rank 1 gets 1, 3, ..., 11 and a pad (record 0) */
+    int inorder = cnt[0] == 7 && cnt[1] == 7;
+    for (int k = 0; k < 7 && inorder; k++) inorder = order[0][k] == 2 * k && order[1][k] == (k < 6 ? 2 * k + 1 : 0);
+    RN_CHECK(inorder && pads == 1, "test split sharded in order with one pad (%d, %d, pads %d)", cnt[0], cnt[1], pads);
+}
+
+static void test_values(const rn_dataset *const *sets)
+{
+    rn_loader_cfg c;
+    small_cfg(&c, sets, 1, RN_SPLIT_TEST);
+    rn_loader *ld;
+    rn_err err = {0};
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+    rn_loader_start(ld, 0, 0, &err);
+    const rn_batch *b;
+    int n = 0, ok = 1;
+    while (rn_loader_next(ld, &b, &err) == 1)
+        for (int i = 0; i < b->n; i++, n++) {
+            /* root at the box centre lands on the patch centre: (out_w / 2, out_h / 2) */
+            ok &= b->sample[i] == n && fabsf(b->target[3 * i] - 4) < 1e-4f && fabsf(b->target[3 * i + 1] - 4) < 1e-4f;
+            ok &= b->target[3 * i + 2] == 3000 + n && b->k[i] == 1000 + n && b->have_depth[i] == 1 && b->vis[i] == 1;
+            double x = b->inv[6 * i] * 16 + b->inv[6 * i + 1] * 16 + b->inv[6 * i + 2];
+            ok &= fabs(x - (10 + n + 20)) < 1e-3;
+            float xi, yi;
+            rn_root_to_image(&xi, &yi, b->bbox + 4 * i, b->target[3 * i], b->target[3 * i + 1], 8, 8);
+            ok &= fabsf(xi - (10 + n + 20)) < 1e-3f && fabsf(yi - 29) < 1e-3f;
+        }
+    RN_CHECK(ok && n == N3, "test split in order with targets, k, depth, inverse map (%d)", n);
+    rn_loader_free(ld);
+}
+
+static void test_bad_images(const rn_dataset *const *sets)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/a3.jpg", tmpdir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/a7.jpg", tmpdir);
+    FILE *f = fopen(path, "wb");
+    fputs("not a jpeg", f);
+    fclose(f);
+    rn_loader_cfg c;
+    small_cfg(&c, sets, 2, RN_SPLIT_TRAIN);
+    rn_loader *ld;
+    rn_err err = {0};
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+    rn_loader_start(ld, 0, 0, &err);
+    const rn_batch *b;
+    int n = 0, replaced = 0, rc, clean = 1;
+    while ((rc = rn_loader_next(ld, &b, &err)) == 1)
+        for (int i = 0; i < b->n; i++, n++) {
+            replaced += b->replaced[i];
+            clean &= !(b->set[i] == 0 && (b->sample[i] == 3 || b->sample[i] == 7));
+        }
+    RN_CHECK(rc == 0 && n == 2 * N3, "epoch completes with %d samples (%s)", n, err.msg);
+    RN_CHECK(clean, "no batch entry comes from a bad image");
+    RN_CHECK(replaced >= 2 && rn_loader_skipped(ld) >= 2, "bad images counted: %d replaced, %lld skipped", replaced,
+             (long long)rn_loader_skipped(ld));
+    rn_loader_free(ld);
+    small_cfg(&c, sets, 1, RN_SPLIT_TEST);
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+    rn_loader_start(ld, 0, 0, &err);
+    while ((rc = rn_loader_next(ld, &b, &err)) == 1) {}
+    RN_CHECK(rc == -1 && strstr(err.msg, "a3.jpg") && strstr(err.msg, "record 3"), "test split error: %s", err.msg);
+    rn_loader_free(ld);
+}
+
+static void test_config_and_bind(const rn_dataset *const *sets)
+{
+    rn_loader_cfg c;
+    small_cfg(&c, sets, 2, RN_SPLIT_TRAIN);
+    c.rank = 2, c.world = 2;
+    rn_loader *ld;
+    rn_err err = {0};
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == -1 && strstr(err.msg, "rank 2 of world 2"), "bad rank: %s", err.msg);
+    cpu_set_t set;
+    RN_CHECK(sched_getaffinity(0, sizeof set, &set) == 0, "getaffinity");
+    int core = 0;
+    while (core < CPU_SETSIZE && !CPU_ISSET(core, &set)) core++;
+    RN_CHECK(rn_bind_self(&core, 1, &err) == 0, "%s", err.msg);
+    cpu_set_t now;
+    sched_getaffinity(0, sizeof now, &now);
+    RN_CHECK(CPU_COUNT(&now) == 1 && CPU_ISSET(core, &now), "pinned to core %d", core);
+    sched_setaffinity(0, sizeof set, &set);
+    /* bind_cores: workers on the last allowed core, compute gets the rest */
+    small_cfg(&c, sets, 2, RN_SPLIT_TRAIN);
+    c.bind_cores = 1;
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+    int cores[CPU_SETSIZE], last = 0;
+    for (int k = 0; k < CPU_SETSIZE; k++)
+        if (CPU_ISSET(k, &set)) last = k;
+    int n = rn_loader_compute_cores(ld, cores, CPU_SETSIZE), has_last = 0;
+    for (int k = 0; k < n; k++) has_last |= cores[k] == last;
+    RN_CHECK(n == CPU_COUNT(&set) - 1 && !has_last, "compute cores exclude the loader's core %d (%d of %d)", last, n,
+             CPU_COUNT(&set));
+    rn_loader_start(ld, 0, 0, &err);
+    const rn_batch *b;
+    int got = 0;
+    while (rn_loader_next(ld, &b, &err) == 1) got += b->n;
+    RN_CHECK(got == 2 * N3, "pinned loader runs an epoch (%d)", got);
+    rn_loader_free(ld);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/rn_loader_XXXXXX");
+    RN_CHECK(mkdtemp(tmpdir) != NULL, "mkdtemp");
+    const char *py = getenv("PY") ? getenv("PY") : "/usr/bin/python3";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s -c \"import cv2, numpy as np; rs = np.random.RandomState(1)\n"
+             "for p, n in (('a', %d), ('b', %d)):\n"
+             "    for i in range(n): cv2.imwrite('%s/%%s%%d.jpg' %% (p, i), rs.randint(0, 255, (%d, %d, 3)).astype(np.uint8))\"",
+             py, N3, N2, tmpdir, IMG_H, IMG_W);
+    RN_CHECK(system(cmd) == 0, "image generation: %s", cmd);
+    make_set(&d3, s3, pool3, N3, "MuCo", "a", 1);
+    make_set(&d2, s2, pool2, N2, "MSCOCO", "b", 0);
+    const rn_dataset *sets[2] = {&d3, &d2};
+    test_coverage(sets);
+    test_determinism(sets);
+    test_values(sets);
+    test_concat_and_test_shards(sets);
+    test_config_and_bind(sets);
+    test_bad_images(sets);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    RN_CHECK(system(cmd) == 0, "cleanup");
+    RN_CHECK_DONE();
+}

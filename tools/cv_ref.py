@@ -1,0 +1,141 @@
+"""Reference crops for tests/test_augment.c, done the authors' way with OpenCV and torchvision.
+
+usage: cv_ref.py cases OUTDIR | cv_ref.py check RECORD.json PATCH.npy [RECORD.json PATCH.npy ...]
+Writes OUTDIR/img.jpg, OUTDIR/img.png (640x480 smooth random content), OUTDIR/big.jpg (1920x1080), OUTDIR/cases.txt
+(one case a line: image bbox_x bbox_y bbox_w bbox_h rot flip c_r c_g c_b root_x root_y root_vis)
+and per case i: case_i.u8 (256,256,3) RGB warped patch before the colour scale,
+case_i.f32 (3,256,256) normalised tensor, case_i.root (x, y, vis as float64, output space).
+`check` recomputes a `rootnet inspect` record (JSON) and compares its .npy patch.
+"""
+import math
+import os
+import sys
+
+import cv2
+import numpy as np
+import torch
+import torchvision.transforms as T
+
+IN_W = IN_H = 256
+OUT_W = OUT_H = 64
+MEAN = (0.485, 0.456, 0.406)
+STD = (0.229, 0.224, 0.225)
+
+
+def make_image(rs, w=640, h=480, noise_sd=12):
+    noise = rs.rand(h // 8, w // 8, 3).astype(np.float32) * 255
+    img = cv2.resize(noise, (w, h), interpolation=cv2.INTER_CUBIC)
+    img += rs.randn(h, w, 3).astype(np.float32) * noise_sd
+    yy, xx = np.mgrid[0:h, 0:w]
+    img[..., 0] += (xx * 0.1).astype(np.float32)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def rot2d(x, y, rad):
+    sn, cs = np.sin(rad), np.cos(rad)
+    return np.array([x * cs - y * sn, x * sn + y * cs], dtype=np.float32)
+
+
+def trans_for(cx, cy, bw, bh, rot):
+    rad = np.pi * rot / 180
+    c = np.array([cx, cy], dtype=np.float32)
+    down = rot2d(np.float32(0), np.float32(bh * 0.5), rad)
+    right = rot2d(np.float32(bw * 0.5), np.float32(0), rad)
+    src = np.stack([c, c + down, c + right]).astype(np.float32)
+    dc = np.array([IN_W * 0.5, IN_H * 0.5], dtype=np.float32)
+    dst = np.stack([dc, dc + np.array([0, IN_H * 0.5], np.float32), dc + np.array([IN_W * 0.5, 0], np.float32)])
+    return cv2.getAffineTransform(np.float32(src), np.float32(dst))
+
+
+def crop(path, bbox, rot, flip, color, root, vis):
+    img = cv2.imread(path, cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION)
+    h, w, _ = img.shape
+    cx, cy = float(bbox[0] + 0.5 * bbox[2]), float(bbox[1] + 0.5 * bbox[3])
+    if flip:
+        img = img[:, ::-1, :]
+        cx = w - cx - 1
+    tr = trans_for(cx, cy, float(bbox[2]), float(bbox[3]), rot)
+    patch = cv2.warpAffine(img, tr, (IN_W, IN_H), flags=cv2.INTER_LINEAR)
+    rgb = patch[:, :, ::-1].copy()
+    f = rgb.astype(np.float32)
+    for i in range(3):
+        f[:, :, i] = np.clip(f[:, :, i] * color[i], 0, 255)
+    tensor = T.Compose([T.ToTensor(), T.Normalize(mean=MEAN, std=STD)])(f)
+    r = np.array(root, dtype=np.float64)
+    if flip:
+        r[0] = w - r[0] - 1
+    r = np.dot(tr, np.array([r[0], r[1], 1.0]))
+    vis = vis * float((r[0] >= 0) and (r[0] < IN_W) and (r[1] >= 0) and (r[1] < IN_H))
+    out = np.array([r[0] / IN_W * OUT_W, r[1] / IN_H * OUT_H, vis], dtype=np.float64)
+    return rgb, tensor.numpy(), out
+
+
+def f32(v):
+    """The value as the C side stores it (rn_sample keeps float32)."""
+    return float(np.float32(v))
+
+
+def cases(outdir):
+    rs = np.random.RandomState(7)
+    img = make_image(rs)
+    cv2.imwrite(os.path.join(outdir, "img.jpg"), img, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    cv2.imwrite(os.path.join(outdir, "img.png"), img)
+    big = make_image(rs, 1920, 1080, 3)
+    cv2.imwrite(os.path.join(outdir, "big.jpg"), big, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    lines = []
+    fixed = [([100.5, 60.25, 200, 300], 0.0, 0), ([100.5, 60.25, 200, 300], 37.5, 1),
+             ([-50, -40, 300, 300], -45.0, 0), ([500, 380, 250, 250], 60.0, 1),
+             ([10, 10, 620, 460], 0.0, 1), ([300, 200, 40, 40], 13.0, 0)]
+    for k in range(26):
+        if k < len(fixed):
+            bbox, rot, flip = fixed[k]
+        else:
+            bw = rs.uniform(30, 500)
+            bbox = [rs.uniform(-100, 600), rs.uniform(-100, 440), bw, bw * rs.uniform(0.8, 1.25)]
+            rot = float(np.clip(rs.randn(), -2, 2) * 30) if rs.rand() < 0.7 else 0.0
+            flip = int(rs.rand() < 0.5)
+        color = [f32(c) for c in rs.uniform(0.8, 1.2, 3)] if k % 3 else [1.0, 1.0, 1.0]
+        root = [bbox[0] + rs.uniform(-0.2, 1.2) * bbox[2], bbox[1] + rs.uniform(-0.2, 1.2) * bbox[3]]
+        bbox, root = [f32(v) for v in bbox], [f32(v) for v in root]
+        name = "img.png" if k % 4 == 3 else "img.jpg"
+        rgb, tensor, out = crop(os.path.join(outdir, name), bbox, rot, flip, color, root, 1.0)
+        rgb.tofile(os.path.join(outdir, "case_%d.u8" % k))
+        tensor.astype(np.float32).tofile(os.path.join(outdir, "case_%d.f32" % k))
+        out.tofile(os.path.join(outdir, "case_%d.root" % k))
+        vals = [name] + ["%.17g" % v for v in list(bbox) + [rot, flip] + color + root + [1.0]]
+        lines.append(" ".join(vals))
+    with open(os.path.join(outdir, "cases.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def check(rec_json, npy):
+    """Compares one `rootnet inspect` output with the reference; prints one line, returns ok."""
+    import json
+    r = json.load(open(rec_json))
+    a = r["aug"]
+    rgb, ref, out = crop(r["image"], r["bbox"], a["rot"], int(a["flip"]), a["color"], r["root_img"][:2], r["root_vis"])
+    got = np.load(npy)
+    std = np.array(STD, np.float32)[:, None, None]
+    diff = np.abs((got - ref) * std)  # grey levels (the authors' 0..255 scale)
+    near = float(np.mean(diff <= 1.0 + 1e-3))
+    root_err = max(abs(r["root_out"][0] - out[0]), abs(r["root_out"][1] - out[1]))
+    ok = got.shape == ref.shape and root_err < 1e-3 and r["vis"] == out[2]
+    # DCT-scaled decode low-passes before sampling: bounded raw difference (aliasing of
+    # texture) and a small one after a sigma-2 blur (geometry: a 1 px shift gives > 2).
+    blur = lambda v: np.stack([cv2.GaussianBlur(np.ascontiguousarray(x), (0, 0), 2) for x in v])
+    blurred = float(np.abs(blur(got * std) - blur(ref * std)).mean())
+    ok = ok and (near >= 0.999 if r["dct_scale"] == 1 else float(diff.mean()) < 4.0 and blurred < 1.0)
+    print("%s index %d dct %d: %.4f%% within 1 level, mean %.3f, blurred %.3f, root err %.2e, vis %g/%g: %s" % (
+        r["dataset"], r["index"], r["dct_scale"], 100 * near, diff.mean(), blurred, root_err, r["vis"], out[2],
+        "ok" if ok else "MISMATCH"))
+    return ok
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "cases":
+        cases(sys.argv[2])
+    elif len(sys.argv) >= 4 and len(sys.argv) % 2 == 0 and sys.argv[1] == "check":
+        pairs = zip(sys.argv[2::2], sys.argv[3::2])
+        sys.exit(0 if all([check(j, n) for j, n in pairs]) else 1)
+    else:
+        sys.exit(__doc__)
