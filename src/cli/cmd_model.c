@@ -130,7 +130,8 @@ int rn_cmd_forward(int argc, char **argv)
     rn_rng_seed(&rng, 1);
     int rc = rn_weights_load(&p, weights, (int)backbone, &rng, &err);
     if (!rc) {
-        rc = rn_model_create(&m, &p, (int)x.n, (int)xd[1], (int)xd[2], (int)threads, RN_COMPUTE_F32, &err);
+        rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32, .inference = 1};
+        rc = rn_model_create(&m, &p, (int)x.n, (int)xd[1], (int)xd[2], &mo, &err);
         if (!rc) {
             rn_model_sync_weights(&m);
             rn_model_forward(&m, x.d, k.d, !eval);
@@ -190,7 +191,8 @@ static void batch_fill(batch *bt, const step_data *s, long step, int b)
 static int run_steps(rn_params *p, const step_data *s, int b, long steps, double lr, long threads, rn_err *err)
 {
     rn_model m;
-    if (rn_model_create(&m, p, b, (int)s->xd[1], (int)s->xd[2], (int)threads, RN_COMPUTE_F32, err)) return -1;
+    rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32};
+    if (rn_model_create(&m, p, b, (int)s->xd[1], (int)s->xd[2], &mo, err)) return -1;
     batch bt = {rn_xmalloc((size_t)b * s->x.per * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
                 rn_xmalloc((size_t)b * 3 * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
                 rn_xmalloc((size_t)b * sizeof(float))};
@@ -311,7 +313,8 @@ static int bench_run(const char *mode, long depth, long size, long b, long iters
     rn_rng_seed(&rng, 7);
     rn_params_init(&p, &rng);
     rn_model m;
-    if (rn_model_create(&m, &p, (int)b, (int)size, (int)size, (int)threads, RN_COMPUTE_F32, err)) {
+    rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32, .inference = !train};
+    if (rn_model_create(&m, &p, (int)b, (int)size, (int)size, &mo, err)) {
         rn_params_free(&p);
         return -1;
     }

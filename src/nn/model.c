@@ -167,30 +167,32 @@ static void plan_all(rn_model *m, plan *pl)
     for (int i = 0; i < 4; i++) m->g[i] = take(pl, pl->max_act);
 }
 
-static int create_conv(rn_model *m, rn_cbn *u, rn_compute compute, rn_err *err)
+static int create_conv(rn_model *m, rn_cbn *u, rn_err *err)
 {
-    u->s.compute = compute;
+    u->s.compute = m->opts.compute;
+    u->s.forward_only = m->opts.inference;
     if (rn_conv_create(&u->conv, m->be, &u->s, err)) return rn_err_prefix(err, "%s", m->p->e[u->pw].name);
     return 0;
 }
 
-static int create_convs(rn_model *m, rn_compute compute, rn_err *err)
+static int create_convs(rn_model *m, rn_err *err)
 {
-    if (create_conv(m, &m->stem, compute, err)) return -1;
+    if (create_conv(m, &m->stem, err)) return -1;
     for (int i = 0; i < m->nblocks; i++) {
         rn_block *b = &m->blocks[i];
         for (int j = 0; j < b->nu; j++)
-            if (create_conv(m, &b->u[j], compute, err)) return -1;
-        if (b->has_down && create_conv(m, &b->d, compute, err)) return -1;
+            if (create_conv(m, &b->u[j], err)) return -1;
+        if (b->has_down && create_conv(m, &b->d, err)) return -1;
     }
     for (int i = 0; i < 3; i++)
-        if (create_conv(m, &m->head[i], compute, err)) return -1;
+        if (create_conv(m, &m->head[i], err)) return -1;
     return 0;
 }
 
-int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, int threads, rn_compute compute, rn_err *err)
+int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_model_opts *o, rn_err *err)
 {
     memset(m, 0, sizeof *m);
+    m->opts = *o;
     if (N < 1) return rn_err_set(err, "batch size %d must be at least 1", N);
     if (H < 32 || W < 32 || H % 32 || W % 32)
         return rn_err_set(err, "input size %dx%d must be a positive multiple of 32", H, W);
@@ -209,7 +211,7 @@ int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, int threads,
     pl = (plan){.base = m->arena};
     plan_all(m, &pl);
     RN_ASSERT(pl.used == m->arena_floats);
-    if (rn_backend_create(&m->be, threads, err) || create_convs(m, compute, err)) goto fail;
+    if (rn_backend_create(&m->be, o->threads, err) || create_convs(m, err)) goto fail;
     return 0;
 fail:
     rn_model_destroy(m);
@@ -370,7 +372,7 @@ double rn_model_loss(const rn_model *m, const float *target, const float *vis, c
 
 double rn_model_backward(rn_model *m, const float *target, const float *vis, const float *have_depth)
 {
-    RN_ASSERT(m->last_train);
+    RN_ASSERT(m->last_train && !m->opts.inference);
     double loss = rn_loss_forward_backward(m->dcoord, m->coord, target, vis, have_depth, m->N);
     for (int n = 0; n < m->N; n++) {
         m->dxy[2 * n] = m->dcoord[3 * n];

@@ -3,7 +3,8 @@
  *
  *   rn_params p; rn_params_build(&p, 50, &err); rn_params_init(&p, &rng);
  *   rn_model m;
- *   rn_model_create(&m, &p, 32, 256, 256, threads, RN_COMPUTE_F32, &err);
+ *   rn_model_opts o = {.threads = 2, .compute = RN_COMPUTE_F32};     // .inference = 1: forward only
+ *   rn_model_create(&m, &p, 32, 256, 256, &o, &err);
  *   rn_model_sync_weights(&m);                   // after loading or updating p
  *   rn_model_forward(&m, images, k, 1);          // 1: train-mode BN; m.coord is (N, 3)
  *   rn_params_zero_grad(&p);
@@ -19,6 +20,12 @@
 
 #include "nn/backend.h"
 #include "nn/params.h"
+
+typedef struct rn_model_opts {
+    int threads;        /* compute threads, 0 = leave OpenMP's setting */
+    rn_compute compute; /* conv compute precision */
+    int inference;      /* 1: forward only (no backward primitives; train-mode BN still allowed) */
+} rn_model_opts;
 
 /* conv -> BatchNorm (-> ReLU) */
 typedef struct rn_cbn {
@@ -64,12 +71,14 @@ typedef struct rn_model {
     float *g[4];          /* gradient scratch, each the largest activation */
     const float *k;       /* the last forward's k */
     int last_train;       /* mode of the last forward */
+    rn_model_opts opts;
     float *arena;
     size_t arena_floats;
 } rn_model;
 
+
 /* Builds the network for batch N and input H x W (multiples of 32). */
-int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, int threads, rn_compute compute, rn_err *err);
+int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_model_opts *o, rn_err *err);
 void rn_model_destroy(rn_model *m);
 /* Pushes p's weights to the backend (weight reorders). Call after every change to p. */
 void rn_model_sync_weights(rn_model *m);

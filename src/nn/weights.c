@@ -13,10 +13,11 @@ static const char *canonical(const char *name)
     return name;
 }
 
-/* Entries of an authors' snapshot that are not weights. */
+/* Entries of a snapshot that are not weights: the authors' "epoch" and
+ * "optimizer.*", and rootnet's own "train.*" state. */
 static int is_snapshot_extra(const char *name)
 {
-    return !strncmp(name, "optimizer.", 10) || !strcmp(name, "epoch");
+    return !strncmp(name, "optimizer.", 10) || !strncmp(name, "train.", 6) || !strcmp(name, "epoch");
 }
 
 static file_kind kind_of(const rn_tensors *ts)

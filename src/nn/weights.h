@@ -11,7 +11,8 @@
  * "module." and/or inside an authors' snapshot {"epoch", "network",
  * "optimizer"}), or a torchvision ImageNet ResNet state_dict ("conv1.weight",
  * ..., "fc.*" dropped) that initialises the backbone while the head gets the
- * authors' init from rng. Every name must be known, present once, of the right
+ * authors' init from rng. Names "epoch", "optimizer.*" and "train.*" (snapshot
+ * state: Adam moments, RNG, loader position) are skipped here. Every name must be known, present once, of the right
  * shape and finite; anything else is an error naming the file and tensor.
  */
 #ifndef RN_NN_WEIGHTS_H
