@@ -374,16 +374,18 @@ def read_any(path):
     return {k: v.numpy() for k, v in obj.items()}
 
 
+def depth_of(names):
+    """ResNet depth from state_dict names: block kind and blocks in layer2/layer3."""
+    count = lambda st: len({n.split(".")[2] for n in names if n.startswith("backbone.layer%d." % st)})
+    bottleneck = "backbone.layer1.0.conv3.weight" in names
+    table = {(False, 2, 2): 18, (False, 4, 6): 34, (True, 4, 6): 50, (True, 4, 23): 101, (True, 8, 36): 152}
+    return table[(bottleneck, count(2), count(3))]
+
+
 def cmd_forward(a):
     t = read_any(a.weights)
-    names = set(k[len("module."):] if k.startswith("module.") else k for k in t)
-    depth = {3: 50, 23: 101, 36: 152}.get(sum(1 for n in names if n.startswith("backbone.layer3.") and
-                                              n.endswith(".conv1.weight")), 0)
-    if depth == 0:
-        depth = 18 if sum(1 for n in names if n.startswith("backbone.layer3.") and n.endswith("conv1.weight")) == 2 else 34
-    if depth == 50 and "backbone.layer1.0.conv3.weight" not in names:
-        depth = 34
-    m = ResPoseNet(depth)
+    t = {k[len("module."):] if k.startswith("module.") else k: v for k, v in t.items()}
+    m = ResPoseNet(depth_of(set(t)))
     load_weights(m, t)
     m.train(not a.eval)
     x = torch.from_numpy(np.load(a.images))
@@ -391,6 +393,40 @@ def cmd_forward(a):
     with torch.no_grad():
         y = m(x, k)
     np.save(a.out, y.numpy())
+
+
+def cmd_save_torchvision(a):
+    """A torchvision ImageNet-style ResNet state_dict (random weights), legacy format."""
+    torch.manual_seed(a.seed)
+    r = getattr(torchvision.models, "resnet%d" % a.backbone)()
+    torch.save(r.state_dict(), a.out, _use_new_zipfile_serialization=False)
+
+
+def cmd_check_converted(a):
+    """The converted file holds the torchvision backbone exactly, no fc, and the authors' head init."""
+    src = torch.load(a.torchvision, map_location="cpu")
+    out, _ = load_safetensors(a.converted)
+    bad = []
+    for k, v in src.items():
+        if k.startswith("fc."):
+            if "backbone." + k in out:
+                bad.append("fc tensor %s was kept" % k)
+            continue
+        o = out.get("backbone." + k)
+        if o is None or o.shape != tuple(v.shape) or not np.array_equal(o, v.numpy()):
+            bad.append("backbone.%s differs from the torchvision file" % k)
+    for k, v in out.items():
+        if k.startswith("root.") and k.endswith("weight") and v.ndim == 4:
+            if not 0.0007 < v.std() < 0.0013 or abs(v.mean()) > 1e-4:
+                bad.append("%s: std %.5f mean %.2g, want N(0, 0.001)" % (k, v.std(), v.mean()))
+        if k.startswith("root.deconv_layers.") and k.endswith(("1.weight", "4.weight", "7.weight")):
+            if not np.all(v == 1):
+                bad.append("%s should be 1" % k)
+    n = len(src) + 6
+    for b in bad:
+        print("FAIL " + b)
+    print("%d passed, %d failed" % (n - len(bad), len(bad)))
+    return 1 if bad else 0
 
 
 def cmd_save_pth(a):
@@ -426,12 +462,20 @@ def main():
     p.add_argument("--k", required=True)
     p.add_argument("--eval", action="store_true")
     p.add_argument("--out", required=True)
+    p = sub.add_parser("save-torchvision")
+    p.add_argument("--backbone", type=int, default=18)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("check-converted")
+    p.add_argument("--torchvision", required=True)
+    p.add_argument("--converted", required=True)
     p = sub.add_parser("save-pth")
     p.add_argument("--weights", required=True)
     p.add_argument("--out", required=True)
     a = ap.parse_args()
     rc = {"make-case": cmd_make_case, "run": cmd_run, "compare": cmd_compare, "forward": cmd_forward,
-          "save-pth": cmd_save_pth}[a.cmd](a)
+          "save-pth": cmd_save_pth, "save-torchvision": cmd_save_torchvision,
+          "check-converted": cmd_check_converted}[a.cmd](a)
     sys.exit(rc or 0)
 
 

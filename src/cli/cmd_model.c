@@ -68,10 +68,19 @@ static int input_read_vec(input *in, const char *path, const char *what, rn_err 
     return input_read(in, path, what, ndim - 1, &one, NULL, err);
 }
 
-static int same_n(const input *a, const input *b, const char *what, rn_err *err)
+static int same_n(const input *a, const input *b, const char *what, const char *path, rn_err *err)
 {
     if (a->n != b->n)
-        return rn_err_set(err, "%s has %lld samples but the images have %lld", what, (long long)b->n, (long long)a->n);
+        return rn_err_set(err, "%s: %s has %lld samples but the images have %lld", what, path, (long long)b->n,
+                          (long long)a->n);
+    return 0;
+}
+
+static int check_size(const int64_t *xd, const char *path, rn_err *err)
+{
+    if (xd[1] % 32 || xd[2] % 32)
+        return rn_err_set(err, "images: %s: size %lldx%lld, height and width must be multiples of 32", path,
+                          (long long)xd[1], (long long)xd[2]);
     return 0;
 }
 
@@ -87,10 +96,11 @@ static int write_coords(const char *path, const float *coord, int n, rn_err *err
     return rn_npy_write(path, RN_F32, 2, shape, coord, err);
 }
 
-static int check_k(const input *k, rn_err *err)
+static int check_k(const input *k, const char *path, rn_err *err)
 {
     for (int64_t i = 0; i < k->n; i++)
-        if (!(k->d[i] > 0)) return rn_err_set(err, "k: sample %lld has k = %g, must be > 0", (long long)i, (double)k->d[i]);
+        if (!(k->d[i] > 0))
+            return rn_err_set(err, "k: %s: sample %lld has k = %g, must be > 0", path, (long long)i, (double)k->d[i]);
     return 0;
 }
 
@@ -120,7 +130,8 @@ int rn_cmd_forward(int argc, char **argv)
     input x, k;
     int64_t xd[3], want[3] = {3, -1, -1};
     if (input_read(&x, images, "images", 3, want, xd, &err)) return fail("forward", &err);
-    if (input_read_vec(&k, kpath, "k", &err) || same_n(&x, &k, "k", &err) || check_k(&k, &err)) {
+    if (check_size(xd, images, &err) || input_read_vec(&k, kpath, "k", &err) || same_n(&x, &k, "k", kpath, &err) ||
+        check_k(&k, kpath, &err)) {
         input_free(&x);
         return fail("forward", &err);
     }
@@ -160,10 +171,12 @@ static int step_data_read(step_data *s, const char *const paths[5], rn_err *err)
     memset(s, 0, sizeof *s);
     int64_t want_x[3] = {3, -1, -1}, want_t[1] = {3};
     int rc = input_read(&s->x, paths[0], "images", 3, want_x, s->xd, err) ||
-             input_read_vec(&s->k, paths[1], "k", err) || same_n(&s->x, &s->k, "k", err) || check_k(&s->k, err) ||
-             input_read(&s->t, paths[2], "target", 1, want_t, NULL, err) || same_n(&s->x, &s->t, "target", err) ||
-             input_read_vec(&s->v, paths[3], "vis", err) || same_n(&s->x, &s->v, "vis", err) ||
-             input_read_vec(&s->d, paths[4], "have-depth", err) || same_n(&s->x, &s->d, "have-depth", err);
+             check_size(s->xd, paths[0], err) || input_read_vec(&s->k, paths[1], "k", err) ||
+             same_n(&s->x, &s->k, "k", paths[1], err) || check_k(&s->k, paths[1], err) ||
+             input_read(&s->t, paths[2], "target", 1, want_t, NULL, err) ||
+             same_n(&s->x, &s->t, "target", paths[2], err) || input_read_vec(&s->v, paths[3], "vis", err) ||
+             same_n(&s->x, &s->v, "vis", paths[3], err) || input_read_vec(&s->d, paths[4], "have-depth", err) ||
+             same_n(&s->x, &s->d, "have-depth", paths[4], err);
     if (rc) step_data_free(s);
     return rc ? -1 : 0;
 }
@@ -369,4 +382,32 @@ int rn_cmd_bench(int argc, char **argv)
     }
     rn_err err = {{0}};
     return bench_run(mode, depth, size, b, iters, warmup, threads, &err) ? fail("bench", &err) : 0;
+}
+
+int rn_cmd_convert(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    long backbone = 0, seed = 1;
+    rn_flag flags[] = {
+        RN_FLAG_STR("--weights", &in, "input: safetensors, PyTorch .pth / authors' snapshot, torchvision ResNet (required)"),
+        RN_FLAG_STR("--out", &out, "output safetensors with PyTorch state_dict names (required)"),
+        RN_FLAG_I64("--backbone", &backbone, "require this ResNet depth (default: from the file)"),
+        RN_FLAG_I64("--seed", &seed, "seed of the authors' head init for a torchvision backbone file (1)"),
+        {0}};
+    const char *syn = "--weights IN --out OUT.safetensors";
+    int h = rn_args_handle(flags, argc, argv, syn);
+    if (h >= 0) return h;
+    if (!in || !out) {
+        fprintf(stderr, "rootnet convert: --weights and --out are required\n");
+        rn_args_usage(stderr, "convert", syn, flags);
+        return 2;
+    }
+    rn_err err = {{0}};
+    rn_params p;
+    rn_rng rng;
+    rn_rng_seed(&rng, (uint64_t)seed);
+    if (rn_weights_load(&p, in, (int)backbone, &rng, &err)) return fail("convert", &err);
+    int rc = rn_weights_save(&p, out, NULL, &err);
+    rn_params_free(&p);
+    return rc ? fail("convert", &err) : 0;
 }

@@ -14,6 +14,7 @@ static const command COMMANDS[] = {
     {"forward", rn_cmd_forward, "forward pass on .npy inputs, writes (N,3) coords"},
     {"step", rn_cmd_step, "training steps on .npy inputs (loss, grads, Adam)"},
     {"bench", rn_cmd_bench, "time training or inference steps, prints JSON"},
+    {"convert", rn_cmd_convert, "weights (.pth, snapshot, torchvision ResNet) to safetensors"},
     {"evaluate", rn_cmd_evaluate, "AP_root / MRPE of a result JSON against ground truth"},
     {"synth", rn_cmd_synth, "write a synthetic dataset (muco, mupots, h36m layouts)"},
     {"dataset", rn_cmd_dataset, "load an annotation set (readers + cache), summary or CSV dump"},

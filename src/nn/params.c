@@ -210,19 +210,24 @@ float *rn_params_grad(const rn_params *p, int i)
     return rn_param_trainable(e->kind) ? p->grad + e->offset : NULL;
 }
 
+/* Block i of a stage is present when any of its first tensors is. */
+static int has_block(int (*has)(const char *name, void *ctx), void *ctx, int stage, int i)
+{
+    static const char *const parts[] = {"conv1.weight", "bn1.weight", "conv2.weight", "bn2.weight"};
+    char name[96];
+    for (size_t j = 0; j < sizeof parts / sizeof parts[0]; j++) {
+        snprintf(name, sizeof name, "backbone.layer%d.%d.%s", stage, i, parts[j]);
+        if (has(name, ctx)) return 1;
+    }
+    return 0;
+}
+
 int rn_params_guess_depth(int (*has)(const char *name, void *ctx), void *ctx)
 {
-    int bottleneck = has("backbone.layer1.0.conv3.weight", ctx);
+    int bottleneck = has("backbone.layer1.0.conv3.weight", ctx) || has("backbone.layer1.0.bn3.weight", ctx);
     int n3 = 0, n2 = 0;
-    char name[96];
-    for (;; n3++) {
-        snprintf(name, sizeof name, "backbone.layer3.%d.conv1.weight", n3);
-        if (!has(name, ctx)) break;
-    }
-    for (;; n2++) {
-        snprintf(name, sizeof name, "backbone.layer2.%d.conv1.weight", n2);
-        if (!has(name, ctx)) break;
-    }
+    while (has_block(has, ctx, 3, n3)) n3++;
+    while (has_block(has, ctx, 2, n2)) n2++;
     for (size_t i = 0; i < sizeof ARCHS / sizeof ARCHS[0]; i++)
         if (ARCHS[i].bottleneck == bottleneck && ARCHS[i].blocks[2] == n3 && ARCHS[i].blocks[1] == n2)
             return ARCHS[i].depth;
