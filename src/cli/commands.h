@@ -7,6 +7,7 @@ int rn_cmd_forward(int argc, char **argv);
 int rn_cmd_step(int argc, char **argv);
 int rn_cmd_bench(int argc, char **argv);
 int rn_cmd_convert(int argc, char **argv);
+int rn_cmd_train(int argc, char **argv);
 int rn_cmd_evaluate(int argc, char **argv);
 int rn_cmd_synth(int argc, char **argv);
 int rn_cmd_dataset(int argc, char **argv);

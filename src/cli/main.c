@@ -15,6 +15,7 @@ static const command COMMANDS[] = {
     {"step", rn_cmd_step, "training steps on .npy inputs (loss, grads, Adam)"},
     {"bench", rn_cmd_bench, "time training or inference steps, prints JSON"},
     {"convert", rn_cmd_convert, "weights (.pth, snapshot, torchvision ResNet) to safetensors"},
+    {"train", rn_cmd_train, "train RootNet (the authors' train.py): snapshots, resume, logs, loss plot"},
     {"evaluate", rn_cmd_evaluate, "AP_root / MRPE of a result JSON against ground truth"},
     {"synth", rn_cmd_synth, "write a synthetic dataset (muco, mupots, h36m layouts)"},
     {"dataset", rn_cmd_dataset, "load an annotation set (readers + cache), summary or CSV dump"},

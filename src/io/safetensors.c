@@ -174,6 +174,12 @@ static json_t *build_header(const rn_tensors *ts)
 
 int rn_safetensors_write(const char *path, const rn_tensors *ts, rn_err *err)
 {
+    return rn_safetensors_write_hook(path, ts, NULL, NULL, err);
+}
+
+int rn_safetensors_write_hook(const char *path, const rn_tensors *ts, void (*hook)(void *ctx, int i), void *ctx,
+                              rn_err *err)
+{
     for (int i = 0; i < ts->n; i++) {
         const rn_tensor *t = &ts->t[i];
         if (!t->name || !strcmp(t->name, "__metadata__"))
@@ -195,6 +201,9 @@ int rn_safetensors_write(const char *path, const rn_tensors *ts, rn_err *err)
     rn_afile f;
     int rc = rn_afile_open(&f, path, err) || rn_afile_write(&f, head, 8 + padded, err);
     free(head);
-    for (int i = 0; !rc && i < ts->n; i++) rc = rn_afile_write(&f, ts->t[i].data, ts->t[i].nbytes, err);
+    for (int i = 0; !rc && i < ts->n; i++) {
+        if (hook) hook(ctx, i);
+        rc = rn_afile_write(&f, ts->t[i].data, ts->t[i].nbytes, err);
+    }
     return rc ? -1 : rn_afile_commit(&f, err);
 }

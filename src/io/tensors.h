@@ -104,6 +104,10 @@ int rn_safetensors_parse(rn_tensors *out, const uint8_t *buf, size_t size, const
                          rn_err *err);
 /* Writes ts (in order, with its metadata) as safetensors, atomically. */
 int rn_safetensors_write(const char *path, const rn_tensors *ts, rn_err *err);
+/* Same, calling hook(ctx, i) before tensor i's bytes go to the temporary file
+ * (tests use it to stop a writer part-way). */
+int rn_safetensors_write_hook(const char *path, const rn_tensors *ts, void (*hook)(void *ctx, int i), void *ctx,
+                              rn_err *err);
 
 /* Reads a torch.save file (zip or legacy format) into out, nested dicts
  * flattened to dotted names (integer keys in decimal), int/float/bool values

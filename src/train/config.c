@@ -1,0 +1,287 @@
+/* rootnet train's settings: one key table drives flags, config files and the
+ * snapshot's recorded config. */
+#include "train/config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+typedef struct key_def {
+    rn_train_key k;
+    size_t off, size; /* field in rn_train_cfg */
+} key_def;
+
+#define F(field) offsetof(rn_train_cfg, field), sizeof(((rn_train_cfg *)0)->field)
+
+static const key_def KEYS[] = {
+    {{"--trainset-3d", RN_TK_STR, "3D training set: MuCo | Human36M (MuCo)"}, F(trainset_3d)},
+    {{"--trainset-2d", RN_TK_SLIST, "2D training sets, comma-separated: MSCOCO,MPII; '' for none (MSCOCO)"}, F(trainset_2d)},
+    {{"--testset", RN_TK_STR, "test set: MuPoTS | Human36M | PW3D (MuPoTS)"}, F(testset)},
+    {{"--data-dir", RN_TK_STR, "data dir laid out as the authors' data/ (required)"}, F(data_dir)},
+    {{"--backbone", RN_TK_INT, "ResNet depth 18 | 34 | 50 | 101 | 152 (50)"}, F(backbone)},
+    {{"--input-size", RN_TK_INT, "square input size, a multiple of 32 (256)"}, F(input_size)},
+    {{"--lr", RN_TK_F64, "Adam learning rate (1e-3)"}, F(lr)},
+    {{"--lr-dec-epoch", RN_TK_ILIST, "epochs where lr is divided, comma-separated (17)"}, F(lr_dec_epoch)},
+    {{"--lr-dec-factor", RN_TK_F64, "lr divisor at each decay epoch (10)"}, F(lr_dec_factor)},
+    {{"--end-epoch", RN_TK_INT, "train epochs 0 .. end-epoch-1 (20)"}, F(end_epoch)},
+    {{"--batch", RN_TK_INT, "batch size (32)"}, F(batch)},
+    {{"--threads", RN_TK_INT, "compute threads (0: OMP_NUM_THREADS)"}, F(threads)},
+    {{"--workers", RN_TK_INT, "loader threads (2)"}, F(workers)},
+    {{"--seed", RN_TK_I64, "seed of the init, shuffling and augmentation (1)"}, F(seed)},
+    {{"--output", RN_TK_STR, "output dir: model_dump/ snapshots, log/ logs and plot (output)"}, F(output)},
+    {{"--continue", RN_TK_BOOL, "resume from the newest complete snapshot in the output dir"}, F(cont)},
+    {{"--pretrained", RN_TK_STR, "ImageNet ResNet .pth (torchvision) or a RootNet weight file"}, F(pretrained)},
+    {{"--augment", RN_TK_BOOL, "rotation/flip/colour augmentation (on; --no-augment turns it off)"}, F(augment)},
+    {{"--deterministic", RN_TK_BOOL, "bit-reproducible run: fixed compute threads (1 unless --threads), weight checksums logged"}, F(deterministic)},
+    {{"--log-every", RN_TK_INT, "log line every N iterations (10)"}, F(log_every)},
+    {{"--max-iters", RN_TK_I64, "stop after N iterations in total, with a snapshot (0: no limit)"}, F(max_iters)},
+    {{"--snapshot-iters", RN_TK_INT, "also snapshot every N iterations within an epoch (0: off)"}, F(snapshot_iters)},
+    {{"--keep-snapshots", RN_TK_INT, "mid-epoch snapshots kept (2)"}, F(keep_snapshots)},
+    {{"--dump-batches", RN_TK_STR, "debug: write the initial weights (DIR/w0.safetensors) and every batch (x, k, t, v, d, epoch) as DIR/batch_<iter>.safetensors"}, F(dump_batches)},
+    {{"--kill-at-iter", RN_TK_I64, "test: SIGKILL itself before iteration N"}, F(kill_at_iter)},
+    {{"--kill-in-snapshot", RN_TK_INT, "test: SIGKILL itself half-way through writing its N-th snapshot"}, F(kill_in_snapshot)},
+};
+#define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
+
+const rn_train_key *rn_train_key_at(int i) { return i >= 0 && i < N_KEYS ? &KEYS[i].k : NULL; }
+
+void rn_train_cfg_default(rn_train_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->trainset_3d, sizeof c->trainset_3d, "MuCo");
+    snprintf(c->trainset_2d[0], sizeof c->trainset_2d[0], "MSCOCO");
+    c->n_2d = 1;
+    snprintf(c->testset, sizeof c->testset, "MuPoTS");
+    snprintf(c->output, sizeof c->output, "output");
+    c->backbone = 50, c->input_size = 256;
+    c->lr = 1e-3, c->lr_dec_factor = 10;
+    c->lr_dec_epoch[0] = 17, c->n_dec = 1;
+    c->end_epoch = 20, c->batch = 32, c->workers = 2, c->seed = 1;
+    c->augment = 1, c->log_every = 10, c->keep_snapshots = 2;
+    c->rank = 0, c->world = 1;
+}
+
+/* "lr_dec-epoch" and "--lr-dec-epoch" both name "--lr-dec-epoch". */
+static const key_def *find_key(const char *key)
+{
+    while (*key == '-') key++;
+    for (int i = 0; i < N_KEYS; i++) {
+        const char *a = KEYS[i].k.flag + 2, *b = key;
+        while (*a && (*a == *b || (*a == '-' && *b == '_'))) a++, b++;
+        if (!*a && !*b) return &KEYS[i];
+    }
+    return NULL;
+}
+
+static int parse_i64(int64_t *out, const char *s, const char *key, rn_err *err)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno) return rn_err_set(err, "%s: '%s' is not an integer", key, s);
+    *out = v;
+    return 0;
+}
+
+static int parse_int(int *out, const char *s, const char *key, rn_err *err)
+{
+    int64_t v = 0;
+    if (parse_i64(&v, s, key, err)) return -1;
+    if (v < -2147483647 || v > 2147483647) return rn_err_set(err, "%s: %s is out of range", key, s);
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_bool(int *out, const char *s, const char *key, rn_err *err)
+{
+    static const char *yes[] = {"1", "true", "yes", "on"}, *no[] = {"0", "false", "no", "off"};
+    for (int i = 0; i < 4; i++) {
+        if (!strcmp(s, yes[i])) return *out = 1, 0;
+        if (!strcmp(s, no[i])) return *out = 0, 0;
+    }
+    return rn_err_set(err, "%s: '%s' is not a boolean (true/false, 1/0, yes/no, on/off)", key, s);
+}
+
+/* Comma-separated items into n <= max slots; each item passed to put(i, item). */
+static int split_list(const char *s, int max, int *n, const char *key, rn_err *err,
+                      int (*put)(void *dst, int i, const char *item, const char *key, rn_err *err), void *dst)
+{
+    char buf[512];
+    if (strlen(s) >= sizeof buf) return rn_err_set(err, "%s: value too long", key);
+    snprintf(buf, sizeof buf, "%s", s);
+    int count = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ') tok++;
+        if (!*tok) continue;
+        if (count == max) return rn_err_set(err, "%s: at most %d items", key, max);
+        if (put(dst, count++, tok, key, err)) return -1;
+    }
+    *n = count;
+    return 0;
+}
+
+static int put_set(void *dst, int i, const char *item, const char *key, rn_err *err)
+{
+    char(*sets)[32] = dst;
+    if (strlen(item) >= 32) return rn_err_set(err, "%s: '%s' is too long", key, item);
+    snprintf(sets[i], 32, "%s", item);
+    return 0;
+}
+
+static int put_int(void *dst, int i, const char *item, const char *key, rn_err *err)
+{
+    return parse_int((int *)dst + i, item, key, err);
+}
+
+static int set_value(rn_train_cfg *c, const key_def *k, const char *v, rn_err *err)
+{
+    char *f = (char *)c + k->off;
+    const char *name = k->k.flag + 2;
+    double d;
+    char *end;
+    switch (k->k.kind) {
+    case RN_TK_STR:
+        if (strlen(v) >= k->size) return rn_err_set(err, "%s: value longer than %zu characters", name, k->size - 1);
+        memcpy(f, v, strlen(v) + 1);
+        return 0;
+    case RN_TK_INT: return parse_int((int *)f, v, name, err);
+    case RN_TK_I64: return parse_i64((int64_t *)f, v, name, err);
+    case RN_TK_BOOL: return parse_bool((int *)f, v, name, err);
+    case RN_TK_F64:
+        errno = 0;
+        d = strtod(v, &end);
+        if (!*v || *end || errno || !isfinite(d)) return rn_err_set(err, "%s: '%s' is not a number", name, v);
+        *(double *)f = d;
+        return 0;
+    case RN_TK_SLIST: return split_list(v, RN_TRAIN_MAX_2D, &c->n_2d, name, err, put_set, c->trainset_2d);
+    case RN_TK_ILIST: return split_list(v, RN_TRAIN_MAX_DEC, &c->n_dec, name, err, put_int, c->lr_dec_epoch);
+    }
+    return rn_err_set(err, "%s: internal: unknown kind", name);
+}
+
+int rn_train_cfg_set(rn_train_cfg *c, const char *key, const char *value, rn_err *err)
+{
+    const key_def *k = find_key(key);
+    if (!k) {
+        rn_err_set(err, "unknown key '%s'", key);
+        return 1;
+    }
+    return set_value(c, k, value, err) ? -1 : 0;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n')) s[--n] = 0;
+    if (n >= 2 && (s[0] == '"' || s[0] == '\'') && s[n - 1] == s[0]) s[n - 1] = 0, s++;
+    return s;
+}
+
+static int load_line(rn_train_cfg *c, char *line, const char *path, int ln, FILE *warn, rn_err *err)
+{
+    char *hash = strchr(line, '#');
+    if (hash) *hash = 0;
+    char *s = trim(line);
+    if (!*s) return 0;
+    char *eq = strchr(s, '=');
+    if (!eq) return rn_err_set(err, "%s:%d: expected 'key = value', got '%s'", path, ln, s);
+    *eq = 0;
+    char *key = trim(s), *val = trim(eq + 1);
+    int rc = rn_train_cfg_set(c, key, val, err);
+    if (rc == 1 && warn) fprintf(warn, "rootnet train: warning: %s:%d: unknown key '%s' ignored\n", path, ln, key);
+    if (rc < 0) return rn_err_prefix(err, "%s:%d", path, ln);
+    return 0;
+}
+
+int rn_train_cfg_load(rn_train_cfg *c, const char *path, FILE *warn, rn_err *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return rn_err_set(err, "%s: cannot open config file: %s", path, strerror(errno));
+    char line[2048];
+    int ln = 0, rc = 0;
+    while (!rc && fgets(line, sizeof line, f)) rc = load_line(c, line, path, ++ln, warn, err);
+    fclose(f);
+    return rc;
+}
+
+static int known_set(const char *name, const char *const *ok)
+{
+    for (; *ok; ok++)
+        if (!strcmp(name, *ok)) return 1;
+    return 0;
+}
+
+int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err)
+{
+    static const char *const sets3[] = {"MuCo", "Human36M", NULL}, *const sets2[] = {"MSCOCO", "MPII", NULL},
+                             *const tests[] = {"MuPoTS", "Human36M", "PW3D", NULL};
+    if (!c->data_dir[0]) return rn_err_set(err, "--data-dir is required");
+    if (!known_set(c->trainset_3d, sets3)) return rn_err_set(err, "--trainset-3d: '%s' is not MuCo or Human36M", c->trainset_3d);
+    for (int i = 0; i < c->n_2d; i++)
+        if (!known_set(c->trainset_2d[i], sets2)) return rn_err_set(err, "--trainset-2d: '%s' is not MSCOCO or MPII", c->trainset_2d[i]);
+    if (!known_set(c->testset, tests)) return rn_err_set(err, "--testset: '%s' is not MuPoTS, Human36M or PW3D", c->testset);
+    if (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32)
+        return rn_err_set(err, "--input-size: %d is not a multiple of 32 in 32..2048", c->input_size);
+    if (c->batch < 1 || c->batch > 4096) return rn_err_set(err, "--batch: %d is not in 1..4096", c->batch);
+    if (c->end_epoch < 1) return rn_err_set(err, "--end-epoch: %d must be >= 1", c->end_epoch);
+    if (!(c->lr > 0) || !(c->lr_dec_factor > 0)) return rn_err_set(err, "--lr and --lr-dec-factor must be > 0");
+    for (int i = 0; i < c->n_dec; i++)
+        if (c->lr_dec_epoch[i] < 0 || (i && c->lr_dec_epoch[i] <= c->lr_dec_epoch[i - 1]))
+            return rn_err_set(err, "--lr-dec-epoch: epochs must be >= 0 and increasing");
+    if (c->threads < 0 || c->workers < 1 || c->log_every < 1 || c->max_iters < 0 || c->snapshot_iters < 0 ||
+        c->keep_snapshots < 1)
+        return rn_err_set(err, "--threads >= 0, --workers >= 1, --log-every >= 1, --max-iters >= 0, "
+                               "--snapshot-iters >= 0 and --keep-snapshots >= 1 are required");
+    if (c->world < 1 || c->rank < 0 || c->rank >= c->world) return rn_err_set(err, "rank %d of %d is invalid", c->rank, c->world);
+    return 0;
+}
+
+static size_t put(char *buf, size_t len, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static size_t put(char *buf, size_t len, size_t at, const char *fmt, ...)
+{
+    if (at >= len) return at;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + at, len - at, fmt, ap);
+    va_end(ap);
+    return n < 0 ? at : at + (size_t)n;
+}
+
+static size_t format_key(const rn_train_cfg *c, const key_def *k, char *buf, size_t len, size_t at)
+{
+    const char *f = (const char *)c + k->off;
+    at = put(buf, len, at, "%s = ", k->k.flag + 2);
+    switch (k->k.kind) {
+    case RN_TK_STR: return put(buf, len, at, "%s\n", f);
+    case RN_TK_INT: return put(buf, len, at, "%d\n", *(const int *)f);
+    case RN_TK_BOOL: return put(buf, len, at, "%s\n", *(const int *)f ? "true" : "false");
+    case RN_TK_I64: return put(buf, len, at, "%lld\n", (long long)*(const int64_t *)f);
+    case RN_TK_F64: return put(buf, len, at, "%.17g\n", *(const double *)f);
+    case RN_TK_SLIST:
+        for (int i = 0; i < c->n_2d; i++) at = put(buf, len, at, "%s%s", i ? "," : "", c->trainset_2d[i]);
+        return put(buf, len, at, "\n");
+    case RN_TK_ILIST:
+        for (int i = 0; i < c->n_dec; i++) at = put(buf, len, at, "%s%d", i ? "," : "", c->lr_dec_epoch[i]);
+        return put(buf, len, at, "\n");
+    }
+    return at;
+}
+
+void rn_train_cfg_format(const rn_train_cfg *c, char *buf, size_t len)
+{
+    size_t at = 0;
+    if (len) buf[0] = 0;
+    for (int i = 0; i < N_KEYS; i++) at = format_key(c, &KEYS[i], buf, len, at);
+}
+
+double rn_train_lr(const rn_train_cfg *c, int epoch)
+{
+    int idx = 0;
+    for (int i = 0; i < c->n_dec; i++)
+        if (epoch >= c->lr_dec_epoch[i]) idx++;
+    return c->lr / pow(c->lr_dec_factor, idx);
+}

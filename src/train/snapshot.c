@@ -1,0 +1,314 @@
+/* Training snapshots: save, validate, load, find the newest complete one. */
+#include "train/snapshot.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nn/weights.h"
+
+#define FORMAT_TAG "rootnet-snapshot-1"
+
+void rn_train_state_init(rn_train_state *st, int64_t cap)
+{
+    memset(st, 0, sizeof *st);
+    st->cap = cap > 0 ? cap : 1;
+    st->loss = rn_xcalloc((size_t)st->cap, sizeof *st->loss);
+}
+
+void rn_train_state_free(rn_train_state *st)
+{
+    free(st->loss);
+    st->loss = NULL;
+}
+
+void rn_snapshot_path(char *buf, size_t len, const char *dir, int epoch, int batch)
+{
+    if (batch)
+        snprintf(buf, len, "%s/snapshot_%d_%d.safetensors", dir, epoch, batch);
+    else
+        snprintf(buf, len, "%s/snapshot_%d.safetensors", dir, epoch);
+}
+
+int rn_snapshot_parse_name(const char *name, int *key_epoch, int *key_batch, int *end_of_epoch)
+{
+    int e, b, n = 0;
+    if (sscanf(name, "snapshot_%d_%d.safetensors%n", &e, &b, &n) == 2 && n && !name[n] && e >= 0 && b > 0) {
+        *key_epoch = e, *key_batch = b, *end_of_epoch = 0;
+        return 0;
+    }
+    n = 0;
+    if (sscanf(name, "snapshot_%d.safetensors%n", &e, &n) == 1 && n && !name[n] && e >= 0) {
+        *key_epoch = e + 1, *key_batch = 0, *end_of_epoch = 1;
+        return 0;
+    }
+    return -1;
+}
+
+/* FNV-1a style 64-bit hash, eight bytes at a time. */
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static uint64_t checksum(const rn_tensors *ts)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (int i = 0; i < ts->n; i++) {
+        const rn_tensor *t = &ts->t[i];
+        int32_t head[2] = {(int32_t)t->dtype, t->ndim};
+        h = hash_bytes(h, t->name, strlen(t->name) + 1);
+        h = hash_bytes(h, head, sizeof head);
+        h = hash_bytes(h, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+        h = hash_bytes(h, t->data, t->nbytes);
+    }
+    return h;
+}
+
+static int add_i64(rn_tensors *ts, const char *name, int64_t v, rn_err *err)
+{
+    return rn_tensors_add(ts, name, RN_I64, 0, NULL, &v, err);
+}
+
+static int export_state(rn_tensors *ts, const rn_params *p, const rn_train_state *st, rn_err *err)
+{
+    int64_t four = 4, n = st->iter;
+    int64_t rng[4];
+    for (int i = 0; i < 4; i++) rng[i] = (int64_t)st->rng.s[i];
+    if (rn_weights_export(ts, p, err) || rn_weights_export_buffer(ts, p, p->m, "optimizer.exp_avg.", err) ||
+        rn_weights_export_buffer(ts, p, p->v, "optimizer.exp_avg_sq.", err) ||
+        add_i64(ts, "optimizer.step", st->adam_step, err) || add_i64(ts, "train.epoch", st->epoch, err) ||
+        add_i64(ts, "train.loader_epoch", st->loader_epoch, err) ||
+        add_i64(ts, "train.loader_batch", st->loader_batch, err) || add_i64(ts, "train.iter", st->iter, err) ||
+        rn_tensors_add(ts, "train.rng", RN_I64, 1, &four, rng, err) ||
+        rn_tensors_add(ts, "train.lr", RN_F64, 0, NULL, &st->lr, err) ||
+        rn_tensors_add(ts, "train.loss", RN_F32, 1, &n, st->loss, err))
+        return -1;
+    return 0;
+}
+
+typedef struct hook_ctx {
+    const rn_snapshot_hook *hook;
+    int n;
+} hook_ctx;
+
+static void call_hook(void *ctx, int i)
+{
+    hook_ctx *h = ctx;
+    h->hook->fn(h->hook->ctx, i, h->n);
+}
+
+int rn_snapshot_save(const char *path, const rn_params *p, const rn_train_state *st, const char *config_text,
+                     const rn_snapshot_hook *hook, rn_err *err)
+{
+    rn_tensors ts;
+    rn_tensors_init(&ts);
+    int rc = export_state(&ts, p, st, err);
+    if (!rc) {
+        char buf[32];
+        rn_tensors_set_meta(&ts, "format", FORMAT_TAG);
+        snprintf(buf, sizeof buf, "%d", p->depth);
+        rn_tensors_set_meta(&ts, "backbone", buf);
+        rn_tensors_set_meta(&ts, "config", config_text ? config_text : "");
+        snprintf(buf, sizeof buf, "%016" PRIx64, checksum(&ts));
+        rn_tensors_set_meta(&ts, "checksum", buf);
+        hook_ctx hc = {hook, ts.n};
+        rc = rn_safetensors_write_hook(path, &ts, hook && hook->fn ? call_hook : NULL, &hc, err);
+    }
+    rn_tensors_free(&ts);
+    return rc;
+}
+
+static const char *REQUIRED[] = {"optimizer.step", "train.epoch", "train.loader_epoch", "train.loader_batch",
+                                 "train.iter", "train.rng", "train.lr", "train.loss", NULL};
+
+int rn_snapshot_read(rn_tensors *ts, const char *path, rn_err *err)
+{
+    if (rn_safetensors_read(ts, path, err)) return -1;
+    const char *fmt = rn_tensors_get_meta(ts, "format"), *sum = rn_tensors_get_meta(ts, "checksum");
+    char buf[32];
+    int rc = 0;
+    if (!fmt || strcmp(fmt, FORMAT_TAG))
+        rc = rn_err_set(err, "%s: not a rootnet training snapshot (metadata format is not %s)", path, FORMAT_TAG);
+    for (int i = 0; !rc && REQUIRED[i]; i++)
+        if (!rn_tensors_find(ts, REQUIRED[i])) rc = rn_err_set(err, "%s: snapshot lacks '%s'", path, REQUIRED[i]);
+    if (!rc) {
+        snprintf(buf, sizeof buf, "%016" PRIx64, checksum(ts));
+        if (!sum || strcmp(sum, buf))
+            rc = rn_err_set(err, "%s: checksum mismatch (file says %s, contents hash to %s)", path, sum ? sum : "none", buf);
+    }
+    if (rc) rn_tensors_free(ts);
+    return rc;
+}
+
+static int get_i64(int64_t *out, const rn_tensors *ts, const char *name, const char *path, rn_err *err)
+{
+    const rn_tensor *t = rn_tensors_find(ts, name);
+    if (!t || t->dtype != RN_I64 || rn_tensor_numel(t) != 1) return rn_err_set(err, "%s: '%s' is not an I64 scalar", path, name);
+    memcpy(out, t->data, 8);
+    return 0;
+}
+
+static int load_moment(rn_params *p, float *buf, const rn_tensors *ts, const char *prefix, const char *path, rn_err *err)
+{
+    char name[160];
+    for (int i = 0; i < p->n; i++) {
+        const rn_param_entry *e = &p->e[i];
+        if (!rn_param_trainable(e->kind)) continue;
+        snprintf(name, sizeof name, "%s%s", prefix, e->name);
+        const rn_tensor *t = rn_tensors_find(ts, name);
+        if (!t) return rn_err_set(err, "%s: snapshot lacks '%s'", path, name);
+        if (rn_tensor_check_shape(t, e->ndim, e->shape, err) || rn_tensor_to_f32(buf + e->offset, t, e->numel, err))
+            return rn_err_prefix(err, "%s", path);
+    }
+    return 0;
+}
+
+static int load_state(rn_train_state *st, const rn_tensors *ts, const char *path, rn_err *err)
+{
+    int64_t ep = 0, le = 0, lb = 0;
+    const rn_tensor *rng = rn_tensors_find(ts, "train.rng"), *loss = rn_tensors_find(ts, "train.loss"),
+                    *lr = rn_tensors_find(ts, "train.lr");
+    if (get_i64(&st->adam_step, ts, "optimizer.step", path, err) || get_i64(&ep, ts, "train.epoch", path, err) ||
+        get_i64(&le, ts, "train.loader_epoch", path, err) || get_i64(&lb, ts, "train.loader_batch", path, err) ||
+        get_i64(&st->iter, ts, "train.iter", path, err))
+        return -1;
+    if (rng->dtype != RN_I64 || rn_tensor_numel(rng) != 4) return rn_err_set(err, "%s: train.rng is not I64[4]", path);
+    if (lr->dtype != RN_F64 || rn_tensor_numel(lr) != 1) return rn_err_set(err, "%s: train.lr is not an F64 scalar", path);
+    if (loss->dtype != RN_F32 || rn_tensor_numel(loss) != st->iter || st->iter < 0)
+        return rn_err_set(err, "%s: train.loss does not hold train.iter = %lld losses", path, (long long)st->iter);
+    if (st->iter > st->cap) return rn_err_set(err, "%s: %lld iterations done, more than this run's %lld", path,
+                                              (long long)st->iter, (long long)st->cap);
+    memcpy(st->rng.s, rng->data, 32);
+    memcpy(&st->lr, lr->data, 8);
+    memcpy(st->loss, loss->data, loss->nbytes);
+    st->epoch = (int)ep, st->loader_epoch = (int)le, st->loader_batch = (int)lb;
+    return 0;
+}
+
+int rn_snapshot_load(const char *path, int depth, rn_params *p, rn_train_state *st, rn_err *err)
+{
+    rn_tensors ts;
+    if (rn_snapshot_read(&ts, path, err)) return -1;
+    const char *bb = rn_tensors_get_meta(&ts, "backbone");
+    int have = bb ? atoi(bb) : 0, rc = 0;
+    if (have != depth)
+        rc = rn_err_set(err, "%s: snapshot holds a ResNet-%d RootNet but this run is --backbone %d", path, have, depth);
+    if (!rc) rc = rn_params_build(p, depth, err);
+    if (!rc) {
+        rn_rng unused;
+        rn_rng_seed(&unused, 0);
+        rc = rn_weights_apply(p, &ts, path, &unused, err) ||
+             load_moment(p, p->m, &ts, "optimizer.exp_avg.", path, err) ||
+             load_moment(p, p->v, &ts, "optimizer.exp_avg_sq.", path, err) || load_state(st, &ts, path, err);
+        if (rc) rn_params_free(p);
+    }
+    rn_tensors_free(&ts);
+    return rc ? -1 : 0;
+}
+
+typedef struct snap_name {
+    char name[256];
+    int ke, kb, end;
+} snap_name;
+
+static int cmp_newest_first(const void *a, const void *b)
+{
+    const snap_name *x = a, *y = b;
+    if (x->ke != y->ke) return y->ke - x->ke;
+    return y->kb - x->kb;
+}
+
+/* Snapshot names in dir, newest first (NULL and n = 0 when dir cannot be read); removes leftover temporaries. */
+static snap_name *list_snapshots(const char *dir, int *n, FILE *warn)
+{
+    DIR *d = opendir(dir);
+    *n = 0;
+    if (!d) return NULL;
+    int cap = 16;
+    snap_name *v = rn_xmalloc((size_t)cap * sizeof *v);
+    char path[1400];
+    for (struct dirent *de; (de = readdir(d));) {
+        snap_name s;
+        if (strlen(de->d_name) >= sizeof s.name) continue;
+        if (!strncmp(de->d_name, "snapshot_", 9) && strstr(de->d_name, ".safetensors.tmp")) {
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            if (warn) fprintf(warn, "rootnet train: removing %s, left by an interrupted snapshot write\n", path);
+            unlink(path);
+            continue;
+        }
+        if (rn_snapshot_parse_name(de->d_name, &s.ke, &s.kb, &s.end)) continue;
+        snprintf(s.name, sizeof s.name, "%s", de->d_name);
+        if (*n == cap) v = realloc(v, (size_t)(cap *= 2) * sizeof *v);
+        RN_ASSERT(v);
+        v[(*n)++] = s;
+    }
+    closedir(d);
+    qsort(v, (size_t)*n, sizeof *v, cmp_newest_first);
+    return v;
+}
+
+/* A complete snapshot whose contents agree with its name. */
+static int check_candidate(const char *path, const snap_name *s, rn_err *err)
+{
+    rn_tensors ts;
+    if (rn_snapshot_read(&ts, path, err)) return -1;
+    int64_t le = -1, lb = -1;
+    int rc = get_i64(&le, &ts, "train.loader_epoch", path, err) || get_i64(&lb, &ts, "train.loader_batch", path, err);
+    if (!rc && (le != s->ke || lb != s->kb))
+        rc = rn_err_set(err, "%s: holds loader position (%lld, %lld), its name says (%d, %d)", path, (long long)le,
+                        (long long)lb, s->ke, s->kb);
+    rn_tensors_free(&ts);
+    return rc ? -1 : 0;
+}
+
+int rn_snapshot_find_latest(char *out, size_t len, const char *dir, FILE *warn, rn_err *err)
+{
+    int n;
+    snap_name *v = list_snapshots(dir, &n, warn);
+    int found = 0;
+    char path[1400];
+    for (int i = 0; i < n && !found; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
+        rn_err e = {{0}};
+        if (check_candidate(path, &v[i], &e)) {
+            if (warn) fprintf(warn, "rootnet train: warning: skipping incomplete snapshot: %s\n", e.msg);
+            continue;
+        }
+        if (strlen(path) >= len) {
+            free(v);
+            return rn_err_set(err, "%s: path too long", path);
+        }
+        snprintf(out, len, "%s", path);
+        found = 1;
+    }
+    free(v);
+    return found;
+}
+
+void rn_snapshot_prune(const char *dir, int key_epoch, int key_batch, int keep)
+{
+    int n;
+    snap_name *v = list_snapshots(dir, &n, NULL);
+    int kept = 0;
+    char path[1400];
+    for (int i = 0; i < n; i++) {
+        int older = v[i].ke < key_epoch || (v[i].ke == key_epoch && v[i].kb < key_batch);
+        if (v[i].end || !older) continue;
+        if (++kept < keep) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
+        unlink(path);
+    }
+    free(v);
+}

@@ -1,0 +1,424 @@
+/* rootnet's training loop: data, model, Adam, logs, snapshots, resume. */
+#include "train/trainer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "data/loader.h"
+#include "nn/model.h"
+#include "nn/weights.h"
+#include "optim/adam.h"
+#include "train/plot.h"
+#include "train/snapshot.h"
+
+typedef struct timers {
+    double t0, total, data, compute; /* sums over this run's iterations */
+    int64_t n;
+} timers;
+
+typedef struct trainer {
+    const rn_train_cfg *cfg;
+    const rn_train_hooks *hk;
+    FILE *out, *jsonl, *txt;
+    int main_rank, tty;
+    rn_dataset sets[1 + RN_TRAIN_MAX_2D];
+    const rn_dataset *set_ptr[1 + RN_TRAIN_MAX_2D]; /* the loader keeps this array */
+    int n_sets;
+    rn_loader *ld;
+    int ipe, tail_n;
+    rn_params p;
+    int have_p;
+    rn_model m, tail;
+    int have_m, have_tail;
+    rn_adam opt;
+    rn_train_state st;
+    double *metric; /* (end_epoch) per-epoch evaluation, NAN when none */
+    int snapshots_written;
+    timers tm;
+    char dir_snap[RN_TRAIN_PATH + 16], dir_log[RN_TRAIN_PATH + 16];
+    char cfg_text[8192];
+} trainer;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void span(const trainer *t, const char *name, int begin)
+{
+    if (begin && t->hk->span_begin) t->hk->span_begin(t->hk->ctx, name);
+    if (!begin && t->hk->span_end) t->hk->span_end(t->hk->ctx, name);
+}
+
+static int mkdir_p(const char *path, rn_err *err)
+{
+    char buf[RN_TRAIN_PATH + 32];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *s = buf + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(buf, 0777) && errno != EEXIST) return rn_err_set(err, "%s: cannot create: %s", buf, strerror(errno));
+        *s = '/';
+    }
+    if (mkdir(buf, 0777) && errno != EEXIST) return rn_err_set(err, "%s: cannot create: %s", buf, strerror(errno));
+    return 0;
+}
+
+static int open_outputs(trainer *t, rn_err *err)
+{
+    snprintf(t->dir_snap, sizeof t->dir_snap, "%s/model_dump", t->cfg->output);
+    snprintf(t->dir_log, sizeof t->dir_log, "%s/log", t->cfg->output);
+    if (!t->main_rank) return 0;
+    if (mkdir_p(t->dir_snap, err) || mkdir_p(t->dir_log, err)) return -1;
+    char path[RN_TRAIN_PATH + 64];
+    snprintf(path, sizeof path, "%s/train.jsonl", t->dir_log);
+    if (!(t->jsonl = fopen(path, "a"))) return rn_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    snprintf(path, sizeof path, "%s/train_log.txt", t->dir_log);
+    if (!(t->txt = fopen(path, "a"))) return rn_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    return 0;
+}
+
+static int load_sets(trainer *t, rn_err *err)
+{
+    const rn_train_cfg *c = t->cfg;
+    rn_dataset_opts o = {.protocol = 2, .input_w = c->input_size, .input_h = c->input_size};
+    const char *names[1 + RN_TRAIN_MAX_2D] = {c->trainset_3d};
+    for (int i = 0; i < c->n_2d; i++) names[1 + i] = c->trainset_2d[i];
+    for (int i = 0; i < 1 + c->n_2d; i++) {
+        if (rn_dataset_load(&t->sets[i], names[i], c->data_dir, RN_SPLIT_TRAIN, &o, err))
+            return rn_err_prefix(err, "loading %s from %s", names[i], c->data_dir);
+        t->n_sets++;
+        if (!t->sets[i].n) return rn_err_set(err, "%s: no training records in %s", names[i], c->data_dir);
+    }
+    return 0;
+}
+
+static int make_loader(trainer *t, rn_err *err)
+{
+    const rn_train_cfg *c = t->cfg;
+    for (int i = 0; i < t->n_sets; i++) t->set_ptr[i] = &t->sets[i];
+    rn_loader_cfg lc;
+    rn_loader_cfg_default(&lc, t->set_ptr, t->n_sets, RN_SPLIT_TRAIN);
+    lc.batch = c->batch, lc.workers = c->workers, lc.seed = (uint64_t)c->seed;
+    lc.rank = c->rank, lc.world = c->world, lc.augment = c->augment;
+    lc.crop.in_w = lc.crop.in_h = c->input_size;
+    lc.crop.out_w = lc.crop.out_h = c->input_size / 4;
+    if (rn_loader_create(&t->ld, &lc, err)) return -1;
+    t->ipe = rn_loader_batches(t->ld);
+    int64_t per_rank = (rn_loader_items(t->ld) + c->world - 1) / c->world;
+    t->tail_n = (int)(per_rank - (int64_t)(t->ipe - 1) * c->batch);
+    return 0;
+}
+
+static int init_params(trainer *t, rn_err *err)
+{
+    const rn_train_cfg *c = t->cfg;
+    rn_rng_seed(&t->st.rng, (uint64_t)c->seed);
+    if (c->pretrained[0]) {
+        if (rn_weights_load(&t->p, c->pretrained, c->backbone, &t->st.rng, err)) return -1;
+    } else {
+        if (rn_params_build(&t->p, c->backbone, err)) return -1;
+        rn_params_init(&t->p, &t->st.rng);
+    }
+    t->have_p = 1;
+    return 0;
+}
+
+static void emit(trainer *t, const char *line)
+{
+    if (t->out) {
+        if (t->tty) fputs("\r\033[K", t->out);
+        fprintf(t->out, "%s\n", line);
+        fflush(t->out);
+    }
+    if (t->txt) fprintf(t->txt, "%s\n", line), fflush(t->txt);
+}
+
+static void jsonl(trainer *t, const char *obj)
+{
+    if (t->jsonl) fprintf(t->jsonl, "%s\n", obj), fflush(t->jsonl);
+}
+
+static int resume(trainer *t, int *resumed, rn_err *err)
+{
+    char path[RN_TRAIN_PATH + 128], line[RN_TRAIN_PATH + 300];
+    *resumed = 0;
+    int found = rn_snapshot_find_latest(path, sizeof path, t->dir_snap, t->out ? stderr : NULL, err);
+    if (found < 0) return -1;
+    if (!found) {
+        snprintf(line, sizeof line, "--continue: no complete snapshot in %s, starting from scratch", t->dir_snap);
+        emit(t, line);
+        return 0;
+    }
+    if (rn_snapshot_load(path, t->cfg->backbone, &t->p, &t->st, err)) return -1;
+    t->have_p = 1, *resumed = 1;
+    if (t->st.loader_batch > t->ipe)
+        return rn_err_set(err, "%s: resumes at batch %d but an epoch has %d batches (different data or batch size?)",
+                          path, t->st.loader_batch, t->ipe);
+    snprintf(line, sizeof line, "resuming from %s: epoch %d batch %d, iteration %lld", path, t->st.loader_epoch,
+             t->st.loader_batch, (long long)t->st.iter);
+    emit(t, line);
+    snprintf(line, sizeof line, "{\"event\": \"resume\", \"snapshot\": \"%s\", \"epoch\": %d, \"itr\": %d, \"iter\": %lld}",
+             path, t->st.loader_epoch, t->st.loader_batch, (long long)t->st.iter);
+    jsonl(t, line);
+    return 0;
+}
+
+static int make_models(trainer *t, rn_err *err)
+{
+    const rn_train_cfg *c = t->cfg;
+    rn_model_opts mo = {.threads = c->threads, .compute = RN_COMPUTE_F32};
+    if (c->deterministic && !mo.threads) mo.threads = 1;
+    if (rn_model_create(&t->m, &t->p, c->batch, c->input_size, c->input_size, &mo, err)) return -1;
+    t->have_m = 1;
+    if (t->tail_n != c->batch) {
+        if (rn_model_create(&t->tail, &t->p, t->tail_n, c->input_size, c->input_size, &mo, err)) return -1;
+        t->have_tail = 1;
+    }
+    return 0;
+}
+
+static int setup(trainer *t, rn_err *err)
+{
+    const rn_train_cfg *c = t->cfg;
+    if (open_outputs(t, err) || load_sets(t, err) || make_loader(t, err)) return -1;
+    int64_t cap = (int64_t)c->end_epoch * t->ipe;
+    rn_train_state_init(&t->st, cap);
+    t->metric = rn_xmalloc((size_t)c->end_epoch * sizeof *t->metric);
+    for (int e = 0; e < c->end_epoch; e++) t->metric[e] = NAN;
+    int resumed = 0;
+    if (c->cont && resume(t, &resumed, err)) return -1;
+    if (!resumed && init_params(t, err)) return -1;
+    t->opt = rn_adam_default(c->lr);
+    t->opt.step = t->st.adam_step;
+    rn_train_cfg_format(c, t->cfg_text, sizeof t->cfg_text);
+    if (c->dump_batches[0] && !resumed) {
+        char path[RN_TRAIN_PATH + 32];
+        snprintf(path, sizeof path, "%s/w0.safetensors", c->dump_batches);
+        if (rn_weights_save(&t->p, path, NULL, err)) return -1;
+    }
+    return make_models(t, err);
+}
+
+static void kill_hook(void *ctx, int i, int n)
+{
+    (void)ctx;
+    if (i == n / 2) raise(SIGKILL);
+}
+
+static int save_snapshot(trainer *t, int epoch, int next_epoch, int next_batch, rn_err *err)
+{
+    if (!t->main_rank) return 0;
+    char path[RN_TRAIN_PATH + 64];
+    int batch_in_name = next_batch ? next_batch : 0;
+    rn_snapshot_path(path, sizeof path, t->dir_snap, next_batch ? next_epoch : epoch, batch_in_name);
+    t->st.epoch = epoch, t->st.loader_epoch = next_epoch, t->st.loader_batch = next_batch;
+    t->st.adam_step = t->opt.step;
+    rn_snapshot_hook hook = {NULL, NULL};
+    if (++t->snapshots_written == t->cfg->kill_in_snapshot) hook.fn = kill_hook;
+    span(t, "snapshot", 1);
+    int rc = rn_snapshot_save(path, &t->p, &t->st, t->cfg_text, &hook, err);
+    span(t, "snapshot", 0);
+    if (rc) return -1;
+    rn_snapshot_prune(t->dir_snap, next_epoch, next_batch, t->cfg->keep_snapshots);
+    char line[RN_TRAIN_PATH + 200];
+    snprintf(line, sizeof line, "{\"event\": \"snapshot\", \"path\": \"%s\", \"epoch\": %d, \"iter\": %lld}", path,
+             epoch, (long long)t->st.iter);
+    jsonl(t, line);
+    return 0;
+}
+
+static int dump_batch(const trainer *t, const rn_batch *b, rn_err *err)
+{
+    int64_t n = b->n, hw = t->cfg->input_size, sx[4] = {n, 3, hw, hw}, s1[2] = {n, 1}, s3[2] = {n, 3};
+    rn_tensors ts;
+    rn_tensors_init(&ts);
+    int rc = rn_tensors_add(&ts, "x", RN_F32, 4, sx, b->images, err) || rn_tensors_add(&ts, "k", RN_F32, 2, s1, b->k, err) ||
+             rn_tensors_add(&ts, "t", RN_F32, 2, s3, b->target, err) || rn_tensors_add(&ts, "v", RN_F32, 2, s1, b->vis, err) ||
+             rn_tensors_add(&ts, "d", RN_F32, 2, s1, b->have_depth, err);
+    int64_t ep = b->epoch;
+    if (!rc) rc = rn_tensors_add(&ts, "epoch", RN_I64, 0, NULL, &ep, err);
+    char path[RN_TRAIN_PATH + 64];
+    snprintf(path, sizeof path, "%s/batch_%06lld.safetensors", t->cfg->dump_batches, (long long)t->st.iter);
+    if (!rc) rc = rn_safetensors_write(path, &ts, err);
+    rn_tensors_free(&ts);
+    return rc ? -1 : 0;
+}
+
+/* One update on batch b; returns the loss, or NAN with err set on a hook failure. */
+static int step(trainer *t, const rn_batch *b, double *loss, rn_err *err)
+{
+    rn_model *m = b->n == t->cfg->batch ? &t->m : &t->tail;
+    RN_ASSERT(b->n == m->N);
+    span(t, "forward", 1);
+    rn_model_sync_weights(m);
+    rn_params_zero_grad(&t->p);
+    rn_model_forward(m, b->images, b->k, 1);
+    span(t, "forward", 0);
+    span(t, "backward", 1);
+    *loss = rn_model_backward(m, b->target, b->vis, b->have_depth);
+    span(t, "backward", 0);
+    int skip = t->hk->on_grads ? t->hk->on_grads(t->hk->ctx, &t->p, loss, err) : 0;
+    if (skip < 0) return -1;
+    if (!isfinite(*loss)) return rn_err_set(err, "iteration %lld: loss is %g", (long long)t->st.iter, *loss);
+    span(t, "optimizer", 1);
+    if (!skip) rn_adam_step(&t->opt, t->p.param, t->p.grad, t->p.m, t->p.v, t->p.n_param);
+    span(t, "optimizer", 0);
+    return 0;
+}
+
+static void progress(trainer *t, int epoch, int itr)
+{
+    if (!t->tty || !t->out) return;
+    int width = 30, done = (int)((int64_t)width * itr / t->ipe);
+    char bar[64];
+    for (int i = 0; i < width; i++) bar[i] = i < done ? '#' : '.';
+    bar[width] = 0;
+    double avg = t->tm.n ? t->tm.total / (double)t->tm.n : 0;
+    fprintf(t->out, "\r\033[Kepoch %d [%s] %d/%d eta %.0fs", epoch, bar, itr, t->ipe, avg * (t->ipe - itr));
+    fflush(t->out);
+}
+
+static void log_step(trainer *t, int epoch, int itr, double loss)
+{
+    double n = (double)(t->tm.n ? t->tm.n : 1), tot = t->tm.total / n, data = t->tm.data / n, comp = t->tm.compute / n;
+    char stamp[32], line[512];
+    time_t now = time(NULL);
+    struct tm lt;
+    strftime(stamp, sizeof stamp, "%m-%d %H:%M:%S", localtime_r(&now, &lt));
+    snprintf(line, sizeof line, "%s Epoch %d/%d itr %d/%d: lr: %g speed: %.2f(%.2fs r%.2f)s/itr %.2fh/epoch loss_coord: %.4f",
+             stamp, epoch, t->cfg->end_epoch, itr, t->ipe, t->opt.lr, tot, comp, data, tot / 3600.0 * t->ipe, loss);
+    emit(t, line);
+    snprintf(line, sizeof line,
+             "{\"epoch\": %d, \"itr\": %d, \"itr_per_epoch\": %d, \"iter\": %lld, \"lr\": %.17g, \"loss\": %.17g, "
+             "\"s_per_itr\": %.6f, \"compute_s\": %.6f, \"data_s\": %.6f, \"h_per_epoch\": %.6f, \"time\": %lld}",
+             epoch, itr, t->ipe, (long long)t->st.iter, t->opt.lr, loss, tot, comp, data, tot / 3600.0 * t->ipe,
+             (long long)now);
+    jsonl(t, line);
+}
+
+/* Runs batches of `epoch` from the loader; returns 1 when max_iters stopped it. */
+static int run_epoch(trainer *t, int epoch, rn_err *err)
+{
+    const rn_train_cfg *c = t->cfg;
+    const rn_batch *b;
+    for (;;) {
+        if (c->kill_at_iter && t->st.iter + 1 == c->kill_at_iter) raise(SIGKILL);
+        double t0 = now_s();
+        span(t, "data", 1);
+        int rc = rn_loader_next(t->ld, &b, err);
+        span(t, "data", 0);
+        if (rc <= 0) return rc;
+        double t1 = now_s(), loss = 0;
+        if ((c->dump_batches[0] && dump_batch(t, b, err)) || step(t, b, &loss, err)) return -1;
+        double t2 = now_s();
+        t->tm.data += t1 - t0, t->tm.compute += t2 - t1, t->tm.total += t2 - t0, t->tm.n++;
+        t->st.loss[t->st.iter++] = (float)loss;
+        int itr = b->index + 1;
+        if (itr % c->log_every == 0 || itr == t->ipe) log_step(t, epoch, itr, loss);
+        progress(t, epoch, itr);
+        int stop = c->max_iters && t->st.iter >= c->max_iters;
+        int mid = c->snapshot_iters && t->st.iter % c->snapshot_iters == 0;
+        if ((stop || mid) && itr < t->ipe && save_snapshot(t, epoch, epoch, itr, err)) return -1;
+        if (stop) return 1;
+    }
+}
+
+static double epoch_mean(const trainer *t, int epoch)
+{
+    int64_t a = (int64_t)epoch * t->ipe, z = a + t->ipe < t->st.iter ? a + t->ipe : t->st.iter;
+    double s = 0;
+    for (int64_t i = a; i < z; i++) s += t->st.loss[i];
+    return z > a ? s / (double)(z - a) : NAN;
+}
+
+static uint64_t weights_hash(const rn_params *p)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    const uint8_t *b = (const uint8_t *)p->param;
+    for (size_t i = 0; i < p->n_param * sizeof(float); i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static int end_epoch(trainer *t, int epoch, rn_err *err)
+{
+    if (save_snapshot(t, epoch, epoch + 1, 0, err)) return -1;
+    if (!t->main_rank) return 0;
+    char snap[RN_TRAIN_PATH + 64], line[RN_TRAIN_PATH + 300];
+    rn_snapshot_path(snap, sizeof snap, t->dir_snap, epoch, 0);
+    if (t->hk->on_epoch && t->hk->on_epoch(t->hk->ctx, epoch, snap, &t->p, &t->metric[epoch], err)) return -1;
+    double mean = epoch_mean(t, epoch);
+    snprintf(line, sizeof line, "epoch %d done: mean loss %.4f, snapshot %s", epoch, mean, snap);
+    emit(t, line);
+    char hash[40] = "";
+    if (t->cfg->deterministic) snprintf(hash, sizeof hash, ", \"weights_fnv1a\": \"%016llx\"", (unsigned long long)weights_hash(&t->p));
+    snprintf(line, sizeof line, "{\"event\": \"epoch_end\", \"epoch\": %d, \"mean_loss\": %.9g, \"metric\": %s%.6g%s%s}",
+             epoch, mean, isfinite(t->metric[epoch]) ? "" : "\"", t->metric[epoch], isfinite(t->metric[epoch]) ? "" : "\"", hash);
+    jsonl(t, line);
+    return 0;
+}
+
+static int plot(trainer *t, rn_err *err)
+{
+    if (!t->main_rank) return 0;
+    char path[RN_TRAIN_PATH + 64];
+    snprintf(path, sizeof path, "%s/loss.png", t->dir_log);
+    return rn_plot_train_png(path, t->st.loss, t->st.iter, t->ipe, t->metric, t->cfg->end_epoch, err);
+}
+
+static int train(trainer *t, rn_err *err)
+{
+    const rn_train_cfg *c = t->cfg;
+    char line[256];
+    snprintf(line, sizeof line, "training ResNet-%d %dx%d batch %d: %d iterations per epoch, epochs %d..%d", c->backbone,
+             c->input_size, c->input_size, c->batch, t->ipe, t->st.loader_epoch, c->end_epoch - 1);
+    emit(t, line);
+    for (int epoch = t->st.loader_epoch; epoch < c->end_epoch; epoch++) {
+        int first = epoch == t->st.loader_epoch ? t->st.loader_batch : 0;
+        t->opt.lr = t->st.lr = rn_train_lr(c, epoch);
+        if (rn_loader_start(t->ld, epoch, first, err)) return -1;
+        int rc = run_epoch(t, epoch, err);
+        if (rc < 0) return -1;
+        if (rc == 1) return plot(t, err);
+        if (end_epoch(t, epoch, err) || plot(t, err)) return -1;
+        if (c->max_iters && t->st.iter >= c->max_iters) return 0;
+    }
+    return 0;
+}
+
+static void teardown(trainer *t)
+{
+    if (t->ld) rn_loader_free(t->ld);
+    if (t->have_tail) rn_model_destroy(&t->tail);
+    if (t->have_m) rn_model_destroy(&t->m);
+    if (t->have_p) rn_params_free(&t->p);
+    for (int i = 0; i < t->n_sets; i++) rn_dataset_free(&t->sets[i]);
+    rn_train_state_free(&t->st);
+    free(t->metric);
+    if (t->jsonl) fclose(t->jsonl);
+    if (t->txt) fclose(t->txt);
+}
+
+int rn_trainer_run(const rn_train_cfg *cfg, const rn_train_hooks *hooks, FILE *out, rn_err *err)
+{
+    static const rn_train_hooks none = {0};
+    if (rn_train_cfg_check(cfg, err)) return -2;
+    trainer *t = rn_xcalloc(1, sizeof *t);
+    t->cfg = cfg, t->hk = hooks ? hooks : &none;
+    t->main_rank = cfg->rank == 0;
+    t->out = t->main_rank ? out : NULL;
+    t->tty = t->out && isatty(fileno(t->out));
+    t->tm.t0 = now_s();
+    int rc = setup(t, err) ? -2 : train(t, err) ? -1 : 0;
+    if (t->tty) fputs("\n", t->out);
+    teardown(t);
+    free(t);
+    return rc;
+}

@@ -1,0 +1,54 @@
+/* rn_trainer: the training loop of `rootnet train` as a library function.
+ *
+ *   rn_train_cfg cfg; rn_train_cfg_default(&cfg);
+ *   snprintf(cfg.data_dir, sizeof cfg.data_dir, "data");
+ *   rn_train_hooks hooks = {0};                  // all optional
+ *   if (rn_trainer_run(&cfg, &hooks, stdout, &err)) { fprintf(stderr, "%s\n", err.msg); ... }
+ *
+ * One run: load the 3D set and the 2D sets (train split), a loader over them
+ * (the authors' equal-length mixing, per-sample seeded augmentation), the
+ * weights (newest complete snapshot with cfg.cont, else cfg.pretrained, else
+ * the authors' init from cfg.seed), then for epoch = start .. end_epoch-1:
+ * lr = rn_train_lr(epoch); every batch: forward, backward, hooks->on_grads,
+ * Adam; a log line every cfg.log_every iterations (and a progress bar when
+ * `out` is a terminal); a snapshot (snapshot.h) at the end of each epoch, and
+ * every cfg.snapshot_iters iterations; hooks->on_epoch (evaluation); the
+ * loss plot. Files, under cfg.output:
+ *   model_dump/snapshot_<E>.safetensors   (and snapshot_<E>_<B>.safetensors inside an epoch)
+ *   log/train.jsonl                       one JSON object per logged step and event
+ *   log/train_log.txt                     the printed log lines
+ *   log/loss.png                          loss curve and per-epoch metrics
+ * Logging and snapshots happen on rank 0 only (cfg.rank, cfg.world shard the
+ * loader). Nothing is allocated inside a training step (the debug batch dump
+ * aside). A short last batch runs on a second model planned for its size.
+ */
+#ifndef RN_TRAIN_TRAINER_H
+#define RN_TRAIN_TRAINER_H
+
+#include <stdio.h>
+
+#include "core/status.h"
+#include "nn/params.h"
+#include "train/config.h"
+
+typedef struct rn_train_hooks {
+    void *ctx;
+    /* After backward, before Adam (gradient all-reduce, loss-scale check...).
+     * *loss may be replaced (e.g. the mean over ranks). Return 0 to update,
+     * 1 to skip this update, -1 to stop with err. */
+    int (*on_grads)(void *ctx, rn_params *p, double *loss, rn_err *err);
+    /* Profiling spans: "data", "forward", "backward", "optimizer", "snapshot". */
+    void (*span_begin)(void *ctx, const char *name);
+    void (*span_end)(void *ctx, const char *name);
+    /* After epoch `epoch`'s snapshot at `snapshot` (rank 0): evaluate, set
+     * *metric (e.g. AP_root in 0..1; NAN for none) and return 0, or -1 with err. */
+    int (*on_epoch)(void *ctx, int epoch, const char *snapshot, const rn_params *p, double *metric, rn_err *err);
+} rn_train_hooks;
+
+/* Trains as cfg says; progress and log lines go to out (NULL: silent).
+ * Returns 0; -2 when the inputs are unusable before training starts (config,
+ * data, weights, a snapshot of another backbone); -1 for a failure during
+ * training. err holds one line naming the file/record at fault. */
+int rn_trainer_run(const rn_train_cfg *cfg, const rn_train_hooks *hooks, FILE *out, rn_err *err);
+
+#endif
