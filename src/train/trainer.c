@@ -304,18 +304,18 @@ static void log_step(trainer *t, int epoch, int itr, double loss)
     jsonl(t, line);
 }
 
-/* Runs batches of `epoch` from the loader; returns 1 when max_iters stopped it. */
+/* Runs batches of `epoch` from the loader; returns 1 when max_iters stopped it inside the epoch. */
 static int run_epoch(trainer *t, int epoch, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
     const rn_batch *b;
     for (;;) {
-        if (c->kill_at_iter && t->st.iter + 1 == c->kill_at_iter) raise(SIGKILL);
         double t0 = now_s();
         span(t, "data", 1);
         int rc = rn_loader_next(t->ld, &b, err);
         span(t, "data", 0);
         if (rc <= 0) return rc;
+        if (c->kill_at_iter && t->st.iter + 1 == c->kill_at_iter) raise(SIGKILL);
         double t1 = now_s(), loss = 0;
         if ((c->dump_batches[0] && dump_batch(t, b, err)) || step(t, b, &loss, err)) return -1;
         double t2 = now_s();
@@ -326,7 +326,8 @@ static int run_epoch(trainer *t, int epoch, rn_err *err)
         progress(t, epoch, itr);
         int stop = c->max_iters && t->st.iter >= c->max_iters;
         int mid = c->snapshot_iters && t->st.iter % c->snapshot_iters == 0;
-        if ((stop || mid) && itr < t->ipe && save_snapshot(t, epoch, epoch, itr, err)) return -1;
+        if (itr == t->ipe) continue; /* the epoch's end: end_epoch snapshots */
+        if ((stop || mid) && save_snapshot(t, epoch, epoch, itr, err)) return -1;
         if (stop) return 1;
     }
 }
