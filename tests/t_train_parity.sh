@@ -16,7 +16,14 @@ check() { if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $*"
 "$RN" synth --out "$tmp/data" --format muco --images 70 --width 256 --height 256 --seed 5 > /dev/null || exit 1
 mkdir "$tmp/dump"
 export OMP_NUM_THREADS=1
-check "$RN" train --data-dir "$tmp/data" --trainset-2d '' --backbone 18 --input-size 64 --batch 4 --no-augment \
+# INIT=authors (default): the authors' N(0, 0.001) init from the seed; INIT=torchvision:
+# torchvision's default init with randomised BN (tools/reference.py make-case) via --pretrained.
+pre=()
+if [ "${INIT:-authors}" = torchvision ]; then
+    "$PY" tools/reference.py make-case --backbone 18 --height 64 --width 64 --batch 1 --steps 1 --seed 3 --out "$tmp/w" > /dev/null || exit 1
+    pre=(--pretrained "$tmp/w/w0.safetensors")
+fi
+check "$RN" train "${pre[@]}" --data-dir "$tmp/data" --trainset-2d '' --backbone 18 --input-size 64 --batch 4 --no-augment \
     --lr 1e-3 --lr-dec-epoch 1 --end-epoch 5 --max-iters "$STEPS" --log-every 1 --threads 1 --workers 1 --seed 3 \
     --output "$tmp/out" --dump-batches "$tmp/dump" > "$tmp/train.log"
 tail -2 "$tmp/train.log"
