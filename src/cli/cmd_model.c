@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/tuning_flags.h"
 #include "io/tensors.h"
 #include "nn/model.h"
 #include "nn/weights.h"
@@ -106,7 +107,7 @@ static int check_k(const input *k, const char *path, rn_err *err)
 
 int rn_cmd_forward(int argc, char **argv)
 {
-    const char *weights = NULL, *images = NULL, *kpath = NULL, *out = NULL;
+    const char *weights = NULL, *images = NULL, *kpath = NULL, *out = NULL, *precision = "fp32";
     int eval = 0;
     long threads = 0, backbone = 0;
     rn_flag flags[] = {
@@ -117,8 +118,9 @@ int rn_cmd_forward(int argc, char **argv)
         RN_FLAG_STR("--out", &out, "output (N,3) .npy: x, y on the output grid, depth (required)"),
         RN_FLAG_I64("--backbone", &backbone, "require this ResNet depth (default: from the weights)"),
         RN_FLAG_I64("--threads", &threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_STR("--precision", &precision, "fp32 (default) | bf16: convs compute in bf16"),
         {0}};
-    const char *syn = "--weights W [--eval] --images X.npy --k K.npy --out OUT.npy";
+    const char *syn = "--weights W [--eval] --images X.npy --k K.npy --out OUT.npy [--precision bf16]";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
     rn_err err = {{0}};
@@ -127,6 +129,9 @@ int rn_cmd_forward(int argc, char **argv)
         rn_args_usage(stderr, "forward", syn, flags);
         return 2;
     }
+    rn_precision prec;
+    if (rn_precision_parse(precision, &prec, &err) || rn_policy_check(rn_policy_get(prec), RN_BACKEND_CPU, &err))
+        return fail("forward", &err);
     input x, k;
     int64_t xd[3], want[3] = {3, -1, -1};
     if (input_read(&x, images, "images", 3, want, xd, &err)) return fail("forward", &err);
@@ -142,6 +147,7 @@ int rn_cmd_forward(int argc, char **argv)
     int rc = rn_weights_load(&p, weights, (int)backbone, &rng, &err);
     if (!rc) {
         rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32, .inference = 1};
+        rn_policy_apply(rn_policy_get(prec), &mo);
         rc = rn_model_create(&m, &p, (int)x.n, (int)xd[1], (int)xd[2], &mo, &err);
         if (!rc) {
             rn_model_sync_weights(&m);
@@ -201,29 +207,30 @@ static void batch_fill(batch *bt, const step_data *s, long step, int b)
     gather(bt->v, &s->v, first, b), gather(bt->d, &s->d, first, b);
 }
 
-static int run_steps(rn_params *p, const step_data *s, int b, long steps, double lr, long threads, rn_err *err)
+static int run_steps(rn_params *p, const step_data *s, int b, long steps, double lr, long threads, rn_tuning *tn,
+                     rn_err *err)
 {
     rn_model m;
     rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32};
+    rn_tuning_model_opts(tn, &mo);
     if (rn_model_create(&m, p, b, (int)s->xd[1], (int)s->xd[2], &mo, err)) return -1;
     batch bt = {rn_xmalloc((size_t)b * s->x.per * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
                 rn_xmalloc((size_t)b * 3 * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
                 rn_xmalloc((size_t)b * sizeof(float))};
-    rn_adam opt = rn_adam_default(lr);
+    rn_adam opt = rn_adam_default(rn_tuning_lr(tn, lr, b));
     rn_model_sync_weights(&m);
     for (long i = 0; i < steps; i++) {
+        int sp = rn_prof_begin(tn->prof, "data", "step", 0);
         batch_fill(&bt, s, i, b);
-        rn_params_zero_grad(p);
-        rn_model_forward(&m, bt.x, bt.k, 1);
-        double loss = rn_model_backward(&m, bt.t, bt.v, bt.d);
-        printf("step %ld loss %.9g\n", i + 1, loss);
+        rn_prof_end(tn->prof, sp);
+        double loss;
+        int applied = rn_tuning_train_step(tn, &m, &opt, bt.x, bt.k, bt.t, bt.v, bt.d, &loss);
+        printf("step %ld loss %.9g%s\n", i + 1, loss, applied ? "" : " skipped");
         fflush(stdout);
-        rn_adam_step(&opt, p->param, p->grad, p->m, p->v, p->n_param);
-        rn_model_sync_weights(&m);
     }
     free(bt.x), free(bt.k), free(bt.t), free(bt.v), free(bt.d);
     rn_model_destroy(&m);
-    return 0;
+    return rn_tuning_finish(tn, stdout, err);
 }
 
 int rn_cmd_step(int argc, char **argv)
@@ -231,6 +238,7 @@ int rn_cmd_step(int argc, char **argv)
     const char *paths[5] = {0}, *weights = NULL, *save_grads = NULL, *save_weights = NULL;
     double lr = 1e-3;
     long steps = 1, b = 0, threads = 0, backbone = 0;
+    rn_tuning_flags tf = {0};
     rn_flag flags[] = {
         RN_FLAG_STR("--weights", &weights, "initial weights (required)"),
         RN_FLAG_STR("--images", &paths[0], "(N,3,H,W) float32 .npy (required)"),
@@ -245,6 +253,7 @@ int rn_cmd_step(int argc, char **argv)
         RN_FLAG_STR("--save-weights", &save_weights, "write the weights after the last update (safetensors)"),
         RN_FLAG_I64("--backbone", &backbone, "require this ResNet depth (default: from the weights)"),
         RN_FLAG_I64("--threads", &threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_TUNING_FLAGS(&tf),
         {0}};
     const char *syn = "--weights W --images X --k K --target T --vis V --have-depth D [--lr] [--steps] [--batch]";
     int h = rn_args_handle(flags, argc, argv, syn);
@@ -260,19 +269,28 @@ int rn_cmd_step(int argc, char **argv)
         return 2;
     }
     rn_err err = {{0}};
+    rn_tuning tn;
+    if (rn_tuning_setup(&tn, &tf, (int)threads, &err)) {
+        rn_tuning_free(&tn);
+        return fail("step", &err);
+    }
     step_data s;
-    if (step_data_read(&s, paths, &err)) return fail("step", &err);
+    if (step_data_read(&s, paths, &err)) {
+        rn_tuning_free(&tn);
+        return fail("step", &err);
+    }
     rn_params p;
     rn_rng rng;
     rn_rng_seed(&rng, 1);
     int rc = rn_weights_load(&p, weights, (int)backbone, &rng, &err);
     if (!rc) {
-        rc = run_steps(&p, &s, b ? (int)b : (int)s.x.n, steps, lr, threads, &err);
+        rc = run_steps(&p, &s, b ? (int)b : (int)s.x.n, steps, lr, threads, &tn, &err);
         if (!rc && save_grads) rc = rn_grads_save(&p, save_grads, &err);
         if (!rc && save_weights) rc = rn_weights_save(&p, save_weights, NULL, &err);
         rn_params_free(&p);
     }
     step_data_free(&s);
+    rn_tuning_free(&tn);
     return rc ? fail("step", &err) : 0;
 }
 
@@ -289,19 +307,28 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void print_bench(const char *mode, long depth, long size, long b, const double *t, long iters, long threads)
+typedef struct bench_cfg {
+    const char *mode;
+    long depth, size, b, iters, warmup, threads;
+} bench_cfg;
+
+static void print_bench(const bench_cfg *c, const rn_tuning *tn, const double *t)
 {
+    long iters = c->iters;
     double *sorted = rn_xmalloc((size_t)iters * sizeof *sorted);
     memcpy(sorted, t, (size_t)iters * sizeof *sorted);
     qsort(sorted, (size_t)iters, sizeof *sorted, cmp_double);
     double med = iters % 2 ? sorted[iters / 2] : 0.5 * (sorted[iters / 2 - 1] + sorted[iters / 2]);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("{\"mode\": \"%s\", \"backbone\": %ld, \"size\": %ld, \"batch\": %ld, \"threads\": %ld, "
-           "\"median_s\": %.6f, \"images_per_s\": %.4f, \"peak_rss_mb\": %.1f, \"steps_s\": [",
-           mode, depth, size, b, threads, med, (double)b / med, ru.ru_maxrss / 1024.0);
+    printf("{\"mode\": \"%s\", \"precision\": \"%s\", \"loss_scale\": %g, \"backbone\": %ld, \"size\": %ld, "
+           "\"batch\": %ld, \"threads\": %ld, \"median_s\": %.6f, \"images_per_s\": %.4f, \"peak_rss_mb\": %.1f, "
+           "\"steps_s\": [",
+           c->mode, tn->policy->name, tn->scaling ? (double)tn->scaler.scale : 1.0, c->depth, c->size, c->b,
+           c->threads, med, (double)c->b / med, ru.ru_maxrss / 1024.0);
     for (long i = 0; i < iters; i++) printf("%s%.6f", i ? ", " : "", t[i]);
     printf("]}\n");
+    fflush(stdout);
     free(sorted);
 }
 
@@ -317,71 +344,85 @@ static void fill_inputs(batch *bt, rn_rng *rng, int b, size_t per, int oh, int o
     }
 }
 
-static int bench_run(const char *mode, long depth, long size, long b, long iters, long warmup, long threads, rn_err *err)
+static void bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *opt, const batch *bt)
 {
-    int train = !strcmp(mode, "train");
+    if (!strcmp(c->mode, "train")) {
+        rn_tuning_train_step(tn, m, opt, bt->x, bt->k, bt->t, bt->v, bt->d, NULL);
+        return;
+    }
+    m->prof = tn->prof;
+    int sp = rn_prof_begin(tn->prof, "forward", "step", 0);
+    rn_model_forward(m, bt->x, bt->k, 0);
+    rn_prof_end(tn->prof, sp);
+    rn_profile_step_done(tn->prof);
+}
+
+static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *rng, rn_err *err)
+{
+    rn_model m;
+    rn_model_opts mo = {.threads = (int)c->threads, .compute = RN_COMPUTE_F32, .inference = strcmp(c->mode, "train")};
+    rn_tuning_model_opts(tn, &mo);
+    if (rn_model_create(&m, p, (int)c->b, (int)c->size, (int)c->size, &mo, err)) return -1;
+    size_t per = 3 * (size_t)c->size * (size_t)c->size;
+    batch bt = {rn_xmalloc((size_t)c->b * per * sizeof(float)), rn_xmalloc((size_t)c->b * sizeof(float)),
+                rn_xmalloc((size_t)c->b * 3 * sizeof(float)), rn_xmalloc((size_t)c->b * sizeof(float)),
+                rn_xmalloc((size_t)c->b * sizeof(float))};
+    fill_inputs(&bt, rng, (int)c->b, per, m.OH, m.OW);
+    rn_adam opt = rn_adam_default(rn_tuning_lr(tn, 1e-3, c->b));
+    double *t = rn_xmalloc((size_t)c->iters * sizeof *t);
+    rn_model_sync_weights(&m);
+    for (long i = 0; i < c->warmup + c->iters; i++) {
+        if (i == c->warmup) rn_tuning_profile_reset(tn);
+        double t0 = now_s();
+        bench_step(c, tn, &m, &opt, &bt);
+        if (i >= c->warmup) t[i - c->warmup] = now_s() - t0;
+    }
+    print_bench(c, tn, t);
+    free(t), free(bt.x), free(bt.k), free(bt.t), free(bt.v), free(bt.d);
+    rn_model_destroy(&m);
+    return rn_tuning_finish(tn, stderr, err);
+}
+
+static int bench_run(const bench_cfg *c, rn_tuning *tn, rn_err *err)
+{
     rn_params p;
-    if (rn_params_build(&p, (int)depth, err)) return -1;
+    if (rn_params_build(&p, (int)c->depth, err)) return -1;
     rn_rng rng;
     rn_rng_seed(&rng, 7);
     rn_params_init(&p, &rng);
-    rn_model m;
-    rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32, .inference = !train};
-    if (rn_model_create(&m, &p, (int)b, (int)size, (int)size, &mo, err)) {
-        rn_params_free(&p);
-        return -1;
-    }
-    size_t per = 3 * (size_t)size * (size_t)size;
-    batch bt = {rn_xmalloc((size_t)b * per * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
-                rn_xmalloc((size_t)b * 3 * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
-                rn_xmalloc((size_t)b * sizeof(float))};
-    fill_inputs(&bt, &rng, (int)b, per, m.OH, m.OW);
-    rn_adam opt = rn_adam_default(1e-3);
-    double *t = rn_xmalloc((size_t)iters * sizeof *t);
-    rn_model_sync_weights(&m);
-    for (long i = 0; i < warmup + iters; i++) {
-        double t0 = now_s();
-        if (train) {
-            rn_params_zero_grad(&p);
-            rn_model_forward(&m, bt.x, bt.k, 1);
-            rn_model_backward(&m, bt.t, bt.v, bt.d);
-            rn_adam_step(&opt, p.param, p.grad, p.m, p.v, p.n_param);
-            rn_model_sync_weights(&m);
-        } else {
-            rn_model_forward(&m, bt.x, bt.k, 0);
-        }
-        if (i >= warmup) t[i - warmup] = now_s() - t0;
-    }
-    print_bench(mode, depth, size, b, t, iters, threads);
-    free(t), free(bt.x), free(bt.k), free(bt.t), free(bt.v), free(bt.d);
-    rn_model_destroy(&m);
+    int rc = bench_model(c, tn, &p, &rng, err);
     rn_params_free(&p);
-    return 0;
+    return rc;
 }
 
 int rn_cmd_bench(int argc, char **argv)
 {
-    const char *mode = "train";
-    long depth = 50, size = 256, b = 8, iters = 5, warmup = 1, threads = 0;
+    bench_cfg c = {.mode = "train", .depth = 50, .size = 256, .b = 8, .iters = 5, .warmup = 1};
+    rn_tuning_flags tf = {0};
     rn_flag flags[] = {
-        RN_FLAG_STR("--mode", &mode, "train | infer"),
-        RN_FLAG_I64("--backbone", &depth, "ResNet depth (50)"),
-        RN_FLAG_I64("--size", &size, "input size, a multiple of 32 (256)"),
-        RN_FLAG_I64("--batch", &b, "batch size (8)"),
-        RN_FLAG_I64("--iters", &iters, "timed steps (5)"),
-        RN_FLAG_I64("--warmup", &warmup, "untimed steps first (1)"),
-        RN_FLAG_I64("--threads", &threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_STR("--mode", &c.mode, "train | infer"),
+        RN_FLAG_I64("--backbone", &c.depth, "ResNet depth (50)"),
+        RN_FLAG_I64("--size", &c.size, "input size, a multiple of 32 (256)"),
+        RN_FLAG_I64("--batch", &c.b, "batch size (8)"),
+        RN_FLAG_I64("--iters", &c.iters, "timed steps (5)"),
+        RN_FLAG_I64("--warmup", &c.warmup, "untimed steps first (1)"),
+        RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_TUNING_FLAGS(&tf),
         {0}};
-    const char *syn = "--mode train|infer [--backbone 50] [--size 256] [--batch N] [--iters K] [--warmup W]";
+    const char *syn = "--mode train|infer [--backbone 50] [--size 256] [--batch N] [--iters K] [--warmup W] "
+                      "[--precision fp32|bf16] [--loss-scale N|dynamic] [--profile F]";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
-    if ((strcmp(mode, "train") && strcmp(mode, "infer")) || iters < 1 || warmup < 0 || b < 1) {
+    if ((strcmp(c.mode, "train") && strcmp(c.mode, "infer")) || c.iters < 1 || c.warmup < 0 || c.b < 1) {
         fprintf(stderr, "rootnet bench: --mode must be train or infer, --iters >= 1, --warmup >= 0, --batch >= 1\n");
         rn_args_usage(stderr, "bench", syn, flags);
         return 2;
     }
     rn_err err = {{0}};
-    return bench_run(mode, depth, size, b, iters, warmup, threads, &err) ? fail("bench", &err) : 0;
+    rn_tuning tn;
+    int rc = rn_tuning_setup(&tn, &tf, (int)c.threads, &err) || bench_run(&c, &tn, &err);
+    rn_tuning_free(&tn);
+    return rc ? fail("bench", &err) : 0;
 }
 
 int rn_cmd_convert(int argc, char **argv)

@@ -252,7 +252,7 @@ static dnnl_status_t op_desc_init(dnnl_convolution_desc_t *od, const rn_conv_sha
         return dnnl_deconvolution_backward_weights_desc_init(od, a, &d->p_src, &d->p_dw, NULL, &d->p_ddst, str, pad,
                                                              pad);
     }
-    const dnnl_alg_kind_t a = dnnl_convolution_direct;
+    const dnnl_alg_kind_t a = s->algo == RN_ALGO_WINOGRAD ? dnnl_convolution_winograd : dnnl_convolution_direct;
     if (dir == 0)
         return dnnl_convolution_forward_desc_init(od, fk, a, &d->p_src, &d->p_w, NULL, &d->p_dst,
                                                   str, pad, pad);
@@ -367,6 +367,9 @@ int rn_conv_create(rn_conv **out, rn_backend *be, const rn_conv_shape *s, rn_err
 {
     *out = NULL;
     if (rn_conv_shape_check(s, err)) return -1;
+    if (s->compute == RN_COMPUTE_F16) return rn_err_set(err, "oneDNN backend: fp16 compute needs the CUDA backend");
+    if (s->algo == RN_ALGO_WINOGRAD && (s->transposed || s->compute != RN_COMPUTE_F32))
+        return rn_err_set(err, "oneDNN backend: Winograd is only for fp32 Conv2d");
     rn_conv *c = rn_xcalloc(1, sizeof *c);
     c->be = be;
     c->s = *s;

@@ -39,7 +39,14 @@ typedef struct rn_conv rn_conv;
 typedef enum {
     RN_COMPUTE_F32 = 0,  /* fp32 everywhere */
     RN_COMPUTE_BF16 = 1, /* fp32 storage, convs compute in bf16 (AVX512-BF16) */
+    RN_COMPUTE_F16 = 2,  /* fp32 storage, fp16 compute: CUDA backend only (oneDNN rejects it) */
 } rn_compute;
+
+typedef enum {
+    RN_ALGO_DIRECT = 0,   /* the backend's default implementation */
+    RN_ALGO_WINOGRAD = 1, /* Winograd (3x3 stride-1 Conv2d, fp32 only); may be unavailable */
+    RN_ALGO_COUNT
+} rn_conv_algo;
 
 typedef struct rn_conv_shape {
     int n;              /* batch */
@@ -51,6 +58,7 @@ typedef struct rn_conv_shape {
     int no_bwd_data;    /* 1: backward-data is never called (create no primitive for it) */
     int forward_only;   /* 1: inference; neither backward call is made (create only forward) */
     rn_compute compute;
+    rn_conv_algo algo;  /* RN_ALGO_DIRECT unless autotuned (nn/autotune.h) */
 } rn_conv_shape;
 
 /* The output size of one spatial dim: Conv2d (in + 2 pad - k) / stride + 1,

@@ -32,8 +32,10 @@ static int sizes_check(const rn_conv_shape *s, rn_err *err)
 
 static int kind_check(const rn_conv_shape *s, rn_err *err)
 {
-    if (s->compute != RN_COMPUTE_F32 && s->compute != RN_COMPUTE_BF16)
+    if (s->compute != RN_COMPUTE_F32 && s->compute != RN_COMPUTE_BF16 && s->compute != RN_COMPUTE_F16)
         return rn_err_set(err, "conv shape: unknown compute mode %d", (int)s->compute);
+    if (s->algo < RN_ALGO_DIRECT || s->algo >= RN_ALGO_COUNT)
+        return rn_err_set(err, "conv shape: unknown algorithm %d", (int)s->algo);
     if (s->src_plain && s->transposed)
         return rn_err_set(err, "conv shape: src_plain needs a Conv2d, not a ConvTranspose2d");
     if (!s->src_plain && s->ic % 16)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cpu/kernels.h"
+#include "nn/autotune.h"
 
 #define BN_MOMENTUM 0.1
 
@@ -21,6 +22,13 @@ static float *take(plan *pl, size_t n)
 }
 
 static size_t out_elems(const rn_conv_shape *s) { return (size_t)s->n * s->oc * s->oh * s->ow; }
+
+/* Multiply-adds x 2 of one direction of the conv (the same for all three). */
+static double conv_flops(const rn_conv_shape *s)
+{
+    double sp = s->transposed ? (double)s->ih * s->iw : (double)s->oh * s->ow;
+    return 2.0 * s->n * sp * s->ic * s->oc * s->kh * s->kw;
+}
 
 static int find_or_fail(const rn_params *p, const char *name, rn_err *err)
 {
@@ -64,6 +72,7 @@ static int build_block(rn_block *b, const rn_params *p, int stage, int idx, int 
     char pre[64], conv[96], bn[96];
     snprintf(pre, sizeof pre, "backbone.layer%d.%d", stage + 1, idx);
     memset(b, 0, sizeof *b);
+    snprintf(b->name, sizeof b->name, "%s", pre);
     b->nu = p->bottleneck ? 3 : 2;
     int ic = inplanes, ih = h, iw = w;
     for (int j = 0; j < b->nu; j++) {
@@ -171,6 +180,8 @@ static int create_conv(rn_model *m, rn_cbn *u, rn_err *err)
 {
     u->s.compute = m->opts.compute;
     u->s.forward_only = m->opts.inference;
+    if (m->opts.tune && rn_autotune_choose(m->opts.tune, m->be, &u->s, err))
+        return rn_err_prefix(err, "%s", m->p->e[u->pw].name);
     if (rn_conv_create(&u->conv, m->be, &u->s, err)) return rn_err_prefix(err, "%s", m->p->e[u->pw].name);
     return 0;
 }
@@ -199,6 +210,7 @@ int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_mod
     m->p = p;
     m->N = N, m->H = H, m->W = W;
     m->OH = H / 4, m->OW = W / 4, m->FH = H / 32, m->FW = W / 32;
+    m->loss_scale = 1.0f;
     if (build_structure(m, err)) goto fail;
     plan pl = {0};
     plan_all(m, &pl);
@@ -257,6 +269,7 @@ static void cbn_forward(rn_model *m, rn_cbn *u, int train)
 {
     rn_params *p = m->p;
     int C = u->s.oc, HW = u->s.oh * u->s.ow;
+    int sp = rn_prof_begin(m->prof, p->e[u->pw].name, "fwd", conv_flops(&u->s));
     rn_conv_forward(u->conv, u->c, u->x);
     const float *mean = rn_params_data(p, u->pm), *var = rn_params_data(p, u->pv);
     if (train) {
@@ -271,6 +284,7 @@ static void cbn_forward(rn_model *m, rn_cbn *u, int train)
     }
     rn_bn_fold(u->scale, u->shift, NULL, mean, var, rn_params_data(p, u->pg), rn_params_data(p, u->pb), C);
     if (u->y) rn_bn_apply(u->y, u->c, u->scale, u->shift, u->relu, u->s.n, C, HW);
+    rn_prof_end(m->prof, sp);
 }
 
 static void block_forward(rn_model *m, rn_block *b, int train)
@@ -278,12 +292,14 @@ static void block_forward(rn_model *m, rn_block *b, int train)
     for (int j = 0; j < b->nu; j++) cbn_forward(m, &b->u[j], train);
     rn_cbn *last = &b->u[b->nu - 1];
     int C = last->s.oc, HW = last->s.oh * last->s.ow;
+    if (b->has_down) cbn_forward(m, &b->d, train);
+    int sp = rn_prof_begin(m->prof, b->name, "fwd", 0);
     if (b->has_down) {
-        cbn_forward(m, &b->d, train);
         rn_bn2_add_relu(b->out, last->c, last->scale, last->shift, b->d.c, b->d.scale, b->d.shift, m->N, C, HW);
     } else {
         rn_bn_add_relu(b->out, last->c, last->scale, last->shift, b->in, m->N, C, HW);
     }
+    rn_prof_end(m->prof, sp);
 }
 
 void rn_model_forward(rn_model *m, const float *images, const float *k, int train)
@@ -293,9 +309,12 @@ void rn_model_forward(rn_model *m, const float *images, const float *k, int trai
     m->k = k;
     m->last_train = train;
     cbn_forward(m, &m->stem, train);
+    int sp = rn_prof_begin(m->prof, "backbone.maxpool", "fwd", 0);
     rn_maxpool_forward(m->pool, m->stem.y, m->N, 64, m->stem.s.oh, m->stem.s.ow, m->H / 4, m->W / 4);
+    rn_prof_end(m->prof, sp);
     for (int i = 0; i < m->nblocks; i++) block_forward(m, &m->blocks[i], train);
     for (int i = 0; i < 3; i++) cbn_forward(m, &m->head[i], train);
+    sp = rn_prof_begin(m->prof, "root.xy_depth", "fwd", 0);
     const float *backbone = m->blocks[m->nblocks - 1].out;
     int xyw = rn_params_find(p, "root.xy_layer.weight"), dw = rn_params_find(p, "root.depth_layer.weight");
     RN_ASSERT(xyw >= 0 && dw >= 0);
@@ -309,6 +328,7 @@ void rn_model_forward(rn_model *m, const float *images, const float *k, int trai
         m->coord[3 * n + 1] = m->xy[2 * n + 1];
         m->coord[3 * n + 2] = m->depth[n];
     }
+    rn_prof_end(m->prof, sp);
 }
 
 /* BN backward of u from dy (masked by u->y when the BN has its own ReLU) into
@@ -316,9 +336,19 @@ void rn_model_forward(rn_model *m, const float *images, const float *k, int trai
 static void cbn_backward_bn(rn_model *m, rn_cbn *u, float *dx, const float *dy)
 {
     rn_params *p = m->p;
+    int sp = rn_prof_begin(m->prof, p->e[u->pw].name, "bwd", conv_flops(&u->s));
     rn_bn_backward(dx, rn_params_grad(p, u->pg), rn_params_grad(p, u->pb), dy, u->relu ? u->y : NULL, u->c, u->mean,
                    u->var, rn_params_data(p, u->pg), u->s.n, u->s.oc, u->s.oh * u->s.ow);
     rn_conv_backward_weights(u->conv, rn_params_grad(p, u->pw), u->x, dx);
+    rn_prof_end(m->prof, sp);
+}
+
+/* Backward-data of u's conv: dx from dy. */
+static void cbn_backward_data(rn_model *m, rn_cbn *u, float *dx, const float *dy)
+{
+    int sp = rn_prof_begin(m->prof, m->p->e[u->pw].name, "bwd_data", conv_flops(&u->s));
+    rn_conv_backward_data(u->conv, dx, dy);
+    rn_prof_end(m->prof, sp);
 }
 
 static size_t in_elems(const rn_conv_shape *s) { return (size_t)s->n * s->ic * s->ih * s->iw; }
@@ -326,43 +356,46 @@ static size_t in_elems(const rn_conv_shape *s) { return (size_t)s->n * s->ic * s
 /* Gradient of the block output in g[0]; leaves the gradient of its input in g[3]. */
 static void block_backward(rn_model *m, rn_block *b, float **g)
 {
+    int sp = rn_prof_begin(m->prof, b->name, "bwd", 0);
     rn_relu_backward(g[0], b->out, out_elems(&b->u[b->nu - 1].s));
+    rn_prof_end(m->prof, sp);
     if (b->has_down) {
         cbn_backward_bn(m, &b->d, g[1], g[0]);
-        rn_conv_backward_data(b->d.conv, g[3], g[1]);
+        cbn_backward_data(m, &b->d, g[3], g[1]);
     }
     float *cur = g[1], *other = g[2];
     cbn_backward_bn(m, &b->u[b->nu - 1], cur, g[0]);
     for (int j = b->nu - 1; j > 0; j--) {
-        rn_conv_backward_data(b->u[j].conv, other, cur);
+        cbn_backward_data(m, &b->u[j], other, cur);
         cbn_backward_bn(m, &b->u[j - 1], other, other);
         float *t = cur;
         cur = other, other = t;
     }
-    if (b->has_down) {
-        rn_conv_backward_data(b->u[0].conv, other, cur);
-        rn_add_inplace(g[3], other, in_elems(&b->u[0].s));
-    } else {
-        rn_conv_backward_data(b->u[0].conv, g[3], cur);
-        rn_add_inplace(g[3], g[0], in_elems(&b->u[0].s));
-    }
+    cbn_backward_data(m, &b->u[0], b->has_down ? other : g[3], cur);
+    sp = rn_prof_begin(m->prof, b->name, "bwd", 0);
+    rn_add_inplace(g[3], b->has_down ? other : g[0], in_elems(&b->u[0].s));
+    rn_prof_end(m->prof, sp);
 }
 
 static void head_backward(rn_model *m, float **g)
 {
     rn_params *p = m->p;
     int xyw = rn_params_find(p, "root.xy_layer.weight"), dw = rn_params_find(p, "root.depth_layer.weight");
+    int sp = rn_prof_begin(m->prof, "root.xy_depth", "bwd", 0);
     rn_xy_backward(g[0], rn_params_grad(p, xyw), rn_params_grad(p, xyw + 1), m->dxy, m->prob, m->head[2].y,
                    rn_params_data(p, xyw), m->N, 256, m->OH, m->OW);
     rn_depth_backward(m->dfeat, rn_params_grad(p, dw), rn_params_grad(p, dw + 1), m->ddepth, m->feat,
                       rn_params_data(p, dw), m->k, m->N, p->feat_ch);
+    rn_prof_end(m->prof, sp);
     for (int i = 2; i >= 0; i--) {
         cbn_backward_bn(m, &m->head[i], g[0], g[0]);
-        rn_conv_backward_data(m->head[i].conv, g[1], g[0]);
+        cbn_backward_data(m, &m->head[i], g[1], g[0]);
         float *t = g[0];
         g[0] = g[1], g[1] = t;
     }
+    sp = rn_prof_begin(m->prof, "root.xy_depth", "bwd", 0);
     rn_gap_backward(g[0], m->dfeat, m->N, p->feat_ch, m->FH * m->FW);
+    rn_prof_end(m->prof, sp);
 }
 
 double rn_model_loss(const rn_model *m, const float *target, const float *vis, const float *have_depth)
@@ -373,12 +406,15 @@ double rn_model_loss(const rn_model *m, const float *target, const float *vis, c
 double rn_model_backward(rn_model *m, const float *target, const float *vis, const float *have_depth)
 {
     RN_ASSERT(m->last_train && !m->opts.inference);
+    int sp = rn_prof_begin(m->prof, "loss", "bwd", 0);
     double loss = rn_loss_forward_backward(m->dcoord, m->coord, target, vis, have_depth, m->N);
+    const float ls = m->loss_scale;
     for (int n = 0; n < m->N; n++) {
-        m->dxy[2 * n] = m->dcoord[3 * n];
-        m->dxy[2 * n + 1] = m->dcoord[3 * n + 1];
-        m->ddepth[n] = m->dcoord[3 * n + 2];
+        m->dxy[2 * n] = m->dcoord[3 * n] * ls;
+        m->dxy[2 * n + 1] = m->dcoord[3 * n + 1] * ls;
+        m->ddepth[n] = m->dcoord[3 * n + 2] * ls;
     }
+    rn_prof_end(m->prof, sp);
     float *g[4] = {m->g[0], m->g[1], m->g[2], m->g[3]};
     head_backward(m, g);
     for (int i = m->nblocks - 1; i >= 0; i--) {
@@ -387,7 +423,9 @@ double rn_model_backward(rn_model *m, const float *target, const float *vis, con
         g[0] = g[3], g[3] = t;
     }
     float *dstem = g[1];
+    sp = rn_prof_begin(m->prof, "backbone.maxpool", "bwd", 0);
     rn_maxpool_backward(dstem, g[0], m->stem.y, m->N, 64, m->stem.s.oh, m->stem.s.ow, m->H / 4, m->W / 4);
+    rn_prof_end(m->prof, sp);
     cbn_backward_bn(m, &m->stem, dstem, dstem);
     return loss;
 }

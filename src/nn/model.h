@@ -11,6 +11,11 @@
  *   double loss = rn_model_backward(&m, target, vis, have_depth);  // p.grad += dL/dp
  *   rn_model_destroy(&m);
  *
+ * Mixed precision: set o.compute from a policy (nn/precision.h). Loss
+ * scaling: set m.loss_scale before backward; the gradients in p.grad are then
+ * scaled by it (optim/loss_scale.h unscales them). Profiling: point m.prof at
+ * an rn_profile (core/profile.h).
+ *
  * Images are plain NCHW float32, already normalised. k is (N). The output
  * coord is (x, y) on the output grid (input / 4) and depth = gamma * k.
  * The model borrows p; it never frees it. Nothing is allocated after create.
@@ -18,13 +23,17 @@
 #ifndef RN_NN_MODEL_H
 #define RN_NN_MODEL_H
 
+#include "core/profile.h"
 #include "nn/backend.h"
 #include "nn/params.h"
+
+struct rn_autotune;
 
 typedef struct rn_model_opts {
     int threads;        /* compute threads, 0 = leave OpenMP's setting */
     rn_compute compute; /* conv compute precision */
     int inference;      /* 1: forward only (no backward primitives; train-mode BN still allowed) */
+    struct rn_autotune *tune; /* NULL: default conv algorithms; else chosen per shape (nn/autotune.h) */
 } rn_model_opts;
 
 /* conv -> BatchNorm (-> ReLU) */
@@ -47,6 +56,7 @@ typedef struct rn_block {
     rn_cbn d;
     const float *in;
     float *out;   /* (N, C/16, H, W, 16) */
+    char name[64]; /* "backbone.layer1.0", for the profiler */
 } rn_block;
 
 typedef struct rn_model {
@@ -72,6 +82,8 @@ typedef struct rn_model {
     const float *k;       /* the last forward's k */
     int last_train;       /* mode of the last forward */
     rn_model_opts opts;
+    float loss_scale;     /* backward scales dL/dcoord by this (1 after create; see optim/loss_scale.h) */
+    rn_profile *prof;     /* NULL, or spans of every layer's forward and backward are recorded here */
     float *arena;
     size_t arena_floats;
 } rn_model;

@@ -1,0 +1,20 @@
+/* The flags of train/tuning.h, for any command's flag table:
+ *
+ *   rn_tuning_flags tf = {0};
+ *   rn_flag flags[] = {RN_FLAG_STR("--weights", &w, "..."), RN_TUNING_FLAGS(&tf), {0}};
+ */
+#ifndef RN_CLI_TUNING_FLAGS_H
+#define RN_CLI_TUNING_FLAGS_H
+
+#include "cli/args.h"
+#include "train/tuning.h"
+
+#define RN_TUNING_FLAGS(tf)                                                                                     \
+    RN_FLAG_STR("--precision", &(tf)->precision, "fp32 (default) | bf16 (convs in bf16) | bf16-o2 | fp16"),   \
+        RN_FLAG_STR("--loss-scale", &(tf)->loss_scale, "N (static) | dynamic (default: none; fp16: dynamic)"), \
+        RN_FLAG_STR("--profile", &(tf)->profile, "write a Chrome-trace JSON here and print a per-layer table"), \
+        RN_FLAG_STR("--autotune", &(tf)->autotune, "conv algorithm cache file: time per shape once, reuse"),  \
+        RN_FLAG_STR("--lr-scale", &(tf)->lr_scale, "none (default) | linear: lr x global batch / 32"),        \
+        RN_FLAG_BOOL("--bind-cores", &(tf)->bind_cores, "pin compute thread i to the i-th allowed core")
+
+#endif

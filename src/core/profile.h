@@ -1,0 +1,62 @@
+/* rn_profile: a span recorder for one thread (the training thread), written
+ * out as Chrome-trace JSON (chrome://tracing, ui.perfetto.dev) and summarised
+ * as a per-layer table.
+ *
+ *   rn_profile pr;
+ *   rn_profile_init(&pr, 1 << 16);                   // all spans preallocated here
+ *   int s = rn_prof_begin(&pr, "forward", "step", 0); // NULL profile: no-op, returns -1
+ *   ... rn_prof_begin/end nest inside ...
+ *   rn_prof_end(&pr, s);
+ *   rn_profile_step_done(&pr);                       // marks a step boundary
+ *   rn_profile_write_chrome(&pr, "trace.json", &err); // atomic
+ *   rn_profile_table(&pr, stdout);                   // per layer: ms, GFLOP/s, % of step
+ *   rn_profile_free(&pr);
+ *
+ * Names and categories are borrowed, not copied: they must outlive the
+ * profile (string literals, or the parameter table's names). Begin and end
+ * allocate nothing; spans past the capacity are dropped and counted.
+ * Categories: "step" for the top level of a training step (data, forward,
+ * backward, loss_scale, optimizer, sync_weights); "fwd", "bwd", "bwd_data"
+ * for one layer's forward, backward (BN + weight gradient) and backward-data.
+ */
+#ifndef RN_CORE_PROFILE_H
+#define RN_CORE_PROFILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "core/status.h"
+
+typedef struct rn_prof_span {
+    const char *name, *cat;
+    double t0, t1; /* seconds since the profile's origin */
+    double flops;  /* floating-point operations of the span's main op, 0 if none */
+    int depth;     /* nesting level, 0 at the top */
+    int step;      /* index of the step it belongs to */
+} rn_prof_span;
+
+typedef struct rn_profile {
+    rn_prof_span *s;
+    size_t n, cap;
+    long dropped;
+    int depth, steps;
+    double origin;
+} rn_profile;
+
+void rn_profile_init(rn_profile *p, size_t cap);
+void rn_profile_free(rn_profile *p);
+/* Drops every span recorded so far (e.g. after warm-up steps). */
+void rn_profile_reset(rn_profile *p);
+double rn_prof_now(void);
+int rn_prof_begin(rn_profile *p, const char *name, const char *cat, double flops);
+void rn_prof_end(rn_profile *p, int span);
+void rn_profile_step_done(rn_profile *p);
+/* Sum of the durations of top-level spans (depth 0), and of leaf spans
+ * (spans containing no other span), over all recorded steps, in seconds. */
+double rn_profile_top_seconds(const rn_profile *p);
+double rn_profile_leaf_seconds(const rn_profile *p);
+int rn_profile_write_chrome(const rn_profile *p, const char *path, rn_err *err);
+/* Per-name table over the leaf spans, averaged per step. */
+void rn_profile_table(const rn_profile *p, FILE *f);
+
+#endif

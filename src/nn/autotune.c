@@ -1,0 +1,208 @@
+#include "nn/autotune.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/profile.h"
+#include "io/file.h"
+
+#define HEADER "# rootnet autotune v1"
+
+const char *rn_conv_algo_name(rn_conv_algo a) { return a == RN_ALGO_WINOGRAD ? "winograd" : "direct"; }
+
+static int algo_parse(const char *s)
+{
+    for (int a = 0; a < RN_ALGO_COUNT; a++)
+        if (!strcmp(s, rn_conv_algo_name((rn_conv_algo)a))) return a;
+    return -1;
+}
+
+static void shape_key(char *k, const rn_conv_shape *s)
+{
+    snprintf(k, RN_TUNE_KEY_MAX, "n%d_i%dx%dx%d_o%dx%dx%d_k%dx%d_s%dx%d_p%dx%d_t%d_sp%d_nb%d_fo%d_c%d", s->n, s->ic,
+             s->ih, s->iw, s->oc, s->oh, s->ow, s->kh, s->kw, s->sh, s->sw, s->ph, s->pw, s->transposed, s->src_plain,
+             s->no_bwd_data, s->forward_only, (int)s->compute);
+}
+
+static rn_tune_entry *entry_add(rn_autotune *t)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 32;
+        rn_tune_entry *e = rn_xmalloc((size_t)t->cap * sizeof *e);
+        if (t->n) memcpy(e, t->e, (size_t)t->n * sizeof *e);
+        free(t->e);
+        t->e = e;
+    }
+    memset(&t->e[t->n], 0, sizeof t->e[0]);
+    return &t->e[t->n++];
+}
+
+static int parse_line(rn_autotune *t, char *line, int lineno, rn_err *err)
+{
+    char key[RN_TUNE_KEY_MAX], algo[16];
+    double ms[2];
+    char extra;
+    if (sscanf(line, "%127s %15s %lf %lf %c", key, algo, &ms[0], &ms[1], &extra) != 4 || algo_parse(algo) < 0)
+        return rn_err_set(err, "autotune cache %s: line %d: expected '<key> direct|winograd <ms> <ms>'", t->path,
+                          lineno);
+    rn_tune_entry *e = entry_add(t);
+    snprintf(e->key, sizeof e->key, "%s", key);
+    e->algo = algo_parse(algo);
+    e->ms[0] = ms[0], e->ms[1] = ms[1];
+    return 0;
+}
+
+static int load(rn_autotune *t, rn_err *err)
+{
+    FILE *f = fopen(t->path, "r");
+    if (!f) return errno == ENOENT ? 0 : rn_err_set(err, "autotune cache %s: %s", t->path, strerror(errno));
+    char line[512];
+    int lineno = 0, rc = 0;
+    while (!rc && fgets(line, sizeof line, f)) {
+        lineno++;
+        if (lineno == 1 && strncmp(line, HEADER, strlen(HEADER)))
+            rc = rn_err_set(err, "autotune cache %s: line 1: not a rootnet autotune v1 file", t->path);
+        else if (lineno > 1)
+            rc = parse_line(t, line, lineno, err);
+    }
+    fclose(f);
+    return rc;
+}
+
+int rn_autotune_open(rn_autotune *t, const char *path, rn_err *err)
+{
+    memset(t, 0, sizeof *t);
+    t->iters = 3;
+    if (!path) return 0;
+    t->path = strdup(path);
+    if (load(t, err)) {
+        rn_autotune_close(t);
+        return -1;
+    }
+    return 0;
+}
+
+void rn_autotune_close(rn_autotune *t)
+{
+    free(t->path);
+    free(t->e);
+    memset(t, 0, sizeof *t);
+}
+
+static int has_choice(const rn_conv_shape *s)
+{
+    return !s->transposed && s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->compute == RN_COMPUTE_F32;
+}
+
+/* Buffers for timing one shape: src, dst, diff_src, diff_dst, weights, diff weights. */
+typedef struct tbufs {
+    float *b[6];
+} tbufs;
+
+static void tbufs_init(tbufs *tb, const rn_conv_shape *s)
+{
+    size_t n[6] = {(size_t)s->n * s->ic * s->ih * s->iw, (size_t)s->n * s->oc * s->oh * s->ow, 0, 0,
+                   (size_t)s->oc * s->ic * s->kh * s->kw, 0};
+    n[2] = n[0], n[3] = n[1], n[5] = n[4];
+    for (int i = 0; i < 6; i++) {
+        tb->b[i] = rn_xmalloc(n[i] * sizeof(float));
+        for (size_t j = 0; j < n[i]; j++) tb->b[i][j] = (float)((j * 2654435761u) % 1000) * 1e-3f - 0.5f;
+    }
+}
+
+static void tbufs_free(tbufs *tb)
+{
+    for (int i = 0; i < 6; i++) free(tb->b[i]);
+}
+
+static void run_once(rn_conv *c, const rn_conv_shape *s, tbufs *tb)
+{
+    rn_conv_forward(c, tb->b[1], tb->b[0]);
+    if (s->forward_only) return;
+    if (!s->no_bwd_data && !s->src_plain) rn_conv_backward_data(c, tb->b[2], tb->b[3]);
+    rn_conv_backward_weights(c, tb->b[5], tb->b[0], tb->b[3]);
+}
+
+/* Best-of-iters ms of one candidate, or -1 if the backend cannot build it. */
+static double time_algo(const rn_autotune *t, const rn_conv_shape *s, rn_conv_algo a, tbufs *tb, rn_err *err)
+{
+    rn_backend *be;
+    if (rn_backend_create(&be, 0, err)) return -2;
+    rn_conv_shape cs = *s;
+    cs.algo = a;
+    rn_conv *c;
+    rn_err ignore = {{0}};
+    double best = -1;
+    if (!rn_conv_create(&c, be, &cs, &ignore)) {
+        rn_conv_set_weights(c, tb->b[4]);
+        run_once(c, s, tb);
+        for (int i = 0; i < t->iters; i++) {
+            double t0 = rn_prof_now();
+            run_once(c, s, tb);
+            double ms = 1e3 * (rn_prof_now() - t0);
+            if (best < 0 || ms < best) best = ms;
+        }
+        rn_conv_destroy(c);
+    }
+    rn_backend_destroy(be);
+    return best;
+}
+
+static int tune_shape(rn_autotune *t, const rn_conv_shape *s, const char *key, rn_err *err)
+{
+    tbufs tb;
+    tbufs_init(&tb, s);
+    rn_tune_entry *e = entry_add(t);
+    snprintf(e->key, sizeof e->key, "%s", key);
+    e->algo = RN_ALGO_DIRECT;
+    int rc = 0;
+    for (int a = 0; a < RN_ALGO_COUNT && !rc; a++) {
+        e->ms[a] = time_algo(t, s, (rn_conv_algo)a, &tb, err);
+        if (e->ms[a] < -1.5) rc = -1;
+        else if (e->ms[a] >= 0 && (e->ms[e->algo] < 0 || e->ms[a] < e->ms[e->algo])) e->algo = a;
+    }
+    tbufs_free(&tb);
+    if (rc) t->n--;
+    if (e->ms[RN_ALGO_DIRECT] < 0 && !rc) rc = rn_err_set(err, "autotune: the direct algorithm is unavailable");
+    t->timed += !rc;
+    t->dirty = 1;
+    return rc;
+}
+
+int rn_autotune_choose(rn_autotune *t, rn_backend *be, rn_conv_shape *s, rn_err *err)
+{
+    (void)be;
+    s->algo = RN_ALGO_DIRECT;
+    if (!has_choice(s)) return 0;
+    char key[RN_TUNE_KEY_MAX];
+    shape_key(key, s);
+    for (int i = 0; i < t->n; i++)
+        if (!strcmp(t->e[i].key, key)) {
+            s->algo = (rn_conv_algo)t->e[i].algo;
+            t->reused++;
+            return 0;
+        }
+    if (tune_shape(t, s, key, err)) return -1;
+    s->algo = (rn_conv_algo)t->e[t->n - 1].algo;
+    return 0;
+}
+
+int rn_autotune_save(rn_autotune *t, rn_err *err)
+{
+    if (!t->path || !t->dirty) return 0;
+    rn_afile f;
+    if (rn_afile_open(&f, t->path, err)) return rn_err_prefix(err, "autotune cache");
+    char line[512];
+    int n = snprintf(line, sizeof line, "%s\n", HEADER);
+    if (rn_afile_write(&f, line, (size_t)n, err)) return -1;
+    for (int i = 0; i < t->n; i++) {
+        const rn_tune_entry *e = &t->e[i];
+        n = snprintf(line, sizeof line, "%s %s %.4f %.4f\n", e->key, rn_conv_algo_name((rn_conv_algo)e->algo),
+                     e->ms[0], e->ms[1]);
+        if (rn_afile_write(&f, line, (size_t)n, err)) return -1;
+    }
+    if (rn_afile_commit(&f, err)) return -1;
+    t->dirty = 0;
+    return 0;
+}

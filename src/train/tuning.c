@@ -1,0 +1,128 @@
+#include "train/tuning.h"
+
+#include <string.h>
+
+#include "core/affinity.h"
+
+#define PROFILE_SPANS (1u << 20)
+
+static int bind_setup(int threads, rn_err *err)
+{
+    int cores[1024];
+    int n = rn_allowed_cores(cores, 1024);
+    if (threads > 0 && threads < n) n = threads;
+    return rn_bind_omp_threads(cores, n, threads, err);
+}
+
+static int scaler_setup(rn_tuning *t, const char *loss_scale, rn_err *err)
+{
+    if (loss_scale) {
+        if (rn_loss_scale_parse(loss_scale, &t->scaler, err)) return -1;
+        t->scaling = 1;
+    } else if (t->policy->default_scaling == RN_SCALE_DYNAMIC) {
+        t->scaler = rn_loss_scaler_dynamic();
+        t->scaling = 1;
+    }
+    return 0;
+}
+
+int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err *err)
+{
+    memset(t, 0, sizeof *t);
+    rn_precision id = RN_PREC_FP32;
+    if (f->precision && rn_precision_parse(f->precision, &id, err)) return -1;
+    t->policy = rn_policy_get(id);
+    if (rn_policy_check(t->policy, RN_BACKEND_CPU, err) || scaler_setup(t, f->loss_scale, err)) return -1;
+    if (f->lr_scale && rn_lr_rule_parse(f->lr_scale, &t->lr_rule, err)) return -1;
+    t->bind_cores = f->bind_cores;
+    if (t->bind_cores && bind_setup(threads, err)) return -1;
+    if (f->autotune) {
+        if (rn_autotune_open(&t->tune, f->autotune, err)) return -1;
+        t->tuning = 1;
+    }
+    if (f->profile) {
+        rn_profile_init(&t->profile, PROFILE_SPANS);
+        t->prof = &t->profile;
+        t->profile_path = f->profile;
+    }
+    return 0;
+}
+
+void rn_tuning_model_opts(rn_tuning *t, rn_model_opts *o)
+{
+    rn_policy_apply(t->policy, o);
+    o->tune = t->tuning ? &t->tune : NULL;
+}
+
+double rn_tuning_lr(const rn_tuning *t, double lr, long global_batch) { return rn_lr_scaled(lr, t->lr_rule, global_batch); }
+
+/* Unscale + check (when scaling), then Adam only if every gradient is finite. */
+static int optimizer_step(rn_tuning *t, rn_adam *opt, rn_params *p)
+{
+    int finite = 1;
+    if (t->scaling) {
+        int sp = rn_prof_begin(t->prof, "loss_scale", "step", 0);
+        finite = rn_grad_unscale_check(p->grad, p->n_param, 1.0f / t->scaler.scale);
+        rn_loss_scaler_update(&t->scaler, finite);
+        rn_prof_end(t->prof, sp);
+    }
+    if (!finite) return 0;
+    int sp = rn_prof_begin(t->prof, "optimizer", "step", 0);
+    rn_adam_step(opt, p->param, p->grad, p->m, p->v, p->n_param);
+    rn_prof_end(t->prof, sp);
+    return 1;
+}
+
+int rn_tuning_train_step(rn_tuning *t, rn_model *m, rn_adam *opt, const float *images, const float *k,
+                         const float *target, const float *vis, const float *have_depth, double *loss)
+{
+    rn_profile *pr = t->prof;
+    m->prof = pr;
+    m->loss_scale = t->scaling ? t->scaler.scale : 1.0f;
+    int sp = rn_prof_begin(pr, "zero_grad", "step", 0);
+    rn_params_zero_grad(m->p);
+    rn_prof_end(pr, sp);
+    sp = rn_prof_begin(pr, "forward", "step", 0);
+    rn_model_forward(m, images, k, 1);
+    rn_prof_end(pr, sp);
+    sp = rn_prof_begin(pr, "backward", "step", 0);
+    double l = rn_model_backward(m, target, vis, have_depth);
+    rn_prof_end(pr, sp);
+    if (loss) *loss = l;
+    int applied = optimizer_step(t, opt, m->p);
+    if (applied) {
+        sp = rn_prof_begin(pr, "sync_weights", "step", 0);
+        rn_model_sync_weights(m);
+        rn_prof_end(pr, sp);
+    } else {
+        fprintf(stderr, "rootnet: step skipped, inf/NaN gradients: ");
+        rn_loss_scaler_log(&t->scaler, stderr);
+    }
+    rn_profile_step_done(pr);
+    return applied;
+}
+
+void rn_tuning_profile_reset(rn_tuning *t)
+{
+    if (t->prof) rn_profile_reset(t->prof);
+}
+
+int rn_tuning_finish(rn_tuning *t, FILE *f, rn_err *err)
+{
+    if (t->tuning && rn_autotune_save(&t->tune, err)) return -1;
+    if (t->tuning)
+        fprintf(f, "autotune: %d shape(s) timed, %d taken from %s\n", t->tune.timed, t->tune.reused, t->tune.path);
+    if (t->scaling) rn_loss_scaler_log(&t->scaler, f);
+    if (!t->prof) return 0;
+    rn_profile_table(t->prof, f);
+    if (rn_profile_write_chrome(t->prof, t->profile_path, err)) return -1;
+    fprintf(f, "profile: %s\n", t->profile_path);
+    return 0;
+}
+
+void rn_tuning_free(rn_tuning *t)
+{
+    if (t->prof) rn_profile_free(&t->profile);
+    if (t->tuning) rn_autotune_close(&t->tune);
+    memset(t, 0, sizeof *t);
+}

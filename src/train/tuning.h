@@ -1,0 +1,68 @@
+/* rn_tuning: the precision/performance switches of a training or benchmark
+ * run (--precision, --loss-scale, --profile, --autotune, --bind-cores,
+ * --lr-scale) resolved once, and the optimizer step that honours them. Any
+ * command that trains (step, bench, train) uses it the same way:
+ *
+ *   rn_tuning_flags tf = {0};                      // strings from the command line
+ *   rn_flag flags[] = {..., RN_TUNING_FLAGS(&tf), {0}};   (cli/tuning_flags.h)
+ *   rn_tuning t;
+ *   if (rn_tuning_setup(&t, &tf, threads, &err)) ...;  // parses, binds cores, opens the autotune cache
+ *   rn_model_opts mo = {.threads = threads};
+ *   rn_tuning_model_opts(&t, &mo);                      // precision, autotune
+ *   rn_model_create(&m, &p, B, H, W, &mo, &err);
+ *   rn_adam opt = rn_adam_default(rn_tuning_lr(&t, lr, global_batch));
+ *   loop: int sd = rn_prof_begin(t.prof, "data", "step", 0); ... rn_prof_end(t.prof, sd);
+ *         rn_tuning_train_step(&t, &m, &opt, images, k, target, vis, have_depth, &loss);
+ *   rn_tuning_finish(&t, stdout, &err);                 // autotune cache, trace, table, scale log
+ *   rn_tuning_free(&t);
+ */
+#ifndef RN_TRAIN_TUNING_H
+#define RN_TRAIN_TUNING_H
+
+#include <stdio.h>
+
+#include "core/profile.h"
+#include "nn/autotune.h"
+#include "nn/model.h"
+#include "nn/precision.h"
+#include "optim/adam.h"
+#include "optim/loss_scale.h"
+#include "optim/lr_scale.h"
+
+typedef struct rn_tuning_flags {
+    const char *precision;  /* fp32 (default) | bf16 | bf16-o2 | fp16 */
+    const char *loss_scale; /* NULL: the policy's default; "dynamic" or a number */
+    const char *profile;    /* Chrome-trace output path, or NULL */
+    const char *autotune;   /* autotune cache path, or NULL (default algorithms) */
+    const char *lr_scale;   /* none (default) | linear */
+    int bind_cores;
+} rn_tuning_flags;
+
+typedef struct rn_tuning {
+    const rn_policy *policy;
+    int scaling;            /* 1: loss scaler in use */
+    rn_loss_scaler scaler;
+    rn_lr_rule lr_rule;
+    int bind_cores;
+    rn_profile profile;
+    rn_profile *prof;       /* &profile when profiling, else NULL */
+    const char *profile_path;
+    rn_autotune tune;
+    int tuning;
+} rn_tuning;
+
+int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err *err);
+void rn_tuning_model_opts(rn_tuning *t, rn_model_opts *o);
+double rn_tuning_lr(const rn_tuning *t, double lr, long global_batch);
+/* zero grad, forward, backward (dL/dcoord x loss scale), unscale + overflow
+ * check, Adam, weight sync; each a "step" span when profiling. Returns 1 if
+ * the update was applied, 0 if skipped (weights and moments untouched). */
+int rn_tuning_train_step(rn_tuning *t, rn_model *m, rn_adam *opt, const float *images, const float *k,
+                         const float *target, const float *vis, const float *have_depth, double *loss);
+/* Drops profile spans so far (after warm-up). */
+void rn_tuning_profile_reset(rn_tuning *t);
+/* Saves the autotune cache, writes the trace and prints the table and the loss-scale log to f. */
+int rn_tuning_finish(rn_tuning *t, FILE *f, rn_err *err);
+void rn_tuning_free(rn_tuning *t);
+
+#endif
