@@ -1,0 +1,487 @@
+/* Mixed precision, loss scaling, profiler, autotune, lr scaling and core
+ * binding: unit tests with hand-worked values, plus the model checks (bf16
+ * forward against fp32, injected overflow, quantised k and targets). */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core/affinity.h"
+#include "core/profile.h"
+#include "nn/autotune.h"
+#include "nn/model.h"
+#include "nn/precision.h"
+#include "optim/loss_scale.h"
+#include "optim/lr_scale.h"
+#include "train/tuning.h"
+
+#define NB 2
+#define SZ 128
+
+static void test_policy(void)
+{
+    rn_precision id;
+    rn_err err = {{0}};
+    RN_CHECK(!rn_precision_parse("bf16", &id, &err) && id == RN_PREC_BF16, "parse bf16");
+    RN_CHECK(!rn_precision_parse("bf16-o2", &id, &err) && id == RN_PREC_BF16_O2, "parse bf16-o2");
+    RN_CHECK(rn_precision_parse("fp8", &id, &err) && strstr(err.msg, "fp8") && strstr(err.msg, "bf16-o2"),
+             "bad precision named: %s", err.msg);
+    for (int i = 0; i < RN_PREC_COUNT; i++) {
+        const rn_policy *p = rn_policy_get((rn_precision)i);
+        RN_CHECK(p->master == RN_NUM_F32 && p->norm == RN_NUM_F32, "%s keeps master weights and BN in f32", p->name);
+    }
+    RN_CHECK(!rn_policy_check(rn_policy_get(RN_PREC_BF16), RN_BACKEND_CPU, &err), "bf16 on CPU");
+    RN_CHECK(rn_policy_check(rn_policy_get(RN_PREC_FP16), RN_BACKEND_CPU, &err) && strstr(err.msg, "CUDA"),
+             "fp16 rejected on CPU: %s", err.msg);
+    RN_CHECK(!rn_policy_check(rn_policy_get(RN_PREC_FP16), RN_BACKEND_CUDA, &err), "fp16 described for CUDA");
+    RN_CHECK(rn_policy_get(RN_PREC_FP16)->default_scaling == RN_SCALE_DYNAMIC, "fp16 defaults to dynamic scaling");
+    rn_model_opts o = {0};
+    rn_policy_apply(rn_policy_get(RN_PREC_BF16), &o);
+    RN_CHECK(o.compute == RN_COMPUTE_BF16, "bf16 -> bf16 conv compute");
+    rn_policy_apply(rn_policy_get(RN_PREC_FP32), &o);
+    RN_CHECK(o.compute == RN_COMPUTE_F32, "fp32 -> f32 conv compute");
+    rn_backend *be;
+    RN_CHECK(!rn_backend_create(&be, 0, &err), "backend");
+    rn_conv_shape s = {.n = 1, .ic = 16, .ih = 8, .iw = 8, .oc = 16, .oh = 8, .ow = 8, .kh = 3, .kw = 3,
+                       .sh = 1, .sw = 1, .ph = 1, .pw = 1, .compute = RN_COMPUTE_F16};
+    rn_conv *c = NULL;
+    RN_CHECK(rn_conv_create(&c, be, &s, &err) && strstr(err.msg, "CUDA") && !c, "oneDNN rejects f16: %s", err.msg);
+    rn_backend_destroy(be);
+}
+
+static void test_unscale_check(void)
+{
+    enum { N = 1003 };
+    float *g = malloc(N * sizeof *g);
+    for (int i = 0; i < N; i++) g[i] = (float)(i - 500) * 4.0f;
+    RN_CHECK(rn_grad_unscale_check(g, N, 0.25f), "finite buffer");
+    int exact = 1;
+    for (int i = 0; i < N; i++) exact &= g[i] == (float)(i - 500);
+    RN_CHECK(exact, "unscaled by 1/4 exactly");
+    const float bad[3] = {INFINITY, -INFINITY, NAN};
+    const int where[3] = {N - 1, 0, 517};
+    for (int b = 0; b < 3; b++) {
+        g[where[b]] = bad[b];
+        RN_CHECK(!rn_grad_unscale_check(g, N, 1.0f), "non-finite %d at %d found (scale 1)", b, where[b]);
+        RN_CHECK(!rn_grad_unscale_check(g, N, 0.5f), "non-finite %d at %d found (scale 2)", b, where[b]);
+        g[where[b]] = 1.0f;
+    }
+    g[3] = 3.0e38f;
+    RN_CHECK(rn_grad_unscale_check(g, N, 1.0f), "large finite is finite");
+    free(g);
+}
+
+/* Hand-worked: window 3, start 8, bounds [1, 32]. Outcomes and the scale after each step. */
+static void test_scaler_trace(void)
+{
+    rn_loss_scaler s = rn_loss_scaler_dynamic();
+    RN_CHECK(s.scale == 65536.0f && s.window == 2000, "defaults: 2^16, window 2000");
+    s.scale = 8, s.window = 3, s.max_scale = 32, s.min_scale = 1;
+    const int ok[] = {1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0};
+    const float want[] = {8, 8, 16, 8, 8, 8, 4, 4, 4, 8, 8, 8, 16, 16, 16, 32, 16, 8, 4, 2, 1, 1};
+    const long want_skipped[] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 4, 5, 6, 7, 8};
+    int n = (int)(sizeof ok / sizeof ok[0]);
+    for (int i = 0; i < n; i++) {
+        int r = rn_loss_scaler_update(&s, ok[i]);
+        RN_CHECK(r == ok[i], "step %d applied = %d", i, r);
+        RN_CHECK(s.scale == want[i], "step %d: scale %g, want %g", i, (double)s.scale, (double)want[i]);
+        RN_CHECK(s.skipped == want_skipped[i], "step %d: skipped %ld, want %ld", i, s.skipped, want_skipped[i]);
+    }
+    rn_loss_scaler st = rn_loss_scaler_static(128);
+    rn_loss_scaler_update(&st, 0);
+    for (int i = 0; i < 5000; i++) rn_loss_scaler_update(&st, 1);
+    RN_CHECK(st.scale == 128 && st.skipped == 1, "static scale never moves");
+    rn_err err = {{0}};
+    RN_CHECK(!rn_loss_scale_parse("128", &st, &err) && !st.dynamic && st.scale == 128, "parse 128");
+    RN_CHECK(!rn_loss_scale_parse("dynamic", &st, &err) && st.dynamic, "parse dynamic");
+    RN_CHECK(rn_loss_scale_parse("-2", &st, &err) && strstr(err.msg, "-2"), "reject -2: %s", err.msg);
+    RN_CHECK(rn_loss_scale_parse("12x", &st, &err), "reject 12x");
+    RN_CHECK(rn_loss_scale_parse("inf", &st, &err), "reject inf");
+}
+
+/* Skipped steps leave weights, moments and the step count alone; applied
+ * steps equal plain Adam on the unscaled gradients. */
+static void test_scaled_adam(void)
+{
+    enum { N = 64 };
+    float p[N], g[N], m[N], v[N], p2[N], g2[N], m2[N], v2[N];
+    for (int i = 0; i < N; i++) p[i] = p2[i] = 0.01f * (float)i, m[i] = m2[i] = v[i] = v2[i] = 0;
+    rn_adam a = rn_adam_default(1e-2), b = rn_adam_default(1e-2);
+    rn_loss_scaler s = rn_loss_scaler_dynamic();
+    s.window = 2;
+    for (int step = 0; step < 6; step++) {
+        int inject = step == 2;
+        for (int i = 0; i < N; i++) {
+            g2[i] = 0.1f * sinf((float)(i + 7 * step));
+            g[i] = g2[i] * s.scale;
+        }
+        if (inject) g[N / 2] = INFINITY;
+        float before[N], mb[N], vb[N];
+        memcpy(before, p, sizeof p), memcpy(mb, m, sizeof m), memcpy(vb, v, sizeof v);
+        float scale = s.scale;
+        long steps = a.step;
+        int applied = rn_scaled_adam_step(&s, &a, p, g, m, v, N);
+        if (inject) {
+            RN_CHECK(!applied, "overflow step skipped");
+            RN_CHECK(!memcmp(before, p, sizeof p) && !memcmp(mb, m, sizeof m) && !memcmp(vb, v, sizeof v),
+                     "weights and moments untouched");
+            RN_CHECK(a.step == steps, "Adam step count untouched");
+            RN_CHECK(s.scale == scale / 2, "scale halved: %g", (double)s.scale);
+        } else {
+            rn_adam_step(&b, p2, g2, m2, v2, N);
+            RN_CHECK(applied && !memcmp(p, p2, sizeof p), "step %d equals unscaled Adam", step);
+        }
+    }
+    /* 2^16 -> 2^17 after steps 0-1 -> 2^16 at the overflow (step 2) -> 2^17 after steps 3-4 */
+    RN_CHECK(s.scale == 131072.0f, "final scale 2^17: %g", (double)s.scale);
+}
+
+static void fill_params(rn_params *p)
+{
+    rn_rng rng;
+    rn_rng_seed(&rng, 11);
+    rn_params_init(p, &rng);
+    for (int i = 0; i < p->n; i++) {
+        float *d = rn_params_data(p, i);
+        if (p->e[i].kind == RN_P_BN_W)
+            for (size_t j = 0; j < p->e[i].numel; j++) d[j] = 0.5f + (float)rn_rng_uniform(&rng);
+        if (p->e[i].kind == RN_P_BN_B)
+            for (size_t j = 0; j < p->e[i].numel; j++) d[j] = 0.2f * (float)rn_rng_normal(&rng);
+        if (p->e[i].kind == RN_P_HEADW)
+            for (size_t j = 0; j < p->e[i].numel; j++) d[j] *= 100.0f;
+    }
+}
+
+typedef struct inputs {
+    float x[NB * 3 * SZ * SZ], k[NB], t[NB * 3], v[NB], d[NB];
+} inputs;
+
+static void fill_inputs(inputs *in)
+{
+    rn_rng rng;
+    rn_rng_seed(&rng, 5);
+    for (size_t i = 0; i < sizeof in->x / sizeof in->x[0]; i++) in->x[i] = (float)rn_rng_normal(&rng);
+    for (int n = 0; n < NB; n++) {
+        in->k[n] = 3000.0f + 2000.0f * (float)rn_rng_uniform(&rng) + 0.37f;
+        in->t[3 * n] = 3.3f + 9.0f * (float)rn_rng_uniform(&rng);
+        in->t[3 * n + 1] = 2.6f + 10.0f * (float)rn_rng_uniform(&rng);
+        in->t[3 * n + 2] = 4000.0f + 1000.0f * (float)rn_rng_uniform(&rng);
+        in->v[n] = in->d[n] = 1.0f;
+    }
+}
+
+static int make_model(rn_model *m, rn_params *p, rn_compute c, rn_profile *prof)
+{
+    rn_err err = {{0}};
+    rn_model_opts o = {.threads = 0, .compute = c};
+    if (rn_model_create(m, p, NB, SZ, SZ, &o, &err)) {
+        fprintf(stderr, "model: %s\n", err.msg);
+        return -1;
+    }
+    m->prof = prof;
+    rn_model_sync_weights(m);
+    return 0;
+}
+
+static double rel_err(const float *a, const float *ref, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) num += ((double)a[i] - ref[i]) * ((double)a[i] - ref[i]), den += (double)ref[i] * ref[i];
+    return sqrt(num / (den > 0 ? den : 1));
+}
+
+/* bf16 forward vs fp32 (ResNet-18, 128x128, batch 2, train-mode BN): stated
+ * bounds, relative L2: 1e-2 for each output coordinate x, y, depth; 1.5e-2
+ * for the pooled backbone features (measured: 8.7e-3 features, 7.4e-3 depth;
+ * at 64x64 BN over 2x2 maps amplifies it to 1.7e-2). */
+static void test_bf16_forward(rn_params *p, const inputs *in)
+{
+    rn_model a, b;
+    if (make_model(&a, p, RN_COMPUTE_F32, NULL) || make_model(&b, p, RN_COMPUTE_BF16, NULL)) {
+        RN_CHECK(0, "models");
+        return;
+    }
+    rn_model_forward(&a, in->x, in->k, 1);
+    rn_model_forward(&b, in->x, in->k, 1);
+    double ef = rel_err(b.feat, a.feat, (size_t)NB * p->feat_ch);
+    printf("bf16 vs fp32: features rel %.3g", ef);
+    RN_CHECK(ef <= 1.5e-2 && ef > 1e-6, "bf16 features within 1.5e-2 of fp32 (and not bit-equal): %.3g", ef);
+    for (int c = 0; c < 3; c++) {
+        float ra[NB], rb[NB];
+        for (int n = 0; n < NB; n++) ra[n] = a.coord[3 * n + c], rb[n] = b.coord[3 * n + c];
+        double e = rel_err(rb, ra, NB);
+        printf(", coord %d rel %.3g", c, e);
+        RN_CHECK(e <= 1e-2, "bf16 coord %d within 1e-2 of fp32: %.3g", c, e);
+    }
+    printf("\n");
+    rn_model_destroy(&a);
+    rn_model_destroy(&b);
+}
+
+/* Loss scaling by a power of two is exact: unscaled gradients equal the
+ * unscaled run's bit for bit. A huge scale overflows: the step is skipped,
+ * weights and moments stay, the scale halves. */
+static void test_model_scaling(rn_params *p, const inputs *in)
+{
+    rn_model m;
+    if (make_model(&m, p, RN_COMPUTE_F32, NULL)) return;
+    float *g1 = malloc(p->n_param * sizeof *g1);
+    rn_params_zero_grad(p);
+    rn_model_forward(&m, in->x, in->k, 1);
+    double l1 = rn_model_backward(&m, in->t, in->v, in->d);
+    memcpy(g1, p->grad, p->n_param * sizeof *g1);
+    m.loss_scale = 1024.0f;
+    rn_params_zero_grad(p);
+    rn_model_forward(&m, in->x, in->k, 1);
+    double l2 = rn_model_backward(&m, in->t, in->v, in->d);
+    RN_CHECK(l1 == l2, "loss is reported unscaled");
+    RN_CHECK(rn_grad_unscale_check(p->grad, p->n_param, 1.0f / 1024.0f), "finite at 1024");
+    RN_CHECK(!memcmp(g1, p->grad, p->n_param * sizeof *g1), "scale 1024 then unscale == unscaled gradients");
+    free(g1);
+
+    rn_tuning_flags tf = {.loss_scale = "dynamic"};
+    rn_tuning t;
+    rn_err err = {{0}};
+    RN_CHECK(!rn_tuning_setup(&t, &tf, 0, &err), "tuning: %s", err.msg);
+    t.scaler.scale = 0x1p127f;
+    float *w0 = malloc(p->n_param * sizeof *w0), *m0 = malloc(p->n_param * sizeof *m0);
+    memcpy(w0, p->param, p->n_param * sizeof *w0);
+    memcpy(m0, p->m, p->n_param * sizeof *m0);
+    rn_adam opt = rn_adam_default(1e-3);
+    int applied = rn_tuning_train_step(&t, &m, &opt, in->x, in->k, in->t, in->v, in->d, NULL);
+    RN_CHECK(!applied && t.scaler.skipped == 1, "2^127 overflows: step skipped");
+    RN_CHECK(!memcmp(w0, p->param, p->n_param * sizeof *w0) && !memcmp(m0, p->m, p->n_param * sizeof *m0),
+             "weights and moments unchanged after the overflow");
+    RN_CHECK(t.scaler.scale == 0x1p126f && opt.step == 0, "scale halved to 2^126, no Adam step");
+    t.scaler.scale = 65536.0f;
+    applied = rn_tuning_train_step(&t, &m, &opt, in->x, in->k, in->t, in->v, in->d, NULL);
+    RN_CHECK(applied && opt.step == 1 && memcmp(w0, p->param, p->n_param * sizeof *w0),
+             "2^16 is clean: weights updated");
+    memcpy(p->param, w0, p->n_param * sizeof *w0);
+    memset(p->m, 0, p->n_param * sizeof *p->m);
+    memset(p->v, 0, p->n_param * sizeof *p->v);
+    rn_tuning_free(&t);
+    free(w0), free(m0);
+    rn_model_destroy(&m);
+}
+
+/* k in the model stays fp32: depth is exactly linear in k, so k + 0.5
+ * scales depth by (k + 0.5) / k; an integer cast anywhere on the path would
+ * make depth(k + 0.5) equal depth(k) or depth(k + 1). */
+static void test_k_not_quantised(rn_params *p, const inputs *in)
+{
+    rn_model m;
+    if (make_model(&m, p, RN_COMPUTE_F32, NULL)) return;
+    inputs q = *in;
+    for (int n = 0; n < NB; n++) q.k[n] = rintf(in->k[n]) + 0.5f;
+    float d0[NB], base[NB];
+    for (int n = 0; n < NB; n++) base[n] = rintf(in->k[n]);
+    rn_model_forward(&m, in->x, base, 1);
+    for (int n = 0; n < NB; n++) d0[n] = m.coord[3 * n + 2];
+    rn_model_forward(&m, q.x, q.k, 1);
+    for (int n = 0; n < NB; n++) {
+        double want = (double)d0[n] * q.k[n] / base[n], got = m.coord[3 * n + 2];
+        RN_CHECK(fabs(got - want) <= 4 * FLT_EPSILON * fabs(want), "depth(k+0.5) = depth(k) (k+0.5)/k: %.9g vs %.9g",
+                 got, want);
+    }
+    rn_model_destroy(&m);
+}
+
+/* Quantising k (to integers) or the x, y targets (to whole output pixels)
+ * worsens the result far beyond fp32 rounding. k: realistic values
+ * sqrt(fx fy 2000^2 / area) over 1000 boxes; the depth error it causes at
+ * 5 m, against the fp32 rounding of that depth. Targets: the x, y part of
+ * the loss moves by a large fraction. */
+static void test_quantise(rn_params *p, const inputs *in)
+{
+    rn_rng rng;
+    rn_rng_seed(&rng, 3);
+    double err_mm = 0, noise_mm = 5000.0 * FLT_EPSILON / 2;
+    for (int i = 0; i < 1000; i++) {
+        double f = 1100 + 400 * rn_rng_uniform(&rng), side = 60 + 500 * rn_rng_uniform(&rng);
+        float k = (float)sqrt(f * f * 2000.0 * 2000.0 / (side * side));
+        float gamma = 5000.0f / k;
+        err_mm += fabs((double)gamma * rintf(k) - (double)gamma * k) / 1000;
+    }
+    printf("rounding k: mean depth error %.4f mm at 5 m; fp32 rounding %.2g mm\n", err_mm, noise_mm);
+    RN_CHECK(err_mm > 100 * noise_mm, "rounded k worsens depth by %.3g mm (> 100 x fp32's %.2g mm)", err_mm, noise_mm);
+    rn_model m;
+    if (make_model(&m, p, RN_COMPUTE_F32, NULL)) return;
+    inputs q = *in;
+    for (int n = 0; n < NB; n++) q.d[n] = 0, q.t[3 * n] = rintf(in->t[3 * n]), q.t[3 * n + 1] = rintf(in->t[3 * n + 1]);
+    rn_model_forward(&m, in->x, in->k, 1);
+    double l0 = rn_model_loss(&m, in->t, in->v, q.d), lq = rn_model_loss(&m, q.t, in->v, q.d);
+    double dl = fabs(lq - l0);
+    printf("x, y loss %.6g, with integer targets %.6g\n", l0, lq);
+    RN_CHECK(dl > 1e-2 * fabs(l0) && dl > 1e4 * FLT_EPSILON * fabs(l0), "rounding targets moves the x, y loss: %g -> %g",
+             l0, lq);
+    rn_model_destroy(&m);
+}
+
+static int is_leaf_span(const rn_profile *pr, size_t i)
+{
+    return i + 1 >= pr->n || pr->s[i + 1].depth <= pr->s[i].depth;
+}
+
+static void test_profile_model(rn_params *p, const inputs *in)
+{
+    rn_profile pr;
+    rn_profile_init(&pr, 4096);
+    rn_model m;
+    if (make_model(&m, p, RN_COMPUTE_F32, &pr)) return;
+    rn_params_zero_grad(p);
+    double t0 = rn_prof_now();
+    int sp = rn_prof_begin(&pr, "forward", "step", 0);
+    rn_model_forward(&m, in->x, in->k, 1);
+    rn_prof_end(&pr, sp);
+    sp = rn_prof_begin(&pr, "backward", "step", 0);
+    rn_model_backward(&m, in->t, in->v, in->d);
+    rn_prof_end(&pr, sp);
+    double wall = rn_prof_now() - t0;
+    rn_profile_step_done(&pr);
+    int missing = 0;
+    for (int i = 0; i < p->n; i++) {
+        if (p->e[i].kind != RN_P_CONV && p->e[i].kind != RN_P_DECONV) continue;
+        int f = 0, b = 0;
+        for (size_t j = 0; j < pr.n; j++)
+            if (pr.s[j].name == p->e[i].name) f |= !strcmp(pr.s[j].cat, "fwd"), b |= !strcmp(pr.s[j].cat, "bwd");
+        missing += !(f && b);
+    }
+    RN_CHECK(missing == 0, "every conv layer has a forward and a backward span (%d missing)", missing);
+    double top = rn_profile_top_seconds(&pr), leaf = rn_profile_leaf_seconds(&pr);
+    RN_CHECK(fabs(top - wall) <= 0.05 * wall, "top spans %.4f s vs wall %.4f s", top, wall);
+    RN_CHECK(fabs(leaf - wall) <= 0.05 * wall, "leaf spans %.4f s vs wall %.4f s", leaf, wall);
+    int nested = 1;
+    for (size_t j = 0; j < pr.n; j++) nested &= pr.s[j].depth == 0 || !is_leaf_span(&pr, j) || pr.s[j].depth == 1;
+    RN_CHECK(nested && pr.dropped == 0, "layer spans sit one level under the step spans");
+    rn_model_destroy(&m);
+    rn_profile_free(&pr);
+}
+
+static void busy(double s)
+{
+    double t = rn_prof_now();
+    while (rn_prof_now() - t < s) {
+    }
+}
+
+static void test_profile_unit(const char *dir)
+{
+    rn_profile pr;
+    rn_profile_init(&pr, 3);
+    int a = rn_prof_begin(&pr, "outer", "step", 0);
+    int b = rn_prof_begin(&pr, "in\"ner", "fwd", 2e9);
+    busy(0.01);
+    rn_prof_end(&pr, b);
+    int c = rn_prof_begin(&pr, "x", "bwd", 0);
+    int d = rn_prof_begin(&pr, "dropped", "bwd", 0);
+    rn_prof_end(&pr, d);
+    rn_prof_end(&pr, c);
+    rn_prof_end(&pr, a);
+    rn_profile_step_done(&pr);
+    RN_CHECK(pr.n == 3 && pr.dropped == 1 && d == -1 && pr.depth == 0, "capacity: 3 kept, 1 dropped");
+    RN_CHECK(pr.s[1].depth == 1 && pr.s[2].depth == 1, "depths");
+    double top = rn_profile_top_seconds(&pr), leaf = rn_profile_leaf_seconds(&pr);
+    RN_CHECK(top >= 0.01 && leaf >= 0.01 && leaf <= top, "top %.4f >= leaf %.4f >= 10 ms", top, leaf);
+    RN_CHECK(rn_prof_begin(NULL, "n", "c", 0) == -1, "NULL profile is a no-op");
+    rn_prof_end(NULL, -1);
+    char path[512];
+    snprintf(path, sizeof path, "%s/unit.json", dir);
+    rn_err err = {{0}};
+    RN_CHECK(!rn_profile_write_chrome(&pr, path, &err), "write: %s", err.msg);
+    FILE *f = fopen(path, "r");
+    char buf[4096] = {0};
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    RN_CHECK(n > 0 && strstr(buf, "\"in\\\"ner\"") && strstr(buf, "\"dropped_spans\": 1"), "escaped name, drop count");
+    snprintf(path, sizeof path, "%s/no/such/dir/x.json", dir);
+    RN_CHECK(rn_profile_write_chrome(&pr, path, &err) && strstr(err.msg, "profile"), "unwritable path: %s", err.msg);
+    rn_profile_free(&pr);
+}
+
+static void test_autotune(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tune.txt", dir);
+    rn_err err = {{0}};
+    rn_autotune t;
+    RN_CHECK(!rn_autotune_open(&t, path, &err), "open missing cache: %s", err.msg);
+    rn_conv_shape s = {.n = 2, .ic = 32, .ih = 14, .iw = 14, .oc = 32, .oh = 14, .ow = 14, .kh = 3, .kw = 3,
+                       .sh = 1, .sw = 1, .ph = 1, .pw = 1};
+    rn_conv_shape s1 = s;
+    s1.kh = s1.kw = 1, s1.ph = s1.pw = 0;
+    t.iters = 1;
+    RN_CHECK(!rn_autotune_choose(&t, NULL, &s, &err) && t.timed == 1, "3x3 timed: %s", err.msg);
+    RN_CHECK(!rn_autotune_choose(&t, NULL, &s1, &err) && s1.algo == RN_ALGO_DIRECT && t.timed == 1 && t.n == 1,
+             "1x1 has one candidate: not timed, not cached");
+    rn_conv_algo chosen = s.algo;
+    RN_CHECK(t.e[0].ms[RN_ALGO_DIRECT] > 0, "direct timed");
+    RN_CHECK(!rn_autotune_save(&t, &err), "save: %s", err.msg);
+    rn_autotune_close(&t);
+    RN_CHECK(!rn_autotune_open(&t, path, &err) && t.n == 1, "reopen");
+    s.algo = RN_ALGO_DIRECT;
+    RN_CHECK(!rn_autotune_choose(&t, NULL, &s, &err) && t.reused == 1 && t.timed == 0 && s.algo == chosen,
+             "reused from the file: %s", rn_conv_algo_name(s.algo));
+    rn_backend *be;
+    rn_conv *c;
+    RN_CHECK(!rn_backend_create(&be, 0, &err) && !rn_conv_create(&c, be, &s, &err), "chosen algo builds: %s", err.msg);
+    printf("autotune 32x14x14 3x3: %s (%s), direct %.3f ms, winograd %.3f ms\n", rn_conv_algo_name(s.algo),
+           rn_conv_impl_name(c, 0), t.e[0].ms[0], t.e[0].ms[1]);
+    rn_conv_destroy(c);
+    rn_backend_destroy(be);
+    rn_autotune_close(&t);
+    FILE *f = fopen(path, "a");
+    fputs("garbage line\n", f);
+    fclose(f);
+    RN_CHECK(rn_autotune_open(&t, path, &err) && strstr(err.msg, path) && strstr(err.msg, "line 3"),
+             "malformed cache named with its line: %s", err.msg);
+}
+
+static void test_lr_and_binding(void)
+{
+    rn_lr_rule r;
+    rn_err err = {{0}};
+    RN_CHECK(!rn_lr_rule_parse("linear", &r, &err) && fabs(rn_lr_scaled(1e-3, r, 64) - 2e-3) < 1e-18, "linear 64");
+    RN_CHECK(fabs(rn_lr_scaled(1e-3, r, 8) - 2.5e-4) < 1e-18, "linear 8: 1e-3 * 8 / 32");
+    RN_CHECK(!rn_lr_rule_parse("none", &r, &err) && rn_lr_scaled(1e-3, r, 64) == 1e-3, "none");
+    RN_CHECK(rn_lr_rule_parse("sqrt", &r, &err) && strstr(err.msg, "sqrt"), "reject sqrt");
+    int cores[1024];
+    int n = rn_allowed_cores(cores, 1024);
+    RN_CHECK(n >= 1, "allowed cores: %d", n);
+    RN_CHECK(!rn_bind_omp_threads(cores, 1, 0, &err) && rn_bound_core() == cores[0], "bound to core %d", cores[0]);
+    int bad = -5;
+    RN_CHECK(rn_bind_omp_threads(&bad, 1, 0, &err), "bad core rejected");
+    RN_CHECK(!rn_bind_omp_threads(cores, n, 0, &err), "rebind to all");
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/rn_precXXXXXX";
+    if (!mkdtemp(dir)) return 1;
+    test_policy();
+    test_unscale_check();
+    test_scaler_trace();
+    test_scaled_adam();
+    rn_params p;
+    rn_err err = {{0}};
+    if (rn_params_build(&p, 18, &err)) return 1;
+    fill_params(&p);
+    inputs *in = malloc(sizeof *in);
+    fill_inputs(in);
+    test_bf16_forward(&p, in);
+    test_model_scaling(&p, in);
+    test_k_not_quantised(&p, in);
+    test_quantise(&p, in);
+    test_profile_model(&p, in);
+    test_profile_unit(dir);
+    test_autotune(dir);
+    test_lr_and_binding();
+    free(in);
+    rn_params_free(&p);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
+    RN_CHECK_DONE();
+}
