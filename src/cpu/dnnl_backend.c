@@ -31,6 +31,8 @@ struct rn_backend {
     dnnl_engine_t eng;
     dnnl_stream_t strm;
     rn_buf buf[BUF_COUNT]; /* shared transient buffers, grown by rn_conv_create */
+    const rn_conv *ddst_conv; /* whose diff_dst BUF_STAGE_DDST holds (bwd_weights), or NULL */
+    const void *ddst_ptr;     /* and from which user pointer */
 };
 
 /* A primitive with its scratchpad memory (bound to the shared scratchpad). */
@@ -57,6 +59,9 @@ struct rn_conv {
     dnnl_memory_t m_src, m_dst, m_dsrc, m_ddst, m_wu; /* user buffers, bound per call */
     dnnl_memory_t m_wf, m_wb, m_dwp; /* weights fwd / bwd_data (owned), diff weights (shared) */
     void *wf, *wb;
+    void *keep_src;                  /* bf16 training: forward's staged src, owned, reused by bwd_weights */
+    const void *kept_src_ptr;        /* user src pointer of the copy in keep_src */
+    int ddst_shared;                 /* bwd_data and bwd_weights stage diff_dst identically */
 };
 
 /* Aborts on a failing oneDNN call in a step function: every shape and
@@ -338,14 +343,29 @@ static int fwd_bwd_data_create(rn_conv *c, const rn_mds *d, const_dnnl_primitive
                         err);
 }
 
+/* Staging shared between directions: forward's staged src kept for
+ * bwd_weights (own buffer) when both want the same md; one staged diff_dst
+ * for bwd_weights and the bwd_data call that follows it. */
+static void staging_share(rn_conv *c)
+{
+    if (c->st_fwd_src.r.p && c->st_bww_src.r.p &&
+        dnnl_memory_desc_equal(op_md(c, 0, dnnl_query_src_md), op_md(c, 2, dnnl_query_src_md)))
+        c->keep_src = aligned_bytes(dnnl_memory_desc_get_size(op_md(c, 0, dnnl_query_src_md)));
+    c->ddst_shared = c->st_bwd_ddst.r.p && c->st_bww_ddst.r.p &&
+                     dnnl_memory_desc_equal(op_md(c, 1, dnnl_query_diff_dst_md), op_md(c, 2, dnnl_query_diff_dst_md));
+}
+
 static int bwd_weights_create(rn_conv *c, const rn_mds *d, const_dnnl_primitive_attr_t attr, rn_err *err)
 {
     if (op_create(c, d, 2, attr, err)) return -1;
     if (diff_weights_create(c, d, err)) return -1;
     if (stage_create(&c->st_bww_src, c->be, &d->src, op_md(c, 2, dnnl_query_src_md), BUF_STAGE_SRC, attr, err))
         return -1;
-    return stage_create(&c->st_bww_ddst, c->be, &d->dst, op_md(c, 2, dnnl_query_diff_dst_md), BUF_STAGE_DDST, attr,
-                        err);
+    if (stage_create(&c->st_bww_ddst, c->be, &d->dst, op_md(c, 2, dnnl_query_diff_dst_md), BUF_STAGE_DDST, attr,
+                     err))
+        return -1;
+    staging_share(c);
+    return 0;
 }
 
 static int conv_build(rn_conv *c, rn_err *err)
@@ -396,8 +416,10 @@ void rn_conv_destroy(rn_conv *c)
     dnnl_memory_t ms[] = {c->m_src, c->m_dst, c->m_dsrc, c->m_ddst, c->m_wu, c->m_wf, c->m_wb, c->m_dwp};
     for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
         if (ms[i]) dnnl_memory_destroy(ms[i]);
+    if (c->be && c->be->ddst_conv == c) c->be->ddst_conv = NULL;
     free(c->wf);
     free(c->wb);
+    free(c->keep_src);
     free(c);
 }
 
@@ -423,7 +445,15 @@ void rn_conv_forward(rn_conv *c, float *dst, const float *src)
 {
     bind(c->m_src, src);
     bind(c->m_dst, dst);
-    dnnl_memory_t s = stage_run(c->be, &c->st_fwd_src, c->m_src);
+    dnnl_memory_t s = c->m_src;
+    if (c->keep_src) {
+        s = c->st_fwd_src.m;
+        bind(s, c->keep_src);
+        reorder_run(c->be, &c->st_fwd_src.r, c->m_src, s);
+        c->kept_src_ptr = src;
+    } else {
+        s = stage_run(c->be, &c->st_fwd_src, c->m_src);
+    }
     dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, c->m_wf}, {DNNL_ARG_DST, c->m_dst}};
     prim_run(c->be, &c->op[0], 3, a);
 }
@@ -433,7 +463,13 @@ void rn_conv_backward_data(rn_conv *c, float *diff_src, const float *diff_dst)
     RN_ASSERT(c->op[1].p);
     bind(c->m_ddst, diff_dst);
     bind(c->m_dsrc, diff_src);
-    dnnl_memory_t dd = stage_run(c->be, &c->st_bwd_ddst, c->m_ddst);
+    dnnl_memory_t dd;
+    if (c->ddst_shared && c->be->ddst_conv == c && c->be->ddst_ptr == diff_dst) {
+        dd = c->st_bww_ddst.m; /* still bound to BUF_STAGE_DDST, which holds this diff_dst */
+    } else {
+        dd = stage_run(c->be, &c->st_bwd_ddst, c->m_ddst);
+        c->be->ddst_conv = NULL;
+    }
     dnnl_exec_arg_t a[4] = {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, c->m_wb}, {DNNL_ARG_DIFF_SRC, c->m_dsrc}};
     prim_run(c->be, &c->op[1], 3, a);
 }
@@ -445,8 +481,16 @@ void rn_conv_backward_weights(rn_conv *c, float *diff_w, const float *src, const
     bind(c->m_ddst, diff_dst);
     bind(c->m_wu, diff_w);
     bind(c->m_dwp, c->be->buf[BUF_DW].p);
-    dnnl_memory_t s = stage_run(c->be, &c->st_bww_src, c->m_src);
+    dnnl_memory_t s;
+    if (c->keep_src && c->kept_src_ptr == src) {
+        s = c->st_fwd_src.m;
+        bind(s, c->keep_src);
+    } else {
+        s = stage_run(c->be, &c->st_bww_src, c->m_src);
+    }
     dnnl_memory_t dd = stage_run(c->be, &c->st_bww_ddst, c->m_ddst);
+    c->be->ddst_conv = c->st_bww_ddst.r.p ? c : NULL;
+    c->be->ddst_ptr = diff_dst;
     dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, s}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_WEIGHTS, c->m_dwp}};
     prim_run(c->be, &c->op[2], 3, a);
     reorder_run(c->be, &c->rdw, c->m_dwp, c->m_wu);

@@ -25,6 +25,13 @@
  * backend). The step calls allocate nothing. Because of the shared buffers,
  * the convs of one backend must not run concurrently (use one backend per
  * thread that runs convs).
+ *
+ * bf16 staging reuse. A training conv in bf16 keeps the bf16 copy of src
+ * that forward staged and gives it to backward_weights when that is called
+ * with the same src pointer; and backward_data called right after
+ * backward_weights with the same diff_dst pointer reuses that call's staged
+ * bf16 diff_dst. So: do not modify src between forward and backward_weights,
+ * nor diff_dst between backward_weights and backward_data (the model never does).
  */
 #ifndef RN_NN_BACKEND_H
 #define RN_NN_BACKEND_H
