@@ -70,7 +70,7 @@ if $PY tools/reference.py make-case --backbone 18 --height 64 --width 64 --batch
     $PY - "$tmp/f32.log" "$tmp/bf16.log" "$tmp/step.json" <<'PYEOF' && ok "bf16 losses track fp32; data span traced" || bad "bf16 step losses"
 import json, re, sys
 def losses(p):
-    return [float(m.group(1)) for m in re.finditer(r"^step \d+ loss (\S+)$", open(p).read(), re.M)]
+    return [float(m.group(1)) for m in re.finditer(r"^step \d+ loss (\S+)", open(p).read(), re.M)]
 a, b = losses(sys.argv[1]), losses(sys.argv[2])
 print("fp32", a, "bf16", b)
 assert len(a) == len(b) == 2

@@ -225,12 +225,16 @@ static int run_steps(rn_params *p, const step_data *s, int b, long steps, double
         rn_prof_end(tn->prof, sp);
         double loss;
         int applied = rn_tuning_train_step(tn, &m, &opt, bt.x, bt.k, bt.t, bt.v, bt.d, &loss);
-        printf("step %ld loss %.9g%s\n", i + 1, loss, applied ? "" : " skipped");
+        if (tn->scaling)
+            printf("step %ld loss %.9g scale %g%s\n", i + 1, loss, (double)tn->scaler.scale, applied ? "" : " skipped");
+        else
+            printf("step %ld loss %.9g\n", i + 1, loss);
         fflush(stdout);
     }
     free(bt.x), free(bt.k), free(bt.t), free(bt.v), free(bt.d);
+    int rc = rn_tuning_finish(tn, stdout, err); /* before the model: spans borrow its names */
     rn_model_destroy(&m);
-    return rn_tuning_finish(tn, stdout, err);
+    return rc;
 }
 
 int rn_cmd_step(int argc, char **argv)
@@ -379,8 +383,9 @@ static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *
     }
     print_bench(c, tn, t);
     free(t), free(bt.x), free(bt.k), free(bt.t), free(bt.v), free(bt.d);
+    int rc = rn_tuning_finish(tn, stderr, err); /* before the model: spans borrow its names */
     rn_model_destroy(&m);
-    return rn_tuning_finish(tn, stderr, err);
+    return rc;
 }
 
 static int bench_run(const bench_cfg *c, rn_tuning *tn, rn_err *err)

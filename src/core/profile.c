@@ -124,7 +124,7 @@ int rn_profile_write_chrome(const rn_profile *p, const char *path, rn_err *err)
 
 typedef struct row {
     const char *name;
-    double fwd, bwd, flops;
+    double fwd, bwd, other, flops; /* seconds: layer forward, layer backward, step-level work */
     size_t first; /* first occurrence, for the table order */
 } row;
 
@@ -147,12 +147,13 @@ void rn_profile_table(const rn_profile *p, FILE *f)
         row *r = row_find(rows, &nrows, s->name, i);
         double d = s->t1 - s->t0;
         if (!strcmp(s->cat, "fwd")) r->fwd += d;
+        else if (!strcmp(s->cat, "step")) r->other += d;
         else r->bwd += d;
         r->flops += s->flops;
     }
     fprintf(f, "%-44s %9s %9s %9s %9s %7s\n", "layer", "fwd_ms", "bwd_ms", "total_ms", "GFLOP/s", "%step");
     for (int r = 0; r < nrows; r++) {
-        double tot = rows[r].fwd + rows[r].bwd;
+        double tot = rows[r].fwd + rows[r].bwd + rows[r].other;
         fprintf(f, "%-44.44s %9.3f %9.3f %9.3f %9.2f %7.2f\n", rows[r].name, 1e3 * rows[r].fwd / steps,
                 1e3 * rows[r].bwd / steps, 1e3 * tot / steps, tot > 0 ? rows[r].flops * 1e-9 / tot : 0.0,
                 step_s > 0 ? 100.0 * tot / steps / step_s : 0.0);

@@ -13,7 +13,8 @@
  *   rn_profile_free(&pr);
  *
  * Names and categories are borrowed, not copied: they must outlive the
- * profile (string literals, or the parameter table's names). Begin and end
+ * profile's output calls (string literals, or the names of the parameter
+ * table and the model's blocks: write the trace before destroying them). Begin and end
  * allocate nothing; spans past the capacity are dropped and counted.
  * Categories: "step" for the top level of a training step (data, forward,
  * backward, loss_scale, optimizer, sync_weights); "fwd", "bwd", "bwd_data"

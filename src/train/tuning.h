@@ -13,7 +13,8 @@
  *   rn_adam opt = rn_adam_default(rn_tuning_lr(&t, lr, global_batch));
  *   loop: int sd = rn_prof_begin(t.prof, "data", "step", 0); ... rn_prof_end(t.prof, sd);
  *         rn_tuning_train_step(&t, &m, &opt, images, k, target, vis, have_depth, &loss);
- *   rn_tuning_finish(&t, stdout, &err);                 // autotune cache, trace, table, scale log
+ *   rn_tuning_finish(&t, stdout, &err);   // autotune cache, trace, table, scale log: BEFORE
+ *   rn_model_destroy(&m);                 // destroying the model or params (spans borrow their names)
  *   rn_tuning_free(&t);
  */
 #ifndef RN_TRAIN_TUNING_H
