@@ -483,6 +483,48 @@ static void test_staging_reuse(void)
     rn_backend_destroy(be);
 }
 
+/* The trainer-hook adapters: on_grads skips on overflow and keeps attached
+ * models' loss_scale in step with the scaler; span hooks nest. */
+static void test_hooks(rn_params *p, const inputs *in)
+{
+    rn_tuning_flags tf = {.loss_scale = "dynamic", .profile = "unused.json"};
+    rn_tuning t;
+    rn_err err = {{0}};
+    rn_model m;
+    if (rn_tuning_setup(&t, &tf, 0, &err) || make_model(&m, p, RN_COMPUTE_F32, NULL)) {
+        RN_CHECK(0, "setup: %s", err.msg);
+        return;
+    }
+    t.scaler.scale = 0x1p127f;
+    rn_tuning_attach(&t, &m);
+    RN_CHECK(m.loss_scale == 0x1p127f && m.prof == t.prof, "attach: scale and profiler");
+    rn_tuning_span_begin(&t, "forward");
+    rn_params_zero_grad(p);
+    rn_model_forward(&m, in->x, in->k, 1);
+    rn_tuning_span_end(&t, "forward");
+    rn_tuning_span_begin(&t, "backward");
+    double loss = rn_model_backward(&m, in->t, in->v, in->d);
+    rn_tuning_span_end(&t, "backward");
+    RN_CHECK(rn_tuning_on_grads(&t, p, &loss, &err) == 1, "overflow: hook says skip");
+    RN_CHECK(m.loss_scale == 0x1p126f, "attached model follows the halved scale");
+    rn_params_zero_grad(p);
+    rn_model_forward(&m, in->x, in->k, 1);
+    loss = rn_model_backward(&m, in->t, in->v, in->d);
+    t.scaler.scale = m.loss_scale = 1024.0f;
+    rn_params_zero_grad(p);
+    rn_model_forward(&m, in->x, in->k, 1);
+    loss = rn_model_backward(&m, in->t, in->v, in->d);
+    RN_CHECK(rn_tuning_on_grads(&t, p, &loss, &err) == 0 && t.depth == 0, "clean: hook says update");
+    int fwd = 0, layer = 0;
+    for (size_t i = 0; i < t.profile.n; i++) {
+        fwd += !strcmp(t.profile.s[i].name, "forward") && t.profile.s[i].depth == 0;
+        layer += !strcmp(t.profile.s[i].cat, "fwd") && t.profile.s[i].depth == 1;
+    }
+    RN_CHECK(fwd == 1 && layer > 20, "hook spans enclose the layer spans (%d, %d)", fwd, layer);
+    rn_model_destroy(&m);
+    rn_tuning_free(&t);
+}
+
 static void test_lr_and_binding(void)
 {
     rn_lr_rule r;
@@ -523,6 +565,7 @@ int main(void)
     test_autotune(dir);
     test_lr_and_binding();
     test_staging_reuse();
+    test_hooks(&p, in);
     free(in);
     rn_params_free(&p);
     char cmd[600];

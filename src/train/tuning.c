@@ -56,6 +56,48 @@ void rn_tuning_model_opts(rn_tuning *t, rn_model_opts *o)
 
 double rn_tuning_lr(const rn_tuning *t, double lr, long global_batch) { return rn_lr_scaled(lr, t->lr_rule, global_batch); }
 
+void rn_tuning_attach(rn_tuning *t, rn_model *m)
+{
+    RN_ASSERT(t->n_models < (int)(sizeof t->models / sizeof t->models[0]));
+    t->models[t->n_models++] = m;
+    m->prof = t->prof;
+    m->loss_scale = t->scaling ? t->scaler.scale : 1.0f;
+}
+
+int rn_tuning_on_grads(void *ctx, rn_params *p, double *loss, rn_err *err)
+{
+    (void)loss, (void)err;
+    rn_tuning *t = ctx;
+    if (!t->scaling) return 0;
+    int sp = rn_prof_begin(t->prof, "loss_scale", "step", 0);
+    int finite = rn_grad_unscale_check(p->grad, p->n_param, 1.0f / t->scaler.scale);
+    rn_loss_scaler_update(&t->scaler, finite);
+    for (int i = 0; i < t->n_models; i++) t->models[i]->loss_scale = t->scaler.scale;
+    rn_prof_end(t->prof, sp);
+    if (!finite) {
+        fprintf(stderr, "rootnet: step skipped, inf/NaN gradients: ");
+        rn_loss_scaler_log(&t->scaler, stderr);
+    }
+    return finite ? 0 : 1;
+}
+
+void rn_tuning_span_begin(void *ctx, const char *name)
+{
+    rn_tuning *t = ctx;
+    int sp = rn_prof_begin(t->prof, name, "step", 0);
+    if (t->depth < (int)(sizeof t->stack / sizeof t->stack[0])) t->stack[t->depth] = sp;
+    t->depth++;
+}
+
+void rn_tuning_span_end(void *ctx, const char *name)
+{
+    (void)name;
+    rn_tuning *t = ctx;
+    if (t->depth <= 0) return;
+    t->depth--;
+    rn_prof_end(t->prof, t->depth < (int)(sizeof t->stack / sizeof t->stack[0]) ? t->stack[t->depth] : -1);
+}
+
 /* Unscale + check (when scaling), then Adam only if every gradient is finite. */
 static int optimizer_step(rn_tuning *t, rn_adam *opt, rn_params *p)
 {

@@ -50,11 +50,25 @@ typedef struct rn_tuning {
     const char *profile_path;
     rn_autotune tune;
     int tuning;
+    rn_model *models[4];    /* attached models (their loss_scale follows the scaler) */
+    int n_models;
+    int stack[16], depth;   /* open spans of the span hooks */
 } rn_tuning;
 
 int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err *err);
 void rn_tuning_model_opts(rn_tuning *t, rn_model_opts *o);
 double rn_tuning_lr(const rn_tuning *t, double lr, long global_batch);
+/* Points m at the profiler and keeps its loss_scale equal to the scaler's
+ * (rn_tuning_on_grads updates every attached model). Up to 4 models. */
+void rn_tuning_attach(rn_tuning *t, rn_model *m);
+
+/* Adapters for a training loop with hooks (train/trainer.h's rn_train_hooks),
+ * ctx = the rn_tuning. on_grads: unscale + overflow check + scale update;
+ * returns 0 (update) or 1 (skip: inf/NaN gradients). Span hooks open and
+ * close "step" spans by name (nesting up to 16). */
+int rn_tuning_on_grads(void *ctx, rn_params *p, double *loss, rn_err *err);
+void rn_tuning_span_begin(void *ctx, const char *name);
+void rn_tuning_span_end(void *ctx, const char *name);
 /* zero grad, forward, backward (dL/dcoord x loss scale), unscale + overflow
  * check, Adam, weight sync; each a "step" span when profiling. Returns 1 if
  * the update was applied, 0 if skipped (weights and moments untouched). */
