@@ -78,6 +78,16 @@ assert abs(a[0] - b[0]) <= 1e-2 * abs(a[0]), "first loss within 1e-2"
 ev = json.load(open(sys.argv[3]))["traceEvents"]
 assert sum(1 for e in ev if e["name"] == "data" and e["cat"] == "step") == 2
 PYEOF
+    "$RN" forward --weights "$d/w0.safetensors" --images "$d/x0.npy" --k "$d/k0.npy" --out "$tmp/f32.npy" &&
+    "$RN" forward --weights "$d/w0.safetensors" --images "$d/x0.npy" --k "$d/k0.npy" --out "$tmp/bf16.npy" \
+        --precision bf16 || bad "forward --precision bf16"
+    $PY - "$tmp/f32.npy" "$tmp/bf16.npy" <<'PYEOF' && ok "forward bf16 vs fp32 (smoke, 64x64)" || bad "forward bf16 vs fp32"
+import numpy as np, sys
+a, b = np.load(sys.argv[1]).astype(np.float64), np.load(sys.argv[2]).astype(np.float64)
+e = [np.linalg.norm(b[:, c] - a[:, c]) / np.linalg.norm(a[:, c]) for c in range(3)]
+print("forward bf16 vs fp32, relative per coordinate:", e)
+assert 0 < max(e) and max(e) <= 5e-2
+PYEOF
 else
     bad "make-case"; tail -5 "$tmp/case.log"
 fi
