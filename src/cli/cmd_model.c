@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/dist_cli.h"
 #include "io/tensors.h"
 #include "nn/model.h"
 #include "nn/weights.h"
@@ -181,7 +182,7 @@ static int step_data_read(step_data *s, const char *const paths[5], rn_err *err)
     return rc ? -1 : 0;
 }
 
-/* Batch buffers, gathered from samples [i*B, (i+1)*B) mod N. */
+/* Batch buffers, gathered from samples [first, first + B) mod N. */
 typedef struct batch {
     float *x, *k, *t, *v, *d;
 } batch;
@@ -194,43 +195,142 @@ static void gather(float *dst, const input *in, long first, int b)
     }
 }
 
-static void batch_fill(batch *bt, const step_data *s, long step, int b)
+static void batch_fill(batch *bt, const step_data *s, long first, int b)
 {
-    long first = step * b;
     gather(bt->x, &s->x, first, b), gather(bt->k, &s->k, first, b), gather(bt->t, &s->t, first, b);
     gather(bt->v, &s->v, first, b), gather(bt->d, &s->d, first, b);
 }
 
-static int run_steps(rn_params *p, const step_data *s, int b, long steps, double lr, long threads, rn_err *err)
+static batch batch_alloc(int b, size_t per)
+{
+    return (batch){rn_xmalloc((size_t)b * per * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
+                   rn_xmalloc((size_t)b * 3 * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
+                   rn_xmalloc((size_t)b * sizeof(float))};
+}
+
+static void batch_free(batch *bt) { free(bt->x), free(bt->k), free(bt->t), free(bt->v), free(bt->d); }
+
+/* rootnet step's settings. A step's global batch is ranks x replicas x b
+ * samples; replica j of that batch (j = rank * replicas + e) takes its b
+ * samples at offset j * b. */
+typedef struct step_cfg {
+    int b;             /* per-replica batch */
+    long steps;
+    double lr;
+    long threads;
+    int sync_bn;
+    int replicas;      /* replicas emulated in this process (--emulate-replicas), 1: off */
+    size_t bucket;     /* gradient bucket, floats */
+    long save_every;   /* write save_weights every this many steps, 0: only at the end */
+    const char *save_weights;
+} step_cfg;
+
+/* Per-process state of the emulated replicas: BN running statistics saved
+ * before a step's first replica and restored before each one (the emulation
+ * ends with replica 0's, as DDP keeps rank 0's), and the gradient sum (each
+ * replica's gradient is computed alone, then added, as an all-reduce adds them). */
+typedef struct replica_state {
+    float *stats;
+    int64_t *nbt;
+    float *gsum;
+} replica_state;
+
+static void bn_state_copy(rn_params *p, replica_state *st, int save)
+{
+    if (save) {
+        memcpy(st->stats, p->stats, p->n_stats * sizeof *p->stats);
+        memcpy(st->nbt, p->nbt, p->n_nbt * sizeof *p->nbt);
+    } else {
+        memcpy(p->stats, st->stats, p->n_stats * sizeof *p->stats);
+        memcpy(p->nbt, st->nbt, p->n_nbt * sizeof *p->nbt);
+    }
+}
+
+/* Forward and backward of this process's replicas for step i, gradients
+ * averaged over them; returns their mean loss. */
+static double replicas_step(rn_model *m, batch *bt, replica_state *st, const step_data *s, const step_cfg *c,
+                            rn_dist *d, long i)
+{
+    rn_params *p = m->p;
+    int E = c->replicas;
+    long global = (long)rn_dist_size(d) * E * c->b;
+    double loss = 0;
+    if (E > 1) bn_state_copy(p, st, 1);
+    for (int e = E - 1; e >= 0; e--) {
+        if (E > 1) bn_state_copy(p, st, 0), rn_params_zero_grad(p);
+        batch_fill(bt, s, i * global + (long)(rn_dist_rank(d) * E + e) * c->b, c->b);
+        rn_model_forward(m, bt->x, bt->k, 1);
+        loss += rn_model_backward(m, bt->t, bt->v, bt->d);
+        for (size_t j = 0; E > 1 && j < p->n_param; j++) st->gsum[j] = e == E - 1 ? p->grad[j] : st->gsum[j] + p->grad[j];
+    }
+    if (E > 1) {
+        float inv = 1.0f / (float)E;
+        for (size_t j = 0; j < p->n_param; j++) p->grad[j] = st->gsum[j] * inv;
+        loss /= E;
+    }
+    return loss;
+}
+
+static int save_snapshot(const rn_params *p, const step_cfg *c, rn_dist *d, rn_err *err)
+{
+    if (!c->save_weights || rn_dist_rank(d) != 0) return 0;
+    return rn_weights_save(p, c->save_weights, NULL, err);
+}
+
+static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dist *d, rn_err *err)
 {
     rn_model m;
-    rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32};
-    if (rn_model_create(&m, p, b, (int)s->xd[1], (int)s->xd[2], &mo, err)) return -1;
-    batch bt = {rn_xmalloc((size_t)b * s->x.per * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
-                rn_xmalloc((size_t)b * 3 * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
-                rn_xmalloc((size_t)b * sizeof(float))};
-    rn_adam opt = rn_adam_default(lr);
+    rn_model_opts mo = {.threads = (int)c->threads, .compute = RN_COMPUTE_F32,
+                        .reduce = c->sync_bn ? rn_dist_bn_reduce(d) : (rn_model_reduce){0},
+                        .grad_ready = rn_dist_grad_ready(d)};
+    if (rn_model_create(&m, p, c->b, (int)s->xd[1], (int)s->xd[2], &mo, err)) return -1;
+    batch bt = batch_alloc(c->b, s->x.per);
+    int E = c->replicas;
+    replica_state st = {rn_xmalloc(p->n_stats * sizeof(float) + 1), rn_xmalloc(p->n_nbt * sizeof(int64_t) + 1),
+                        rn_xmalloc((E > 1 ? p->n_param : 1) * sizeof(float))};
+    rn_adam opt = rn_adam_default(c->lr);
+    rn_dist_grads_setup(d, p->grad, p->n_param, c->bucket);
+    int rc = rn_dist_bcast_params(d, p, err);
     rn_model_sync_weights(&m);
-    for (long i = 0; i < steps; i++) {
-        batch_fill(&bt, s, i, b);
+    for (long i = 0; !rc && i < c->steps; i++) {
         rn_params_zero_grad(p);
-        rn_model_forward(&m, bt.x, bt.k, 1);
-        double loss = rn_model_backward(&m, bt.t, bt.v, bt.d);
-        printf("step %ld loss %.9g\n", i + 1, loss);
+        rn_dist_grads_begin(d);
+        double loss = replicas_step(&m, &bt, &st, s, c, d, i);
+        rc = rn_dist_grads_finish(d, err) || rn_dist_allreduce_mean(d, &loss, 1, err);
+        if (rc) break;
+        if (rn_dist_rank(d) == 0) printf("step %ld loss %.9g\n", i + 1, loss);
         fflush(stdout);
         rn_adam_step(&opt, p->param, p->grad, p->m, p->v, p->n_param);
+        if (!c->sync_bn) rc = rn_dist_bcast_stats(d, p, err);
         rn_model_sync_weights(&m);
+        if (!rc && c->save_every > 0 && (i + 1) % c->save_every == 0) rc = save_snapshot(p, c, d, err);
     }
-    free(bt.x), free(bt.k), free(bt.t), free(bt.v), free(bt.d);
+    free(st.stats), free(st.nbt), free(st.gsum);
+    batch_free(&bt);
     rn_model_destroy(&m);
-    return 0;
+    return rc ? -1 : 0;
+}
+
+static int step_check(const step_cfg *c, long b, double bucket_mb, double timeout, int launched)
+{
+    const char *msg = NULL;
+    if (c->steps < 1 || b < 0 || c->lr <= 0) msg = "--steps must be >= 1, --batch >= 1 and --lr > 0";
+    else if (c->replicas < 1 || c->replicas > 64) msg = "--emulate-replicas must be 1..64";
+    else if (c->replicas > 1 && (c->sync_bn || launched))
+        msg = "--emulate-replicas emulates per-replica BN in one process: not with --sync-bn or under mpirun";
+    else if (bucket_mb < 0 || timeout <= 0 || c->save_every < 0)
+        msg = "--bucket-mb must be >= 0, --dist-timeout > 0 and --save-every >= 0";
+    else if (c->save_every > 0 && !c->save_weights) msg = "--save-every needs --save-weights";
+    if (msg) fprintf(stderr, "rootnet step: %s\n", msg);
+    return msg ? -1 : 0;
 }
 
 int rn_cmd_step(int argc, char **argv)
 {
-    const char *paths[5] = {0}, *weights = NULL, *save_grads = NULL, *save_weights = NULL;
-    double lr = 1e-3;
-    long steps = 1, b = 0, threads = 0, backbone = 0;
+    const char *paths[5] = {0}, *weights = NULL, *save_grads = NULL;
+    step_cfg c = {.steps = 1, .lr = 1e-3, .replicas = 1};
+    long b = 0, backbone = 0, replicas = 1;
+    double bucket_mb = 25, timeout = 300;
     rn_flag flags[] = {
         RN_FLAG_STR("--weights", &weights, "initial weights (required)"),
         RN_FLAG_STR("--images", &paths[0], "(N,3,H,W) float32 .npy (required)"),
@@ -238,15 +338,23 @@ int rn_cmd_step(int argc, char **argv)
         RN_FLAG_STR("--target", &paths[2], "(N,3) .npy: x, y on the output grid, depth (required)"),
         RN_FLAG_STR("--vis", &paths[3], "(N,1) .npy (required)"),
         RN_FLAG_STR("--have-depth", &paths[4], "(N,1) .npy (required)"),
-        RN_FLAG_F64("--lr", &lr, "Adam learning rate (1e-3)"),
-        RN_FLAG_I64("--steps", &steps, "number of steps (1)"),
-        RN_FLAG_I64("--batch", &b, "batch size (default N); step i uses samples [i*B, (i+1)*B) mod N"),
+        RN_FLAG_F64("--lr", &c.lr, "Adam learning rate (1e-3)"),
+        RN_FLAG_I64("--steps", &c.steps, "number of steps (1)"),
+        RN_FLAG_I64("--batch", &b, "batch per replica (default N); a step's G = ranks x replicas x B samples start "
+                                   "at step * G mod N, replica j takes B of them from j * B"),
         RN_FLAG_STR("--save-grads", &save_grads, "write the last step's gradients (safetensors)"),
-        RN_FLAG_STR("--save-weights", &save_weights, "write the weights after the last update (safetensors)"),
+        RN_FLAG_STR("--save-weights", &c.save_weights, "write the weights after the last update (safetensors)"),
+        RN_FLAG_I64("--save-every", &c.save_every, "also write --save-weights every this many steps (atomically)"),
         RN_FLAG_I64("--backbone", &backbone, "require this ResNet depth (default: from the weights)"),
-        RN_FLAG_I64("--threads", &threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_BOOL("--sync-bn", &c.sync_bn, "under mpirun: BN statistics over all ranks (one global batch)"),
+        RN_FLAG_I64("--emulate-replicas", &replicas, "run R replicas in this process, BN per replica, gradients "
+                                                     "averaged: what mpirun -np R computes without --sync-bn (1)"),
+        RN_FLAG_F64("--bucket-mb", &bucket_mb, "under mpirun: gradient all-reduce bucket in MB, 0 = one (25)"),
+        RN_FLAG_F64("--dist-timeout", &timeout, "under mpirun: end the job when a collective takes longer (300 s)"),
         {0}};
-    const char *syn = "--weights W --images X --k K --target T --vis V --have-depth D [--lr] [--steps] [--batch]";
+    const char *syn = "--weights W --images X --k K --target T --vis V --have-depth D [--lr] [--steps] [--batch] "
+                      "[--sync-bn] [--emulate-replicas R]   (mpirun -np K rootnet step ...: data parallel)";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
     for (int i = 0; i < 5; i++)
@@ -255,25 +363,29 @@ int rn_cmd_step(int argc, char **argv)
             rn_args_usage(stderr, "step", syn, flags);
             return 2;
         }
-    if (steps < 1 || b < 0 || lr <= 0) {
-        fprintf(stderr, "rootnet step: --steps must be >= 1, --batch >= 1 and --lr > 0\n");
-        return 2;
-    }
+    c.replicas = (int)replicas;
+    if (step_check(&c, b, bucket_mb, timeout, rn_dist_launched())) return 2;
+    c.bucket = (size_t)(bucket_mb * 1e6 / sizeof(float));
+    rn_dist *d = NULL;
+    if (rn_cli_dist_start(&d, "step", c.sync_bn, timeout)) return 1;
     rn_err err = {{0}};
     step_data s;
-    if (step_data_read(&s, paths, &err)) return fail("step", &err);
+    if (step_data_read(&s, paths, &err)) return rn_cli_dist_fail(d, "step", &err);
     rn_params p;
     rn_rng rng;
     rn_rng_seed(&rng, 1);
     int rc = rn_weights_load(&p, weights, (int)backbone, &rng, &err);
     if (!rc) {
-        rc = run_steps(&p, &s, b ? (int)b : (int)s.x.n, steps, lr, threads, &err);
-        if (!rc && save_grads) rc = rn_grads_save(&p, save_grads, &err);
-        if (!rc && save_weights) rc = rn_weights_save(&p, save_weights, NULL, &err);
+        c.b = b ? (int)b : (int)s.x.n;
+        rc = run_steps(&p, &s, &c, d, &err);
+        if (!rc && save_grads && rn_dist_rank(d) == 0) rc = rn_grads_save(&p, save_grads, &err);
+        if (!rc) rc = save_snapshot(&p, &c, d, &err);
         rn_params_free(&p);
     }
     step_data_free(&s);
-    return rc ? fail("step", &err) : 0;
+    if (rc) return rn_cli_dist_fail(d, "step", &err);
+    rn_dist_finalize(d);
+    return 0;
 }
 
 static double now_s(void)

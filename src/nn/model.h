@@ -11,6 +11,11 @@
  *   double loss = rn_model_backward(&m, target, vis, have_depth);  // p.grad += dL/dp
  *   rn_model_destroy(&m);
  *
+ * Data parallel (src/dist): .reduce = {fn, ctx} makes every train-mode BN
+ * all-reduce (sum) its per-channel sums in forward and backward: SyncBN.
+ * .grad_ready = {fn, ctx} is told during backward that every gradient at flat
+ * offsets >= off is final (off only decreases), so buckets can start early.
+ *
  * Images are plain NCHW float32, already normalised. k is (N). The output
  * coord is (x, y) on the output grid (input / 4) and depth = gamma * k.
  * The model borrows p; it never frees it. Nothing is allocated after create.
@@ -21,10 +26,24 @@
 #include "nn/backend.h"
 #include "nn/params.h"
 
+/* Sums buf[0 .. n) in place over all replicas (an all-reduce). */
+typedef struct rn_model_reduce {
+    void (*fn)(void *ctx, double *buf, int n);
+    void *ctx;
+} rn_model_reduce;
+
+/* Gradients at p->grad[off ..) are final for this backward. */
+typedef struct rn_model_grad_ready {
+    void (*fn)(void *ctx, size_t off);
+    void *ctx;
+} rn_model_grad_ready;
+
 typedef struct rn_model_opts {
     int threads;        /* compute threads, 0 = leave OpenMP's setting */
     rn_compute compute; /* conv compute precision */
     int inference;      /* 1: forward only (no backward primitives; train-mode BN still allowed) */
+    rn_model_reduce reduce;         /* fn NULL: BN statistics stay local */
+    rn_model_grad_ready grad_ready; /* fn NULL: not told */
 } rn_model_opts;
 
 /* conv -> BatchNorm (-> ReLU) */
@@ -38,6 +57,7 @@ typedef struct rn_cbn {
     float *y;                   /* BN (+ReLU) output, or NULL when fused into the block's add */
     float *mean, *var;          /* (OC): batch statistics (train) or running statistics (eval) */
     float *scale, *shift;       /* (OC): folded BN */
+    double count;               /* values per channel behind the last train statistics (all replicas) */
 } rn_cbn;
 
 typedef struct rn_block {
@@ -74,6 +94,7 @@ typedef struct rn_model {
     rn_model_opts opts;
     float *arena;
     size_t arena_floats;
+    double *bnsum;        /* (2 * max channels + 1): BN sums scratch */
 } rn_model;
 
 
