@@ -401,20 +401,32 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void print_bench(const char *mode, long depth, long size, long b, const double *t, long iters, long threads)
+static double median(const double *t, long n)
 {
-    double *sorted = rn_xmalloc((size_t)iters * sizeof *sorted);
-    memcpy(sorted, t, (size_t)iters * sizeof *sorted);
-    qsort(sorted, (size_t)iters, sizeof *sorted, cmp_double);
-    double med = iters % 2 ? sorted[iters / 2] : 0.5 * (sorted[iters / 2 - 1] + sorted[iters / 2]);
+    double *sorted = rn_xmalloc((size_t)n * sizeof *sorted);
+    memcpy(sorted, t, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+    double med = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    free(sorted);
+    return med;
+}
+
+/* t: step times; comm: the gradient all-reduce's share of each (NULL for one process). */
+static void print_bench(const char *mode, long depth, long size, long b, const double *t, const double *comm,
+                        long iters, long threads, int ranks)
+{
+    double med = median(t, iters);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("{\"mode\": \"%s\", \"backbone\": %ld, \"size\": %ld, \"batch\": %ld, \"threads\": %ld, "
-           "\"median_s\": %.6f, \"images_per_s\": %.4f, \"peak_rss_mb\": %.1f, \"steps_s\": [",
-           mode, depth, size, b, threads, med, (double)b / med, ru.ru_maxrss / 1024.0);
+           "\"median_s\": %.6f, \"images_per_s\": %.4f, \"peak_rss_mb\": %.1f, ",
+           mode, depth, size, b * ranks, threads, med, (double)b * ranks / med, ru.ru_maxrss / 1024.0);
+    if (comm)
+        printf("\"ranks\": %d, \"batch_per_rank\": %ld, \"allreduce_median_s\": %.6f, \"allreduce_share\": %.4f, ",
+               ranks, b, median(comm, iters), median(comm, iters) / med);
+    printf("\"steps_s\": [");
     for (long i = 0; i < iters; i++) printf("%s%.6f", i ? ", " : "", t[i]);
     printf("]}\n");
-    free(sorted);
 }
 
 static void fill_inputs(batch *bt, rn_rng *rng, int b, size_t per, int oh, int ow)
@@ -429,71 +441,111 @@ static void fill_inputs(batch *bt, rn_rng *rng, int b, size_t per, int oh, int o
     }
 }
 
-static int bench_run(const char *mode, long depth, long size, long b, long iters, long warmup, long threads, rn_err *err)
+/* One training step of the benchmark; under mpirun with the gradient all-reduce. */
+static int bench_train_step(rn_model *m, rn_adam *opt, const batch *bt, rn_dist *d, rn_err *err)
 {
-    int train = !strcmp(mode, "train");
+    rn_params *p = m->p;
+    rn_params_zero_grad(p);
+    rn_dist_grads_begin(d);
+    rn_model_forward(m, bt->x, bt->k, 1);
+    rn_model_backward(m, bt->t, bt->v, bt->d);
+    if (rn_dist_grads_finish(d, err)) return -1;
+    rn_adam_step(opt, p->param, p->grad, p->m, p->v, p->n_param);
+    rn_model_sync_weights(m);
+    return 0;
+}
+
+typedef struct bench_cfg {
+    const char *mode;
+    long depth, size, b, iters, warmup, threads;
+    int sync_bn;
+    size_t bucket;
+} bench_cfg;
+
+static int bench_loop(rn_model *m, const batch *bt, const bench_cfg *c, rn_dist *d, double *t, double *comm,
+                      rn_err *err)
+{
+    int train = !strcmp(c->mode, "train");
+    rn_adam opt = rn_adam_default(1e-3);
+    rn_dist_grads_setup(d, m->p->grad, m->p->n_param, c->bucket);
+    for (long i = 0; i < c->warmup + c->iters; i++) {
+        if (rn_dist_barrier(d, err)) return -1;
+        rn_dist_comm_seconds(d, 1);
+        double t0 = now_s();
+        if (train && bench_train_step(m, &opt, bt, d, err)) return -1;
+        if (!train) rn_model_forward(m, bt->x, bt->k, 0);
+        if (i >= c->warmup) t[i - c->warmup] = now_s() - t0, comm[i - c->warmup] = rn_dist_comm_seconds(d, 0);
+    }
+    return 0;
+}
+
+static int bench_run(const bench_cfg *c, rn_dist *d, rn_err *err)
+{
+    int train = !strcmp(c->mode, "train");
     rn_params p;
-    if (rn_params_build(&p, (int)depth, err)) return -1;
+    if (rn_params_build(&p, (int)c->depth, err)) return -1;
     rn_rng rng;
-    rn_rng_seed(&rng, 7);
+    rn_rng_seed(&rng, 7 + (uint64_t)rn_dist_rank(d));
     rn_params_init(&p, &rng);
     rn_model m;
-    rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32, .inference = !train};
-    if (rn_model_create(&m, &p, (int)b, (int)size, (int)size, &mo, err)) {
+    rn_model_opts mo = {.threads = (int)c->threads, .compute = RN_COMPUTE_F32, .inference = !train,
+                        .reduce = c->sync_bn ? rn_dist_bn_reduce(d) : (rn_model_reduce){0},
+                        .grad_ready = train ? rn_dist_grad_ready(d) : (rn_model_grad_ready){0}};
+    if (rn_model_create(&m, &p, (int)c->b, (int)c->size, (int)c->size, &mo, err)) {
         rn_params_free(&p);
         return -1;
     }
-    size_t per = 3 * (size_t)size * (size_t)size;
-    batch bt = {rn_xmalloc((size_t)b * per * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
-                rn_xmalloc((size_t)b * 3 * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
-                rn_xmalloc((size_t)b * sizeof(float))};
-    fill_inputs(&bt, &rng, (int)b, per, m.OH, m.OW);
-    rn_adam opt = rn_adam_default(1e-3);
-    double *t = rn_xmalloc((size_t)iters * sizeof *t);
+    size_t per = 3 * (size_t)c->size * (size_t)c->size;
+    batch bt = batch_alloc((int)c->b, per);
+    fill_inputs(&bt, &rng, (int)c->b, per, m.OH, m.OW);
+    double *t = rn_xmalloc((size_t)c->iters * sizeof *t), *comm = rn_xmalloc((size_t)c->iters * sizeof *comm);
+    int rc = rn_dist_bcast_params(d, &p, err);
     rn_model_sync_weights(&m);
-    for (long i = 0; i < warmup + iters; i++) {
-        double t0 = now_s();
-        if (train) {
-            rn_params_zero_grad(&p);
-            rn_model_forward(&m, bt.x, bt.k, 1);
-            rn_model_backward(&m, bt.t, bt.v, bt.d);
-            rn_adam_step(&opt, p.param, p.grad, p.m, p.v, p.n_param);
-            rn_model_sync_weights(&m);
-        } else {
-            rn_model_forward(&m, bt.x, bt.k, 0);
-        }
-        if (i >= warmup) t[i - warmup] = now_s() - t0;
-    }
-    print_bench(mode, depth, size, b, t, iters, threads);
-    free(t), free(bt.x), free(bt.k), free(bt.t), free(bt.v), free(bt.d);
+    if (!rc) rc = bench_loop(&m, &bt, c, d, t, comm, err);
+    int K = rn_dist_size(d);
+    if (!rc && rn_dist_rank(d) == 0)
+        print_bench(c->mode, c->depth, c->size, c->b, t, d && train ? comm : NULL, c->iters, c->threads, K);
+    free(t), free(comm);
+    batch_free(&bt);
     rn_model_destroy(&m);
     rn_params_free(&p);
-    return 0;
+    return rc;
 }
 
 int rn_cmd_bench(int argc, char **argv)
 {
-    const char *mode = "train";
-    long depth = 50, size = 256, b = 8, iters = 5, warmup = 1, threads = 0;
+    bench_cfg c = {.mode = "train", .depth = 50, .size = 256, .b = 8, .iters = 5, .warmup = 1};
+    double bucket_mb = 25, timeout = 300;
     rn_flag flags[] = {
-        RN_FLAG_STR("--mode", &mode, "train | infer"),
-        RN_FLAG_I64("--backbone", &depth, "ResNet depth (50)"),
-        RN_FLAG_I64("--size", &size, "input size, a multiple of 32 (256)"),
-        RN_FLAG_I64("--batch", &b, "batch size (8)"),
-        RN_FLAG_I64("--iters", &iters, "timed steps (5)"),
-        RN_FLAG_I64("--warmup", &warmup, "untimed steps first (1)"),
-        RN_FLAG_I64("--threads", &threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_STR("--mode", &c.mode, "train | infer"),
+        RN_FLAG_I64("--backbone", &c.depth, "ResNet depth (50)"),
+        RN_FLAG_I64("--size", &c.size, "input size, a multiple of 32 (256)"),
+        RN_FLAG_I64("--batch", &c.b, "batch size (8); per rank under mpirun"),
+        RN_FLAG_I64("--iters", &c.iters, "timed steps (5)"),
+        RN_FLAG_I64("--warmup", &c.warmup, "untimed steps first (1)"),
+        RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_BOOL("--sync-bn", &c.sync_bn, "under mpirun: BN statistics over all ranks"),
+        RN_FLAG_F64("--bucket-mb", &bucket_mb, "under mpirun: gradient all-reduce bucket in MB, 0 = one (25)"),
+        RN_FLAG_F64("--dist-timeout", &timeout, "under mpirun: end the job when a collective takes longer (300 s)"),
         {0}};
-    const char *syn = "--mode train|infer [--backbone 50] [--size 256] [--batch N] [--iters K] [--warmup W]";
+    const char *syn = "--mode train|infer [--backbone 50] [--size 256] [--batch N] [--iters K] [--warmup W]"
+                      "   (mpirun -np K rootnet bench ...: data parallel, batch per rank)";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
-    if ((strcmp(mode, "train") && strcmp(mode, "infer")) || iters < 1 || warmup < 0 || b < 1) {
-        fprintf(stderr, "rootnet bench: --mode must be train or infer, --iters >= 1, --warmup >= 0, --batch >= 1\n");
+    if ((strcmp(c.mode, "train") && strcmp(c.mode, "infer")) || c.iters < 1 || c.warmup < 0 || c.b < 1 ||
+        bucket_mb < 0) {
+        fprintf(stderr, "rootnet bench: --mode must be train or infer, --iters >= 1, --warmup >= 0, --batch >= 1, "
+                        "--bucket-mb >= 0\n");
         rn_args_usage(stderr, "bench", syn, flags);
         return 2;
     }
+    c.bucket = (size_t)(bucket_mb * 1e6 / sizeof(float));
+    rn_dist *d = NULL;
+    if (rn_cli_dist_start(&d, "bench", c.sync_bn, timeout)) return 1;
     rn_err err = {{0}};
-    return bench_run(mode, depth, size, b, iters, warmup, threads, &err) ? fail("bench", &err) : 0;
+    if (bench_run(&c, d, &err)) return rn_cli_dist_fail(d, "bench", &err);
+    rn_dist_finalize(d);
+    return 0;
 }
 
 int rn_cmd_convert(int argc, char **argv)
