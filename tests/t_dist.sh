@@ -97,7 +97,9 @@ failure() {
     local pids victim
     pids=$(pgrep -P $mp | tr '\n' ' ')
     victim=$(rank_pid $mp "$rank")
-    if [ ! -e "$snap" ] || [ -z "$victim" ]; then bad "$name: no snapshot or no rank $rank"; kill $mp; wait $mp; return; fi
+    if [ ! -e "$snap" ] || [ -z "$victim" ]; then
+        bad "$name: no snapshot or no rank $rank"; sed 's/^/    /' "$tmp/$name/err"; kill $mp 2> /dev/null; wait $mp; return
+    fi
     local t0 t1 rc
     t0=$(date +%s.%N)
     kill "-$sig" "$victim"
@@ -125,7 +127,7 @@ a, _ = l(sys.argv[1]); b, _ = l(sys.argv[2]); sys.exit(0 if sorted(a) == sorted(
     else bad "$name: snapshot not loadable"; cat "$tmp/$name/ferr"; fi
 }
 failure kill_rank0 0 KILL 20 "rank 0 .*exited on signal 9|signal 9 \(Killed\)"
-failure hang_rank1 1 STOP 20 "did not complete within 3 s" --dist-timeout 3
+failure hang_rank1 1 STOP 40 "did not complete within 10 s" --dist-timeout 10
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -294,7 +294,6 @@ static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dis
     rn_model_sync_weights(&m);
     for (long i = 0; !rc && i < c->steps; i++) {
         rn_params_zero_grad(p);
-        rn_dist_grads_begin(d);
         double loss = replicas_step(&m, &bt, &st, s, c, d, i);
         rc = rn_dist_grads_finish(d, err) || rn_dist_allreduce_mean(d, &loss, 1, err);
         if (rc) break;
@@ -446,7 +445,6 @@ static int bench_train_step(rn_model *m, rn_adam *opt, const batch *bt, rn_dist 
 {
     rn_params *p = m->p;
     rn_params_zero_grad(p);
-    rn_dist_grads_begin(d);
     rn_model_forward(m, bt->x, bt->k, 1);
     rn_model_backward(m, bt->t, bt->v, bt->d);
     if (rn_dist_grads_finish(d, err)) return -1;

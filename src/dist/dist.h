@@ -7,8 +7,7 @@
  *   rn_dist_grads_setup(d, p.grad, p.n_param, bucket_floats);
  *   rn_model_opts o = {..., .reduce = rn_dist_bn_reduce(d),          // --sync-bn
  *                      .grad_ready = rn_dist_grad_ready(d)};         // buckets start in backward
- *   per step: rn_params_zero_grad(&p); rn_dist_grads_begin(d);
- *             forward; backward;
+ *   per step: rn_params_zero_grad(&p); forward; backward;
  *             rn_dist_grads_finish(d, &err);       // p.grad = mean over ranks
  *             rn_dist_allreduce_mean(d, &loss, 1, &err);
  *             Adam (identical on every rank); rn_dist_bcast_stats(d, &p, &err) (BN buffers from rank 0, as DDP)
@@ -70,9 +69,8 @@ int rn_dist_barrier(rn_dist *d, rn_err *err);
 
 /* The flat gradient buffer and its bucket size (0: one all-reduce after backward). */
 void rn_dist_grads_setup(rn_dist *d, float *grad, size_t n, size_t bucket_floats);
-/* Before each backward. */
-void rn_dist_grads_begin(rn_dist *d);
-/* Starts the buckets not yet started, waits for all, divides by the rank count. */
+/* After each backward: starts the buckets not yet started, waits for all,
+ * divides by the rank count; then ready for the next backward. */
 int rn_dist_grads_finish(rn_dist *d, rn_err *err);
 /* Seconds spent inside gradient all-reduce calls (start + wait) since the last reset. */
 double rn_dist_comm_seconds(rn_dist *d, int reset);

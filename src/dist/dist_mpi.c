@@ -196,13 +196,8 @@ void rn_dist_grads_setup(rn_dist *d, float *grad, size_t n, size_t bucket_floats
         d->lo[d->nb] = lo, d->hi[d->nb] = hi;
         hi = lo;
     }
-}
-
-void rn_dist_grads_begin(rn_dist *d)
-{
-    if (!d) return;
     d->started = 0;
-    d->last_off = d->n_grad;
+    d->last_off = n;
 }
 
 static void fail_keep(rn_dist *d, int rc, const char *what)
@@ -249,6 +244,7 @@ int rn_dist_grads_finish(rn_dist *d, rn_err *err)
     busy_end(d);
     d->comm_s += now_s() - t0;
     if (rn_dist_check(d, err)) return -1;
+    d->started = 0, d->last_off = d->n_grad; /* ready for the next backward */
     if (rc != MPI_SUCCESS) return mpi_fail(d, rc, "MPI_Waitall of the gradient buckets", err);
     float inv = 1.0f / (float)d->size;
     for (size_t i = 0; i < d->n_grad; i++) d->grad[i] *= inv;
