@@ -92,7 +92,7 @@ failure() {
     "${MPIRUN[@]}" "$RN" step "${common[@]}" --steps 100000 --batch 4 --threads 1 --save-every 1 \
         --save-weights "$snap" "$@" > "$tmp/$name/out" 2> "$tmp/$name/err" &
     local mp=$! waited=0
-    while [ ! -e "$snap" ] && [ $waited -lt 600 ]; do sleep 0.1; waited=$((waited+1)); done
+    while [ ! -e "$snap" ] && [ $waited -lt 3000 ]; do sleep 0.1; waited=$((waited+1)); done
     sleep 0.5
     local pids victim
     pids=$(pgrep -P $mp | tr '\n' ' ')

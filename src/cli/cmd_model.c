@@ -295,12 +295,10 @@ static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dis
     for (long i = 0; !rc && i < c->steps; i++) {
         rn_params_zero_grad(p);
         double loss = replicas_step(&m, &bt, &st, s, c, d, i);
-        rc = rn_dist_grads_finish(d, err) || rn_dist_allreduce_mean(d, &loss, 1, err);
-        if (rc) break;
+        if ((rc = rn_dist_after_backward(d, p, &loss, !c->sync_bn, err))) break;
         if (rn_dist_rank(d) == 0) printf("step %ld loss %.9g\n", i + 1, loss);
         fflush(stdout);
         rn_adam_step(&opt, p->param, p->grad, p->m, p->v, p->n_param);
-        if (!c->sync_bn) rc = rn_dist_bcast_stats(d, p, err);
         rn_model_sync_weights(&m);
         if (!rc && c->save_every > 0 && (i + 1) % c->save_every == 0) rc = save_snapshot(p, c, d, err);
     }

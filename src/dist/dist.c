@@ -3,6 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+int rn_dist_after_backward(rn_dist *d, rn_params *p, double *loss, int bcast_stats, rn_err *err)
+{
+    if (rn_dist_grads_finish(d, err) || rn_dist_allreduce_mean(d, loss, 1, err)) return -1;
+    return bcast_stats ? rn_dist_bcast_stats(d, p, err) : 0;
+}
+
 int rn_dist_launched(void)
 {
     const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "MPI_LOCALNRANKS", NULL};

@@ -7,10 +7,9 @@
  *   rn_dist_grads_setup(d, p.grad, p.n_param, bucket_floats);
  *   rn_model_opts o = {..., .reduce = rn_dist_bn_reduce(d),          // --sync-bn
  *                      .grad_ready = rn_dist_grad_ready(d)};         // buckets start in backward
- *   per step: rn_params_zero_grad(&p); forward; backward;
- *             rn_dist_grads_finish(d, &err);       // p.grad = mean over ranks
- *             rn_dist_allreduce_mean(d, &loss, 1, &err);
- *             Adam (identical on every rank); rn_dist_bcast_stats(d, &p, &err) (BN buffers from rank 0, as DDP)
+ *   per step: rn_params_zero_grad(&p); forward; loss = backward;
+ *             rn_dist_after_backward(d, &p, &loss, !sync_bn, &err);  // p.grad and loss: means over ranks
+ *             Adam (identical on every rank)
  *   rn_dist_finalize(d);
  *
  * The gradient is the ONE flat buffer p.grad, all-reduced (sum, then / K) in
@@ -72,6 +71,10 @@ void rn_dist_grads_setup(rn_dist *d, float *grad, size_t n, size_t bucket_floats
 /* After each backward: starts the buckets not yet started, waits for all,
  * divides by the rank count; then ready for the next backward. */
 int rn_dist_grads_finish(rn_dist *d, rn_err *err);
+/* The end of a step's communication, e.g. a trainer's on_grads hook:
+ * rn_dist_grads_finish, loss = its mean over ranks, and (bcast_stats) rank
+ * 0's BN running statistics to every rank, as DDP's broadcast_buffers. */
+int rn_dist_after_backward(rn_dist *d, rn_params *p, double *loss, int bcast_stats, rn_err *err);
 /* Seconds spent inside gradient all-reduce calls (start + wait) since the last reset. */
 double rn_dist_comm_seconds(rn_dist *d, int reset);
 
