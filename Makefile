@@ -7,7 +7,13 @@ LDFLAGS += -fopenmp
 BUILD   ?= build
 
 # Optional parts, detected and skipped cleanly when absent.
-MPICC := $(shell command -v mpicc 2>/dev/null)
+# MPI (src/dist, mpirun, --sync-bn): on when mpicc is found; `make MPI=0 BUILD=build-nompi` builds without it.
+MPI   ?= 1
+MPICC := $(if $(filter 1,$(MPI)),$(shell command -v mpicc 2>/dev/null))
+ifneq ($(MPICC),)
+CFLAGS += -DRN_HAVE_MPI $(shell $(MPICC) --showme:compile 2>/dev/null || $(MPICC) -compile-info | cut -d' ' -f2-)
+LDLIBS += $(shell $(MPICC) --showme:link 2>/dev/null || $(MPICC) -link-info | cut -d' ' -f2-)
+endif
 
 LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*/*.c))
 CLI_SRC  := $(wildcard src/cli/*.c)

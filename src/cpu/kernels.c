@@ -7,10 +7,9 @@
 
 #define L 16 /* channel block */
 
-void rn_bn_stats(float *mean, float *var, const float *x, int N, int C, int HW)
+void rn_bn_sums(double *sums, const float *x, int N, int C, int HW)
 {
     int CB = C / L;
-    double M = (double)N * HW;
 #pragma omp parallel for schedule(static)
     for (int cb = 0; cb < CB; cb++) {
         double s[L] = {0}, ss[L] = {0};
@@ -24,11 +23,25 @@ void rn_bn_stats(float *mean, float *var, const float *x, int N, int C, int HW)
                 }
         }
         for (int l = 0; l < L; l++) {
-            double m = s[l] / M, v = ss[l] / M - m * m;
-            mean[cb * L + l] = (float)m;
-            var[cb * L + l] = (float)(v > 0 ? v : 0);
+            sums[cb * L + l] = s[l];
+            sums[C + cb * L + l] = ss[l];
         }
     }
+}
+
+void rn_bn_stats_from_sums(float *mean, float *var, const double *sums, double count, int C)
+{
+    for (int c = 0; c < C; c++) {
+        double m = sums[c] / count, v = sums[C + c] / count - m * m;
+        mean[c] = (float)m;
+        var[c] = (float)(v > 0 ? v : 0);
+    }
+}
+
+void rn_bn_stats(float *mean, float *var, double *sums, const float *x, int N, int C, int HW)
+{
+    rn_bn_sums(sums, x, N, C, HW);
+    rn_bn_stats_from_sums(mean, var, sums, (double)N * HW, C);
 }
 
 void rn_bn_fold(float *scale, float *shift, float *invstd, const float *mean, const float *var, const float *gamma,
@@ -128,25 +141,44 @@ static void bn_backward_sums(double *sdz, double *sdzx, const float *dy, const f
     }
 }
 
-void rn_bn_backward(float *dx, float *dgamma, float *dbeta, const float *dy, const float *relu_out, const float *x,
-                    const float *mean, const float *var, const float *gamma, int N, int C, int HW)
+void rn_bn_backward_sums(double *sums, const float *dy, const float *relu_out, const float *x, const float *mean,
+                         int N, int C, int HW)
 {
     int CB = C / L;
-    double M = (double)N * HW;
 #pragma omp parallel for schedule(static)
     for (int cb = 0; cb < CB; cb++) {
         double sdz[L], sdzx[L];
-        float a[L], b[L], cc[L], mu[L];
         bn_backward_sums(sdz, sdzx, dy, relu_out, x, mean, N, CB, cb, HW);
+        for (int l = 0; l < L; l++) {
+            sums[cb * L + l] = sdz[l];
+            sums[C + cb * L + l] = sdzx[l];
+        }
+    }
+}
+
+void rn_bn_backward_params(float *dgamma, float *dbeta, const double *sums, const float *var, int C)
+{
+    for (int c = 0; c < C; c++) {
+        double is = 1.0 / sqrt((double)var[c] + RN_BN_EPS);
+        dgamma[c] += (float)(sums[C + c] * is);
+        dbeta[c] += (float)sums[c];
+    }
+}
+
+void rn_bn_backward_data(float *dx, const float *dy, const float *relu_out, const float *x, const float *mean,
+                         const float *var, const float *gamma, const double *sums, double count, int N, int C, int HW)
+{
+    int CB = C / L;
+#pragma omp parallel for schedule(static)
+    for (int cb = 0; cb < CB; cb++) {
+        float a[L], b[L], cc[L], mu[L];
         for (int l = 0; l < L; l++) {
             int c = cb * L + l;
             double is = 1.0 / sqrt((double)var[c] + RN_BN_EPS);
-            dgamma[c] += (float)(sdzx[l] * is);
-            dbeta[c] += (float)sdz[l];
             /* dx = gamma*is*(dz - sdz/M - (x-mean)*is^2*sdzx/M) = a*dz + b*(x-mean) + cc */
             a[l] = (float)(gamma[c] * is);
-            b[l] = (float)(-gamma[c] * is * is * is * sdzx[l] / M);
-            cc[l] = (float)(-gamma[c] * is * sdz[l] / M);
+            b[l] = (float)(-gamma[c] * is * is * is * sums[C + c] / count);
+            cc[l] = (float)(-gamma[c] * is * sums[c] / count);
             mu[l] = mean[c];
         }
         for (int n = 0; n < N; n++) {
@@ -159,6 +191,14 @@ void rn_bn_backward(float *dx, float *dgamma, float *dbeta, const float *dy, con
                 }
         }
     }
+}
+
+void rn_bn_backward(float *dx, float *dgamma, float *dbeta, double *sums, const float *dy, const float *relu_out,
+                    const float *x, const float *mean, const float *var, const float *gamma, int N, int C, int HW)
+{
+    rn_bn_backward_sums(sums, dy, relu_out, x, mean, N, C, HW);
+    rn_bn_backward_params(dgamma, dbeta, sums, var, C);
+    rn_bn_backward_data(dx, dy, relu_out, x, mean, var, gamma, sums, (double)N * HW, N, C, HW);
 }
 
 void rn_add_inplace(float *y, const float *x, size_t n)

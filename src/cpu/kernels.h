@@ -3,7 +3,8 @@
  * the loss. All activations are blocked nChw16c, written (N, C/16, HW, 16):
  * element (n, c, p) at ((n * C/16 + c/16) * HW + p) * 16 + c % 16, C % 16 == 0.
  *
- *   rn_bn_stats(mean, var, c, N, C, HW);                     // batch statistics
+ *   rn_bn_stats(mean, var, sums, c, N, C, HW);               // batch statistics
+ *   // SyncBN: rn_bn_sums(sums, ...), all-reduce sums (and the count), rn_bn_stats_from_sums
  *   rn_bn_fold(scale, shift, mean, var, gamma, beta, C);     // y = x*scale + shift
  *   rn_bn_apply(y, c, scale, shift, 1, N, C, HW);            // BN + ReLU
  *
@@ -18,9 +19,14 @@
 
 #define RN_BN_EPS 1e-5
 
-/* Per-channel mean and biased variance over N*HW. */
-void rn_bn_stats(float *mean /* (C) */, float *var /* (C) */, const float *x /* (N, C/16, HW, 16) */,
-                 int N, int C, int HW);
+/* Per-channel sum and sum of squares over N*HW: sums[c] and sums[C + c]. */
+void rn_bn_sums(double *sums /* (2C) */, const float *x /* (N, C/16, HW, 16) */, int N, int C, int HW);
+/* mean = sum / count, biased var = sumsq / count - mean^2 (clamped at 0). */
+void rn_bn_stats_from_sums(float *mean /* (C) */, float *var /* (C) */, const double *sums /* (2C) */, double count,
+                           int C);
+/* Per-channel mean and biased variance over N*HW; sums is scratch. */
+void rn_bn_stats(float *mean /* (C) */, float *var /* (C) */, double *sums /* (2C) */,
+                 const float *x /* (N, C/16, HW, 16) */, int N, int C, int HW);
 /* scale = gamma / sqrt(var + eps), shift = beta - mean * scale. invstd optional (may be NULL). */
 void rn_bn_fold(float *scale /* (C) */, float *shift /* (C) */, float *invstd /* (C) or NULL */,
                 const float *mean /* (C) */, const float *var /* (C) */, const float *gamma /* (C) */,
@@ -41,11 +47,25 @@ void rn_bn2_add_relu(float *y /* (N, C/16, HW, 16) */, const float *x1, const fl
 void rn_relu_backward(float *d /* (N, C/16, HW, 16) */, const float *y /* (N, C/16, HW, 16) */, size_t n);
 /* Training-mode BatchNorm backward, with an optional ReLU after the BN
  * (relu_out != NULL: dy is masked by relu_out > 0). dx may equal dy.
- * dgamma, dbeta are accumulated (+=). */
+ * dgamma, dbeta are accumulated (+=); sums is scratch. In three steps:
+ * sums = (sum dz, sum dz*(x-mean)) per channel; the parameter gradients from
+ * them; dx from them over count = N*HW values. SyncBN all-reduces the sums
+ * (after the parameter step, which stays local) and passes the global count. */
 void rn_bn_backward(float *dx /* (N, C/16, HW, 16) */, float *dgamma /* (C) */, float *dbeta /* (C) */,
-                    const float *dy /* (N, C/16, HW, 16) */, const float *relu_out /* or NULL */,
+                    double *sums /* (2C) */, const float *dy /* (N, C/16, HW, 16) */, const float *relu_out /* or NULL */,
                     const float *x /* BN input */, const float *mean /* (C) */, const float *var /* (C) */,
                     const float *gamma /* (C) */, int N, int C, int HW);
+void rn_bn_backward_sums(double *sums /* (2C): sum dz, sum dz*(x-mean) */, const float *dy /* (N, C/16, HW, 16) */,
+                         const float *relu_out /* or NULL */, const float *x /* BN input */, const float *mean /* (C) */,
+                         int N, int C, int HW);
+/* dgamma += sum dz*(x-mean) / sqrt(var + eps), dbeta += sum dz. */
+void rn_bn_backward_params(float *dgamma /* (C) */, float *dbeta /* (C) */, const double *sums /* (2C) */,
+                           const float *var /* (C) */, int C);
+/* dx = gamma*invstd*(dz - sum dz/count - (x-mean)*invstd^2*sum dz*(x-mean)/count). dx may equal dy. */
+void rn_bn_backward_data(float *dx /* (N, C/16, HW, 16) */, const float *dy /* (N, C/16, HW, 16) */,
+                         const float *relu_out /* or NULL */, const float *x /* BN input */, const float *mean /* (C) */,
+                         const float *var /* (C) */, const float *gamma /* (C) */, const double *sums /* (2C) */,
+                         double count, int N, int C, int HW);
 /* y += x */
 void rn_add_inplace(float *y, const float *x, size_t n);
 /* 3x3 stride-2 pad-1 max-pool (first maximum in scan order wins, as PyTorch). */

@@ -223,6 +223,7 @@ int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_mod
     pl = (plan){.base = m->arena};
     plan_all(m, &pl);
     RN_ASSERT(pl.used == m->arena_floats);
+    m->bnsum = rn_xmalloc((2 * (size_t)(p->feat_ch > 256 ? p->feat_ch : 256) + 1) * sizeof *m->bnsum);
     if (rn_backend_create(&m->be, o->threads, err) || create_convs(m, err)) goto fail;
     return 0;
 fail:
@@ -247,6 +248,7 @@ void rn_model_destroy(rn_model *m)
     if (m->be) rn_backend_destroy(m->be);
     free(m->blocks);
     free(m->arena);
+    free(m->bnsum);
     memset(m, 0, sizeof *m);
 }
 
@@ -273,9 +275,14 @@ static void cbn_forward(rn_model *m, rn_cbn *u, int train)
     rn_conv_forward(u->conv, u->c, u->x);
     const float *mean = rn_params_data(p, u->pm), *var = rn_params_data(p, u->pv);
     if (train) {
-        rn_bn_stats(u->mean, u->var, u->c, u->s.n, C, HW);
+        double *sums = m->bnsum;
+        rn_bn_sums(sums, u->c, u->s.n, C, HW);
+        sums[2 * C] = (double)u->s.n * HW;
+        if (m->opts.reduce.fn) m->opts.reduce.fn(m->opts.reduce.ctx, sums, 2 * C + 1);
+        u->count = sums[2 * C];
+        rn_bn_stats_from_sums(u->mean, u->var, sums, u->count, C);
         rn_bn_update_running(rn_params_data(p, u->pm), rn_params_data(p, u->pv), u->mean, u->var, BN_MOMENTUM,
-                             (long)u->s.n * HW, C);
+                             (long)u->count, C);
         p->nbt[p->e[u->pn].offset]++;
         mean = u->mean, var = u->var;
     } else {
@@ -332,14 +339,22 @@ void rn_model_forward(rn_model *m, const float *images, const float *k, int trai
 }
 
 /* BN backward of u from dy (masked by u->y when the BN has its own ReLU) into
- * dx (may equal dy), then the conv's weight gradient. */
+ * dx (may equal dy), then the conv's weight gradient. With SyncBN the
+ * parameter gradients use the local sums, dx the global ones. */
 static void cbn_backward_bn(rn_model *m, rn_cbn *u, float *dx, const float *dy)
 {
     rn_params *p = m->p;
     int sp = rn_prof_begin(m->prof, p->e[u->pw].name, "bwd", conv_flops(&u->s));
-    rn_bn_backward(dx, rn_params_grad(p, u->pg), rn_params_grad(p, u->pb), dy, u->relu ? u->y : NULL, u->c, u->mean,
-                   u->var, rn_params_data(p, u->pg), u->s.n, u->s.oc, u->s.oh * u->s.ow);
+    int C = u->s.oc, HW = u->s.oh * u->s.ow;
+    const float *relu_out = u->relu ? u->y : NULL;
+    double *sums = m->bnsum;
+    rn_bn_backward_sums(sums, dy, relu_out, u->c, u->mean, u->s.n, C, HW);
+    rn_bn_backward_params(rn_params_grad(p, u->pg), rn_params_grad(p, u->pb), sums, u->var, C);
+    if (m->opts.reduce.fn) m->opts.reduce.fn(m->opts.reduce.ctx, sums, 2 * C);
+    rn_bn_backward_data(dx, dy, relu_out, u->c, u->mean, u->var, rn_params_data(p, u->pg), sums, u->count, u->s.n, C,
+                        HW);
     rn_conv_backward_weights(u->conv, rn_params_grad(p, u->pw), u->x, dx);
+    if (m->opts.grad_ready.fn) m->opts.grad_ready.fn(m->opts.grad_ready.ctx, p->e[u->pw].offset);
     rn_prof_end(m->prof, sp);
 }
 

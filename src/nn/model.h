@@ -15,6 +15,10 @@
  * scaling: set m.loss_scale before backward; the gradients in p.grad are then
  * scaled by it (optim/loss_scale.h unscales them). Profiling: point m.prof at
  * an rn_profile (core/profile.h).
+ * Data parallel (src/dist): .reduce = {fn, ctx} makes every train-mode BN
+ * all-reduce (sum) its per-channel sums in forward and backward: SyncBN.
+ * .grad_ready = {fn, ctx} is told during backward that every gradient at flat
+ * offsets >= off is final (off only decreases), so buckets can start early.
  *
  * Images are plain NCHW float32, already normalised. k is (N). The output
  * coord is (x, y) on the output grid (input / 4) and depth = gamma * k.
@@ -28,12 +32,25 @@
 #include "nn/params.h"
 
 struct rn_autotune;
+/* Sums buf[0 .. n) in place over all replicas (an all-reduce). */
+typedef struct rn_model_reduce {
+    void (*fn)(void *ctx, double *buf, int n);
+    void *ctx;
+} rn_model_reduce;
+
+/* Gradients at p->grad[off ..) are final for this backward. */
+typedef struct rn_model_grad_ready {
+    void (*fn)(void *ctx, size_t off);
+    void *ctx;
+} rn_model_grad_ready;
 
 typedef struct rn_model_opts {
     int threads;        /* compute threads, 0 = leave OpenMP's setting */
     rn_compute compute; /* conv compute precision */
     int inference;      /* 1: forward only (no backward primitives; train-mode BN still allowed) */
     struct rn_autotune *tune; /* NULL: default conv algorithms; else chosen per shape (nn/autotune.h) */
+    rn_model_reduce reduce;         /* fn NULL: BN statistics stay local */
+    rn_model_grad_ready grad_ready; /* fn NULL: not told */
 } rn_model_opts;
 
 /* conv -> BatchNorm (-> ReLU) */
@@ -47,6 +64,7 @@ typedef struct rn_cbn {
     float *y;                   /* BN (+ReLU) output, or NULL when fused into the block's add */
     float *mean, *var;          /* (OC): batch statistics (train) or running statistics (eval) */
     float *scale, *shift;       /* (OC): folded BN */
+    double count;               /* values per channel behind the last train statistics (all replicas) */
 } rn_cbn;
 
 typedef struct rn_block {
@@ -86,6 +104,7 @@ typedef struct rn_model {
     rn_profile *prof;     /* NULL, or spans of every layer's forward and backward are recorded here */
     float *arena;
     size_t arena_floats;
+    double *bnsum;        /* (2 * max channels + 1): BN sums scratch */
 } rn_model;
 
 

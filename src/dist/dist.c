@@ -1,0 +1,48 @@
+#include "dist/dist.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int rn_dist_after_backward(rn_dist *d, rn_params *p, double *loss, int bcast_stats, rn_err *err)
+{
+    if (rn_dist_grads_finish(d, err) || rn_dist_allreduce_mean(d, loss, 1, err)) return -1;
+    return bcast_stats ? rn_dist_bcast_stats(d, p, err) : 0;
+}
+
+int rn_dist_launched(void)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "MPI_LOCALNRANKS", NULL};
+    for (int i = 0; vars[i]; i++)
+        if (getenv(vars[i])) return 1;
+    return 0;
+}
+
+#ifndef RN_HAVE_MPI
+
+int rn_dist_available(void) { return 0; }
+
+int rn_dist_init(rn_dist **d, double timeout_s, rn_err *err)
+{
+    (void)timeout_s;
+    *d = NULL;
+    return rn_err_set(err, "this rootnet was built without MPI (mpicc was not found at build time): "
+                           "mpirun launches and --sync-bn need an MPI build (install openmpi, then make clean all)");
+}
+
+void rn_dist_finalize(rn_dist *d) { (void)d; }
+void rn_dist_abort(rn_dist *d, int code) { (void)d, (void)code; }
+int rn_dist_rank(const rn_dist *d) { return (void)d, 0; }
+int rn_dist_size(const rn_dist *d) { return (void)d, 1; }
+int rn_dist_allreduce_sum(rn_dist *d, double *buf, int n, rn_err *err) { return (void)d, (void)buf, (void)n, (void)err, 0; }
+int rn_dist_allreduce_mean(rn_dist *d, double *buf, int n, rn_err *err) { return (void)d, (void)buf, (void)n, (void)err, 0; }
+int rn_dist_bcast_params(rn_dist *d, rn_params *p, rn_err *err) { return (void)d, (void)p, (void)err, 0; }
+int rn_dist_bcast_stats(rn_dist *d, rn_params *p, rn_err *err) { return (void)d, (void)p, (void)err, 0; }
+int rn_dist_barrier(rn_dist *d, rn_err *err) { return (void)d, (void)err, 0; }
+void rn_dist_grads_setup(rn_dist *d, float *grad, size_t n, size_t bucket_floats) { (void)d, (void)grad, (void)n, (void)bucket_floats; }
+int rn_dist_grads_finish(rn_dist *d, rn_err *err) { return (void)d, (void)err, 0; }
+double rn_dist_comm_seconds(rn_dist *d, int reset) { return (void)d, (void)reset, 0.0; }
+rn_model_reduce rn_dist_bn_reduce(rn_dist *d) { return (void)d, (rn_model_reduce){0}; }
+rn_model_grad_ready rn_dist_grad_ready(rn_dist *d) { return (void)d, (rn_model_grad_ready){0}; }
+int rn_dist_check(rn_dist *d, rn_err *err) { return (void)d, (void)err, 0; }
+
+#endif

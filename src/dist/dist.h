@@ -1,0 +1,89 @@
+/* rn_dist: data-parallel training over MPI — one replica per rank.
+ *
+ *   rn_dist *d = NULL;
+ *   if (rn_dist_launched() && rn_dist_init(&d, 300.0, &err)) fail;   // under mpirun
+ *   int K = rn_dist_size(d), r = rn_dist_rank(d);                     // d == NULL: 1 and 0
+ *   rn_dist_bcast_params(d, &p, &err);             // every rank starts from rank 0's weights
+ *   rn_dist_grads_setup(d, p.grad, p.n_param, bucket_floats);
+ *   rn_model_opts o = {..., .reduce = rn_dist_bn_reduce(d),          // --sync-bn
+ *                      .grad_ready = rn_dist_grad_ready(d)};         // buckets start in backward
+ *   per step: rn_params_zero_grad(&p); forward; loss = backward;
+ *             rn_dist_after_backward(d, &p, &loss, !sync_bn, &err);  // p.grad and loss: means over ranks
+ *             Adam (identical on every rank)
+ *   rn_dist_finalize(d);
+ *
+ * The gradient is the ONE flat buffer p.grad, all-reduced (sum, then / K) in
+ * buckets of bucket_floats from its end: backward finishes gradients from the
+ * head down to the stem, i.e. from high offsets to low, and each bucket's
+ * MPI_Iallreduce starts as soon as backward has passed below it.
+ *
+ * Failure: MPI errors return (MPI_ERRORS_RETURN) and are reported with the
+ * rank and the operation; after one, every later collective fails at once.
+ * A watchdog thread ends the process (exit status 3, one line on stderr) when
+ * a collective has not completed within timeout_s: a dead or hung peer then
+ * cannot hang the job (mpirun ends the other ranks when one exits non-zero).
+ * This watchdog is the one place the library ends the process: a call stuck
+ * inside MPI cannot be returned from.
+ *
+ * Built without MPI (no mpicc at build time) rn_dist_init fails with a clear
+ * message and every other function is the single-process identity (d == NULL).
+ */
+#ifndef RN_DIST_DIST_H
+#define RN_DIST_DIST_H
+
+#include <stddef.h>
+
+#include "core/status.h"
+#include "nn/model.h"
+#include "nn/params.h"
+
+typedef struct rn_dist rn_dist;
+
+/* 1 when built with MPI. */
+int rn_dist_available(void);
+/* 1 when this process was started by an MPI launcher (mpirun / srun environment). */
+int rn_dist_launched(void);
+/* MPI_Init, MPI_ERRORS_RETURN, and the collective watchdog (timeout_s > 0). */
+int rn_dist_init(rn_dist **d, double timeout_s, rn_err *err);
+/* MPI_Abort of the whole job with this exit code (for the CLI: never returns
+ * when d spans several ranks; returns when d is NULL or single). */
+void rn_dist_abort(rn_dist *d, int code);
+/* MPI_Finalize (only after success) and frees d. NULL is fine. */
+void rn_dist_finalize(rn_dist *d);
+int rn_dist_rank(const rn_dist *d);
+int rn_dist_size(const rn_dist *d);
+
+/* In-place sum of buf over ranks. */
+int rn_dist_allreduce_sum(rn_dist *d, double *buf, int n, rn_err *err);
+/* In-place mean of buf over ranks. */
+int rn_dist_allreduce_mean(rn_dist *d, double *buf, int n, rn_err *err);
+/* Rank 0's param, stats and nbt to every rank. */
+int rn_dist_bcast_params(rn_dist *d, rn_params *p, rn_err *err);
+/* Rank 0's BN running statistics and counters to every rank. */
+int rn_dist_bcast_stats(rn_dist *d, rn_params *p, rn_err *err);
+/* 1 on every rank if any rank passes 1 (a logical or); an error counts as 1. */
+int rn_dist_any(rn_dist *d, int flag);
+/* Blocks until every rank arrives. */
+int rn_dist_barrier(rn_dist *d, rn_err *err);
+
+/* The flat gradient buffer and its bucket size (0: one all-reduce after backward). */
+void rn_dist_grads_setup(rn_dist *d, float *grad, size_t n, size_t bucket_floats);
+/* After each backward: starts the buckets not yet started, waits for all,
+ * divides by the rank count; then ready for the next backward. */
+int rn_dist_grads_finish(rn_dist *d, rn_err *err);
+/* The end of a step's communication, e.g. a trainer's on_grads hook:
+ * rn_dist_grads_finish, loss = its mean over ranks, and (bcast_stats) rank
+ * 0's BN running statistics to every rank, as DDP's broadcast_buffers. */
+int rn_dist_after_backward(rn_dist *d, rn_params *p, double *loss, int bcast_stats, rn_err *err);
+/* Seconds spent inside gradient all-reduce calls (start + wait) since the last reset. */
+double rn_dist_comm_seconds(rn_dist *d, int reset);
+
+/* Model hooks: SyncBN's reduction and the backward's gradient progress.
+ * {NULL, NULL} when d is NULL. A failed reduction is kept for the next call
+ * that returns a status (rn_dist_check). */
+rn_model_reduce rn_dist_bn_reduce(rn_dist *d);
+rn_model_grad_ready rn_dist_grad_ready(rn_dist *d);
+/* 0, or -1 with the first error a hook met. */
+int rn_dist_check(rn_dist *d, rn_err *err);
+
+#endif
