@@ -1,0 +1,2 @@
+#include "cli/commands.h"
+int rn_cmd_demo(int argc, char **argv) { (void)argc; (void)argv; return 2; }
