@@ -1,42 +1,59 @@
 /* rootnet test: a snapshot on a test set -> the authors' result file and metrics. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/snapshot_path.h"
+#include "io/file.h"
 #include "eval/results.h"
 #include "nn/weights.h"
 #include "train/tester.h"
 
 typedef struct test_cli {
-    const char *snapshot, *output, *testset, *data_dir, *result_dir, *compute, *gt, *cache_dir;
+    const char *snapshot, *output, *testset, *data_dir, *result_dir, *compute, *gt, *cache_dir, *metrics_json;
     long epoch, batch, threads, workers, input_size, backbone, limit;
     int gt_bbox, det_bbox, json, no_progress;
 } test_cli;
 
-static void print_json(const rn_test_result *r)
+static void print_json(FILE *f, const rn_test_result *r)
 {
-    printf("{\"testset\": \"%s\", \"n\": %zu, \"det_bbox\": %d", rn_eval_kind_name(r->kind), r->n, r->use_det_bbox);
+    fprintf(f, "{\"testset\": \"%s\", \"n\": %zu, \"det_bbox\": %d", rn_eval_kind_name(r->kind), r->n, r->use_det_bbox);
     if (r->have_ap)
-        printf(", \"ap\": {\"thr\": %.17g, \"ap\": %.17g, \"tp\": %zu, \"fp\": %zu, \"n_gt\": %zu, \"skipped\": %zu}",
+        fprintf(f, ", \"ap\": {\"thr\": %.17g, \"ap\": %.17g, \"tp\": %zu, \"fp\": %zu, \"n_gt\": %zu, \"skipped\": %zu}",
                r->ap.thr, r->ap.ap, r->ap.n_tp, r->ap.n_fp, r->ap.n_gt, r->ap.n_skipped);
     if (r->have_mrpe)
-        printf(", \"mrpe\": {\"total\": %.17g, \"x\": %.17g, \"y\": %.17g, \"z\": %.17g, \"n\": %zu}", r->mrpe.total,
+        fprintf(f, ", \"mrpe\": {\"total\": %.17g, \"x\": %.17g, \"y\": %.17g, \"z\": %.17g, \"n\": %zu}", r->mrpe.total,
                r->mrpe.x, r->mrpe.y, r->mrpe.z, r->mrpe.n);
     if (r->have_actions) {
-        printf(", \"actions\": {");
+        fprintf(f, ", \"actions\": {");
         int first = 1;
         for (int a = 0; a < RN_H36M_ACTIONS; a++) {
             if (!r->h36m.action_n[a]) continue;
-            printf("%s\"%s\": {\"mrpe\": %.17g, \"n\": %zu}", first ? "" : ", ", rn_h36m_action_names[a],
+            fprintf(f, "%s\"%s\": {\"mrpe\": %.17g, \"n\": %zu}", first ? "" : ", ", rn_h36m_action_names[a],
                    r->h36m.action[a], r->h36m.action_n[a]);
             first = 0;
         }
-        printf("}");
+        fprintf(f, "}");
     }
-    printf(", \"result\": \"%s\", \"seconds\": %.3f}\n", r->result_path, r->seconds);
+    fprintf(f, ", \"result\": \"%s\", \"seconds\": %.3f}\n", r->result_path, r->seconds);
+}
+
+/* The --json object into a file, atomically. */
+static int write_metrics(const char *path, const rn_test_result *r, rn_err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return rn_err_set(err, "%s: out of memory", path);
+    print_json(m, r);
+    fclose(m);
+    rn_afile f;
+    int rc = rn_afile_open(&f, path, err) || rn_afile_write(&f, buf, len, err) || rn_afile_commit(&f, err) ? -1 : 0;
+    free(buf);
+    return rc;
 }
 
 static int parse_compute(rn_compute *c, const char *s, rn_err *err)
@@ -96,8 +113,9 @@ static int run_test(const test_cli *c, rn_err *err)
     int rc = rn_test_run(&r, &p, &o, err);
     rn_params_free(&p);
     if (rc) return 1;
+    if (c->metrics_json && write_metrics(c->metrics_json, &r, err)) return 1;
     if (c->json) {
-        print_json(&r);
+        print_json(stdout, &r);
         return 0;
     }
     rn_test_result_print(stdout, &r);
@@ -128,6 +146,7 @@ int rn_cmd_test(int argc, char **argv)
         RN_FLAG_STR("--cache-dir", &c.cache_dir, "annotation cache dir (default next to the annotations)"),
         RN_FLAG_I64("--limit", &c.limit, "evaluate only the first N records (0: all)"),
         RN_FLAG_BOOL("--json", &c.json, "print the metrics as one JSON object (full precision)"),
+        RN_FLAG_STR("--metrics-json", &c.metrics_json, "also write the --json object to this file"),
         RN_FLAG_BOOL("--no-progress", &c.no_progress, "no progress bar"),
         RN_FLAG_BOOL("--help", &help, "show this help"),
         {0}};

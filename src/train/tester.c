@@ -90,6 +90,22 @@ static int check_opts(const rn_test_opts *o, rn_err *err)
     return 0;
 }
 
+/* MuPoTS GT boxes: record i is the i-th valid annotation of the GT file; take
+ * its root in double precision (the records hold floats) when they line up. */
+static void gt_roots_from_file(rn_tester *t)
+{
+    size_t i = 0;
+    for (size_t a = 0; a < t->n_gt_file && i < t->n; a++) {
+        if (!t->gt_file[a].is_valid) continue;
+        if (t->gt_file[a].image_id != t->gt[i].image_id) return;
+        i++;
+    }
+    if (i != t->n) return;
+    i = 0;
+    for (size_t a = 0; a < t->n_gt_file && i < t->n; a++)
+        if (t->gt_file[a].is_valid) memcpy(t->gt[i++].root_cam, t->gt_file[a].root_cam, sizeof t->gt->root_cam);
+}
+
 static int load_set(rn_tester *t, rn_err *err)
 {
     const rn_test_opts *o = &t->o;
@@ -107,7 +123,9 @@ static int load_set(rn_tester *t, rn_err *err)
     for (size_t i = 0; i < t->n; i++) rn_eval_gt_from_sample(&t->gt[i], &t->ds.samples[i]);
     if (t->kind != RN_EVAL_MUPOTS) return 0;
     if (!t->gt_path[0]) snprintf(t->gt_path, sizeof t->gt_path, "%s/MuPoTS/data/MuPoTS-3D.json", o->data_dir);
-    return rn_eval_gt_read(&t->gt_file, &t->n_gt_file, t->gt_path, err);
+    if (rn_eval_gt_read(&t->gt_file, &t->n_gt_file, t->gt_path, err)) return -1;
+    if (!o->use_det_bbox) gt_roots_from_file(t);
+    return 0;
 }
 
 static int build_runtime(rn_tester *t, rn_err *err)
