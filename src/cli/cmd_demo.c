@@ -199,7 +199,7 @@ int rn_cmd_demo(int argc, char **argv)
     int rc = run_demo(&c, &err);
     if (rc) {
         fprintf(stderr, "rootnet demo: %s\n", err.msg);
-        if (rc == 2) rn_args_usage(stderr, "demo", syn, flags);
+        rn_args_usage(stderr, "demo", syn, flags);
     }
     return rc;
 }

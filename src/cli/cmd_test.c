@@ -165,7 +165,7 @@ int rn_cmd_test(int argc, char **argv)
     int rc = run_test(&c, &err);
     if (rc) {
         fprintf(stderr, "rootnet test: %s\n", err.msg);
-        if (rc == 2) rn_args_usage(stderr, "test", syn, flags);
+        rn_args_usage(stderr, "test", syn, flags);
     }
     return rc;
 }
