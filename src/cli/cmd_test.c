@@ -15,6 +15,7 @@
 typedef struct test_cli {
     const char *snapshot, *output, *testset, *data_dir, *result_dir, *compute, *gt, *cache_dir, *metrics_json;
     long epoch, batch, threads, workers, input_size, backbone, limit;
+    double ap_thr;
     int gt_bbox, det_bbox, json, no_progress;
 } test_cli;
 
@@ -76,6 +77,7 @@ static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap
     if (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32)
         return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->input_size);
     if (c->limit < 0) return rn_err_set(err, "--limit %ld: must be >= 0", c->limit);
+    if (!(c->ap_thr > 0) || c->ap_thr > 1e9) return rn_err_set(err, "--ap-thr %g: must be > 0 (mm)", c->ap_thr);
     if (c->compute && parse_compute(&o->compute, c->compute, err)) return -1;
     struct stat st;
     if (stat(c->data_dir, &st) || !S_ISDIR(st.st_mode))
@@ -93,6 +95,7 @@ static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap
     o->cache_dir = c->cache_dir;
     o->progress = !c->no_progress;
     o->limit = (size_t)c->limit;
+    o->ap_thr = c->ap_thr;
     if (!o->result_dir) o->result_dir = c->output ? c->output : ".";
     return 0;
 }
@@ -125,7 +128,7 @@ static int run_test(const test_cli *c, rn_err *err)
 
 int rn_cmd_test(int argc, char **argv)
 {
-    test_cli c = {.epoch = -1, .batch = 16, .workers = 1, .input_size = 256};
+    test_cli c = {.epoch = -1, .batch = 16, .workers = 1, .input_size = 256, .ap_thr = 250.0};
     int help = 0;
     rn_flag flags[] = {
         RN_FLAG_STR("--snapshot", &c.snapshot, "weights: a rootnet snapshot (safetensors) or the authors' .pth.tar"),
@@ -144,6 +147,7 @@ int rn_cmd_test(int argc, char **argv)
         RN_FLAG_STR("--result-dir", &c.result_dir, "where the result JSON goes (default --output, else .)"),
         RN_FLAG_STR("--gt", &c.gt, "MuPoTS GT roots (default D/MuPoTS/data/MuPoTS-3D.json)"),
         RN_FLAG_STR("--cache-dir", &c.cache_dir, "annotation cache dir (default next to the annotations)"),
+        RN_FLAG_F64("--ap-thr", &c.ap_thr, "MuPoTS AP distance threshold in mm (default 250)"),
         RN_FLAG_I64("--limit", &c.limit, "evaluate only the first N records (0: all)"),
         RN_FLAG_BOOL("--json", &c.json, "print the metrics as one JSON object (full precision)"),
         RN_FLAG_STR("--metrics-json", &c.metrics_json, "also write the --json object to this file"),
