@@ -90,26 +90,35 @@ for r in res:
 PYEOF
 check "result JSON: one record per valid GT person, the authors' fields" $?
 
-# 3b. the same at a threshold where about half the people match (the median
-# error of this run), so that sorting, matching and the precision/recall
+# 3b. the same at a threshold where about half the predictions have a GT
+# person within reach (the median distance to the nearest valid GT root of
+# their image), so that sorting, matching and the precision/recall
 # accumulation are exercised whatever the tiny model's accuracy.
 thr=$("$PY" -c '
 import json, math, sys
 res, gt = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-valid = [a["keypoints_cam"][14] for a in gt["annotations"] if a["is_valid"]]
-d = sorted(math.dist(r["root_cam"], g) for r, g in zip(res, valid))
+roots = {}
+for a in gt["annotations"]:
+    if a["is_valid"]: roots.setdefault(a["image_id"], []).append(a["keypoints_cam"][14])
+d = sorted(min(math.dist(r["root_cam"], g) for g in roots[r["image_id"]]) for r in res)
 print("%.3f" % (d[len(d) // 2] + 0.0005))' "$R" "$GT")
-"$RN" test --snapshot "$d/snap.safetensors" --testset MuPoTS --data-dir "$d/data" --input-size $S --batch 8 \
-    --threads 2 --ap-thr "$thr" --result-dir "$d/res2" --metrics-json "$d/metrics2.json" > "$d/test2.txt" 2>&1
-check "rootnet test --ap-thr $thr ran" $?
-grep AP_root "$d/test2.txt"
-"$PY" tools/e2e_check.py MuPoTS "$d/res2/bbox_root_mupots_output.json" "$GT" "$d/metrics2.json" "$d/test2.txt" \
-    > "$d/check2.txt"
-check "AP_root at ${thr} mm equals the Python reference" $?
-grep -v '^ok ' "$d/check2.txt"
-"$PY" -c 'import json, sys; a = json.load(open(sys.argv[1]))["ap"]; sys.exit(not (a["tp"] > 0 and a["fp"] > 0 and 0 < a["ap"] < 1))' \
-    "$d/metrics2.json"
-check "that AP is non-trivial (some true, some false positives)" $?
+# The authors' matching only looks at GT within 9999 mm (their initial "best"
+# distance); a model further off than that cannot match at any threshold.
+if "$PY" -c 'import sys; sys.exit(not float(sys.argv[1]) < 9999)' "$thr"; then
+    "$RN" test --snapshot "$d/snap.safetensors" --testset MuPoTS --data-dir "$d/data" --input-size $S --batch 8 \
+        --threads 2 --ap-thr "$thr" --result-dir "$d/res2" --metrics-json "$d/metrics2.json" > "$d/test2.txt" 2>&1
+    check "rootnet test --ap-thr $thr ran" $?
+    grep AP_root "$d/test2.txt"
+    "$PY" tools/e2e_check.py MuPoTS "$d/res2/bbox_root_mupots_output.json" "$GT" "$d/metrics2.json" \
+        "$d/test2.txt" > "$d/check2.txt"
+    check "AP_root at ${thr} mm equals the Python reference" $?
+    grep -v '^ok ' "$d/check2.txt"
+    "$PY" -c 'import json, sys; a = json.load(open(sys.argv[1]))["ap"]
+sys.exit(not (a["tp"] > 0 and a["fp"] > 0 and 0 < a["ap"] < 1))' "$d/metrics2.json"
+    check "that AP is non-trivial (some true, some false positives)" $?
+else
+    echo "note: median error $thr mm is beyond the authors' 9999 mm matching radius; no non-trivial AP check"
+fi
 
 # 4. detector boxes: AP against every GT root of MuPoTS-3D.json
 "$RN" test --snapshot "$d/snap.safetensors" --testset MuPoTS --data-dir "$d/data" --input-size $S --det-bbox \
