@@ -60,6 +60,7 @@ SNAP="$OUT/train/model_dump/snapshot_$((EPOCHS - 1)).safetensors"
 [ -s "$SNAP" ] || { echo "quickstart: training left no $SNAP" >&2; exit 1; }
 
 say "3/4 testing on the MuPoTS-format test split (GT boxes)"
+mkdir -p "$OUT/result"
 "$RN" test --snapshot "$SNAP" --testset MuPoTS --data-dir "$DATA" --input-size "$SIZE" --threads "$THREADS" \
     --result-dir "$OUT/result" --metrics-json "$OUT/result/metrics.json" | tee "$OUT/result/metrics.txt"
 
