@@ -22,47 +22,11 @@ check "synth muco" $?
 "$RN" synth --out "$d/data" --format mupots --images 8 --width 256 --height 256 --seed 4 > /dev/null
 check "synth mupots" $?
 
-# 2. a tiny training run: `rootnet train` (ResNet-18, 64x64, one short epoch).
-# Where `rootnet train` is not built yet (branches merge in any order), the
-# same data trains through the model-core path instead: patches from the MuCo
-# reader + crop (rootnet inspect), stacked by numpy, `rootnet step` from the
-# authors' initialisation (tools/reference.py).
-train_with_train() {
-    S=64
-    "$RN" train --data-dir "$d/data" --trainset-3d MuCo --trainset-2d '' --testset MuPoTS --backbone 18 \
-        --input-size $S --batch 8 --lr 1e-3 --end-epoch 1 --threads 2 --workers 1 --seed 1 --log-every 2 \
-        --output "$d/train" > "$d/train.log" || return 1
-    cp "$d/train/model_dump/snapshot_0.safetensors" "$d/snap.safetensors"
-}
-train_with_step() {
-    S=256   # the input size of `rootnet inspect` patches
-    "$PY" tools/reference.py make-case --backbone 18 --height 64 --width 64 --batch 1 --steps 1 --out "$d/init" \
-        > /dev/null || return 1
-    mkdir -p "$d/p"
-    for i in $(seq 0 15); do
-        "$RN" inspect --data-dir "$d/data" --dataset MuCo --split train --index "$i" --out "$d/p/$i.npy" \
-            > "$d/p/$i.json" || return 1
-    done
-    "$PY" - "$d/p" 16 <<'PYEOF' || return 1
-import json, sys, numpy as np
-d, n = sys.argv[1], int(sys.argv[2])
-rec = [json.load(open('%s/%d.json' % (d, i))) for i in range(n)]
-np.save(d + '/x.npy', np.stack([np.load('%s/%d.npy' % (d, i)) for i in range(n)]).astype(np.float32))
-np.save(d + '/k.npy', np.array([r['k'] for r in rec], np.float32))
-np.save(d + '/t.npy', np.array([r['root_out'] + [r['depth']] for r in rec], np.float32))
-np.save(d + '/v.npy', np.array([[r['vis']] for r in rec], np.float32))
-np.save(d + '/h.npy', np.array([[r['have_depth']] for r in rec], np.float32))
-PYEOF
-    "$RN" step --weights "$d/init/w0.safetensors" --images "$d/p/x.npy" --k "$d/p/k.npy" --target "$d/p/t.npy" \
-        --vis "$d/p/v.npy" --have-depth "$d/p/h.npy" --steps 4 --batch 4 --lr 1e-3 --threads 2 \
-        --save-weights "$d/snap.safetensors" > "$d/train.log"
-}
-if "$RN" train --help > /dev/null 2>&1; then
-    train_with_train
-else
-    echo "(rootnet train is not built: training through rootnet step)"
-    train_with_step
-fi
+# 2. a tiny training run: `rootnet train`, ResNet-18 at 64x64, one short epoch.
+S=64
+"$RN" train --data-dir "$d/data" --trainset-3d MuCo --trainset-2d '' --testset MuPoTS --backbone 18 \
+    --input-size $S --batch 8 --lr 1e-3 --end-epoch 1 --threads 2 --workers 1 --seed 1 --log-every 2 \
+    --output "$d/train" > "$d/train.log" && cp "$d/train/model_dump/snapshot_0.safetensors" "$d/snap.safetensors"
 check "tiny training run" $?
 [ -s "$d/snap.safetensors" ] || { echo "no snapshot; cannot go on"; finish; }
 
