@@ -4,6 +4,9 @@
 PW3D.evaluate), independent of the C code, for tests.
 
 usage: eval_ref.py evaluate KIND RESULT.json GT.json [THR ...]
+       eval_ref.py mupots-records RESULT.json MuPoTS-3D.json [THR ...]
+           (GT-box results: AP, plus MRPE of the i-th prediction against the
+            i-th valid annotation, checking that their image ids agree)
        eval_ref.py gen KIND SEED OUTDIR    (random result + GT files for tests)
 Prints one JSON object with the metrics (full precision).
 """
@@ -102,6 +105,22 @@ def evaluate(kind, result_path, gt_path, thrs):
     return out
 
 
+def mupots_records(result_path, gt_path, thrs):
+    """GT-box MuPoTS results: one prediction per valid annotation, file order."""
+    with open(result_path) as f:
+        preds = json.load(f)
+    gts = load_gt(gt_path)
+    valid = [g for g in gts if g['valid']]
+    if len(valid) != len(preds):
+        raise SystemExit('%d predictions but %d valid annotations' % (len(preds), len(valid)))
+    for i, (p, g) in enumerate(zip(preds, valid)):
+        if p['image_id'] != g['image_id']:
+            raise SystemExit('prediction %d: image_id %s, annotation has %s' % (i, p['image_id'], g['image_id']))
+    out = {'ap': {str(t): mupots_ap(preds, gts, t) for t in thrs}}
+    out['mrpe'] = mrpe([(p['root_cam'], g['root']) for p, g in zip(preds, valid)])
+    return out
+
+
 def gen_mupots(rng, n_img, n_pred):
     images, anns, preds = [], [], []
     aid = 0
@@ -159,6 +178,10 @@ def main(argv):
     if len(argv) >= 5 and argv[1] == 'evaluate':
         thrs = [float(t) for t in argv[5:]] or [250.0]
         json.dump(evaluate(argv[2], argv[3], argv[4], thrs), sys.stdout)
+        print()
+    elif len(argv) >= 4 and argv[1] == 'mupots-records':
+        thrs = [float(t) for t in argv[4:]] or [250.0]
+        json.dump(mupots_records(argv[2], argv[3], thrs), sys.stdout)
         print()
     elif len(argv) == 5 and argv[1] == 'gen':
         gen(argv[2], int(argv[3]), argv[4])

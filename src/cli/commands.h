@@ -12,5 +12,7 @@ int rn_cmd_evaluate(int argc, char **argv);
 int rn_cmd_synth(int argc, char **argv);
 int rn_cmd_dataset(int argc, char **argv);
 int rn_cmd_inspect(int argc, char **argv);
+int rn_cmd_test(int argc, char **argv);
+int rn_cmd_demo(int argc, char **argv);
 
 #endif

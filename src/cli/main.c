@@ -20,6 +20,8 @@ static const command COMMANDS[] = {
     {"synth", rn_cmd_synth, "write a synthetic dataset (muco, mupots, h36m layouts)"},
     {"dataset", rn_cmd_dataset, "load an annotation set (readers + cache), summary or CSV dump"},
     {"inspect", rn_cmd_inspect, "print one sample record as JSON and write its input patch"},
+    {"test", rn_cmd_test, "run a snapshot on a test set: result JSON + AP_root / MRPE"},
+    {"demo", rn_cmd_demo, "roots of people in one image from their boxes; draws them"},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Quick start: a small end-to-end job on the embedded synthetic data.
+#   synth (MuCo-format train, MuPoTS-format test) -> rootnet train (ResNet-18,
+#   64x64 input, as many epochs as fit in QS_TRAIN_SECONDS, one `rootnet train
+#   --continue` per epoch, the last one at lr/10) -> rootnet test (AP_root@25cm,
+#   MRPE) -> rootnet demo on a test image. Prints the metrics and where
+#   everything is. Whole run: under 10 minutes on 2 cores.
+#
+#   bash scripts/quickstart.sh [OUT_DIR]          (default: quickstart_out)
+#
+# Knobs (environment): QS_TRAIN_SECONDS (default 420), QS_MAX_EPOCHS (40),
+# QS_TRAIN_IMAGES, QS_TEST_IMAGES, QS_SIZE (input size), QS_BACKBONE,
+# QS_BATCH, QS_LR, QS_THREADS, QS_SEED.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-quickstart_out}
+TRAIN_IMAGES=${QS_TRAIN_IMAGES:-400}
+TEST_IMAGES=${QS_TEST_IMAGES:-40}
+SIZE=${QS_SIZE:-64}
+BACKBONE=${QS_BACKBONE:-18}
+TRAIN_SECONDS=${QS_TRAIN_SECONDS:-420}
+MAX_EPOCHS=${QS_MAX_EPOCHS:-40}
+BATCH=${QS_BATCH:-16}
+LR=${QS_LR:-1e-3}
+THREADS=${QS_THREADS:-2}
+SEED=${QS_SEED:-1}
+RN=build/rootnet
+t0=$(date +%s)
+say() { printf '\n== %s (%ds)\n' "$*" $(( $(date +%s) - t0 )); }
+
+if [ ! -x "$RN" ]; then say "building rootnet"; make -j2 > /dev/null; fi
+rm -rf "$OUT"
+mkdir -p "$OUT"
+DATA="$OUT/data"
+
+say "1/4 synthetic data: $TRAIN_IMAGES MuCo-format training images, $TEST_IMAGES MuPoTS-format test images"
+"$RN" synth --out "$DATA" --format muco --images "$TRAIN_IMAGES" --width 320 --height 240 --seed "$SEED"
+"$RN" synth --out "$DATA" --format mupots --images "$TEST_IMAGES" --width 320 --height 240 --seed $((SEED + 1000))
+
+say "2/4 training ResNet-$BACKBONE at ${SIZE}x${SIZE}, batch $BATCH, for about $TRAIN_SECONDS s on $THREADS threads"
+train_epoch() { # train_epoch END_EPOCH LR_DEC_EPOCH [--continue]
+    "$RN" train --data-dir "$DATA" --trainset-3d MuCo --trainset-2d '' --testset MuPoTS --backbone "$BACKBONE" \
+        --input-size "$SIZE" --batch "$BATCH" --lr "$LR" --lr-dec-epoch "$2" --end-epoch "$1" --no-augment \
+        --threads "$THREADS" --workers 1 --seed "$SEED" --output "$OUT/train" --log-every 1000 "${@:3}" \
+        | grep -E '^(training|epoch)'
+}
+tt=$(date +%s)
+train_epoch 1 1000
+epoch_s=$(( $(date +%s) - tt ))
+EPOCHS=1
+# Another epoch while the remaining budget holds two more (the last at lr/10).
+while [ "$EPOCHS" -lt $((MAX_EPOCHS - 1)) ] && [ $(( $(date +%s) - tt + 2 * epoch_s )) -le "$TRAIN_SECONDS" ]; do
+    EPOCHS=$((EPOCHS + 1))
+    train_epoch "$EPOCHS" 1000 --continue
+done
+EPOCHS=$((EPOCHS + 1))
+train_epoch "$EPOCHS" $((EPOCHS - 1)) --continue
+echo "trained $EPOCHS epochs in $(( $(date +%s) - tt )) s"
+SNAP="$OUT/train/model_dump/snapshot_$((EPOCHS - 1)).safetensors"
+[ -s "$SNAP" ] || { echo "quickstart: training left no $SNAP" >&2; exit 1; }
+
+say "3/4 testing on the MuPoTS-format test split (GT boxes)"
+mkdir -p "$OUT/result"
+"$RN" test --snapshot "$SNAP" --testset MuPoTS --data-dir "$DATA" --input-size "$SIZE" --threads "$THREADS" \
+    --result-dir "$OUT/result" --metrics-json "$OUT/result/metrics.json" | tee "$OUT/result/metrics.txt"
+
+say "4/4 demo: the people of one test image, with that camera's intrinsics"
+"$RN" dataset --name MuPoTS --data "$DATA" --split test --dump "$OUT/test_records.csv" > /dev/null
+# The first image with the most people; each record's box back to a user box
+# (the reader's box is the person's square box enlarged 1.25x; demo redoes that).
+demo_args=$(awk -F, 'NR > 1 { n[$1]++; if (!($1 in first)) { first[$1] = NR; order[++m] = $1 }
+        box[$1] = box[$1] sprintf(" --bbox %.1f,%.1f,%.1f,%.1f", $6 + 0.1 * $8, $7 + 0.1 * $9, $8 / 1.25, $9 / 1.25)
+        cam[$1] = sprintf(" --focal %s,%s --princpt %s,%s", $19, $20, $21, $22) }
+    END { best = order[1]; for (i = 1; i <= m; i++) if (n[order[i]] > n[best]) best = order[i]
+          printf "--image %s/%s%s%s", dir, best, box[best], cam[best] }' dir="$DATA" "$OUT/test_records.csv")
+# shellcheck disable=SC2086
+"$RN" demo --snapshot "$SNAP" $demo_args --input-size "$SIZE" --threads "$THREADS" --out "$OUT/demo.png"
+
+say "done in $(( $(date +%s) - t0 )) s"
+cat <<EOT
+metrics:        $(grep -m1 AP_root "$OUT/result/metrics.txt")
+                $(grep -m1 MRPE "$OUT/result/metrics.txt")
+outputs under $OUT/:
+  data/                                  the synthetic MuCo / MuPoTS sets (authors' layout)
+  train/model_dump/snapshot_*.safetensors  one snapshot per epoch (PyTorch names)
+  train/log/                             train_log.txt, train.jsonl, loss.png
+  result/bbox_root_mupots_output.json    the authors' result file; metrics.json, metrics.txt
+  demo.png                               the demo image: boxes, roots, depths
+check the metrics independently:  /usr/bin/python3 tools/eval_ref.py mupots-records \\
+    $OUT/result/bbox_root_mupots_output.json $DATA/MuPoTS/data/MuPoTS-3D.json
+EOT

@@ -1,0 +1,205 @@
+/* rootnet demo: the root (x, y, depth, camera X, Y, Z) of each boxed person in one image. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "data/draw.h"
+#include "data/image.h"
+#include "nn/weights.h"
+#include "train/predict.h"
+
+typedef struct demo_cli {
+    const char *snapshot, *image, *format, *focal, *princpt, *out;
+    rn_multi bbox;
+    long input_size, threads, backbone;
+    int json;
+} demo_cli;
+
+/* "a,b[,c,d]" -> n finite numbers. */
+static int parse_list(double *v, int n, const char *s, const char *flag, rn_err *err)
+{
+    const char *p = s;
+    for (int i = 0; i < n; i++) {
+        char *end = NULL;
+        errno = 0;
+        v[i] = strtod(p, &end);
+        if (errno || end == p || !isfinite(v[i]))
+            return rn_err_set(err, "%s '%s': expected %d comma-separated numbers", flag, s, n);
+        p = end;
+        if (i + 1 < n && *p++ != ',')
+            return rn_err_set(err, "%s '%s': expected %d comma-separated numbers", flag, s, n);
+    }
+    if (*p) return rn_err_set(err, "%s '%s': expected %d comma-separated numbers", flag, s, n);
+    return 0;
+}
+
+static int parse_boxes(double (*boxes)[4], const demo_cli *c, rn_err *err)
+{
+    int xyxy = 0;
+    if (c->format && !strcmp(c->format, "xyxy")) xyxy = 1;
+    else if (c->format && strcmp(c->format, "xywh"))
+        return rn_err_set(err, "--bbox-format '%s': expected xywh or xyxy", c->format);
+    if (c->bbox.n == 0) return rn_err_set(err, "at least one --bbox x,y,w,h is required");
+    if (c->bbox.n > RN_PREDICT_MAX_BOXES) return rn_err_set(err, "at most %d boxes", RN_PREDICT_MAX_BOXES);
+    for (int i = 0; i < c->bbox.n; i++) {
+        if (parse_list(boxes[i], 4, c->bbox.v[i], "--bbox", err)) return -1;
+        if (!xyxy) continue;
+        if (boxes[i][2] < boxes[i][0] || boxes[i][3] < boxes[i][1])
+            return rn_err_set(err, "--bbox '%s': xyxy needs x2 >= x1 and y2 >= y1", c->bbox.v[i]);
+        boxes[i][2] -= boxes[i][0];
+        boxes[i][3] -= boxes[i][1];
+    }
+    return 0;
+}
+
+static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_err *err)
+{
+    memset(in, 0, sizeof *in);
+    if (!c->snapshot) return rn_err_set(err, "--snapshot FILE is required");
+    if (!c->image) return rn_err_set(err, "--image FILE is required");
+    if (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32)
+        return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->input_size);
+    if (c->threads < 0 || c->threads > 1024) return rn_err_set(err, "--threads %ld: must be 0..1024", c->threads);
+    if (parse_boxes(boxes, c, err)) return -1;
+    if (c->focal && parse_list(in->f, 2, c->focal, "--focal", err)) return -1;
+    if (c->focal && !(in->f[0] > 0 && in->f[1] > 0)) return rn_err_set(err, "--focal: both values must be > 0");
+    if (c->princpt && parse_list(in->c, 2, c->princpt, "--princpt", err)) return -1;
+    in->have_c = c->princpt != NULL;
+    in->image = c->image;
+    in->boxes = (const double(*)[4])boxes;
+    in->n = c->bbox.n;
+    in->input_size = (int)c->input_size;
+    in->threads = (int)c->threads;
+    return 0;
+}
+
+static void print_text(const rn_person_root *r, int n, const rn_predict_info *info, const char *out)
+{
+    printf("image %d x %d, focal %.1f, %.1f px, principal point %.1f, %.1f px\n", info->width, info->height,
+           info->f[0], info->f[1], info->c[0], info->c[1]);
+    if (info->default_focal)
+        printf("note: no --focal given, so the authors' convention is used (focal 1500 px%s). Depth is only right "
+               "for that focal: with the true focal fx, fy, depth_true = depth * sqrt(fx * fy) / 1500 (X, Y scale "
+               "the same way), or rerun with --focal fx,fy [--princpt cx,cy].\n",
+               info->default_c ? ", principal point at the image centre" : "");
+    for (int i = 0; i < n; i++)
+        printf("person %d: box %.1f,%.1f,%.1f,%.1f  root x %.1f px  y %.1f px  depth %.1f mm  "
+               "camera X %.1f  Y %.1f  Z %.1f mm\n",
+               i + 1, r[i].box[0], r[i].box[1], r[i].box[2], r[i].box[3], r[i].img[0], r[i].img[1], r[i].img[2],
+               r[i].cam[0], r[i].cam[1], r[i].cam[2]);
+    if (out) printf("wrote %s\n", out);
+}
+
+static void print_json(const rn_person_root *r, int n, const rn_predict_info *info, const char *out)
+{
+    printf("{\"width\": %d, \"height\": %d, \"focal\": [%.17g, %.17g], \"princpt\": [%.17g, %.17g], "
+           "\"default_focal\": %s, \"output\": \"%s\", \"people\": [",
+           info->width, info->height, info->f[0], info->f[1], info->c[0], info->c[1],
+           info->default_focal ? "true" : "false", out ? out : "");
+    for (int i = 0; i < n; i++)
+        printf("%s{\"box\": [%.17g, %.17g, %.17g, %.17g], \"bbox\": [%.17g, %.17g, %.17g, %.17g], \"k\": %.17g, "
+               "\"root_img\": [%.17g, %.17g, %.17g], \"root_cam\": [%.17g, %.17g, %.17g]}",
+               i ? ", " : "", r[i].box[0], r[i].box[1], r[i].box[2], r[i].box[3], r[i].bbox[0], r[i].bbox[1],
+               r[i].bbox[2], r[i].bbox[3], r[i].k, r[i].img[0], r[i].img[1], r[i].img[2], r[i].cam[0], r[i].cam[1],
+               r[i].cam[2]);
+    printf("]}\n");
+}
+
+/* Box (green), root cross (red) and depth label "1234mm" above the box. */
+static void draw_people(rn_rgb *img, const rn_person_root *r, int n)
+{
+    static const uint8_t green[3] = {0, 255, 0}, red[3] = {255, 0, 0}, white[3] = {255, 255, 255};
+    int big = img->w > img->h ? img->w : img->h;
+    int thick = big >= 800 ? 3 : 2, scale = big >= 1200 ? 3 : 2;
+    for (int i = 0; i < n; i++) {
+        int x0 = (int)lround(r[i].box[0]), y0 = (int)lround(r[i].box[1]);
+        rn_draw_rect(img, x0, y0, (int)lround(r[i].box[0] + r[i].box[2]) - 1,
+                     (int)lround(r[i].box[1] + r[i].box[3]) - 1, thick, green);
+        rn_draw_cross(img, (int)lround(r[i].img[0]), (int)lround(r[i].img[1]), 4 * thick, thick, red);
+        char label[32];
+        snprintf(label, sizeof label, "%.0fmm", r[i].img[2]);
+        int ty = y0 - (RN_FONT_H + 2) * scale;
+        rn_draw_text(img, x0 + scale, ty < scale ? y0 + thick + scale : ty, label, scale, white, 1);
+    }
+}
+
+static int write_image(const char *out, const char *path, const rn_person_root *r, int n, rn_err *err)
+{
+    rn_image im = {0};
+    rn_bytes scratch = {0};
+    int rc = rn_image_load(&im, &scratch, path, err);
+    rn_rgb img = {0};
+    if (!rc) {
+        img = (rn_rgb){.px = rn_xmalloc((size_t)3 * im.w * im.h), .w = im.w, .h = im.h};
+        for (int y = 0; y < im.h; y++) memcpy(img.px + (size_t)3 * im.w * y, im.px + im.stride * y, (size_t)3 * im.w);
+        draw_people(&img, r, n);
+        rc = rn_rgb_write(out, &img, err);
+    }
+    free(img.px);
+    rn_image_free(&im);
+    rn_bytes_free(&scratch);
+    return rc;
+}
+
+static int run_demo(const demo_cli *c, rn_err *err)
+{
+    double boxes[RN_PREDICT_MAX_BOXES][4];
+    rn_predict_in in;
+    if (fill_in(&in, boxes, c, err)) return 2;
+    rn_params p;
+    rn_rng rng;
+    rn_rng_seed(&rng, 1);
+    if (rn_weights_load(&p, c->snapshot, (int)c->backbone, &rng, err)) return 1;
+    rn_person_root r[RN_PREDICT_MAX_BOXES];
+    rn_predict_info info;
+    int rc = rn_predict_roots(r, &info, &p, &in, err);
+    rn_params_free(&p);
+    if (rc) return 2;
+    const char *out = c->out ? c->out : "demo_output.png";
+    if (write_image(out, c->image, r, in.n, err)) return 1;
+    if (c->json) print_json(r, in.n, &info, out);
+    else print_text(r, in.n, &info, out);
+    return 0;
+}
+
+int rn_cmd_demo(int argc, char **argv)
+{
+    demo_cli c = {.input_size = 256};
+    int help = 0;
+    rn_flag flags[] = {
+        RN_FLAG_STR("--snapshot", &c.snapshot, "weights: a rootnet snapshot (safetensors) or the authors' .pth.tar"),
+        RN_FLAG_STR("--image", &c.image, "input image (JPEG or PNG)"),
+        RN_FLAG_MULTI("--bbox", &c.bbox, "a person's box x,y,w,h in pixels (repeat for each person)"),
+        RN_FLAG_STR("--bbox-format", &c.format, "xywh (default) or xyxy (x1,y1,x2,y2)"),
+        RN_FLAG_STR("--focal", &c.focal, "fx,fy in pixels (default: 1500,1500, the authors' convention)"),
+        RN_FLAG_STR("--princpt", &c.princpt, "cx,cy in pixels (default: the image centre)"),
+        RN_FLAG_STR("--out", &c.out, "output image, .png or .jpg (default demo_output.png)"),
+        RN_FLAG_BOOL("--json", &c.json, "print the roots as one JSON object"),
+        RN_FLAG_I64("--input-size", &c.input_size, "network input size (default 256; the training size)"),
+        RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_I64("--backbone", &c.backbone, "expected ResNet depth (default: from the snapshot)"),
+        RN_FLAG_BOOL("--help", &help, "show this help"),
+        {0}};
+    const char *syn = "--snapshot FILE --image IMG --bbox x,y,w,h [--bbox ...] [--bbox-format xywh|xyxy] "
+                      "[--focal fx,fy] [--princpt cx,cy] [--json] [--out OUT.png]";
+    rn_err err = {{0}};
+    if (rn_args_parse(flags, argc, argv, 2, &err)) {
+        fprintf(stderr, "rootnet demo: %s\n", err.msg);
+        rn_args_usage(stderr, "demo", syn, flags);
+        return 2;
+    }
+    if (help) {
+        rn_args_usage(stdout, "demo", syn, flags);
+        return 0;
+    }
+    int rc = run_demo(&c, &err);
+    if (rc) {
+        fprintf(stderr, "rootnet demo: %s\n", err.msg);
+        rn_args_usage(stderr, "demo", syn, flags);
+    }
+    return rc;
+}

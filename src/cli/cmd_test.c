@@ -1,0 +1,175 @@
+/* rootnet test: a snapshot on a test set -> the authors' result file and metrics. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/snapshot_path.h"
+#include "io/file.h"
+#include "eval/results.h"
+#include "nn/weights.h"
+#include "train/tester.h"
+
+typedef struct test_cli {
+    const char *snapshot, *output, *testset, *data_dir, *result_dir, *compute, *gt, *cache_dir, *metrics_json;
+    long epoch, batch, threads, workers, input_size, backbone, limit;
+    double ap_thr;
+    int gt_bbox, det_bbox, json, no_progress;
+} test_cli;
+
+static void print_json(FILE *f, const rn_test_result *r)
+{
+    fprintf(f, "{\"testset\": \"%s\", \"n\": %zu, \"det_bbox\": %d", rn_eval_kind_name(r->kind), r->n, r->use_det_bbox);
+    if (r->have_ap)
+        fprintf(f, ", \"ap\": {\"thr\": %.17g, \"ap\": %.17g, \"tp\": %zu, \"fp\": %zu, \"n_gt\": %zu, \"skipped\": %zu}",
+               r->ap.thr, r->ap.ap, r->ap.n_tp, r->ap.n_fp, r->ap.n_gt, r->ap.n_skipped);
+    if (r->have_mrpe)
+        fprintf(f, ", \"mrpe\": {\"total\": %.17g, \"x\": %.17g, \"y\": %.17g, \"z\": %.17g, \"n\": %zu}", r->mrpe.total,
+               r->mrpe.x, r->mrpe.y, r->mrpe.z, r->mrpe.n);
+    if (r->have_actions) {
+        fprintf(f, ", \"actions\": {");
+        int first = 1;
+        for (int a = 0; a < RN_H36M_ACTIONS; a++) {
+            if (!r->h36m.action_n[a]) continue;
+            fprintf(f, "%s\"%s\": {\"mrpe\": %.17g, \"n\": %zu}", first ? "" : ", ", rn_h36m_action_names[a],
+                   r->h36m.action[a], r->h36m.action_n[a]);
+            first = 0;
+        }
+        fprintf(f, "}");
+    }
+    fprintf(f, ", \"result\": \"%s\", \"seconds\": %.3f}\n", r->result_path, r->seconds);
+}
+
+/* The --json object into a file, atomically. */
+static int write_metrics(const char *path, const rn_test_result *r, rn_err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return rn_err_set(err, "%s: out of memory", path);
+    print_json(m, r);
+    fclose(m);
+    rn_afile f;
+    int rc = rn_afile_open(&f, path, err) || rn_afile_write(&f, buf, len, err) || rn_afile_commit(&f, err) ? -1 : 0;
+    free(buf);
+    return rc;
+}
+
+static int parse_compute(rn_compute *c, const char *s, rn_err *err)
+{
+    if (!strcmp(s, "fp32")) *c = RN_COMPUTE_F32;
+    else if (!strcmp(s, "bf16")) *c = RN_COMPUTE_BF16;
+    else return rn_err_set(err, "--compute: '%s' is not fp32 or bf16", s);
+    return 0;
+}
+
+static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap_len, rn_err *err)
+{
+    rn_test_opts_default(o);
+    if (!c->testset) return rn_err_set(err, "--testset is required (MuPoTS, Human36M or PW3D)");
+    if (!c->data_dir) return rn_err_set(err, "--data-dir is required");
+    if (c->gt_bbox && c->det_bbox) return rn_err_set(err, "--use-gt-bbox and --det-bbox exclude each other");
+    if (c->batch < 1 || c->batch > 4096) return rn_err_set(err, "--batch %ld: must be 1..4096", c->batch);
+    if (c->threads < 0 || c->threads > 1024) return rn_err_set(err, "--threads %ld: must be 0..1024", c->threads);
+    if (c->workers < 1 || c->workers > 64) return rn_err_set(err, "--workers %ld: must be 1..64", c->workers);
+    if (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32)
+        return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->input_size);
+    if (c->limit < 0) return rn_err_set(err, "--limit %ld: must be >= 0", c->limit);
+    if (!(c->ap_thr > 0) || c->ap_thr > 1e9) return rn_err_set(err, "--ap-thr %g: must be > 0 (mm)", c->ap_thr);
+    if (c->compute && parse_compute(&o->compute, c->compute, err)) return -1;
+    struct stat st;
+    if (stat(c->data_dir, &st) || !S_ISDIR(st.st_mode))
+        return rn_err_set(err, "--data-dir '%s': no such directory", c->data_dir);
+    if (rn_snapshot_resolve(snap, snap_len, c->snapshot, c->output, c->epoch, err)) return -1;
+    o->testset = c->testset;
+    o->data_dir = c->data_dir;
+    o->use_det_bbox = c->det_bbox;
+    o->input_size = (int)c->input_size;
+    o->batch = (int)c->batch;
+    o->threads = (int)c->threads;
+    o->workers = (int)c->workers;
+    o->result_dir = c->result_dir;
+    o->gt_path = c->gt;
+    o->cache_dir = c->cache_dir;
+    o->progress = !c->no_progress;
+    o->limit = (size_t)c->limit;
+    o->ap_thr = c->ap_thr;
+    if (!o->result_dir) o->result_dir = c->output ? c->output : ".";
+    return 0;
+}
+
+static int run_test(const test_cli *c, rn_err *err)
+{
+    char snap[4096];
+    rn_test_opts o;
+    if (fill_opts(&o, c, snap, sizeof snap, err)) return 2;
+    rn_params p;
+    rn_rng rng;
+    rn_rng_seed(&rng, 1);
+    if (rn_weights_load(&p, snap, (int)c->backbone, &rng, err)) return 1;
+    if (!c->json)
+        printf("test: %s (ResNet-%d) on %s, %s boxes, input %d\n", snap, p.depth, o.testset,
+               o.use_det_bbox ? "detector" : "GT", o.input_size);
+    rn_test_result r;
+    int rc = rn_test_run(&r, &p, &o, err);
+    rn_params_free(&p);
+    if (rc) return 1;
+    if (c->metrics_json && write_metrics(c->metrics_json, &r, err)) return 1;
+    if (c->json) {
+        print_json(stdout, &r);
+        return 0;
+    }
+    rn_test_result_print(stdout, &r);
+    printf("%zu predictions in %.1f s; result file: %s\n", r.n, r.seconds, r.result_path);
+    return 0;
+}
+
+int rn_cmd_test(int argc, char **argv)
+{
+    test_cli c = {.epoch = -1, .batch = 16, .workers = 1, .input_size = 256, .ap_thr = 250.0};
+    int help = 0;
+    rn_flag flags[] = {
+        RN_FLAG_STR("--snapshot", &c.snapshot, "weights: a rootnet snapshot (safetensors) or the authors' .pth.tar"),
+        RN_FLAG_I64("--epoch", &c.epoch, "instead of --snapshot: the snapshot of epoch N under --output"),
+        RN_FLAG_STR("--output", &c.output, "training output dir (with --epoch); default result dir"),
+        RN_FLAG_STR("--testset", &c.testset, "MuPoTS, Human36M or PW3D"),
+        RN_FLAG_STR("--data-dir", &c.data_dir, "data root in the authors' layout (D/MuPoTS/data/...)"),
+        RN_FLAG_BOOL("--use-gt-bbox", &c.gt_bbox, "ground-truth boxes (default)"),
+        RN_FLAG_BOOL("--det-bbox", &c.det_bbox, "detector boxes (MuPoTS, Human36M bbox/*.json)"),
+        RN_FLAG_I64("--batch", &c.batch, "samples per forward (default 16)"),
+        RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_I64("--workers", &c.workers, "image loader threads (default 1)"),
+        RN_FLAG_I64("--input-size", &c.input_size, "network input size (default 256; the training size)"),
+        RN_FLAG_I64("--backbone", &c.backbone, "expected ResNet depth (default: from the snapshot)"),
+        RN_FLAG_STR("--compute", &c.compute, "fp32 (default) or bf16"),
+        RN_FLAG_STR("--result-dir", &c.result_dir, "where the result JSON goes (default --output, else .)"),
+        RN_FLAG_STR("--gt", &c.gt, "MuPoTS GT roots (default D/MuPoTS/data/MuPoTS-3D.json)"),
+        RN_FLAG_STR("--cache-dir", &c.cache_dir, "annotation cache dir (default next to the annotations)"),
+        RN_FLAG_F64("--ap-thr", &c.ap_thr, "MuPoTS AP distance threshold in mm (default 250)"),
+        RN_FLAG_I64("--limit", &c.limit, "evaluate only the first N records (0: all)"),
+        RN_FLAG_BOOL("--json", &c.json, "print the metrics as one JSON object (full precision)"),
+        RN_FLAG_STR("--metrics-json", &c.metrics_json, "also write the --json object to this file"),
+        RN_FLAG_BOOL("--no-progress", &c.no_progress, "no progress bar"),
+        RN_FLAG_BOOL("--help", &help, "show this help"),
+        {0}};
+    const char *syn = "(--snapshot FILE | --epoch N --output DIR) --testset MuPoTS|Human36M|PW3D --data-dir D "
+                      "[--use-gt-bbox|--det-bbox] [--batch B] [--threads T] [--result-dir DIR]";
+    rn_err err = {{0}};
+    if (rn_args_parse(flags, argc, argv, 2, &err)) {
+        fprintf(stderr, "rootnet test: %s\n", err.msg);
+        rn_args_usage(stderr, "test", syn, flags);
+        return 2;
+    }
+    if (help) {
+        rn_args_usage(stdout, "test", syn, flags);
+        return 0;
+    }
+    int rc = run_test(&c, &err);
+    if (rc) {
+        fprintf(stderr, "rootnet test: %s\n", err.msg);
+        rn_args_usage(stderr, "test", syn, flags);
+    }
+    return rc;
+}

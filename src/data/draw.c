@@ -1,0 +1,209 @@
+/* Raster drawing, a 5x7 number font and PNG/JPEG output for the demo. */
+#include "data/draw.h"
+
+#include <ctype.h>
+#include <jpeglib.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "io/file.h"
+
+typedef struct glyph {
+    char c;
+    uint8_t rows[RN_FONT_H];
+} glyph;
+
+/* Each row: 5 bits, bit 4 is the leftmost column. */
+static const glyph FONT[] = {
+    {'0', {0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E}}, {'1', {0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E}},
+    {'2', {0x0E, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1F}}, {'3', {0x1F, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0E}},
+    {'4', {0x02, 0x06, 0x0A, 0x12, 0x1F, 0x02, 0x02}}, {'5', {0x1F, 0x10, 0x1E, 0x01, 0x01, 0x11, 0x0E}},
+    {'6', {0x06, 0x08, 0x10, 0x1E, 0x11, 0x11, 0x0E}}, {'7', {0x1F, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08}},
+    {'8', {0x0E, 0x11, 0x11, 0x0E, 0x11, 0x11, 0x0E}}, {'9', {0x0E, 0x11, 0x11, 0x0F, 0x01, 0x02, 0x0C}},
+    {'.', {0x00, 0x00, 0x00, 0x00, 0x00, 0x0C, 0x0C}}, {'-', {0x00, 0x00, 0x00, 0x1F, 0x00, 0x00, 0x00}},
+    {'+', {0x00, 0x04, 0x04, 0x1F, 0x04, 0x04, 0x00}}, {':', {0x00, 0x0C, 0x0C, 0x00, 0x0C, 0x0C, 0x00}},
+    {'=', {0x00, 0x00, 0x1F, 0x00, 0x1F, 0x00, 0x00}}, {' ', {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}},
+    {'m', {0x00, 0x00, 0x1A, 0x15, 0x15, 0x11, 0x11}}, {'c', {0x00, 0x00, 0x0E, 0x10, 0x10, 0x11, 0x0E}},
+    {'X', {0x11, 0x11, 0x0A, 0x04, 0x0A, 0x11, 0x11}}, {'Y', {0x11, 0x11, 0x0A, 0x04, 0x04, 0x04, 0x04}},
+    {'Z', {0x1F, 0x01, 0x02, 0x04, 0x08, 0x10, 0x1F}},
+};
+static const uint8_t UNKNOWN[RN_FONT_H] = {0x1F, 0x11, 0x11, 0x11, 0x11, 0x11, 0x1F};
+
+const uint8_t *rn_font_glyph(char c)
+{
+    for (size_t i = 0; i < sizeof FONT / sizeof *FONT; i++)
+        if (FONT[i].c == c) return FONT[i].rows;
+    return UNKNOWN;
+}
+
+void rn_draw_pixel(rn_rgb *img, int x, int y, const uint8_t colour[3])
+{
+    if (x < 0 || y < 0 || x >= img->w || y >= img->h) return;
+    memcpy(img->px + 3 * ((size_t)y * img->w + x), colour, 3);
+}
+
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+void rn_draw_fill(rn_rgb *img, int x0, int y0, int x1, int y1, const uint8_t colour[3])
+{
+    if (x0 > x1) { int t = x0; x0 = x1; x1 = t; }
+    if (y0 > y1) { int t = y0; y0 = y1; y1 = t; }
+    if (x1 < 0 || y1 < 0 || x0 >= img->w || y0 >= img->h) return;
+    x0 = clampi(x0, 0, img->w - 1), x1 = clampi(x1, 0, img->w - 1);
+    y0 = clampi(y0, 0, img->h - 1), y1 = clampi(y1, 0, img->h - 1);
+    for (int y = y0; y <= y1; y++)
+        for (int x = x0; x <= x1; x++) memcpy(img->px + 3 * ((size_t)y * img->w + x), colour, 3);
+}
+
+void rn_draw_rect(rn_rgb *img, int x0, int y0, int x1, int y1, int thick, const uint8_t colour[3])
+{
+    if (x0 > x1) { int t = x0; x0 = x1; x1 = t; }
+    if (y0 > y1) { int t = y0; y0 = y1; y1 = t; }
+    int t = thick < 1 ? 1 : thick;
+    rn_draw_fill(img, x0, y0, x1, y0 + t - 1, colour);
+    rn_draw_fill(img, x0, y1 - t + 1, x1, y1, colour);
+    rn_draw_fill(img, x0, y0, x0 + t - 1, y1, colour);
+    rn_draw_fill(img, x1 - t + 1, y0, x1, y1, colour);
+}
+
+void rn_draw_cross(rn_rgb *img, int x, int y, int half, int thick, const uint8_t colour[3])
+{
+    int t = thick < 1 ? 1 : thick, lo = -(t - 1) / 2, hi = t / 2;
+    rn_draw_fill(img, x - half, y + lo, x + half, y + hi, colour);
+    rn_draw_fill(img, x + lo, y - half, x + hi, y + half, colour);
+}
+
+int rn_draw_text_width(const char *s, int scale)
+{
+    int n = (int)strlen(s);
+    return n ? (n * (RN_FONT_W + 1) - 1) * scale : 0;
+}
+
+static void draw_glyph(rn_rgb *img, int x, int y, const uint8_t *rows, int scale, const uint8_t colour[3])
+{
+    for (int r = 0; r < RN_FONT_H; r++)
+        for (int c = 0; c < RN_FONT_W; c++)
+            if (rows[r] >> (RN_FONT_W - 1 - c) & 1)
+                rn_draw_fill(img, x + c * scale, y + r * scale, x + (c + 1) * scale - 1, y + (r + 1) * scale - 1,
+                             colour);
+}
+
+int rn_draw_text(rn_rgb *img, int x, int y, const char *s, int scale, const uint8_t colour[3], int backing)
+{
+    static const uint8_t dark[3] = {0, 0, 0};
+    int sc = scale < 1 ? 1 : scale, w = rn_draw_text_width(s, sc);
+    if (backing && w) rn_draw_fill(img, x - sc, y - sc, x + w + sc - 1, y + RN_FONT_H * sc + sc - 1, dark);
+    for (size_t i = 0; s[i]; i++) draw_glyph(img, x + (int)i * (RN_FONT_W + 1) * sc, y, rn_font_glyph(s[i]), sc, colour);
+    return w;
+}
+
+/* ---- output ---- */
+
+typedef struct mem_buf {
+    unsigned char *p;
+    size_t n, cap;
+} mem_buf;
+
+static void mem_write(png_structp ps, png_bytep data, png_size_t n)
+{
+    mem_buf *m = png_get_io_ptr(ps);
+    if (m->n + n > m->cap) {
+        size_t cap = m->cap ? m->cap : 65536;
+        while (cap < m->n + n) cap *= 2;
+        unsigned char *q = realloc(m->p, cap);
+        if (!q) png_error(ps, "out of memory");
+        m->p = q, m->cap = cap;
+    }
+    memcpy(m->p + m->n, data, n);
+    m->n += n;
+}
+
+static void mem_flush(png_structp ps) { (void)ps; }
+
+static int encode_png(mem_buf *m, const rn_rgb *img)
+{
+    png_structp ps = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop pi = ps ? png_create_info_struct(ps) : NULL;
+    if (!pi) {
+        png_destroy_write_struct(&ps, NULL);
+        return -1;
+    }
+    if (setjmp(png_jmpbuf(ps))) {
+        png_destroy_write_struct(&ps, &pi);
+        return -1;
+    }
+    png_set_write_fn(ps, m, mem_write, mem_flush);
+    png_set_IHDR(ps, pi, (png_uint_32)img->w, (png_uint_32)img->h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(ps, pi);
+    for (int y = 0; y < img->h; y++) png_write_row(ps, img->px + (size_t)y * img->w * 3);
+    png_write_end(ps, pi);
+    png_destroy_write_struct(&ps, &pi);
+    return 0;
+}
+
+typedef struct jerr {
+    struct jpeg_error_mgr pub;
+    jmp_buf jb;
+} jerr;
+
+static void jpeg_fail(j_common_ptr ci)
+{
+    longjmp(((jerr *)ci->err)->jb, 1);
+}
+
+static int encode_jpeg(mem_buf *m, const rn_rgb *img)
+{
+    struct jpeg_compress_struct ci;
+    jerr je;
+    unsigned char *out = NULL;
+    unsigned long n = 0;
+    ci.err = jpeg_std_error(&je.pub);
+    je.pub.error_exit = jpeg_fail;
+    if (setjmp(je.jb)) {
+        jpeg_destroy_compress(&ci);
+        free(out);
+        return -1;
+    }
+    jpeg_create_compress(&ci);
+    jpeg_mem_dest(&ci, &out, &n);
+    ci.image_width = (JDIMENSION)img->w, ci.image_height = (JDIMENSION)img->h;
+    ci.input_components = 3, ci.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&ci);
+    jpeg_set_quality(&ci, 92, TRUE);
+    jpeg_start_compress(&ci, TRUE);
+    while (ci.next_scanline < ci.image_height) {
+        JSAMPROW row = img->px + (size_t)ci.next_scanline * img->w * 3;
+        jpeg_write_scanlines(&ci, &row, 1);
+    }
+    jpeg_finish_compress(&ci);
+    jpeg_destroy_compress(&ci);
+    m->p = out, m->n = n, m->cap = n;
+    return 0;
+}
+
+static int has_ext(const char *path, const char *ext)
+{
+    size_t a = strlen(path), b = strlen(ext);
+    return a > b && !strcasecmp(path + a - b, ext);
+}
+
+int rn_rgb_write(const char *path, const rn_rgb *img, rn_err *err)
+{
+    int png = has_ext(path, ".png"), jpg = has_ext(path, ".jpg") || has_ext(path, ".jpeg");
+    if (!png && !jpg) return rn_err_set(err, "%s: output must end in .png, .jpg or .jpeg", path);
+    if (img->w < 1 || img->h < 1) return rn_err_set(err, "%s: empty image", path);
+    mem_buf m = {0};
+    if (png ? encode_png(&m, img) : encode_jpeg(&m, img)) {
+        free(m.p);
+        return rn_err_set(err, "%s: %s encoding failed", path, png ? "PNG" : "JPEG");
+    }
+    rn_afile f;
+    int rc = rn_afile_open(&f, path, err) || rn_afile_write(&f, m.p, m.n, err) || rn_afile_commit(&f, err) ? -1 : 0;
+    free(m.p);
+    return rc;
+}

@@ -1,0 +1,116 @@
+/* Per-box root prediction on one image (the authors' demo.py). */
+#include "train/predict.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "data/augment.h"
+#include "data/bbox.h"
+#include "data/image.h"
+#include "eval/metrics.h"
+#include "nn/model.h"
+
+int rn_predict_box(double out[4], const double box[4], int width, int height, rn_err *err)
+{
+    for (int i = 0; i < 4; i++)
+        if (!isfinite(box[i])) return rn_err_set(err, "coordinates must be finite numbers");
+    if (!(box[2] > 0) || !(box[3] > 0)) return rn_err_set(err, "empty box (width %g, height %g)", box[2], box[3]);
+    if (box[0] >= width || box[1] >= height || box[0] + box[2] <= 0 || box[1] + box[3] <= 0)
+        return rn_err_set(err, "box (%g, %g, %g, %g) lies outside the %d x %d image", box[0], box[1], box[2], box[3],
+                          width, height);
+    if (rn_bbox_process(out, box, 0, width, height, 1.0, box[2] * box[3]))
+        return rn_err_set(err, "box (%g, %g, %g, %g) is empty once clipped to the %d x %d image", box[0], box[1],
+                          box[2], box[3], width, height);
+    return 0;
+}
+
+static int probe(rn_predict_info *info, const char *path, rn_err *err)
+{
+    rn_bytes b = {0};
+    rn_image_info ii;
+    int rc = rn_bytes_read(&b, path, err);
+    if (!rc && rn_image_probe(&ii, b.p, b.n, err)) rc = rn_err_prefix(err, "%s", path);
+    rn_bytes_free(&b);
+    if (rc) return -1;
+    info->width = ii.w, info->height = ii.h;
+    return 0;
+}
+
+static void intrinsics(rn_predict_info *info, const rn_predict_in *in)
+{
+    info->default_focal = !(in->f[0] > 0 && in->f[1] > 0);
+    info->f[0] = info->default_focal ? RN_DEMO_FOCAL : in->f[0];
+    info->f[1] = info->default_focal ? RN_DEMO_FOCAL : in->f[1];
+    info->default_c = !in->have_c;
+    info->c[0] = in->have_c ? in->c[0] : info->width / 2.0;
+    info->c[1] = in->have_c ? in->c[1] : info->height / 2.0;
+}
+
+/* Crops every box into x (n, 3, S, S) and fills box, bbox and k. */
+static int crop_all(float *x, float *k, rn_person_root *out, const rn_predict_info *info, const rn_predict_in *in,
+                    rn_err *err)
+{
+    rn_crop_cfg cfg;
+    rn_crop_cfg_default(&cfg);
+    cfg.in_w = cfg.in_h = in->input_size;
+    cfg.out_w = cfg.out_h = in->input_size / 4;
+    rn_crop_ctx ctx = {0};
+    rn_aug aug;
+    rn_aug_none(&aug);
+    size_t plane = (size_t)3 * in->input_size * in->input_size;
+    int rc = 0;
+    for (int i = 0; !rc && i < in->n; i++) {
+        rn_person_root *o = &out[i];
+        memcpy(o->box, in->boxes[i], sizeof o->box);
+        if (rn_predict_box(o->bbox, o->box, info->width, info->height, err)) {
+            rc = rn_err_prefix(err, "%s: box %d", in->image, i + 1);
+            break;
+        }
+        o->k = rn_bbox_k(2000.0, 2000.0, info->f[0], info->f[1], o->bbox[2] * o->bbox[3]);
+        k[i] = (float)o->k;
+        rn_crop_in ci = {.path = in->image, .root_vis = 0};
+        for (int j = 0; j < 4; j++) ci.bbox[j] = (float)o->bbox[j];
+        rn_crop_out co;
+        rc = rn_crop_sample(x + (size_t)i * plane, &co, &ctx, &ci, &aug, &cfg, err);
+    }
+    rn_crop_ctx_free(&ctx);
+    return rc;
+}
+
+static int run_model(rn_person_root *out, const rn_predict_info *info, rn_params *p, const rn_predict_in *in,
+                     const float *x, const float *k, rn_err *err)
+{
+    rn_model m;
+    rn_model_opts mo = {.threads = in->threads, .compute = in->compute, .inference = 1};
+    if (rn_model_create(&m, p, in->n, in->input_size, in->input_size, &mo, err)) return -1;
+    rn_model_sync_weights(&m);
+    rn_model_forward(&m, x, k, 0);
+    for (int i = 0; i < in->n; i++) {
+        float bb[4];
+        for (int j = 0; j < 4; j++) bb[j] = (float)out[i].bbox[j];
+        rn_eval_output_to_image(out[i].img, m.coord + 3 * i, bb, m.OW, m.OH);
+        rn_eval_image_to_cam(out[i].cam, out[i].img, info->f, info->c);
+    }
+    rn_model_destroy(&m);
+    return 0;
+}
+
+int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, const rn_predict_in *in, rn_err *err)
+{
+    rn_predict_info local;
+    if (!info) info = &local;
+    memset(info, 0, sizeof *info);
+    if (in->n < 1 || in->n > RN_PREDICT_MAX_BOXES)
+        return rn_err_set(err, "%d boxes: need 1..%d", in->n, RN_PREDICT_MAX_BOXES);
+    if (in->input_size < 32 || in->input_size % 32)
+        return rn_err_set(err, "input size %d: must be a positive multiple of 32", in->input_size);
+    if (probe(info, in->image, err)) return -1;
+    intrinsics(info, in);
+    size_t plane = (size_t)3 * in->input_size * in->input_size;
+    float *x = rn_xcalloc((size_t)in->n * plane, sizeof *x), *k = rn_xcalloc((size_t)in->n, sizeof *k);
+    int rc = crop_all(x, k, out, info, in, err);
+    if (!rc) rc = run_model(out, info, p, in, x, k, err);
+    free(x);
+    free(k);
+    return rc;
+}

@@ -1,0 +1,61 @@
+/* rn_predict: roots of the people in one image from their boxes (the
+ * authors' demo.py), with weights already in memory.
+ *
+ *   rn_predict_in in = {.image = "img.jpg", .boxes = boxes, .n = 2, .input_size = 256};
+ *   in.f[0] = in.f[1] = 0;                       // 0: focal 1500, principal point at the centre
+ *   rn_person_root out[2];
+ *   if (rn_predict_roots(out, &params, &in, &err)) ...   // "img.jpg: box 2: ... outside the image"
+ *   printf("x %.1f px, y %.1f px, depth %.0f mm\n", out[0].img[0], out[0].img[1], out[0].img[2]);
+ *
+ * Per box (x, y, w, h, pixels): the authors' process_bbox (clip to the image,
+ * aspect ratio of the input, x1.25), k = sqrt(2000 * 2000 * fx * fy / area),
+ * the crop without augmentation, an eval-mode forward, x, y mapped back
+ * through the box, depth = gamma * k, camera X = (x - cx) / fx * Z, likewise Y.
+ * Depth is tied to the focal length: with the default 1500 it is right only
+ * for a camera of that focal; depth_true = depth * sqrt(fx * fy) / 1500.
+ */
+#ifndef RN_TRAIN_PREDICT_H
+#define RN_TRAIN_PREDICT_H
+
+#include "core/status.h"
+#include "nn/backend.h"
+#include "nn/params.h"
+
+#define RN_DEMO_FOCAL 1500.0
+#define RN_PREDICT_MAX_BOXES 64
+
+typedef struct rn_predict_in {
+    const char *image;       /* JPEG or PNG */
+    const double (*boxes)[4];/* (n, 4) x, y, w, h in pixels */
+    int n;                   /* 1..RN_PREDICT_MAX_BOXES */
+    double f[2], c[2];       /* focal, principal point; f = 0: 1500, c = 0 with f = 0: image centre */
+    int have_c;              /* 1: c is given (else the image centre) */
+    int input_size;          /* network input (256), multiple of 32 */
+    int threads;             /* compute threads, 0: OpenMP's setting */
+    rn_compute compute;
+} rn_predict_in;
+
+typedef struct rn_person_root {
+    double box[4];      /* the box as given (x, y, w, h) */
+    double bbox[4];     /* after process_bbox */
+    double k;           /* the k value used */
+    double img[3];      /* root x, y (pixels), depth (mm) */
+    double cam[3];      /* camera X, Y, Z (mm) */
+} rn_person_root;
+
+typedef struct rn_predict_info {
+    int width, height;  /* image size */
+    double f[2], c[2];  /* intrinsics used */
+    int default_focal;  /* 1: the authors' focal 1500 was used */
+    int default_c;      /* 1: the image centre was used */
+} rn_predict_info;
+
+/* Predicts the root of every box. info may be NULL. Returns 0, or -1 with
+ * "image: problem" or "image: box i: problem" (1-based) in err. */
+int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, const rn_predict_in *in, rn_err *err);
+
+/* Validates a box against a width x height image and applies process_bbox
+ * (aspect 1 for a square input). Returns 0, or -1 saying why it is unusable. */
+int rn_predict_box(double out[4], const double box[4], int width, int height, rn_err *err);
+
+#endif

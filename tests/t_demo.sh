@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# rootnet demo and rootnet test at the command line.
+#  - demo's geometry against an independent Python version of the authors'
+#    demo.py steps (process_bbox, k, pixel2cam), the root inside its box, xywh
+#    and xyxy giving the same answer, the focal rescaling it prints holding
+#    (depth at focal f = depth at 1500 * f / 1500), the drawn image (box
+#    green, root cross red, depth label), PNG and JPEG output;
+#  - bad input: one clear line naming the problem, the usage, exit != 0.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+PY=${PY:-/usr/bin/python3}
+RN=${RN_BIN:-$PWD/$BUILD/rootnet}
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+pass=0; fail=0
+check() { if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+
+"$RN" synth --out "$d/data" --format mupots --images 2 --width 320 --height 240 --seed 5 > /dev/null
+check "synth" $?
+"$PY" tools/reference.py make-case --backbone 18 --height 64 --width 64 --batch 1 --steps 1 --out "$d/w" > /dev/null
+check "initial weights" $?
+W="$d/w/w0.safetensors"
+img=$(ls "$d"/data/MuPoTS/data/MultiPersonTestSet/*/*.jpg | head -1)
+demo() { "$RN" demo --snapshot "$W" --image "$img" --input-size 64 --threads 2 "$@"; }
+
+# geometry and the drawn image
+demo --bbox 40,30,60,150 --bbox 200.5,10,90,200 --json --out "$d/a.png" > "$d/a.json"
+check "demo xywh" $?
+demo --bbox 40,30,100,180 --bbox 200.5,10,290.5,210 --bbox-format xyxy --json --out "$d/b.jpg" > "$d/b.json"
+check "demo xyxy" $?
+demo --bbox 40,30,60,150 --bbox 200.5,10,90,200 --json --focal 3000,3000 --out "$d/c.png" > "$d/c.json"
+check "demo --focal" $?
+demo --bbox 40,30,60,150 --out "$d/t.png" > "$d/t.txt"
+check "demo text" $?
+grep -q "focal 1500" "$d/t.txt" && grep -q "depth_true = depth \* sqrt(fx \* fy) / 1500" "$d/t.txt" \
+    && grep -q "person 1: .*depth .* mm  camera X" "$d/t.txt"
+check "text output: the default focal said, the rescaling explained, one line per person" $?
+"$PY" - "$d/a.json" "$d/b.json" "$d/c.json" "$d/a.png" "$d/b.jpg" <<'PYEOF'
+import json, math, sys
+import cv2
+a, b, c = (json.load(open(p)) for p in sys.argv[1:4])
+W, H = a['width'], a['height']
+
+def process_bbox(box, width, height):  # the authors' utils/pose_utils.py, aspect 1
+    x, y, w, h = box
+    x1, y1 = max(0, x), max(0, y)
+    x2, y2 = min(width - 1, x1 + max(0, w - 1)), min(height - 1, y1 + max(0, h - 1))
+    w, h = x2 - x1, y2 - y1
+    cx, cy = x1 + w / 2, y1 + h / 2
+    if w > h: h = w
+    elif w < h: w = h
+    return [cx - w * 1.25 / 2, cy - h * 1.25 / 2, w * 1.25, h * 1.25]
+
+close = lambda u, v, t=1e-9: math.isclose(u, v, rel_tol=t, abs_tol=t)
+assert a['focal'] == [1500, 1500] and a['princpt'] == [W / 2, H / 2] and a['default_focal'] is True
+assert c['default_focal'] is False
+for pa, pb, pc in zip(a['people'], b['people'], c['people']):
+    want = process_bbox(pa['box'], W, H)
+    assert all(close(u, v) for u, v in zip(pa['bbox'], want)), (pa['bbox'], want)
+    k = math.sqrt(2000 * 2000 * 1500 * 1500 / (want[2] * want[3]))
+    assert close(pa['k'], k), (pa['k'], k)
+    x, y, z = pa['root_img']
+    bx, by, bw, bh = pa['bbox']
+    assert bx <= x <= bx + bw and by <= y <= by + bh, (pa['root_img'], pa['bbox'])
+    cam = [(x - W / 2) / 1500 * z, (y - H / 2) / 1500 * z, z]
+    assert all(close(u, v) for u, v in zip(pa['root_cam'], cam)), (pa['root_cam'], cam)
+    assert pa['root_img'] == pb['root_img'], ('xyxy differs', pa, pb)
+    # the printed rescaling: depth grows with sqrt(fx * fy) (k does; gamma does not change)
+    assert close(pc['root_img'][2], z * 3000 / 1500, 1e-6), (pc['root_img'][2], z)
+    assert close(pc['root_img'][0], x, 1e-9)
+img = cv2.imread(sys.argv[4])[:, :, ::-1]  # RGB
+assert img.shape == (H, W, 3)
+for p in a['people']:
+    rx, ry = (math.floor(v + 0.5) for v in p["root_img"][:2])
+    if 0 <= rx < W and 0 <= ry < H:
+        assert tuple(img[ry, rx]) == (255, 0, 0), ('root cross not red', rx, ry, img[ry, rx])
+    bx, by, bw, bh = p['box']
+    lx, my = math.floor(bx + 0.5), math.floor(by + bh / 2 + 0.5)  # C lround: halves away from 0
+    assert tuple(img[my, lx]) == (0, 255, 0), ('box edge not green', lx, my, img[my, lx])
+assert cv2.imread(sys.argv[5]).shape == (H, W, 3)
+print('geometry and image ok')
+PYEOF
+check "demo geometry equals the Python version of demo.py; image drawn" $?
+
+# bad input: exit != 0, a message naming the problem, the usage
+bad() { # bad NAME PATTERN CMD...
+    local name=$1 pat=$2; shift 2
+    "$@" > "$d/out.txt" 2> "$d/err.txt"
+    local rc=$?
+    [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && head -1 "$d/err.txt" | grep -q -- "$pat" && grep -q "^usage: rootnet" "$d/err.txt"
+    check "$name (rc $rc: $(head -1 "$d/err.txt"))" $?
+}
+printf 'not a jpeg at all' > "$d/broken.jpg"
+head -c 600 "$img" > "$d/truncated.jpg"
+bad "demo: unknown flag" "unknown flag" demo --bbox 1,1,10,10 --frobnicate
+bad "demo: bad --bbox syntax" "expected 4 comma-separated numbers" demo --bbox 1,2,3
+bad "demo: bad --bbox number" "expected 4 comma-separated numbers" demo --bbox 1,2,3,x
+bad "demo: box outside the image" "outside the 320 x 240 image" demo --bbox 400,10,50,50
+bad "demo: empty box" "empty box" demo --bbox 10,10,0,50
+bad "demo: xyxy reversed" "x2 >= x1" demo --bbox 50,10,20,60 --bbox-format xyxy
+bad "demo: bad --bbox-format" "xywh or xyxy" demo --bbox 1,1,10,10 --bbox-format cxcywh
+bad "demo: no box" "at least one --bbox" demo
+bad "demo: bad --focal" "--focal" demo --bbox 1,1,10,10 --focal 1500
+bad "demo: image that won't decode" "broken.jpg" "$RN" demo --snapshot "$W" --image "$d/broken.jpg" --bbox 1,1,10,10
+bad "demo: truncated JPEG" "truncated.jpg" "$RN" demo --snapshot "$W" --image "$d/truncated.jpg" --bbox 1,1,10,10 \
+    --input-size 64 --out "$d/x.png"
+bad "demo: missing image" "nope.jpg" "$RN" demo --snapshot "$W" --image "$d/nope.jpg" --bbox 1,1,10,10
+bad "demo: snapshot of another backbone" "50" demo --bbox 1,1,10,10 --backbone 50
+bad "demo: output extension" ".png, .jpg" demo --bbox 10,10,50,50 --out "$d/x.bmp"
+bad "demo: missing snapshot file" "no.safetensors" "$RN" demo --snapshot "$d/no.safetensors" --image "$img" \
+    --bbox 1,1,10,10
+bad "test: unknown flag" "unknown flag" "$RN" test --snapshot "$W" --testset MuPoTS --data-dir "$d/data" --bogus
+bad "test: missing data dir" "no such directory" "$RN" test --snapshot "$W" --testset MuPoTS --data-dir "$d/none"
+bad "test: unknown test set" "Foo" "$RN" test --snapshot "$W" --testset Foo --data-dir "$d/data" --input-size 64
+bad "test: snapshot of another backbone" "50" "$RN" test --snapshot "$W" --backbone 50 --testset MuPoTS \
+    --data-dir "$d/data"
+bad "test: no snapshot" "--snapshot FILE" "$RN" test --testset MuPoTS --data-dir "$d/data"
+bad "test: --epoch without snapshot" "no snapshot of epoch 3" "$RN" test --epoch 3 --output "$d" --testset MuPoTS \
+    --data-dir "$d/data"
+bad "test: bad input size" "multiple of 32" "$RN" test --snapshot "$W" --testset MuPoTS --data-dir "$d/data" \
+    --input-size 100
+bad "test: set missing from the data dir" "Human36M" "$RN" test --snapshot "$W" --testset Human36M \
+    --data-dir "$d/data" --input-size 64
+
+# --epoch N --output DIR finds the training run's snapshot
+mkdir -p "$d/run/model_dump" && cp "$W" "$d/run/model_dump/snapshot_2.safetensors"
+"$RN" test --epoch 2 --output "$d/run" --testset MuPoTS --data-dir "$d/data" --input-size 64 --threads 2 \
+    > "$d/ep.txt" 2>&1 && grep -q "snapshot_2.safetensors" "$d/ep.txt" && [ -s "$d/run/bbox_root_mupots_output.json" ]
+check "test --epoch/--output: snapshot found, result written under --output" $?
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
