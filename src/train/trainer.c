@@ -176,11 +176,14 @@ static int make_models(trainer *t, rn_err *err)
     const rn_train_cfg *c = t->cfg;
     rn_model_opts mo = {.threads = c->threads, .compute = RN_COMPUTE_F32};
     if (c->deterministic && !mo.threads) mo.threads = 1;
+    if (t->hk->model_opts) t->hk->model_opts(t->hk->ctx, &mo);
     if (rn_model_create(&t->m, &t->p, c->batch, c->input_size, c->input_size, &mo, err)) return -1;
     t->have_m = 1;
+    if (t->hk->model_created) t->hk->model_created(t->hk->ctx, &t->m);
     if (t->tail_n != c->batch) {
         if (rn_model_create(&t->tail, &t->p, t->tail_n, c->input_size, c->input_size, &mo, err)) return -1;
         t->have_tail = 1;
+        if (t->hk->model_created) t->hk->model_created(t->hk->ctx, &t->tail);
     }
     return 0;
 }
@@ -204,7 +207,8 @@ static int setup(trainer *t, rn_err *err)
         snprintf(path, sizeof path, "%s/w0.safetensors", c->dump_batches);
         if (rn_weights_save(&t->p, path, NULL, err)) return -1;
     }
-    return make_models(t, err);
+    if (make_models(t, err)) return -1;
+    return t->hk->on_start ? t->hk->on_start(t->hk->ctx, &t->p, err) : 0;
 }
 
 static void kill_hook(void *ctx, int i, int n)

@@ -28,11 +28,20 @@
 #include <stdio.h>
 
 #include "core/status.h"
+#include "nn/model.h"
 #include "nn/params.h"
 #include "train/config.h"
 
 typedef struct rn_train_hooks {
     void *ctx;
+    /* Before each model is planned: adjust its options (precision, autotune,
+     * SyncBN reduce, gradient-ready hook). Threads are set from cfg first. */
+    void (*model_opts)(void *ctx, rn_model_opts *o);
+    /* After each model is created (e.g. attach it to a profiler / loss scaler). */
+    void (*model_created)(void *ctx, rn_model *m);
+    /* Once the weights are loaded or resumed, before the first step (e.g.
+     * broadcast rank 0's weights). Return 0, or -1 with err. */
+    int (*on_start)(void *ctx, rn_params *p, rn_err *err);
     /* After backward, before Adam (gradient all-reduce, loss-scale check...).
      * *loss may be replaced (e.g. the mean over ranks). Return 0 to update,
      * 1 to skip this update, -1 to stop with err. */
