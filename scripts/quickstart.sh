@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Quick start: a small end-to-end job on the embedded synthetic data.
 #   synth (MuCo-format train, MuPoTS-format test) -> rootnet train (ResNet-18,
-#   64x64 input, as many epochs as fit in QS_TRAIN_SECONDS, one `rootnet train
-#   --continue` per epoch, the last one at lr/10) -> rootnet test (AP_root@25cm,
+#   64x64 input, as many epochs as fit in QS_TRAIN_SECONDS: epoch 0 times the
+#   pace, one `rootnet train --continue` does the rest, its last tenth at
+#   lr/10; the newest 2 epoch snapshots are kept) -> rootnet test (AP_root@25cm,
 #   MRPE) -> rootnet demo on a test image. Prints the metrics and where
 #   everything is. Whole run: under 10 minutes on 2 cores.
 #
 #   bash scripts/quickstart.sh [OUT_DIR]          (default: quickstart_out)
 #
-# Knobs (environment): QS_TRAIN_SECONDS (default 420), QS_MAX_EPOCHS (40),
+# Knobs (environment): QS_TRAIN_SECONDS (default 420), QS_MAX_EPOCHS (200),
 # QS_TRAIN_IMAGES, QS_TEST_IMAGES, QS_SIZE (input size), QS_BACKBONE,
 # QS_BATCH, QS_LR, QS_THREADS, QS_SEED.
 set -euo pipefail
@@ -19,7 +20,7 @@ TEST_IMAGES=${QS_TEST_IMAGES:-40}
 SIZE=${QS_SIZE:-64}
 BACKBONE=${QS_BACKBONE:-18}
 TRAIN_SECONDS=${QS_TRAIN_SECONDS:-420}
-MAX_EPOCHS=${QS_MAX_EPOCHS:-40}
+MAX_EPOCHS=${QS_MAX_EPOCHS:-200}
 BATCH=${QS_BATCH:-16}
 LR=${QS_LR:-1e-3}
 THREADS=${QS_THREADS:-2}
@@ -38,23 +39,24 @@ say "1/4 synthetic data: $TRAIN_IMAGES MuCo-format training images, $TEST_IMAGES
 "$RN" synth --out "$DATA" --format mupots --images "$TEST_IMAGES" --width 320 --height 240 --seed $((SEED + 1000))
 
 say "2/4 training ResNet-$BACKBONE at ${SIZE}x${SIZE}, batch $BATCH, for about $TRAIN_SECONDS s on $THREADS threads"
-train_epoch() { # train_epoch END_EPOCH LR_DEC_EPOCH [--continue]
+train_run() { # train_run END_EPOCH LR_DEC_EPOCH [--continue]
     "$RN" train --data-dir "$DATA" --trainset-3d MuCo --trainset-2d '' --testset MuPoTS --backbone "$BACKBONE" \
         --input-size "$SIZE" --batch "$BATCH" --lr "$LR" --lr-dec-epoch "$2" --end-epoch "$1" --no-augment \
-        --threads "$THREADS" --workers 1 --seed "$SEED" --output "$OUT/train" --log-every 1000 "${@:3}" \
-        | grep -E '^(training|epoch)'
+        --threads "$THREADS" --workers 1 --seed "$SEED" --output "$OUT/train" --log-every 1000 --keep-epochs 2 \
+        "${@:3}" | grep -E '^(training|epoch [0-9]+ done)' | sed -n '1p;$p'
 }
+# Epoch 0 alone measures the pace; one more run then takes as many epochs as
+# the rest of the budget holds, the last tenth of them at lr/10.
 tt=$(date +%s)
-train_epoch 1 1000
-epoch_s=$(( $(date +%s) - tt ))
-EPOCHS=1
-# Another epoch while the remaining budget holds two more (the last at lr/10).
-while [ "$EPOCHS" -lt $((MAX_EPOCHS - 1)) ] && [ $(( $(date +%s) - tt + 2 * epoch_s )) -le "$TRAIN_SECONDS" ]; do
-    EPOCHS=$((EPOCHS + 1))
-    train_epoch "$EPOCHS" 1000 --continue
-done
-EPOCHS=$((EPOCHS + 1))
-train_epoch "$EPOCHS" $((EPOCHS - 1)) --continue
+train_run 1 1000
+spent=$(( $(date +%s) - tt ))
+epoch_s=$(awk -F'"s_per_itr": ' '/"s_per_itr"/ { split($2, a, ","); s = a[1] } /"itr_per_epoch"/ { split($0, b, "\"itr_per_epoch\": "); split(b[2], c, ","); n = c[1] }
+    END { printf "%.3f", s * n }' "$OUT/train/log/train.jsonl")
+EPOCHS=$(awk -v left=$(( TRAIN_SECONDS - spent )) -v e="$epoch_s" -v max="$MAX_EPOCHS" \
+    'BEGIN { n = 1 + int((left - 5) / (1.05 * e + 1.0)); if (n > max) n = max; if (n < 2) n = 2; print n }')
+DEC=$(( EPOCHS - (EPOCHS + 9) / 10 ))
+echo "epoch 0: ${spent} s in all, ${epoch_s} s of steps; training on to epoch $((EPOCHS - 1)), lr/10 from epoch $DEC"
+train_run "$EPOCHS" "$DEC" --continue
 echo "trained $EPOCHS epochs in $(( $(date +%s) - tt )) s"
 SNAP="$OUT/train/model_dump/snapshot_$((EPOCHS - 1)).safetensors"
 [ -s "$SNAP" ] || { echo "quickstart: training left no $SNAP" >&2; exit 1; }

@@ -20,7 +20,7 @@ bad() {
     check grep -q '^usage: rootnet train' "$tmp/e"
     head -1 "$tmp/e"
 }
-"$RN" synth --out "$tmp/data" --format muco --images 4 --width 256 --height 256 > /dev/null || exit 1
+"$RN" synth --out "$tmp/data" --format muco --images 8 --width 256 --height 256 > /dev/null || exit 1
 bad "unknown flag '--bogus'" --data-dir "$tmp/data" --bogus 1
 bad "data-dir $tmp/nowhere: no such directory" --data-dir "$tmp/nowhere"
 bad "data-dir is required" --backbone 18

@@ -25,12 +25,13 @@ train A; check test $? -eq 0
 check test "$(ls "$tmp"/A/model_dump/snapshot_?.safetensors | wc -l)" -eq 3
 echo "uninterrupted: $(grep -c '"loss"' "$tmp/A/log/train.jsonl") iterations, $(ls "$tmp/A/model_dump" | tr '\n' ' ')"
 
-# 1. SIGKILL at iteration 10 (epoch 2 of 4-iteration epochs), mid-epoch snapshots every 3 iterations:
+# 1. SIGKILL at iteration 13 (epoch 2 of 5-iteration epochs), mid-epoch snapshots every 3 iterations:
 #    resumes from the mid-epoch snapshot at the loader position it recorded.
-train B --snapshot-iters 3 --kill-at-iter 10; check test $? -eq 137
-echo "killed at iteration 10: $(ls "$tmp/B/model_dump" | tr '\n' ' ')"
+check test "$(grep -m1 -o '"itr_per_epoch": [0-9]*' "$tmp/A/log/train.jsonl")" = '"itr_per_epoch": 5'
+train B --snapshot-iters 3 --kill-at-iter 13; check test $? -eq 137
+echo "killed at iteration 13: $(ls "$tmp/B/model_dump" | tr '\n' ' ')"
 train B --continue; check test $? -eq 0
-check grep -q 'resuming from .*snapshot_2_1.safetensors: epoch 2 batch 1' "$tmp/B.log"
+check grep -q 'resuming from .*snapshot_2_2.safetensors: epoch 2 batch 2' "$tmp/B.log"
 check same B
 
 # 2. SIGKILL half-way through writing the 2nd snapshot (end of epoch 1): the

@@ -96,7 +96,7 @@ static void random_camera(rn_synth_image *im, rn_rng *r, int w, int h)
     im->f[1] = f * uni(r, 0.99, 1.01);
     im->c[0] = w / 2.0 + uni(r, -8, 8);
     im->c[1] = h / 2.0 + uni(r, -8, 8);
-    im->cam_height_mm = uni(r, 1000, 1600);
+    im->cam_height_mm = RN_SYNTH_CAMERA_HEIGHT_MM;
 }
 
 /* A Human3.6M camera: world z up; R rows are the camera's right, down, forward. */

@@ -15,6 +15,13 @@
 
 #include "core/status.h"
 
+/* Every synthetic camera stands level at this height above the ground, so the
+ * horizon (where the wall meets the floor) crosses each person at this height:
+ * its place in the crop tells the person's size, the cue that lets RootNet
+ * correct the depth k implies (k alone cannot tell tall-and-far from
+ * short-and-near). */
+#define RN_SYNTH_CAMERA_HEIGHT_MM 1300.0
+
 typedef enum { RN_SYNTH_MUCO = 0, RN_SYNTH_MUPOTS = 1, RN_SYNTH_H36M = 2 } rn_synth_format;
 
 typedef struct rn_synth_opts {
@@ -43,7 +50,7 @@ typedef struct rn_synth_person {
 typedef struct rn_synth_image {
     int width, height, n_people;
     double f[2], c[2];
-    double cam_height_mm;
+    double cam_height_mm; /* RN_SYNTH_CAMERA_HEIGHT_MM */
     rn_synth_person people[3];
 } rn_synth_image;
 

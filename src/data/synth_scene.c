@@ -83,9 +83,15 @@ static void project_person(rn_synth_person *p, const rn_synth_image *im)
     p->bbox[3] = ymax - ymin + 2 * m;
 }
 
+/* Adult standing height: N(1700, 70) mm (one population's spread, about 4 %),
+ * clipped to 1500..1950. The figures are scaled copies of one body, so the
+ * crop cannot tell a tall person far away from a short one nearer: this spread
+ * is the depth ambiguity k leaves (about 4 % of the distance, 1 sigma). */
+static double person_height(rn_rng *r) { return fmin(fmax(1700.0 + 70.0 * rn_rng_normal(r), 1500.0), 1950.0); }
+
 static void place_person(rn_synth_person *p, const rn_synth_image *im, rn_rng *r)
 {
-    double s = uni(r, 1500, 1950), body[RN_SYNTH_JOINTS][3];
+    double s = person_height(r), body[RN_SYNTH_JOINTS][3];
     p->height_mm = s;
     pose_body(body, s, r);
     double lift = ground_offset(body);

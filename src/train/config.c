@@ -39,6 +39,7 @@ static const key_def KEYS[] = {
     {{"--max-iters", RN_TK_I64, "stop after N iterations in total, with a snapshot (0: no limit)"}, F(max_iters)},
     {{"--snapshot-iters", RN_TK_INT, "also snapshot every N iterations within an epoch (0: off)"}, F(snapshot_iters)},
     {{"--keep-snapshots", RN_TK_INT, "mid-epoch snapshots kept (2)"}, F(keep_snapshots)},
+    {{"--keep-epochs", RN_TK_INT, "end-of-epoch snapshots kept, newest first (0: all, the authors' behaviour)"}, F(keep_epochs)},
     {{"--dump-batches", RN_TK_STR, "debug: write the initial weights (DIR/w0.safetensors) and every batch (x, k, t, v, d, epoch) as DIR/batch_<iter>.safetensors"}, F(dump_batches)},
     {{"--kill-at-iter", RN_TK_I64, "test: SIGKILL itself before iteration N"}, F(kill_at_iter)},
     {{"--kill-in-snapshot", RN_TK_INT, "test: SIGKILL itself half-way through writing its N-th snapshot"}, F(kill_in_snapshot)},
@@ -232,9 +233,9 @@ int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err)
         if (c->lr_dec_epoch[i] < 0 || (i && c->lr_dec_epoch[i] <= c->lr_dec_epoch[i - 1]))
             return rn_err_set(err, "--lr-dec-epoch: epochs must be >= 0 and increasing");
     if (c->threads < 0 || c->workers < 1 || c->log_every < 1 || c->max_iters < 0 || c->snapshot_iters < 0 ||
-        c->keep_snapshots < 1)
+        c->keep_snapshots < 1 || c->keep_epochs < 0)
         return rn_err_set(err, "--threads >= 0, --workers >= 1, --log-every >= 1, --max-iters >= 0, "
-                               "--snapshot-iters >= 0 and --keep-snapshots >= 1 are required");
+                               "--snapshot-iters >= 0, --keep-snapshots >= 1 and --keep-epochs >= 0 are required");
     if (c->world < 1 || c->rank < 0 || c->rank >= c->world) return rn_err_set(err, "rank %d of %d is invalid", c->rank, c->world);
     return 0;
 }

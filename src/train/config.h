@@ -46,6 +46,7 @@ typedef struct rn_train_cfg {
     int64_t max_iters;                        /* stop after this many iterations in total (0: no limit) */
     int snapshot_iters;                       /* also snapshot every N iterations inside an epoch (0: off) */
     int keep_snapshots;                       /* keep the newest N mid-epoch snapshots (end-of-epoch ones are kept) */
+    int keep_epochs;                          /* keep the newest N end-of-epoch snapshots (0: all) */
     char dump_batches[RN_TRAIN_PATH];         /* debug: write each batch as safetensors here */
     int64_t kill_at_iter;                     /* test: SIGKILL itself before iteration N (0: off) */
     int kill_in_snapshot;                     /* test: SIGKILL itself while writing its N-th snapshot (0: off) */

@@ -312,3 +312,17 @@ void rn_snapshot_prune(const char *dir, int key_epoch, int key_batch, int keep)
     }
     free(v);
 }
+
+void rn_snapshot_prune_epochs(const char *dir, int epoch, int keep)
+{
+    if (keep <= 0) return;
+    int n;
+    snap_name *v = list_snapshots(dir, &n, NULL);
+    char path[1400];
+    for (int i = 0; i < n; i++) {
+        if (!v[i].end || v[i].ke - 1 > epoch - keep) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
+        unlink(path);
+    }
+    free(v);
+}

@@ -78,5 +78,7 @@ int rn_snapshot_load(const char *path, int depth, rn_params *p, rn_train_state *
 int rn_snapshot_find_latest(char *out, size_t len, const char *dir, FILE *warn, rn_err *err);
 /* Removes mid-epoch snapshots older than (epoch, batch), keeping the newest keep - 1 of them. */
 void rn_snapshot_prune(const char *dir, int key_epoch, int key_batch, int keep);
+/* Removes end-of-epoch snapshots of epochs <= epoch - keep (keep 0: none). */
+void rn_snapshot_prune_epochs(const char *dir, int epoch, int keep);
 
 #endif

@@ -232,6 +232,7 @@ static int save_snapshot(trainer *t, int epoch, int next_epoch, int next_batch, 
     span(t, "snapshot", 0);
     if (rc) return -1;
     rn_snapshot_prune(t->dir_snap, next_epoch, next_batch, t->cfg->keep_snapshots);
+    if (!next_batch) rn_snapshot_prune_epochs(t->dir_snap, epoch, t->cfg->keep_epochs);
     char line[RN_TRAIN_PATH + 200];
     snprintf(line, sizeof line, "{\"event\": \"snapshot\", \"path\": \"%s\", \"epoch\": %d, \"iter\": %lld}", path,
              epoch, (long long)t->st.iter);
