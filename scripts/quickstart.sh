@@ -84,7 +84,7 @@ metrics:        $(grep -m1 AP_root "$OUT/result/metrics.txt")
                 $(grep -m1 MRPE "$OUT/result/metrics.txt")
 outputs under $OUT/:
   data/                                  the synthetic MuCo / MuPoTS sets (authors' layout)
-  train/model_dump/snapshot_*.safetensors  one snapshot per epoch (PyTorch names)
+  train/model_dump/snapshot_*.safetensors  the newest 2 epoch snapshots (PyTorch names)
   train/log/                             train_log.txt, train.jsonl, loss.png
   result/bbox_root_mupots_output.json    the authors' result file; metrics.json, metrics.txt
   demo.png                               the demo image: boxes, roots, depths
