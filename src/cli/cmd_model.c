@@ -460,7 +460,7 @@ int rn_cmd_step(int argc, char **argv)
         }
     c.replicas = (int)replicas, c.sync_bn = df.sync_bn, c.b = (int)b;
     if (step_check(&c, b, &df, rn_dist_launched())) return 2;
-    c.bucket = rn_cli_dist_bucket_floats(df.bucket_mb);
+    c.bucket = rn_dist_bucket_floats(df.bucket_mb);
     rn_dist *d = NULL;
     if (rn_cli_dist_start(&d, "step", c.sync_bn, df.timeout_s)) return 1;
     rn_err err = {{0}};
@@ -643,7 +643,7 @@ int rn_cmd_bench(int argc, char **argv)
         return 2;
     }
     if (rn_cli_dist_flags_check(&df, "bench")) return 2;
-    c.sync_bn = df.sync_bn, c.bucket = rn_cli_dist_bucket_floats(df.bucket_mb);
+    c.sync_bn = df.sync_bn, c.bucket = rn_dist_bucket_floats(df.bucket_mb);
     rn_dist *d = NULL;
     if (rn_cli_dist_start(&d, "bench", c.sync_bn, df.timeout_s)) return 1;
     rn_err err = {{0}};

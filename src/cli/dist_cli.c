@@ -9,8 +9,6 @@ int rn_cli_dist_flags_check(const rn_cli_dist_flags *f, const char *cmd)
     return -1;
 }
 
-size_t rn_cli_dist_bucket_floats(double bucket_mb) { return (size_t)(bucket_mb * 1e6 / sizeof(float)); }
-
 int rn_cli_dist_start(rn_dist **d, const char *cmd, int sync_bn, double timeout_s)
 {
     rn_err err = {{0}};

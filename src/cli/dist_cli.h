@@ -6,7 +6,7 @@
  *   if (rn_cli_dist_flags_check(&df, "step")) return 2;                // message printed
  *   rn_dist *d = NULL;
  *   if (rn_cli_dist_start(&d, "step", df.sync_bn, df.timeout_s)) return 1;   // message printed
- *   rn_dist_grads_setup(d, p.grad, p.n_param, rn_cli_dist_bucket_floats(df.bucket_mb));
+ *   rn_dist_grads_setup(d, p.grad, p.n_param, rn_dist_bucket_floats(df.bucket_mb));
  *   ... rn_dist_rank(d) == 0 prints and writes files ...
  *   rn_dist_finalize(d);                          // or: return rn_cli_dist_fail(d, "step", &err);
  */
@@ -34,8 +34,6 @@ typedef struct rn_cli_dist_flags {
 
 /* 0, or -1 after one line on stderr: --bucket-mb < 0 or --dist-timeout <= 0. */
 int rn_cli_dist_flags_check(const rn_cli_dist_flags *f, const char *cmd);
-/* Bucket size in floats for rn_dist_grads_setup (0: one bucket). */
-size_t rn_cli_dist_bucket_floats(double bucket_mb);
 /* Leaves *d NULL for a plain single process. Fails (one line on stderr) when
  * launched by mpirun or asked for --sync-bn in a build without MPI. */
 int rn_cli_dist_start(rn_dist **d, const char *cmd, int sync_bn, double timeout_s);
