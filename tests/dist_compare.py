@@ -4,6 +4,9 @@
   dist_compare.py close A B --w0 W0   # A, B: prefixes of A.log (losses), A_grads.safetensors (the last
                                       # step's gradients), A_w.safetensors (weights after the last step)
   dist_compare.py equal A B           # bit-identical losses, gradients and weights
+  dist_compare.py snapshots A.safetensors B.safetensors --w0 W0
+                                      # two rootnet train snapshots (tests/t_dist_train.sh): the loss
+                                      # of every iteration (train.loss) and the weights, as close
 
 close uses the parity tests' fp32 tolerance (tools/reference.py): 3x
 PyTorch-fp32's own error against float64 (plus 2^-20), with the PyTorch
@@ -64,32 +67,55 @@ def check(name, err, torch_err, fails):
         fails.append(name)
 
 
+def check_losses(la, lb, fails):
+    if len(la) != len(lb) or len(la) < 1:
+        print("FAIL loss logs: %d and %d steps" % (len(la), len(lb)))
+        fails.append("losses")
+        return
+    check("first-step loss, rel", rel_err(lb[:1], la[:1])[0], TORCH32["loss"], fails)
+    check("losses of every step, max rel", max(abs(x - y) / abs(y) for x, y in zip(lb, la)), TORCH32["losses"], fails)
+
+
+def check_weights(wa, wb, w0, steps, fails):
+    """As the parity tests' "adam." group: every float tensor's change from w0, BN buffers included."""
+    werr = {k: rel_err(wb[k].astype(np.float64) - w0[k], wa[k].astype(np.float64) - w0[k])[1]
+            for k in w0 if w0[k].dtype.kind == "f" and not k.endswith("xy_layer.bias")}
+    check("%d-step changes of weights and BN buffers, RMS l2-rel (%d)" % (steps, len(werr)), group_error(werr),
+          TORCH32["adam"], fails)
+    nbt = all(int(wa[k].ravel()[0]) == int(wb[k].ravel()[0]) for k in w0 if k.endswith("num_batches_tracked"))
+    print("%-4s num_batches_tracked equal" % ("ok" if nbt else "FAIL"))
+    fails += [] if nbt else ["nbt"]
+
+
+def summary(n, fails):
+    print("%d passed, %d failed" % (n - len(fails), len(fails)))
+    return 1 if fails else 0
+
+
 def close(a, b, w0path):
-    la1, la, ga, wa = load(a)
-    lb1, lb, gb, wb = load(b)
+    _, la, ga, wa = load(a)
+    _, lb, gb, wb = load(b)
     w0, _ = load_safetensors(w0path)
     fails = []
-    if len(la) != len(lb) or len(la1) != 1 or len(lb1) != 1:
-        print("FAIL loss logs: %d and %d steps" % (len(la), len(lb)))
-        return 1
-    check("first-step loss, rel", rel_err(lb1, la1)[0], TORCH32["loss"], fails)
-    check("losses of every step, max rel", max(abs(x - y) / abs(y) for x, y in zip(lb, la)), TORCH32["losses"], fails)
+    check_losses(la, lb, fails)
     gerr = {k: rel_err(gb[k], ga[k])[1] for k in ga if not k.endswith("xy_layer.bias")}
     # (information: step 5's gradients come from weights that already differ by
     # 4 steps of fp32 noise, which the first-step tolerance does not cover)
     print("     step-5 gradients, RMS l2-rel (%d) %.3e (PyTorch-fp32's first-step error %.2e)"
           % (len(gerr), group_error(gerr), TORCH32["grad"]))
-    # as the parity tests' "adam." group: every float tensor's change from w0, BN buffers included
-    werr = {k: rel_err(wb[k].astype(np.float64) - w0[k], wa[k].astype(np.float64) - w0[k])[1]
-            for k in wa if wa[k].dtype.kind == "f" and not k.endswith("xy_layer.bias")}
-    check("5-step changes of weights and BN buffers, RMS l2-rel (%d)" % len(werr), group_error(werr),
-          TORCH32["adam"], fails)
-    nbt = all(int(wa[k].ravel()[0]) == int(wb[k].ravel()[0]) for k in wa if k.endswith("num_batches_tracked"))
-    print("%-4s num_batches_tracked equal" % ("ok" if nbt else "FAIL"))
-    n = 4
-    fails += [] if nbt else ["nbt"]
-    print("%d passed, %d failed" % (n - len(fails), len(fails)))
-    return 1 if fails else 0
+    check_weights(wa, wb, w0, len(la), fails)
+    return summary(4, fails)
+
+
+def snapshots(a, b, w0path):
+    sa, _ = load_safetensors(a)
+    sb, _ = load_safetensors(b)
+    w0, _ = load_safetensors(w0path)
+    fails = []
+    la, lb = sa["train.loss"].astype(np.float64), sb["train.loss"].astype(np.float64)
+    check_losses(la, lb, fails)
+    check_weights(sa, sb, w0, len(la), fails)
+    return summary(4, fails)
 
 
 def equal(a, b):
@@ -108,8 +134,8 @@ def equal(a, b):
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "equal":
         return equal(sys.argv[2], sys.argv[3])
-    if len(sys.argv) == 6 and sys.argv[1] == "close" and sys.argv[4] == "--w0":
-        return close(sys.argv[2], sys.argv[3], sys.argv[5])
+    if len(sys.argv) == 6 and sys.argv[1] in ("close", "snapshots") and sys.argv[4] == "--w0":
+        return (close if sys.argv[1] == "close" else snapshots)(sys.argv[2], sys.argv[3], sys.argv[5])
     print(__doc__)
     return 2
 

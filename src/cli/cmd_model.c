@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/dist_cli.h"
 #include "cli/tuning_flags.h"
 #include "io/tensors.h"
 #include "nn/model.h"
@@ -187,10 +188,19 @@ static int step_data_read(step_data *s, const char *const paths[5], rn_err *err)
     return rc ? -1 : 0;
 }
 
-/* Batch buffers, gathered from samples [i*B, (i+1)*B) mod N. */
+/* Batch buffers, gathered from samples [first, first + B) mod N. */
 typedef struct batch {
     float *x, *k, *t, *v, *d;
 } batch;
+
+static batch batch_alloc(int b, size_t per)
+{
+    return (batch){rn_xmalloc((size_t)b * per * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
+                   rn_xmalloc((size_t)b * 3 * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
+                   rn_xmalloc((size_t)b * sizeof(float))};
+}
+
+static void batch_free(batch *bt) { free(bt->x), free(bt->k), free(bt->t), free(bt->v), free(bt->d); }
 
 static void gather(float *dst, const input *in, long first, int b)
 {
@@ -200,49 +210,223 @@ static void gather(float *dst, const input *in, long first, int b)
     }
 }
 
-static void batch_fill(batch *bt, const step_data *s, long step, int b)
+static void batch_fill(batch *bt, const step_data *s, long first, int b)
 {
-    long first = step * b;
     gather(bt->x, &s->x, first, b), gather(bt->k, &s->k, first, b), gather(bt->t, &s->t, first, b);
     gather(bt->v, &s->v, first, b), gather(bt->d, &s->d, first, b);
 }
 
-static int run_steps(rn_params *p, const step_data *s, int b, long steps, double lr, long threads, rn_tuning *tn,
-                     rn_err *err)
+/* The model options of a training model: precision/autotune from the tuning,
+ * SyncBN and the gradient buckets from the distribution (identity when d is NULL). */
+static rn_model_opts train_opts(long threads, int sync_bn, rn_dist *d, rn_tuning *tn)
 {
-    rn_model m;
-    rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32};
+    rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32,
+                        .reduce = sync_bn ? rn_dist_bn_reduce(d) : (rn_model_reduce){0},
+                        .grad_ready = rn_dist_grad_ready(d)};
     rn_tuning_model_opts(tn, &mo);
-    if (rn_model_create(&m, p, b, (int)s->xd[1], (int)s->xd[2], &mo, err)) return -1;
-    batch bt = {rn_xmalloc((size_t)b * s->x.per * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
-                rn_xmalloc((size_t)b * 3 * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
-                rn_xmalloc((size_t)b * sizeof(float))};
-    rn_adam opt = rn_adam_default(rn_tuning_lr(tn, lr, b));
-    rn_model_sync_weights(&m);
-    for (long i = 0; i < steps; i++) {
-        int sp = rn_prof_begin(tn->prof, "data", "step", 0);
-        batch_fill(&bt, s, i, b);
+    return mo;
+}
+
+/* After backward: the gradient all-reduce (and the loss's mean over ranks,
+ * rank 0's BN buffers without SyncBN), then the tuning's unscale/overflow
+ * check, then Adam and the weight sync unless the check skips the update.
+ * Sets *applied; returns 0, or -1 with err. */
+static int finish_step(rn_model *m, rn_adam *opt, rn_dist *d, int sync_bn, rn_tuning *tn, double *loss, int *applied,
+                       rn_err *err)
+{
+    rn_params *p = m->p;
+    int sp = rn_prof_begin(tn->prof, "allreduce", "step", 0);
+    int rc = rn_dist_after_backward(d, p, loss, !sync_bn, err);
+    rn_prof_end(tn->prof, sp);
+    if (rc) return -1;
+    *applied = !rn_tuning_on_grads(tn, p, loss, err);
+    if (*applied) {
+        sp = rn_prof_begin(tn->prof, "optimizer", "step", 0);
+        rn_adam_step(opt, p->param, p->grad, p->m, p->v, p->n_param);
+        rn_model_sync_weights(m);
         rn_prof_end(tn->prof, sp);
-        double loss;
-        int applied = rn_tuning_train_step(tn, &m, &opt, bt.x, bt.k, bt.t, bt.v, bt.d, &loss);
-        if (tn->scaling)
-            printf("step %ld loss %.9g scale %g%s\n", i + 1, loss, (double)tn->scaler.scale, applied ? "" : " skipped");
-        else
-            printf("step %ld loss %.9g\n", i + 1, loss);
-        fflush(stdout);
     }
-    free(bt.x), free(bt.k), free(bt.t), free(bt.v), free(bt.d);
-    int rc = rn_tuning_finish(tn, stdout, err); /* before the model: spans borrow its names */
-    rn_model_destroy(&m);
-    return rc;
+    rn_profile_step_done(tn->prof);
+    return 0;
+}
+
+/* rootnet step's settings. A step's global batch is ranks x replicas x b
+ * samples; replica j of that batch (j = rank * replicas + e) takes its b
+ * samples at offset j * b. */
+typedef struct step_cfg {
+    int b;             /* per-replica batch */
+    long steps;
+    double lr;
+    long threads;
+    int sync_bn;
+    int replicas;      /* replicas emulated in this process (--emulate-replicas), 1: off */
+    size_t bucket;     /* gradient bucket, floats */
+    long save_every;   /* write save_weights every this many steps, 0: only at the end */
+    const char *save_weights;
+} step_cfg;
+
+/* Per-process state of the emulated replicas: BN running statistics saved
+ * before a step's first replica and restored before each one (the emulation
+ * ends with replica 0's, as DDP keeps rank 0's), and the gradient sum (each
+ * replica's gradient is computed alone, then added, as an all-reduce adds them). */
+typedef struct replica_state {
+    float *stats;
+    int64_t *nbt;
+    float *gsum;
+} replica_state;
+
+static void bn_state_copy(rn_params *p, replica_state *st, int save)
+{
+    if (save) {
+        memcpy(st->stats, p->stats, p->n_stats * sizeof *p->stats);
+        memcpy(st->nbt, p->nbt, p->n_nbt * sizeof *p->nbt);
+    } else {
+        memcpy(p->stats, st->stats, p->n_stats * sizeof *p->stats);
+        memcpy(p->nbt, st->nbt, p->n_nbt * sizeof *p->nbt);
+    }
+}
+
+/* One step's training state in this process. */
+typedef struct stepper {
+    rn_model m;
+    batch bt;
+    replica_state st;
+    rn_adam opt;
+    const step_data *s;
+    const step_cfg *c;
+    rn_dist *d;
+    rn_tuning *tn;
+} stepper;
+
+/* Forward and backward of this process's replicas for step i, gradients
+ * averaged over them; returns their mean loss. */
+static double replicas_step(stepper *sp, long i)
+{
+    const step_cfg *c = sp->c;
+    rn_params *p = sp->m.p;
+    rn_profile *pr = sp->tn->prof;
+    int E = c->replicas;
+    long global = (long)rn_dist_size(sp->d) * E * c->b;
+    double loss = 0;
+    rn_params_zero_grad(p);
+    if (E > 1) bn_state_copy(p, &sp->st, 1);
+    for (int e = E - 1; e >= 0; e--) {
+        if (E > 1) bn_state_copy(p, &sp->st, 0), rn_params_zero_grad(p);
+        int s = rn_prof_begin(pr, "data", "step", 0);
+        batch_fill(&sp->bt, sp->s, i * global + (long)(rn_dist_rank(sp->d) * E + e) * c->b, c->b);
+        rn_prof_end(pr, s);
+        s = rn_prof_begin(pr, "forward", "step", 0);
+        rn_model_forward(&sp->m, sp->bt.x, sp->bt.k, 1);
+        rn_prof_end(pr, s);
+        s = rn_prof_begin(pr, "backward", "step", 0);
+        loss += rn_model_backward(&sp->m, sp->bt.t, sp->bt.v, sp->bt.d);
+        rn_prof_end(pr, s);
+        float *g = sp->st.gsum;
+        for (size_t j = 0; E > 1 && j < p->n_param; j++) g[j] = e == E - 1 ? p->grad[j] : g[j] + p->grad[j];
+    }
+    if (E > 1) {
+        float inv = 1.0f / (float)E;
+        for (size_t j = 0; j < p->n_param; j++) p->grad[j] = sp->st.gsum[j] * inv;
+        loss /= E;
+    }
+    return loss;
+}
+
+static int save_snapshot(const rn_params *p, const step_cfg *c, rn_dist *d, rn_err *err)
+{
+    if (!c->save_weights || rn_dist_rank(d) != 0) return 0;
+    return rn_weights_save(p, c->save_weights, NULL, err);
+}
+
+static void print_step(const stepper *sp, long i, double loss, int applied)
+{
+    const rn_tuning *tn = sp->tn;
+    if (rn_dist_rank(sp->d) != 0) return;
+    if (tn->scaling)
+        printf("step %ld loss %.9g scale %g%s\n", i + 1, loss, (double)tn->scaler.scale, applied ? "" : " skipped");
+    else
+        printf("step %ld loss %.9g\n", i + 1, loss);
+    fflush(stdout);
+}
+
+static int step_loop(stepper *sp, rn_err *err)
+{
+    const step_cfg *c = sp->c;
+    rn_params *p = sp->m.p;
+    for (long i = 0; i < c->steps; i++) {
+        double loss = replicas_step(sp, i);
+        int applied = 0;
+        if (finish_step(&sp->m, &sp->opt, sp->d, c->sync_bn, sp->tn, &loss, &applied, err)) return -1;
+        print_step(sp, i, loss, applied);
+        if (c->save_every > 0 && (i + 1) % c->save_every == 0 && save_snapshot(p, c, sp->d, err)) return -1;
+    }
+    return 0;
+}
+
+static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dist *d, rn_tuning *tn, rn_err *err)
+{
+    stepper sp = {.s = s, .c = c, .d = d, .tn = tn};
+    rn_model_opts mo = train_opts(c->threads, c->sync_bn, d, tn);
+    if (rn_model_create(&sp.m, p, c->b, (int)s->xd[1], (int)s->xd[2], &mo, err)) return -1;
+    rn_tuning_attach(tn, &sp.m);
+    sp.bt = batch_alloc(c->b, s->x.per);
+    int E = c->replicas;
+    sp.st = (replica_state){rn_xmalloc(p->n_stats * sizeof(float) + 1), rn_xmalloc(p->n_nbt * sizeof(int64_t) + 1),
+                            rn_xmalloc((E > 1 ? p->n_param : 1) * sizeof(float))};
+    sp.opt = rn_adam_default(rn_tuning_lr(tn, c->lr, (long)rn_dist_size(d) * E * c->b));
+    rn_dist_grads_setup(d, p->grad, p->n_param, c->bucket);
+    int rc = rn_dist_bcast_params(d, p, err);
+    rn_model_sync_weights(&sp.m);
+    if (!rc) rc = step_loop(&sp, err);
+    free(sp.st.stats), free(sp.st.nbt), free(sp.st.gsum);
+    batch_free(&sp.bt);
+    /* before the model: spans borrow its names; rank 0 alone writes the cache, trace and table */
+    if (!rc && rn_dist_rank(d) == 0) rc = rn_tuning_finish(tn, stdout, err);
+    rn_model_destroy(&sp.m);
+    return rc ? -1 : 0;
+}
+
+static int step_check(const step_cfg *c, long b, const rn_cli_dist_flags *df, int launched)
+{
+    const char *msg = NULL;
+    if (c->steps < 1 || b < 0 || c->lr <= 0) msg = "--steps must be >= 1, --batch >= 1 and --lr > 0";
+    else if (c->replicas < 1 || c->replicas > 64) msg = "--emulate-replicas must be 1..64";
+    else if (c->replicas > 1 && (c->sync_bn || launched))
+        msg = "--emulate-replicas emulates per-replica BN in one process: not with --sync-bn or under mpirun";
+    else if (c->save_every < 0) msg = "--save-every must be >= 0";
+    else if (c->save_every > 0 && !c->save_weights) msg = "--save-every needs --save-weights";
+    if (msg) fprintf(stderr, "rootnet step: %s\n", msg);
+    return msg || rn_cli_dist_flags_check(df, "step") ? -1 : 0;
+}
+
+/* Reads the data and the weights, runs the steps, writes the outputs (rank 0). */
+static int step_main(const char *const paths[5], const char *weights, long backbone, const char *save_grads,
+                     step_cfg *c, rn_dist *d, rn_tuning *tn, rn_err *err)
+{
+    step_data s;
+    if (step_data_read(&s, paths, err)) return -1;
+    rn_params p;
+    rn_rng rng;
+    rn_rng_seed(&rng, 1);
+    int rc = rn_weights_load(&p, weights, (int)backbone, &rng, err);
+    if (!rc) {
+        c->b = c->b ? c->b : (int)s.x.n;
+        rc = run_steps(&p, &s, c, d, tn, err);
+        if (!rc && save_grads && rn_dist_rank(d) == 0) rc = rn_grads_save(&p, save_grads, err);
+        if (!rc) rc = save_snapshot(&p, c, d, err);
+        rn_params_free(&p);
+    }
+    step_data_free(&s);
+    return rc ? -1 : 0;
 }
 
 int rn_cmd_step(int argc, char **argv)
 {
-    const char *paths[5] = {0}, *weights = NULL, *save_grads = NULL, *save_weights = NULL;
-    double lr = 1e-3;
-    long steps = 1, b = 0, threads = 0, backbone = 0;
+    const char *paths[5] = {0}, *weights = NULL, *save_grads = NULL;
+    step_cfg c = {.steps = 1, .lr = 1e-3, .replicas = 1};
+    long b = 0, backbone = 0, replicas = 1;
     rn_tuning_flags tf = {0};
+    rn_cli_dist_flags df = RN_CLI_DIST_FLAGS_DEFAULT;
     rn_flag flags[] = {
         RN_FLAG_STR("--weights", &weights, "initial weights (required)"),
         RN_FLAG_STR("--images", &paths[0], "(N,3,H,W) float32 .npy (required)"),
@@ -250,16 +434,22 @@ int rn_cmd_step(int argc, char **argv)
         RN_FLAG_STR("--target", &paths[2], "(N,3) .npy: x, y on the output grid, depth (required)"),
         RN_FLAG_STR("--vis", &paths[3], "(N,1) .npy (required)"),
         RN_FLAG_STR("--have-depth", &paths[4], "(N,1) .npy (required)"),
-        RN_FLAG_F64("--lr", &lr, "Adam learning rate (1e-3)"),
-        RN_FLAG_I64("--steps", &steps, "number of steps (1)"),
-        RN_FLAG_I64("--batch", &b, "batch size (default N); step i uses samples [i*B, (i+1)*B) mod N"),
+        RN_FLAG_F64("--lr", &c.lr, "Adam learning rate (1e-3)"),
+        RN_FLAG_I64("--steps", &c.steps, "number of steps (1)"),
+        RN_FLAG_I64("--batch", &b, "batch per replica (default N); a step's G = ranks x replicas x B samples start "
+                                   "at step * G mod N, replica j takes B of them from j * B"),
         RN_FLAG_STR("--save-grads", &save_grads, "write the last step's gradients (safetensors)"),
-        RN_FLAG_STR("--save-weights", &save_weights, "write the weights after the last update (safetensors)"),
+        RN_FLAG_STR("--save-weights", &c.save_weights, "write the weights after the last update (safetensors)"),
+        RN_FLAG_I64("--save-every", &c.save_every, "also write --save-weights every this many steps (atomically)"),
         RN_FLAG_I64("--backbone", &backbone, "require this ResNet depth (default: from the weights)"),
-        RN_FLAG_I64("--threads", &threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_I64("--emulate-replicas", &replicas, "run R replicas in this process, BN per replica, gradients "
+                                                     "averaged: what mpirun -np R computes without --sync-bn (1)"),
+        RN_CLI_DIST_FLAGS(&df),
         RN_TUNING_FLAGS(&tf),
         {0}};
-    const char *syn = "--weights W --images X --k K --target T --vis V --have-depth D [--lr] [--steps] [--batch]";
+    const char *syn = "--weights W --images X --k K --target T --vis V --have-depth D [--lr] [--steps] [--batch] "
+                      "[--sync-bn] [--emulate-replicas R]   (mpirun -np K rootnet step ...: data parallel)";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
     for (int i = 0; i < 5; i++)
@@ -268,34 +458,19 @@ int rn_cmd_step(int argc, char **argv)
             rn_args_usage(stderr, "step", syn, flags);
             return 2;
         }
-    if (steps < 1 || b < 0 || lr <= 0) {
-        fprintf(stderr, "rootnet step: --steps must be >= 1, --batch >= 1 and --lr > 0\n");
-        return 2;
-    }
+    c.replicas = (int)replicas, c.sync_bn = df.sync_bn, c.b = (int)b;
+    if (step_check(&c, b, &df, rn_dist_launched())) return 2;
+    c.bucket = rn_dist_bucket_floats(df.bucket_mb);
+    rn_dist *d = NULL;
+    if (rn_cli_dist_start(&d, "step", c.sync_bn, df.timeout_s)) return 1;
     rn_err err = {{0}};
     rn_tuning tn;
-    if (rn_tuning_setup(&tn, &tf, (int)threads, &err)) {
-        rn_tuning_free(&tn);
-        return fail("step", &err);
-    }
-    step_data s;
-    if (step_data_read(&s, paths, &err)) {
-        rn_tuning_free(&tn);
-        return fail("step", &err);
-    }
-    rn_params p;
-    rn_rng rng;
-    rn_rng_seed(&rng, 1);
-    int rc = rn_weights_load(&p, weights, (int)backbone, &rng, &err);
-    if (!rc) {
-        rc = run_steps(&p, &s, b ? (int)b : (int)s.x.n, steps, lr, threads, &tn, &err);
-        if (!rc && save_grads) rc = rn_grads_save(&p, save_grads, &err);
-        if (!rc && save_weights) rc = rn_weights_save(&p, save_weights, NULL, &err);
-        rn_params_free(&p);
-    }
-    step_data_free(&s);
+    int rc = rn_tuning_setup(&tn, &tf, (int)c.threads, &err) ||
+             step_main(paths, weights, backbone, save_grads, &c, d, &tn, &err);
     rn_tuning_free(&tn);
-    return rc ? fail("step", &err) : 0;
+    if (rc) return rn_cli_dist_fail(d, "step", &err);
+    rn_dist_finalize(d);
+    return 0;
 }
 
 static double now_s(void)
@@ -311,29 +486,41 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static double median(const double *t, long n)
+{
+    double *sorted = rn_xmalloc((size_t)n * sizeof *sorted);
+    memcpy(sorted, t, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+    double med = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    free(sorted);
+    return med;
+}
+
 typedef struct bench_cfg {
     const char *mode;
     long depth, size, b, iters, warmup, threads;
+    int sync_bn;
+    size_t bucket;
 } bench_cfg;
 
-static void print_bench(const bench_cfg *c, const rn_tuning *tn, const double *t)
+/* t: step times; comm: the gradient all-reduce's share of each (NULL for one process). */
+static void print_bench(const bench_cfg *c, const rn_tuning *tn, const double *t, const double *comm, int ranks)
 {
-    long iters = c->iters;
-    double *sorted = rn_xmalloc((size_t)iters * sizeof *sorted);
-    memcpy(sorted, t, (size_t)iters * sizeof *sorted);
-    qsort(sorted, (size_t)iters, sizeof *sorted, cmp_double);
-    double med = iters % 2 ? sorted[iters / 2] : 0.5 * (sorted[iters / 2 - 1] + sorted[iters / 2]);
+    double med = median(t, c->iters);
+    long global = c->b * ranks;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("{\"mode\": \"%s\", \"precision\": \"%s\", \"loss_scale\": %g, \"backbone\": %ld, \"size\": %ld, "
-           "\"batch\": %ld, \"threads\": %ld, \"median_s\": %.6f, \"images_per_s\": %.4f, \"peak_rss_mb\": %.1f, "
-           "\"steps_s\": [",
-           c->mode, tn->policy->name, tn->scaling ? (double)tn->scaler.scale : 1.0, c->depth, c->size, c->b,
-           c->threads, med, (double)c->b / med, ru.ru_maxrss / 1024.0);
-    for (long i = 0; i < iters; i++) printf("%s%.6f", i ? ", " : "", t[i]);
+           "\"batch\": %ld, \"threads\": %ld, \"median_s\": %.6f, \"images_per_s\": %.4f, \"peak_rss_mb\": %.1f, ",
+           c->mode, tn->policy->name, tn->scaling ? (double)tn->scaler.scale : 1.0, c->depth, c->size, global,
+           c->threads, med, (double)global / med, ru.ru_maxrss / 1024.0);
+    if (comm)
+        printf("\"ranks\": %d, \"batch_per_rank\": %ld, \"allreduce_median_s\": %.6f, \"allreduce_share\": %.4f, ",
+               ranks, c->b, median(comm, c->iters), median(comm, c->iters) / med);
+    printf("\"steps_s\": [");
+    for (long i = 0; i < c->iters; i++) printf("%s%.6f", i ? ", " : "", t[i]);
     printf("]}\n");
     fflush(stdout);
-    free(sorted);
 }
 
 static void fill_inputs(batch *bt, rn_rng *rng, int b, size_t per, int oh, int ow)
@@ -348,54 +535,83 @@ static void fill_inputs(batch *bt, rn_rng *rng, int b, size_t per, int oh, int o
     }
 }
 
-static void bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *opt, const batch *bt)
+/* One benchmark step: a training step (under mpirun with the gradient
+ * all-reduce) or an inference forward. */
+static int bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *opt, const batch *bt, rn_dist *d,
+                      rn_err *err)
 {
-    if (!strcmp(c->mode, "train")) {
-        rn_tuning_train_step(tn, m, opt, bt->x, bt->k, bt->t, bt->v, bt->d, NULL);
-        return;
+    rn_profile *pr = tn->prof;
+    int sp;
+    if (strcmp(c->mode, "train")) {
+        sp = rn_prof_begin(pr, "forward", "step", 0);
+        rn_model_forward(m, bt->x, bt->k, 0);
+        rn_prof_end(pr, sp);
+        rn_profile_step_done(pr);
+        return 0;
     }
-    m->prof = tn->prof;
-    int sp = rn_prof_begin(tn->prof, "forward", "step", 0);
-    rn_model_forward(m, bt->x, bt->k, 0);
-    rn_prof_end(tn->prof, sp);
-    rn_profile_step_done(tn->prof);
+    sp = rn_prof_begin(pr, "zero_grad", "step", 0);
+    rn_params_zero_grad(m->p);
+    rn_prof_end(pr, sp);
+    sp = rn_prof_begin(pr, "forward", "step", 0);
+    rn_model_forward(m, bt->x, bt->k, 1);
+    rn_prof_end(pr, sp);
+    sp = rn_prof_begin(pr, "backward", "step", 0);
+    double loss = rn_model_backward(m, bt->t, bt->v, bt->d);
+    rn_prof_end(pr, sp);
+    int applied = 0;
+    return finish_step(m, opt, d, c->sync_bn, tn, &loss, &applied, err);
 }
 
-static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *rng, rn_err *err)
+static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const batch *bt, rn_dist *d, double *t,
+                      double *comm, rn_err *err)
 {
-    rn_model m;
-    rn_model_opts mo = {.threads = (int)c->threads, .compute = RN_COMPUTE_F32, .inference = strcmp(c->mode, "train")};
-    rn_tuning_model_opts(tn, &mo);
-    if (rn_model_create(&m, p, (int)c->b, (int)c->size, (int)c->size, &mo, err)) return -1;
-    size_t per = 3 * (size_t)c->size * (size_t)c->size;
-    batch bt = {rn_xmalloc((size_t)c->b * per * sizeof(float)), rn_xmalloc((size_t)c->b * sizeof(float)),
-                rn_xmalloc((size_t)c->b * 3 * sizeof(float)), rn_xmalloc((size_t)c->b * sizeof(float)),
-                rn_xmalloc((size_t)c->b * sizeof(float))};
-    fill_inputs(&bt, rng, (int)c->b, per, m.OH, m.OW);
-    rn_adam opt = rn_adam_default(rn_tuning_lr(tn, 1e-3, c->b));
-    double *t = rn_xmalloc((size_t)c->iters * sizeof *t);
-    rn_model_sync_weights(&m);
+    rn_adam opt = rn_adam_default(rn_tuning_lr(tn, 1e-3, c->b * rn_dist_size(d)));
+    rn_dist_grads_setup(d, m->p->grad, m->p->n_param, c->bucket);
     for (long i = 0; i < c->warmup + c->iters; i++) {
         if (i == c->warmup) rn_tuning_profile_reset(tn);
+        if (rn_dist_barrier(d, err)) return -1;
+        rn_dist_comm_seconds(d, 1);
         double t0 = now_s();
-        bench_step(c, tn, &m, &opt, &bt);
-        if (i >= c->warmup) t[i - c->warmup] = now_s() - t0;
+        if (bench_step(c, tn, m, &opt, bt, d, err)) return -1;
+        if (i >= c->warmup) t[i - c->warmup] = now_s() - t0, comm[i - c->warmup] = rn_dist_comm_seconds(d, 0);
     }
-    print_bench(c, tn, t);
-    free(t), free(bt.x), free(bt.k), free(bt.t), free(bt.v), free(bt.d);
-    int rc = rn_tuning_finish(tn, stderr, err); /* before the model: spans borrow its names */
+    return 0;
+}
+
+static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *rng, rn_dist *d, rn_err *err)
+{
+    int train = !strcmp(c->mode, "train");
+    rn_model m;
+    rn_model_opts mo = train_opts(c->threads, c->sync_bn, d, tn);
+    mo.inference = !train;
+    if (!train) mo.grad_ready = (rn_model_grad_ready){0};
+    if (rn_model_create(&m, p, (int)c->b, (int)c->size, (int)c->size, &mo, err)) return -1;
+    rn_tuning_attach(tn, &m);
+    size_t per = 3 * (size_t)c->size * (size_t)c->size;
+    batch bt = batch_alloc((int)c->b, per);
+    fill_inputs(&bt, rng, (int)c->b, per, m.OH, m.OW);
+    double *t = rn_xmalloc((size_t)c->iters * sizeof *t), *comm = rn_xmalloc((size_t)c->iters * sizeof *comm);
+    int rc = rn_dist_bcast_params(d, p, err);
+    rn_model_sync_weights(&m);
+    if (!rc) rc = bench_loop(c, tn, &m, &bt, d, t, comm, err);
+    if (!rc && rn_dist_rank(d) == 0) {
+        print_bench(c, tn, t, d && train ? comm : NULL, rn_dist_size(d));
+        rc = rn_tuning_finish(tn, stderr, err); /* before the model: spans borrow its names */
+    }
+    free(t), free(comm);
+    batch_free(&bt);
     rn_model_destroy(&m);
     return rc;
 }
 
-static int bench_run(const bench_cfg *c, rn_tuning *tn, rn_err *err)
+static int bench_run(const bench_cfg *c, rn_tuning *tn, rn_dist *d, rn_err *err)
 {
     rn_params p;
     if (rn_params_build(&p, (int)c->depth, err)) return -1;
     rn_rng rng;
-    rn_rng_seed(&rng, 7);
+    rn_rng_seed(&rng, 7 + (uint64_t)rn_dist_rank(d));
     rn_params_init(&p, &rng);
-    int rc = bench_model(c, tn, &p, &rng, err);
+    int rc = bench_model(c, tn, &p, &rng, d, err);
     rn_params_free(&p);
     return rc;
 }
@@ -404,18 +620,21 @@ int rn_cmd_bench(int argc, char **argv)
 {
     bench_cfg c = {.mode = "train", .depth = 50, .size = 256, .b = 8, .iters = 5, .warmup = 1};
     rn_tuning_flags tf = {0};
+    rn_cli_dist_flags df = RN_CLI_DIST_FLAGS_DEFAULT;
     rn_flag flags[] = {
         RN_FLAG_STR("--mode", &c.mode, "train | infer"),
         RN_FLAG_I64("--backbone", &c.depth, "ResNet depth (50)"),
         RN_FLAG_I64("--size", &c.size, "input size, a multiple of 32 (256)"),
-        RN_FLAG_I64("--batch", &c.b, "batch size (8)"),
+        RN_FLAG_I64("--batch", &c.b, "batch size (8); per rank under mpirun"),
         RN_FLAG_I64("--iters", &c.iters, "timed steps (5)"),
         RN_FLAG_I64("--warmup", &c.warmup, "untimed steps first (1)"),
         RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_CLI_DIST_FLAGS(&df),
         RN_TUNING_FLAGS(&tf),
         {0}};
     const char *syn = "--mode train|infer [--backbone 50] [--size 256] [--batch N] [--iters K] [--warmup W] "
-                      "[--precision fp32|bf16] [--loss-scale N|dynamic] [--profile F]";
+                      "[--precision fp32|bf16] [--loss-scale N|dynamic] [--profile F]"
+                      "   (mpirun -np K rootnet bench ...: data parallel, batch per rank)";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
     if ((strcmp(c.mode, "train") && strcmp(c.mode, "infer")) || c.iters < 1 || c.warmup < 0 || c.b < 1) {
@@ -423,11 +642,17 @@ int rn_cmd_bench(int argc, char **argv)
         rn_args_usage(stderr, "bench", syn, flags);
         return 2;
     }
+    if (rn_cli_dist_flags_check(&df, "bench")) return 2;
+    c.sync_bn = df.sync_bn, c.bucket = rn_dist_bucket_floats(df.bucket_mb);
+    rn_dist *d = NULL;
+    if (rn_cli_dist_start(&d, "bench", c.sync_bn, df.timeout_s)) return 1;
     rn_err err = {{0}};
     rn_tuning tn;
-    int rc = rn_tuning_setup(&tn, &tf, (int)c.threads, &err) || bench_run(&c, &tn, &err);
+    int rc = rn_tuning_setup(&tn, &tf, (int)c.threads, &err) || bench_run(&c, &tn, d, &err);
     rn_tuning_free(&tn);
-    return rc ? fail("bench", &err) : 0;
+    if (rc) return rn_cli_dist_fail(d, "bench", &err);
+    rn_dist_finalize(d);
+    return 0;
 }
 
 int rn_cmd_convert(int argc, char **argv)

@@ -4,6 +4,8 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/dist_cli.h"
+#include "train/train_dist.h"
 #include "train/trainer.h"
 
 #define MAX_FLAGS 48
@@ -71,7 +73,8 @@ static int check_paths(const rn_train_cfg *c, rn_err *err)
 int rn_cmd_train(int argc, char **argv)
 {
     static const char *syn = "--data-dir D [--trainset-3d MuCo] [--trainset-2d MSCOCO,MPII] [--backbone 50] "
-                             "[--end-epoch 20] [--batch 32] [--output DIR] [--continue] [--config FILE] ...";
+                             "[--end-epoch 20] [--batch 32] [--output DIR] [--continue] [--config FILE] ...   "
+                             "(mpirun -np K rootnet train ...: data parallel, --batch per rank)";
     train_flags *tf = rn_xmalloc(sizeof *tf);
     build_flags(tf);
     int h = rn_args_handle(tf->f, argc, argv, syn);
@@ -86,8 +89,14 @@ int rn_cmd_train(int argc, char **argv)
     if ((tf->config && rn_train_cfg_load(&cfg, tf->config, stderr, &err)) || apply_flags(&cfg, tf, &err) ||
         rn_train_cfg_check(&cfg, &err) || check_paths(&cfg, &err))
         rc = usage_error(err.msg, tf, syn);
+    rn_dist *d = NULL;
+    if (!rc && rn_cli_dist_start(&d, "train", cfg.sync_bn, cfg.dist_timeout)) rc = 1;
     if (!rc) {
-        int r = rn_trainer_run(&cfg, NULL, stdout, &err);
+        rn_train_dist td;
+        rn_train_hooks hooks = rn_train_dist_hooks(&td, d, &cfg, NULL);
+        int r = rn_trainer_run(&cfg, &hooks, stdout, &err);
+        if (r && rn_dist_size(d) > 1) rn_cli_dist_fail(d, "train", &err); /* ends the whole job */
+        rn_dist_finalize(d);
         rc = r == -2 ? usage_error(err.msg, tf, syn) : r ? (fprintf(stderr, "rootnet train: %s\n", err.msg), 1) : 0;
     }
     free(tf);

@@ -2,6 +2,13 @@
 
 #include <stdio.h>
 
+int rn_cli_dist_flags_check(const rn_cli_dist_flags *f, const char *cmd)
+{
+    if (f->bucket_mb >= 0 && f->timeout_s > 0) return 0;
+    fprintf(stderr, "rootnet %s: --bucket-mb must be >= 0 and --dist-timeout > 0 seconds\n", cmd);
+    return -1;
+}
+
 int rn_cli_dist_start(rn_dist **d, const char *cmd, int sync_bn, double timeout_s)
 {
     rn_err err = {{0}};

@@ -9,6 +9,16 @@ int rn_dist_after_backward(rn_dist *d, rn_params *p, double *loss, int bcast_sta
     return bcast_stats ? rn_dist_bcast_stats(d, p, err) : 0;
 }
 
+int rn_dist_any(rn_dist *d, int flag)
+{
+    rn_err err;
+    double v = flag != 0;
+    if (rn_dist_allreduce_sum(d, &v, 1, &err)) return 1;
+    return v > 0;
+}
+
+size_t rn_dist_bucket_floats(double mb) { return mb > 0 ? (size_t)(mb * 1e6 / sizeof(float)) : 0; }
+
 int rn_dist_launched(void)
 {
     const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "MPI_LOCALNRANKS", NULL};

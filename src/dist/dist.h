@@ -66,6 +66,8 @@ int rn_dist_any(rn_dist *d, int flag);
 /* Blocks until every rank arrives. */
 int rn_dist_barrier(rn_dist *d, rn_err *err);
 
+/* Bucket size in floats of mb megabytes (10^6 bytes) of float32 (0 for mb <= 0). */
+size_t rn_dist_bucket_floats(double mb);
 /* The flat gradient buffer and its bucket size (0: one all-reduce after backward). */
 void rn_dist_grads_setup(rn_dist *d, float *grad, size_t n, size_t bucket_floats);
 /* After each backward: starts the buckets not yet started, waits for all,

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "optim/lr_scale.h"
+
 typedef struct key_def {
     rn_train_key k;
     size_t off, size; /* field in rn_train_cfg */
@@ -43,6 +45,10 @@ static const key_def KEYS[] = {
     {{"--dump-batches", RN_TK_STR, "debug: write the initial weights (DIR/w0.safetensors) and every batch (x, k, t, v, d, epoch) as DIR/batch_<iter>.safetensors"}, F(dump_batches)},
     {{"--kill-at-iter", RN_TK_I64, "test: SIGKILL itself before iteration N"}, F(kill_at_iter)},
     {{"--kill-in-snapshot", RN_TK_INT, "test: SIGKILL itself half-way through writing its N-th snapshot"}, F(kill_in_snapshot)},
+    {{"--lr-scale", RN_TK_STR, "none (default) | linear: lr x global batch / 32 (global batch = ranks x batch)"}, F(lr_scale)},
+    {{"--sync-bn", RN_TK_BOOL, "under mpirun: BN statistics over all ranks (one global batch)"}, F(sync_bn)},
+    {{"--bucket-mb", RN_TK_F64, "under mpirun: gradient all-reduce bucket in MB, 0 = one after backward (25)"}, F(bucket_mb)},
+    {{"--dist-timeout", RN_TK_F64, "under mpirun: end the job when a collective takes longer, seconds (300)"}, F(dist_timeout)},
 };
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
 
@@ -61,6 +67,8 @@ void rn_train_cfg_default(rn_train_cfg *c)
     c->lr_dec_epoch[0] = 17, c->n_dec = 1;
     c->end_epoch = 20, c->batch = 32, c->workers = 2, c->seed = 1;
     c->augment = 1, c->log_every = 10, c->keep_snapshots = 2;
+    snprintf(c->lr_scale, sizeof c->lr_scale, "none");
+    c->bucket_mb = 25, c->dist_timeout = 300;
     c->rank = 0, c->world = 1;
 }
 
@@ -237,7 +245,9 @@ int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err)
         return rn_err_set(err, "--threads >= 0, --workers >= 1, --log-every >= 1, --max-iters >= 0, "
                                "--snapshot-iters >= 0, --keep-snapshots >= 1 and --keep-epochs >= 0 are required");
     if (c->world < 1 || c->rank < 0 || c->rank >= c->world) return rn_err_set(err, "rank %d of %d is invalid", c->rank, c->world);
-    return 0;
+    if (!(c->bucket_mb >= 0) || !(c->dist_timeout > 0)) return rn_err_set(err, "--bucket-mb must be >= 0 and --dist-timeout > 0");
+    rn_lr_rule rule;
+    return rn_lr_rule_parse(c->lr_scale, &rule, err) ? rn_err_prefix(err, "--lr-scale") : 0;
 }
 
 static size_t put(char *buf, size_t len, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -284,5 +294,8 @@ double rn_train_lr(const rn_train_cfg *c, int epoch)
     int idx = 0;
     for (int i = 0; i < c->n_dec; i++)
         if (epoch >= c->lr_dec_epoch[i]) idx++;
-    return c->lr / pow(c->lr_dec_factor, idx);
+    rn_lr_rule rule = RN_LR_NONE;
+    rn_err err;
+    if (rn_lr_rule_parse(c->lr_scale, &rule, &err)) rule = RN_LR_NONE; /* rn_train_cfg_check rejects it */
+    return rn_lr_scaled(c->lr, rule, (long)c->world * c->batch) / pow(c->lr_dec_factor, idx);
 }

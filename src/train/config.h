@@ -50,6 +50,10 @@ typedef struct rn_train_cfg {
     char dump_batches[RN_TRAIN_PATH];         /* debug: write each batch as safetensors here */
     int64_t kill_at_iter;                     /* test: SIGKILL itself before iteration N (0: off) */
     int kill_in_snapshot;                     /* test: SIGKILL itself while writing its N-th snapshot (0: off) */
+    char lr_scale[16];                        /* none | linear: lr x global batch (world x batch) / 32 */
+    int sync_bn;                              /* under mpirun: BN statistics over all ranks */
+    double bucket_mb;                         /* under mpirun: gradient all-reduce bucket, MB (0: one) */
+    double dist_timeout;                      /* under mpirun: collective watchdog, seconds */
     int rank, world;                          /* data-parallel position (set by the MPI driver) */
 } rn_train_cfg;
 
@@ -77,7 +81,8 @@ int rn_train_cfg_load(rn_train_cfg *c, const char *path, FILE *warn, rn_err *err
 int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err);
 /* Writes the config as key = value lines into buf (what a config file holds). */
 void rn_train_cfg_format(const rn_train_cfg *c, char *buf, size_t len);
-/* The authors' schedule: lr / factor^(number of decay epochs <= epoch). */
+/* The authors' schedule: lr / factor^(number of decay epochs <= epoch), with
+ * lr first scaled by lr-scale (linear: x world x batch / 32). */
 double rn_train_lr(const rn_train_cfg *c, int epoch);
 
 #endif

@@ -18,15 +18,7 @@ set -u
 cd "$(dirname "$0")/.."
 RN=${RN_BIN:-build/rootnet}
 PY=${PY:-/usr/bin/python3}
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
-if ! command -v mpirun > /dev/null; then echo "skipped: no MPI (mpirun not found)"; echo "0 passed, 0 failed"; exit 0; fi
-if ! ldd "$RN" 2>/dev/null | grep -q libmpi; then
-    echo "skipped: no MPI ($RN was built without it: mpicc was not found at build time)"; echo "0 passed, 0 failed"; exit 0
-fi
-MPIRUN=(mpirun --oversubscribe -np 2)
-[ "$(id -u)" = 0 ] && MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np 2)
+. tests/dist_lib.sh
 tmp=$(mktemp -d); [ -n "${KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
 d=$tmp/case
 $PY tools/reference.py make-case --backbone 18 --height 64 --width 64 --batch 8 --steps 5 --seed 3 --out "$d" || exit 1
@@ -77,13 +69,6 @@ if "$RN" step "${common[@]}" --batch 4 --emulate-replicas 2 --sync-bn > /dev/nul
 else ok "--emulate-replicas with --sync-bn: $(head -1 "$tmp/e.err")"; fi
 
 echo "== 3. failure"
-# rank_pid MPIRUN_PID RANK: the pid of that rank among mpirun's children.
-rank_pid() {
-    local c
-    for c in $(pgrep -P "$1"); do
-        if tr '\0' '\n' < "/proc/$c/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then echo "$c"; return; fi
-    done
-}
 # failure NAME RANK SIGNAL BOUND_S EXPECT_REGEX [extra flags]
 failure() {
     local name=$1 rank=$2 sig=$3 bound=$4 expect=$5; shift 5
@@ -100,25 +85,17 @@ failure() {
     if [ ! -e "$snap" ] || [ -z "$victim" ]; then
         bad "$name: no snapshot or no rank $rank"; sed 's/^/    /' "$tmp/$name/err"; kill $mp 2> /dev/null; wait $mp; return
     fi
-    local t0 t1 rc
-    t0=$(date +%s.%N)
-    kill "-$sig" "$victim"
-    ( sleep $((bound + 30)); kill -9 $mp 2> /dev/null ) & local guard=$!
-    wait $mp; rc=$?
-    t1=$(date +%s.%N)
-    kill $guard 2> /dev/null; wait $guard 2> /dev/null
-    local el; el=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    local rc elapsed
+    signal_and_wait "$mp" "$victim" "$sig" "$bound"
+    local el=$elapsed
     if [ "$rc" -ne 0 ] && awk -v e="$el" -v b="$bound" 'BEGIN { exit !(e <= b) }'; then
         ok "$name: job ended (exit $rc) $el s after SIG$sig to rank $rank (bound $bound s)"
     else bad "$name: exit $rc after $el s (bound $bound s)"; fi
     if grep -Eq "$expect" "$tmp/$name/err"; then ok "$name: message: $(grep -E "$expect" "$tmp/$name/err" | head -1 | sed 's/^ *//')"
     else bad "$name: no message matching '$expect'"; sed 's/^/    /' "$tmp/$name/err"; fi
     sleep 0.5
-    local left=0 p
-    for p in $pids; do  # a zombie (state Z) has ended; it waits for its reaper
-        [ -r "/proc/$p/stat" ] && [ "$(awk '{print $3}' "/proc/$p/stat" 2> /dev/null)" != Z ] && left=1
-    done
-    if [ $left = 0 ]; then ok "$name: no rank left running"; else bad "$name: ranks left: $pids"; kill -9 $pids 2> /dev/null; fi
+    # shellcheck disable=SC2086
+    if ranks_left $pids; then ok "$name: no rank left running"; else bad "$name: ranks left: $pids"; kill -9 $pids 2> /dev/null; fi
     local steps; steps=$(grep -c '^step' "$tmp/$name/out")
     if "$RN" forward --weights "$snap" --images "$d/x0.npy" --k "$d/k0.npy" --out "$tmp/$name/fwd.npy" 2> "$tmp/$name/ferr" &&
         $PY -c "import sys; sys.path.insert(0, 'tools'); from stio import load_safetensors as l

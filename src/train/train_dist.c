@@ -1,0 +1,108 @@
+/* Data-parallel hooks for the trainer: rn_dist in front of inner hooks. */
+#include "train/train_dist.h"
+
+#include <string.h>
+
+static const rn_train_hooks no_hooks = {0};
+
+static void model_opts(void *ctx, rn_model_opts *o)
+{
+    rn_train_dist *td = ctx;
+    if (td->inner->model_opts) td->inner->model_opts(td->inner->ctx, o);
+    if (td->sync_bn) o->reduce = rn_dist_bn_reduce(td->d);
+    o->grad_ready = rn_dist_grad_ready(td->d);
+}
+
+static void model_created(void *ctx, rn_model *m)
+{
+    rn_train_dist *td = ctx;
+    if (td->inner->model_created) td->inner->model_created(td->inner->ctx, m);
+}
+
+static uint64_t hash_bytes(uint64_t h, const void *buf, size_t n)
+{
+    const uint8_t *b = buf;
+    size_t words = n / 8;
+    for (size_t i = 0; i < words; i++) {
+        uint64_t w;
+        memcpy(&w, b + 8 * i, 8);
+        h = (h ^ w) * 0x100000001b3ULL;
+    }
+    for (size_t i = 8 * words; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+uint64_t rn_train_dist_state_hash(const rn_params *p)
+{
+    size_t nf = p->n_param * sizeof(float);
+    uint64_t h = 0xcbf29ce484222325ULL;
+    h = hash_bytes(h, p->param, nf), h = hash_bytes(h, p->m, nf), h = hash_bytes(h, p->v, nf);
+    h = hash_bytes(h, p->stats, p->n_stats * sizeof(float));
+    return hash_bytes(h, p->nbt, p->n_nbt * sizeof(int64_t));
+}
+
+/* 0 when every rank holds rank 0's state (compared by hash), else -1 on every rank. */
+static int check_same_start(rn_dist *d, const rn_params *p, rn_err *err)
+{
+    uint64_t h = rn_train_dist_state_hash(p);
+    int r = rn_dist_rank(d);
+    double part[4]; /* rank 0's hash in 16-bit parts: exact sums in double */
+    for (int i = 0; i < 4; i++) part[i] = r == 0 ? (double)((h >> (16 * i)) & 0xffff) : 0.0;
+    if (rn_dist_allreduce_sum(d, part, 4, err)) return -1;
+    uint64_t h0 = 0;
+    for (int i = 0; i < 4; i++) h0 |= (uint64_t)part[i] << (16 * i);
+    if (!rn_dist_any(d, h != h0)) return 0;
+    if (h != h0)
+        return rn_err_set(err, "rank %d starts from other weights than rank 0 (state hash %016llx, rank 0 %016llx): "
+                               "every rank must load the same snapshot or --pretrained file (with --continue: the "
+                               "same --output directory, on a file system every machine shares)",
+                          r, (unsigned long long)h, (unsigned long long)h0);
+    return rn_err_set(err, "another rank starts from other weights than rank 0 (state hash %016llx): every rank must "
+                           "load the same snapshot or --pretrained file", (unsigned long long)h0);
+}
+
+static int on_start(void *ctx, rn_params *p, rn_err *err)
+{
+    rn_train_dist *td = ctx;
+    rn_dist_grads_setup(td->d, p->grad, p->n_param, td->bucket_floats);
+    if (check_same_start(td->d, p, err) || rn_dist_bcast_params(td->d, p, err)) return -1;
+    return td->inner->on_start ? td->inner->on_start(td->inner->ctx, p, err) : 0;
+}
+
+static void span_begin(void *ctx, const char *name)
+{
+    rn_train_dist *td = ctx;
+    if (td->inner->span_begin) td->inner->span_begin(td->inner->ctx, name);
+}
+
+static void span_end(void *ctx, const char *name)
+{
+    rn_train_dist *td = ctx;
+    if (td->inner->span_end) td->inner->span_end(td->inner->ctx, name);
+}
+
+static int on_grads(void *ctx, rn_params *p, double *loss, rn_err *err)
+{
+    rn_train_dist *td = ctx;
+    span_begin(ctx, "allreduce");
+    int rc = rn_dist_after_backward(td->d, p, loss, !td->sync_bn, err);
+    span_end(ctx, "allreduce");
+    if (rc) return -1;
+    return td->inner->on_grads ? td->inner->on_grads(td->inner->ctx, p, loss, err) : 0;
+}
+
+static int on_epoch(void *ctx, int epoch, const char *snapshot, const rn_params *p, double *metric, rn_err *err)
+{
+    rn_train_dist *td = ctx;
+    return td->inner->on_epoch ? td->inner->on_epoch(td->inner->ctx, epoch, snapshot, p, metric, err) : 0;
+}
+
+rn_train_hooks rn_train_dist_hooks(rn_train_dist *td, rn_dist *d, rn_train_cfg *cfg, const rn_train_hooks *inner)
+{
+    td->d = d;
+    td->sync_bn = cfg->sync_bn;
+    td->bucket_floats = rn_dist_bucket_floats(cfg->bucket_mb);
+    td->inner = inner ? inner : &no_hooks;
+    cfg->rank = rn_dist_rank(d), cfg->world = rn_dist_size(d);
+    return (rn_train_hooks){td, model_opts, model_created, on_start, on_grads, span_begin, span_end, on_epoch};
+}
