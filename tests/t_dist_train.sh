@@ -22,7 +22,7 @@ check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; 
 . tests/dist_lib.sh
 tmp=$(mktemp -d); [ -n "${KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=1
-"$RN" synth --out "$tmp/data" --format muco --images 12 --width 256 --height 256 --seed 9 > /dev/null || exit 1
+"$RN" synth --out "$tmp/data" --format muco --images 9 --width 256 --height 256 --seed 9 > /dev/null || exit 1
 common=(--data-dir "$tmp/data" --trainset-2d '' --backbone 18 --input-size 64 --end-epoch 3 --deterministic
         --threads 1 --workers 1 --seed 4 --log-every 1)
 # train NAME [mpi] flags...: output dir NAME, NAME.log, NAME.err; returns rootnet's (mpirun's) exit status
