@@ -4,7 +4,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "train/trainer.h"
+#include "cli/train_run.h"
 
 #define MAX_FLAGS 48
 
@@ -87,7 +87,7 @@ int rn_cmd_train(int argc, char **argv)
         rn_train_cfg_check(&cfg, &err) || check_paths(&cfg, &err))
         rc = usage_error(err.msg, tf, syn);
     if (!rc) {
-        int r = rn_trainer_run(&cfg, NULL, stdout, &err);
+        int r = rn_train_run_parts(&cfg, NULL, stdout, &err);
         rc = r == -2 ? usage_error(err.msg, tf, syn) : r ? (fprintf(stderr, "rootnet train: %s\n", err.msg), 1) : 0;
     }
     free(tf);
