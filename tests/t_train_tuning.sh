@@ -7,23 +7,7 @@
 # logs lr x batch / 32; --eval-epoch logs per-epoch metrics equal to what
 # `rootnet test` prints for each epoch's snapshot and keeps the best epoch's
 # snapshot byte for byte; bad switch values: one line, the usage, exit 2.
-set -u
-RN=${RN_BIN:-build/rootnet}
-PY=${PY:-/usr/bin/python3}
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d); [ -n "${KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-check() { if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $*"; fi; }
-export OMP_NUM_THREADS=1
-# bad() EXPECTED-MESSAGE-REGEX ARGS...: exit 2, message on stderr, usage printed.
-bad() {
-    local want=$1; shift
-    "$RN" train "$@" > "$tmp/o" 2> "$tmp/e"; local rc=$?
-    check test "$rc" -eq 2
-    check grep -Eq "^rootnet train: .*$want" "$tmp/e"
-    check grep -q '^usage: rootnet train' "$tmp/e"
-    head -1 "$tmp/e"
-}
+source "$(dirname "$0")/train_lib.sh"
 "$RN" synth --out "$tmp/data" --format muco --images 24 --width 256 --height 256 --seed 3 > /dev/null || exit 1
 "$RN" synth --out "$tmp/data" --format mupots --images 8 --width 256 --height 256 --seed 4 > /dev/null || exit 1
 tiny=(--data-dir "$tmp/data" --trainset-2d '' --testset MuPoTS --backbone 18 --input-size 64 --batch 4 --threads 1
