@@ -3,23 +3,7 @@
 # exit != 0 (unknown flag, missing data dir, snapshot of another backbone, bad
 # config value); a config file sets keys (unknown keys warned about), flags win
 # over it; one tiny run writes the JSONL log, the authors' log line and a PNG.
-set -u
-RN=${RN_BIN:-build/rootnet}
-PY=${PY:-/usr/bin/python3}
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d); [ -n "${KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-check() { if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $*"; fi; }
-export OMP_NUM_THREADS=1
-# bad() EXPECTED-MESSAGE-REGEX ARGS...: exit 2, message on stderr, usage printed.
-bad() {
-    local want=$1; shift
-    "$RN" train "$@" > "$tmp/o" 2> "$tmp/e"; local rc=$?
-    check test "$rc" -eq 2
-    check grep -Eq "^rootnet train: .*$want" "$tmp/e"
-    check grep -q '^usage: rootnet train' "$tmp/e"
-    head -1 "$tmp/e"
-}
+source "$(dirname "$0")/train_lib.sh"
 "$RN" synth --out "$tmp/data" --format muco --images 8 --width 256 --height 256 > /dev/null || exit 1
 bad "unknown flag '--bogus'" --data-dir "$tmp/data" --bogus 1
 bad "data-dir $tmp/nowhere: no such directory" --data-dir "$tmp/nowhere"

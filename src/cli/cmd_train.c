@@ -5,8 +5,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/dist_cli.h"
+#include "cli/train_run.h"
 #include "train/train_dist.h"
-#include "train/trainer.h"
 
 #define MAX_FLAGS 48
 
@@ -93,8 +93,8 @@ int rn_cmd_train(int argc, char **argv)
     if (!rc && rn_cli_dist_start(&d, "train", cfg.sync_bn, cfg.dist_timeout)) rc = 1;
     if (!rc) {
         rn_train_dist td;
-        rn_train_hooks hooks = rn_train_dist_hooks(&td, d, &cfg, NULL);
-        int r = rn_trainer_run(&cfg, &hooks, stdout, &err);
+        rn_train_hooks dist = rn_train_dist_hooks(&td, d, &cfg, NULL);
+        int r = rn_train_run_parts(&cfg, &dist, stdout, &err);
         if (r && rn_dist_size(d) > 1) rn_cli_dist_fail(d, "train", &err); /* ends the whole job */
         rn_dist_finalize(d);
         rc = r == -2 ? usage_error(err.msg, tf, syn) : r ? (fprintf(stderr, "rootnet train: %s\n", err.msg), 1) : 0;

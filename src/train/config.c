@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "nn/precision.h"
+#include "optim/loss_scale.h"
 #include "optim/lr_scale.h"
 
 typedef struct key_def {
@@ -45,10 +47,16 @@ static const key_def KEYS[] = {
     {{"--dump-batches", RN_TK_STR, "debug: write the initial weights (DIR/w0.safetensors) and every batch (x, k, t, v, d, epoch) as DIR/batch_<iter>.safetensors"}, F(dump_batches)},
     {{"--kill-at-iter", RN_TK_I64, "test: SIGKILL itself before iteration N"}, F(kill_at_iter)},
     {{"--kill-in-snapshot", RN_TK_INT, "test: SIGKILL itself half-way through writing its N-th snapshot"}, F(kill_in_snapshot)},
-    {{"--lr-scale", RN_TK_STR, "none (default) | linear: lr x global batch / 32 (global batch = ranks x batch)"}, F(lr_scale)},
     {{"--sync-bn", RN_TK_BOOL, "under mpirun: BN statistics over all ranks (one global batch)"}, F(sync_bn)},
     {{"--bucket-mb", RN_TK_F64, "under mpirun: gradient all-reduce bucket in MB, 0 = one after backward (25)"}, F(bucket_mb)},
     {{"--dist-timeout", RN_TK_F64, "under mpirun: end the job when a collective takes longer, seconds (300)"}, F(dist_timeout)},
+    {{"--precision", RN_TK_STR, "fp32 (default) | bf16 (convs in bf16) | bf16-o2 | fp16"}, F(precision)},
+    {{"--loss-scale", RN_TK_STR, "N (static) | dynamic (default: none; fp16: dynamic)"}, F(loss_scale)},
+    {{"--profile", RN_TK_STR, "write a Chrome-trace JSON here and print a per-layer table (rank 0)"}, F(profile)},
+    {{"--autotune", RN_TK_STR, "conv algorithm cache file: time per shape once, reuse"}, F(autotune)},
+    {{"--lr-scale", RN_TK_STR, "none (default) | linear: lr x global batch / 32 (batch x ranks)"}, F(lr_scale)},
+    {{"--bind-cores", RN_TK_BOOL, "pin compute thread i to the i-th allowed core"}, F(bind_cores)},
+    {{"--eval-epoch", RN_TK_BOOL, "after each epoch: test on --testset (GT boxes), log the metric, keep snapshot_best"}, F(eval_epoch)},
 };
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
 
@@ -70,6 +78,8 @@ void rn_train_cfg_default(rn_train_cfg *c)
     snprintf(c->lr_scale, sizeof c->lr_scale, "none");
     c->bucket_mb = 25, c->dist_timeout = 300;
     c->rank = 0, c->world = 1;
+    snprintf(c->precision, sizeof c->precision, "fp32");
+    snprintf(c->lr_scale, sizeof c->lr_scale, "none");
 }
 
 /* "lr_dec-epoch" and "--lr-dec-epoch" both name "--lr-dec-epoch". */
@@ -223,6 +233,17 @@ static int known_set(const char *name, const char *const *ok)
     return 0;
 }
 
+/* --precision, --loss-scale, --lr-scale parse (whether the backend runs the precision is rn_tuning_setup's). */
+static int check_tuning(const rn_train_cfg *c, rn_err *err)
+{
+    rn_precision id;
+    rn_loss_scaler ls;
+    rn_lr_rule rule;
+    if (rn_precision_parse(c->precision, &id, err)) return -1;
+    if (c->loss_scale[0] && rn_loss_scale_parse(c->loss_scale, &ls, err)) return -1;
+    return rn_lr_rule_parse(c->lr_scale, &rule, err);
+}
+
 int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err)
 {
     static const char *const sets3[] = {"MuCo", "Human36M", NULL}, *const sets2[] = {"MSCOCO", "MPII", NULL},
@@ -246,8 +267,7 @@ int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err)
                                "--snapshot-iters >= 0, --keep-snapshots >= 1 and --keep-epochs >= 0 are required");
     if (c->world < 1 || c->rank < 0 || c->rank >= c->world) return rn_err_set(err, "rank %d of %d is invalid", c->rank, c->world);
     if (!(c->bucket_mb >= 0) || !(c->dist_timeout > 0)) return rn_err_set(err, "--bucket-mb must be >= 0 and --dist-timeout > 0");
-    rn_lr_rule rule;
-    return rn_lr_rule_parse(c->lr_scale, &rule, err) ? rn_err_prefix(err, "--lr-scale") : 0;
+    return check_tuning(c, err);
 }
 
 static size_t put(char *buf, size_t len, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -295,7 +315,7 @@ double rn_train_lr(const rn_train_cfg *c, int epoch)
     for (int i = 0; i < c->n_dec; i++)
         if (epoch >= c->lr_dec_epoch[i]) idx++;
     rn_lr_rule rule = RN_LR_NONE;
-    rn_err err;
-    if (rn_lr_rule_parse(c->lr_scale, &rule, &err)) rule = RN_LR_NONE; /* rn_train_cfg_check rejects it */
-    return rn_lr_scaled(c->lr, rule, (long)c->world * c->batch) / pow(c->lr_dec_factor, idx);
+    rn_err ignored;
+    if (rn_lr_rule_parse(c->lr_scale, &rule, &ignored)) rule = RN_LR_NONE; /* rn_train_cfg_check reports it */
+    return rn_lr_scaled(c->lr / pow(c->lr_dec_factor, idx), rule, (long)c->batch * c->world);
 }

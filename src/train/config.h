@@ -4,7 +4,7 @@
  *   if (rn_train_cfg_load(&c, "train.cfg", stderr, &err)) ...   // key = value lines
  *   if (rn_train_cfg_set(&c, "lr", "1e-4", &err)) ...          // one key, e.g. from a flag
  *   if (rn_train_cfg_check(&c, &err)) ...                      // cross-field validation
- *   double lr = rn_train_lr(&c, epoch);                         // the authors' step schedule
+ *   double lr = rn_train_lr(&c, epoch);                         // the authors' step schedule (x lr-scale)
  *
  * Config file: one `key = value` per line; '#' starts a comment; blank lines
  * are ignored. Keys are the flag names without the leading "--", and '_' may
@@ -50,11 +50,17 @@ typedef struct rn_train_cfg {
     char dump_batches[RN_TRAIN_PATH];         /* debug: write each batch as safetensors here */
     int64_t kill_at_iter;                     /* test: SIGKILL itself before iteration N (0: off) */
     int kill_in_snapshot;                     /* test: SIGKILL itself while writing its N-th snapshot (0: off) */
-    char lr_scale[16];                        /* none | linear: lr x global batch (world x batch) / 32 */
     int sync_bn;                              /* under mpirun: BN statistics over all ranks */
     double bucket_mb;                         /* under mpirun: gradient all-reduce bucket, MB (0: one) */
     double dist_timeout;                      /* under mpirun: collective watchdog, seconds */
     int rank, world;                          /* data-parallel position (set by the MPI driver) */
+    char precision[16];                       /* fp32 | bf16 | bf16-o2 | fp16 (train/tuning.h) */
+    char loss_scale[32];                      /* "" (the precision's default) | N | dynamic */
+    char profile[RN_TRAIN_PATH];              /* Chrome-trace output ("": no profiling) */
+    char autotune[RN_TRAIN_PATH];             /* conv algorithm cache ("": default algorithms) */
+    char lr_scale[16];                        /* none | linear: rn_train_lr x batch x world / 32 */
+    int bind_cores;                           /* pin compute thread i to the i-th allowed core */
+    int eval_epoch;                           /* evaluate testset after each epoch, keep the best */
 } rn_train_cfg;
 
 /* Value kinds of the keys (for the CLI's flag table). */
@@ -81,8 +87,8 @@ int rn_train_cfg_load(rn_train_cfg *c, const char *path, FILE *warn, rn_err *err
 int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err);
 /* Writes the config as key = value lines into buf (what a config file holds). */
 void rn_train_cfg_format(const rn_train_cfg *c, char *buf, size_t len);
-/* The authors' schedule: lr / factor^(number of decay epochs <= epoch), with
- * lr first scaled by lr-scale (linear: x world x batch / 32). */
+/* The authors' schedule: lr / factor^(number of decay epochs <= epoch), times
+ * global batch / 32 (batch x world) under lr-scale = linear. */
 double rn_train_lr(const rn_train_cfg *c, int epoch);
 
 #endif

@@ -104,5 +104,6 @@ rn_train_hooks rn_train_dist_hooks(rn_train_dist *td, rn_dist *d, rn_train_cfg *
     td->bucket_floats = rn_dist_bucket_floats(cfg->bucket_mb);
     td->inner = inner ? inner : &no_hooks;
     cfg->rank = rn_dist_rank(d), cfg->world = rn_dist_size(d);
-    return (rn_train_hooks){td, model_opts, model_created, on_start, on_grads, span_begin, span_end, on_epoch};
+    return (rn_train_hooks){.ctx = td, .model_opts = model_opts, .model_created = model_created, .on_start = on_start,
+                            .on_grads = on_grads, .span_begin = span_begin, .span_end = span_end, .on_epoch = on_epoch};
 }

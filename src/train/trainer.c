@@ -262,9 +262,13 @@ static int step(trainer *t, const rn_batch *b, double *loss, rn_err *err)
 {
     rn_model *m = b->n == t->cfg->batch ? &t->m : &t->tail;
     RN_ASSERT(b->n == m->N);
-    span(t, "forward", 1);
+    span(t, "sync_weights", 1);
     rn_model_sync_weights(m);
+    span(t, "sync_weights", 0);
+    span(t, "zero_grad", 1);
     rn_params_zero_grad(&t->p);
+    span(t, "zero_grad", 0);
+    span(t, "forward", 1);
     rn_model_forward(m, b->images, b->k, 1);
     span(t, "forward", 0);
     span(t, "backward", 1);
@@ -291,21 +295,37 @@ static void progress(trainer *t, int epoch, int itr)
     fflush(t->out);
 }
 
+/* The hooks' extra numbers as ", \"name\": value" (json) and " name: value" (text). */
+static void hook_values(const trainer *t, int at_epoch, char *json, size_t jn, char *text, size_t tn)
+{
+    const char *name[16];
+    double value[16];
+    int n = t->hk->log_values ? t->hk->log_values(t->hk->ctx, at_epoch, name, value, 16) : 0;
+    size_t j = 0, x = 0;
+    json[0] = text[0] = 0;
+    for (int i = 0; i < n && j < jn && x < tn; i++) {
+        const char *q = isfinite(value[i]) ? "" : "\"";
+        j += (size_t)snprintf(json + j, jn - j, ", \"%s\": %s%.17g%s", name[i], q, value[i], q);
+        x += (size_t)snprintf(text + x, tn - x, " %s: %.6g", name[i], value[i]);
+    }
+}
+
 static void log_step(trainer *t, int epoch, int itr, double loss)
 {
     double n = (double)(t->tm.n ? t->tm.n : 1), tot = t->tm.total / n, data = t->tm.data / n, comp = t->tm.compute / n;
-    char stamp[32], line[512];
+    char stamp[32], line[1024], hj[512], ht[256];
+    hook_values(t, 0, hj, sizeof hj, ht, sizeof ht);
     time_t now = time(NULL);
     struct tm lt;
     strftime(stamp, sizeof stamp, "%m-%d %H:%M:%S", localtime_r(&now, &lt));
-    snprintf(line, sizeof line, "%s Epoch %d/%d itr %d/%d: lr: %g speed: %.2f(%.2fs r%.2f)s/itr %.2fh/epoch loss_coord: %.4f",
-             stamp, epoch, t->cfg->end_epoch, itr, t->ipe, t->opt.lr, tot, comp, data, tot / 3600.0 * t->ipe, loss);
+    snprintf(line, sizeof line, "%s Epoch %d/%d itr %d/%d: lr: %g speed: %.2f(%.2fs r%.2f)s/itr %.2fh/epoch loss_coord: %.4f%s",
+             stamp, epoch, t->cfg->end_epoch, itr, t->ipe, t->opt.lr, tot, comp, data, tot / 3600.0 * t->ipe, loss, ht);
     emit(t, line);
     snprintf(line, sizeof line,
              "{\"epoch\": %d, \"itr\": %d, \"itr_per_epoch\": %d, \"iter\": %lld, \"lr\": %.17g, \"loss\": %.17g, "
-             "\"s_per_itr\": %.6f, \"compute_s\": %.6f, \"data_s\": %.6f, \"h_per_epoch\": %.6f, \"time\": %lld}",
+             "\"s_per_itr\": %.6f, \"compute_s\": %.6f, \"data_s\": %.6f, \"h_per_epoch\": %.6f, \"time\": %lld%s}",
              epoch, itr, t->ipe, (long long)t->st.iter, t->opt.lr, loss, tot, comp, data, tot / 3600.0 * t->ipe,
-             (long long)now);
+             (long long)now, hj);
     jsonl(t, line);
 }
 
@@ -325,6 +345,7 @@ static int run_epoch(trainer *t, int epoch, rn_err *err)
         if ((c->dump_batches[0] && dump_batch(t, b, err)) || step(t, b, &loss, err)) return -1;
         double t2 = now_s();
         t->tm.data += t1 - t0, t->tm.compute += t2 - t1, t->tm.total += t2 - t0, t->tm.n++;
+        if (t->hk->on_step) t->hk->on_step(t->hk->ctx);
         t->st.loss[t->st.iter++] = (float)loss;
         int itr = b->index + 1;
         if (itr % c->log_every == 0 || itr == t->ipe) log_step(t, epoch, itr, loss);
@@ -357,16 +378,17 @@ static int end_epoch(trainer *t, int epoch, rn_err *err)
 {
     if (save_snapshot(t, epoch, epoch + 1, 0, err)) return -1;
     if (!t->main_rank) return 0;
-    char snap[RN_TRAIN_PATH + 64], line[RN_TRAIN_PATH + 300];
+    char snap[RN_TRAIN_PATH + 64], line[RN_TRAIN_PATH + 1024], hj[512], ht[256];
     rn_snapshot_path(snap, sizeof snap, t->dir_snap, epoch, 0);
     if (t->hk->on_epoch && t->hk->on_epoch(t->hk->ctx, epoch, snap, &t->p, &t->metric[epoch], err)) return -1;
+    hook_values(t, 1, hj, sizeof hj, ht, sizeof ht);
     double mean = epoch_mean(t, epoch);
-    snprintf(line, sizeof line, "epoch %d done: mean loss %.4f, snapshot %s", epoch, mean, snap);
+    snprintf(line, sizeof line, "epoch %d done: mean loss %.4f, snapshot %s%s", epoch, mean, snap, ht);
     emit(t, line);
     char hash[40] = "";
     if (t->cfg->deterministic) snprintf(hash, sizeof hash, ", \"weights_fnv1a\": \"%016llx\"", (unsigned long long)weights_hash(&t->p));
-    snprintf(line, sizeof line, "{\"event\": \"epoch_end\", \"epoch\": %d, \"mean_loss\": %.9g, \"metric\": %s%.6g%s%s}",
-             epoch, mean, isfinite(t->metric[epoch]) ? "" : "\"", t->metric[epoch], isfinite(t->metric[epoch]) ? "" : "\"", hash);
+    snprintf(line, sizeof line, "{\"event\": \"epoch_end\", \"epoch\": %d, \"mean_loss\": %.9g, \"metric\": %s%.6g%s%s%s}",
+             epoch, mean, isfinite(t->metric[epoch]) ? "" : "\"", t->metric[epoch], isfinite(t->metric[epoch]) ? "" : "\"", hash, hj);
     jsonl(t, line);
     return 0;
 }
@@ -423,6 +445,7 @@ int rn_trainer_run(const rn_train_cfg *cfg, const rn_train_hooks *hooks, FILE *o
     t->tty = t->out && isatty(fileno(t->out));
     t->tm.t0 = now_s();
     int rc = setup(t, err) ? -2 : train(t, err) ? -1 : 0;
+    if (!rc && t->hk->on_end && t->hk->on_end(t->hk->ctx, err)) rc = -1;
     if (t->tty) fputs("\n", t->out);
     teardown(t);
     free(t);

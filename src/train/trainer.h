@@ -13,7 +13,9 @@
  * Adam; a log line every cfg.log_every iterations (and a progress bar when
  * `out` is a terminal); a snapshot (snapshot.h) at the end of each epoch, and
  * every cfg.snapshot_iters iterations; hooks->on_epoch (evaluation); the
- * loss plot. Files, under cfg.output:
+ * loss plot; hooks->on_end. Hooks may add numbers to the log lines
+ * (log_values: e.g. the loss scale, skipped steps, an epoch's AP_root).
+ * Files, under cfg.output:
  *   model_dump/snapshot_<E>.safetensors   (and snapshot_<E>_<B>.safetensors inside an epoch)
  *   log/train.jsonl                       one JSON object per logged step and event
  *   log/train_log.txt                     the printed log lines
@@ -46,12 +48,22 @@ typedef struct rn_train_hooks {
      * *loss may be replaced (e.g. the mean over ranks). Return 0 to update,
      * 1 to skip this update, -1 to stop with err. */
     int (*on_grads)(void *ctx, rn_params *p, double *loss, rn_err *err);
-    /* Profiling spans: "data", "forward", "backward", "optimizer", "snapshot". */
+    /* Profiling spans: "data", "sync_weights", "zero_grad", "forward", "backward",
+     * "optimizer" (each iteration, in that order), "snapshot". */
     void (*span_begin)(void *ctx, const char *name);
     void (*span_end)(void *ctx, const char *name);
     /* After epoch `epoch`'s snapshot at `snapshot` (rank 0): evaluate, set
      * *metric (e.g. AP_root in 0..1; NAN for none) and return 0, or -1 with err. */
     int (*on_epoch)(void *ctx, int epoch, const char *snapshot, const rn_params *p, double *metric, rn_err *err);
+    /* After each iteration's update (e.g. a profiler's step boundary). */
+    void (*on_step)(void *ctx);
+    /* Extra numbers for a log line: fills up to max (name, value) pairs and
+     * returns how many; at_epoch 0: a step line, 1: the epoch_end line (after
+     * on_epoch). Names are borrowed until the line is written. Rank 0 only. */
+    int (*log_values)(void *ctx, int at_epoch, const char **name, double *value, int max);
+    /* Once after the last step (end_epoch or max_iters), before the models are
+     * destroyed: write traces and summaries. Return 0, or -1 with err. */
+    int (*on_end)(void *ctx, rn_err *err);
 } rn_train_hooks;
 
 /* Trains as cfg says; progress and log lines go to out (NULL: silent).

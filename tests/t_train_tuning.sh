@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# rootnet train with the precision/performance switches and per-epoch
+# evaluation: bf16 + dynamic loss scale + profiler (the trace is valid JSON,
+# covers data, per-layer forward/backward, loss scaling and the optimizer, and
+# its spans add up to the trainer's own step times within 5 %; the JSONL and
+# text logs carry the loss scale and the skipped count); --lr-scale linear
+# logs lr x batch / 32; --eval-epoch logs per-epoch metrics equal to what
+# `rootnet test` prints for each epoch's snapshot and keeps the best epoch's
+# snapshot byte for byte; bad switch values: one line, the usage, exit 2.
+source "$(dirname "$0")/train_lib.sh"
+"$RN" synth --out "$tmp/data" --format muco --images 24 --width 256 --height 256 --seed 3 > /dev/null || exit 1
+"$RN" synth --out "$tmp/data" --format mupots --images 8 --width 256 --height 256 --seed 4 > /dev/null || exit 1
+tiny=(--data-dir "$tmp/data" --trainset-2d '' --testset MuPoTS --backbone 18 --input-size 64 --batch 4 --threads 1
+      --workers 1 --no-augment --log-every 1)
+
+bad "precision 'foo': expected fp32, bf16, bf16-o2 or fp16" "${tiny[@]}" --precision foo
+bad "loss scale '-1': expected 'dynamic' or a positive number" "${tiny[@]}" --loss-scale -1
+bad "lr scale 'sqrt': expected none or linear" "${tiny[@]}" --lr-scale sqrt
+bad "precision fp16: not available on the CPU" "${tiny[@]}" --precision fp16
+printf 'precision = fp8\n' > "$tmp/bad.cfg"
+bad "precision 'fp8'" "${tiny[@]}" --config "$tmp/bad.cfg"
+
+# 1. bf16 + dynamic loss scale + profiler, 4 iterations.
+"$RN" train "${tiny[@]}" --end-epoch 1 --max-iters 4 --precision bf16 --loss-scale dynamic \
+    --profile "$tmp/trace.json" --output "$tmp/prof" > "$tmp/prof.log" 2> "$tmp/prof.err"
+check test $? -eq 0
+check grep -q "loss scale 65536 (dynamic), skipped 0 of 4 steps" "$tmp/prof.log"
+check grep -q "^profile: $tmp/trace.json" "$tmp/prof.log"
+check grep -Eq 'itr 4/[0-9]+: .* loss_coord: [0-9.]+ loss_scale: 65536 skipped: 0$' "$tmp/prof/log/train_log.txt"
+"$PY" - "$tmp/trace.json" "$tmp/prof/log/train.jsonl" <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+rows = [json.loads(l) for l in open(sys.argv[2])]
+steps = [r for r in rows if "event" not in r]
+assert [r["iter"] for r in steps] == [1, 2, 3, 4], [r["iter"] for r in steps]
+assert all(r["loss_scale"] == 65536 and r["skipped"] == 0 for r in steps), steps
+assert all(e["ph"] == "X" and e["dur"] >= 0 and "ts" in e for e in ev), "complete events only"
+# The trainer's own time per iteration (data wait .. optimizer), from its running mean s_per_itr.
+meas = [r["s_per_itr"] * r["iter"] - (p["s_per_itr"] * p["iter"] if p else 0) for r, p in zip(steps, [None] + steps)]
+order = ["data", "sync_weights", "zero_grad", "forward", "backward", "loss_scale", "optimizer"]
+convs = set()
+for s, m in enumerate(meas):
+    es = [e for e in ev if e["args"]["step"] == s]
+    top = sorted((e for e in es if e["cat"] == "step"), key=lambda e: e["ts"])
+    assert [e["name"] for e in top] == order, (s, [e["name"] for e in top])
+    def inside(a, b):
+        return b["ts"] <= a["ts"] and a["ts"] + a["dur"] <= b["ts"] + b["dur"] + 1e-3
+    layers = [e for e in es if e["cat"] != "step"]
+    assert all(any(inside(e, t) for t in top) for e in layers), "layer span outside the step spans"
+    convs |= {(e["name"], e["cat"]) for e in layers if e["name"].endswith(".weight")}
+    leaf = [e for e in es if not any(o is not e and inside(o, e) for o in es)]
+    t_top = sum(e["dur"] for e in top) * 1e-6
+    t_leaf = sum(e["dur"] for e in leaf) * 1e-6
+    print(f"step {s}: trainer {m:.4f} s, top-level spans {t_top:.4f} s, leaf spans {t_leaf:.4f} s")
+    assert abs(t_top - m) <= 0.05 * m, "top-level spans vs the trainer's step time"
+    assert abs(t_leaf - m) <= 0.05 * m, "leaf spans vs the trainer's step time"
+names = {n for n, _ in convs}
+assert len(names) == 23 and all((n, c) in convs for n in names for c in ("fwd", "bwd")), sorted(convs)
+assert not [e for e in ev if e["name"] == "snapshot"], "snapshots are not per-step"
+print("trace check: ok,", len(ev), "spans")
+PYEOF
+check test $? -eq 0
+
+# 2. --lr-scale linear (as a config key): lr x batch / 32, through the authors' decay.
+printf 'lr_scale = linear\nlr = 0.002\nlr_dec_epoch = 1\nbatch = 8\n' > "$tmp/lr.cfg"
+"$RN" train "${tiny[@]}" --config "$tmp/lr.cfg" --batch 8 --end-epoch 2 --output "$tmp/lr" > "$tmp/lr.log" 2>&1
+check test $? -eq 0
+"$RN" train "${tiny[@]}" --batch 8 --lr 0.002 --lr-dec-epoch 1 --end-epoch 1 --max-iters 1 --output "$tmp/lr0" \
+    > "$tmp/lr0.log" 2>&1
+check test $? -eq 0
+"$PY" - "$tmp/lr/log/train.jsonl" "$tmp/lr0/log/train.jsonl" <<'PYEOF'
+import json, sys
+def lrs(p):
+    return {(r["epoch"], r["lr"]) for r in map(json.loads, open(p)) if "event" not in r}
+got, plain = lrs(sys.argv[1]), lrs(sys.argv[2])
+want = {(0, 0.002 * 8 / 32), (1, 0.002 / 10 * 8 / 32)}
+print("lr-scale linear:", sorted(got), "without:", sorted(plain), "want:", sorted(want))
+ok = len(got) == 2 and all(abs(a - b) <= 1e-15 * b for (e, a), (f, b) in zip(sorted(got), sorted(want)) if e == f)
+ok &= [e for e, _ in sorted(got)] == [0, 1] and plain == {(0, 0.002)}
+sys.exit(0 if ok else 1)
+PYEOF
+check test $? -eq 0
+
+# 3. --eval-epoch: each epoch's metrics equal rootnet test's on that epoch's snapshot; the best is kept.
+E=3
+"$RN" train "${tiny[@]}" --end-epoch $E --eval-epoch --output "$tmp/ev" > "$tmp/ev.log" 2> "$tmp/ev.err"
+check test $? -eq 0
+for e in $(seq 0 $((E - 1))); do
+    "$RN" test --snapshot "$tmp/ev/model_dump/snapshot_$e.safetensors" --testset MuPoTS --data-dir "$tmp/data" \
+        --input-size 64 --threads 1 --workers 1 --result-dir "$tmp/res" --json > "$tmp/test_$e.json" 2> /dev/null
+    check test $? -eq 0
+done
+best=$("$PY" - "$tmp/ev/log/train.jsonl" "$tmp/ev/model_dump/best.json" "$tmp" $E <<'PYEOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ends = [r for r in rows if r.get("event") == "epoch_end"]
+n = int(sys.argv[4])
+assert [r["epoch"] for r in ends] == list(range(n)), ends
+ok, keys = True, []
+for r in ends:
+    t = json.load(open(f"{sys.argv[3]}/test_{r['epoch']}.json"))
+    same = abs(r["AP_root"] - t["ap"]["ap"]) <= 1e-12 and abs(r["MRPE"] - t["mrpe"]["total"]) <= 1e-9 * t["mrpe"]["total"]
+    print(f"epoch {r['epoch']}: train AP_root {r['AP_root']:.6f} MRPE {r['MRPE']:.4f} | rootnet test AP_root "
+          f"{t['ap']['ap']:.6f} MRPE {t['mrpe']['total']:.4f} {'same' if same else 'DIFFERENT'}", file=sys.stderr)
+    ok &= same and abs(r["metric"] - t["ap"]["ap"]) <= 1e-6
+    keys.append((t["ap"]["ap"], -t["mrpe"]["total"], -r["epoch"]))
+    running = -max(keys)[2]   # higher AP, then lower MRPE, then the earlier epoch
+    ok &= r["best_epoch"] == running
+    print(f"  best so far: logged {r['best_epoch']}, expected {running}", file=sys.stderr)
+want = -max(keys)[2]
+b = json.load(open(sys.argv[2]))
+ok &= b["epoch"] == want and b["name"] == "AP_root" and ends[-1]["best_epoch"] == want
+print(f"best epoch: best.json {b['epoch']}, expected {want}", file=sys.stderr)
+print(want if ok else -1)
+PYEOF
+)
+check test "$best" -ge 0
+check cmp -s "$tmp/ev/model_dump/snapshot_best.safetensors" "$tmp/ev/model_dump/snapshot_$best.safetensors"
+check grep -q "^AP_root@25cm: " "$tmp/ev.log"
+check grep -Eq "^epoch $((E - 1)) done: .* AP_root: [0-9.e-]+ MRPE: [0-9.e+]+ best_epoch: $best " "$tmp/ev/log/train_log.txt"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
