@@ -60,7 +60,9 @@ check same D
 # 4. kill -9 from outside once iteration 7 has been logged (wherever it lands).
 train E & pid=$!
 for _ in $(seq 600); do grep -q '"iter": 7,' "$tmp/E/log/train.jsonl" 2> /dev/null && break; sleep 0.1; done
-kill -9 $pid; wait $pid; check test $? -eq 137
+# $pid is the subshell running train(): kill its rootnet child first, so no trainer lives on.
+pkill -9 -P $pid; kill -9 $pid 2> /dev/null; wait $pid; check test $? -eq 137
+check test -z "$(pgrep -f -- "--output $tmp/E")"
 echo "killed from outside: $(ls "$tmp/E/model_dump" | tr '\n' ' ')"
 train E --continue; check test $? -eq 0
 check same E
