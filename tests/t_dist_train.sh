@@ -9,7 +9,8 @@
 #  2. --continue under mpirun from a mid-epoch snapshot ends bit-identical to
 #     the uninterrupted np=2 run; ranks that would start from different states
 #     (another --output per rank) fail on every rank with a clear message.
-#  3. --lr-scale linear: lr x (2 ranks x 4) / 32.
+#  3. --lr-scale linear: lr x (2 ranks x 4) / 32; --profile: rank 0's trace has the
+#     all-reduce as a step span.
 #  4. kill -9 of rank 1 and of rank 0 during training ends the job within 20 s
 #     with mpirun's message naming the rank, leaves no rank behind, and the newest
 #     snapshot loads (rootnet forward) and resumes (--continue under mpirun).
@@ -68,6 +69,13 @@ echo "== 3. --lr-scale linear"
 check "np=2 --lr-scale linear runs" train lrs mpi --batch 4 --max-iters 1 --lr 1e-3 --lr-scale linear
 check "lr = 1e-3 x 8 / 32" $PY -c "import json, sys
 sys.exit(abs(json.loads(open(sys.argv[1]).readline())['lr'] - 2.5e-4) > 1e-15)" "$tmp/lrs/log/train.jsonl"
+check "np=2 --profile runs" train prof mpi --batch 4 --max-iters 2 --profile "$tmp/trace.json"
+check "rank 0's trace has an allreduce span each step, between backward and optimizer" $PY -c "import json, sys
+ev = json.load(open(sys.argv[1]))['traceEvents']
+top = sorted((e for e in ev if e['cat'] == 'step'), key=lambda e: e['ts'])
+names = [e['name'] for e in top if e['args']['step'] == 1]
+sys.exit(names != ['data', 'sync_weights', 'zero_grad', 'forward', 'backward', 'allreduce', 'optimizer'])" \
+    "$tmp/trace.json"
 
 echo "== 4. kill -9 of one rank"
 $PY -c "import numpy as np, sys

@@ -4,14 +4,7 @@
 # snapshots. Every --continue must end with weights, Adam moments, step, RNG
 # and loss history bit-identical to an uninterrupted run (--deterministic),
 # and no incomplete snapshot may ever be loaded or left as the newest name.
-set -u
-RN=${RN_BIN:-build/rootnet}
-PY=${PY:-/usr/bin/python3}
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d); [ -n "${KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-check() { if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $*"; fi; }
-export OMP_NUM_THREADS=1
+source "$(dirname "$0")/train_lib.sh"
 "$RN" synth --out "$tmp/data" --format muco --images 12 --width 256 --height 256 --seed 9 > /dev/null || exit 1
 train() { # train OUT [flags...]
     local out=$1; shift

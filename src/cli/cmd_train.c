@@ -93,8 +93,8 @@ int rn_cmd_train(int argc, char **argv)
     if (!rc && rn_cli_dist_start(&d, "train", cfg.sync_bn, cfg.dist_timeout)) rc = 1;
     if (!rc) {
         rn_train_dist td;
-        rn_train_hooks dist = rn_train_dist_hooks(&td, d, &cfg, NULL);
-        int r = rn_train_run_parts(&cfg, &dist, stdout, &err);
+        rn_train_hooks dist = rn_train_dist_hooks(&td, d, &cfg);
+        int r = rn_train_run_parts(&cfg, &dist, &td, stdout, &err);
         if (r && rn_dist_size(d) > 1) rn_cli_dist_fail(d, "train", &err); /* ends the whole job */
         rn_dist_finalize(d);
         rc = r == -2 ? usage_error(err.msg, tf, syn) : r ? (fprintf(stderr, "rootnet train: %s\n", err.msg), 1) : 0;

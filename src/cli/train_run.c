@@ -5,7 +5,8 @@
 #include "train/hook_chain.h"
 #include "train/train_tuning.h"
 
-int rn_train_run_parts(const rn_train_cfg *cfg, const rn_train_hooks *first, FILE *out, rn_err *err)
+int rn_train_run_parts(const rn_train_cfg *cfg, const rn_train_hooks *first, rn_train_dist *td, FILE *out,
+                       rn_err *err)
 {
     rn_train_tuning tt;
     if (rn_train_tuning_setup(&tt, cfg, out, err)) return -2;
@@ -18,6 +19,7 @@ int rn_train_run_parts(const rn_train_cfg *cfg, const rn_train_hooks *first, FIL
     rn_hook_chain_add(&ch, &tuning);
     rn_hook_chain_add(&ch, &eval);
     rn_train_hooks all = rn_hook_chain_hooks(&ch);
+    if (td) rn_train_dist_spans(td, &all);
     int rc = rn_trainer_run(cfg, &all, out, err);
     rn_epoch_eval_free(&ev);
     rn_train_tuning_free(&tt);

@@ -1,4 +1,4 @@
-/* Data-parallel hooks for the trainer: rn_dist in front of inner hooks. */
+/* Data-parallel hooks for the trainer over rn_dist. */
 #include "train/train_dist.h"
 
 #include <string.h>
@@ -8,15 +8,8 @@ static const rn_train_hooks no_hooks = {0};
 static void model_opts(void *ctx, rn_model_opts *o)
 {
     rn_train_dist *td = ctx;
-    if (td->inner->model_opts) td->inner->model_opts(td->inner->ctx, o);
     if (td->sync_bn) o->reduce = rn_dist_bn_reduce(td->d);
     o->grad_ready = rn_dist_grad_ready(td->d);
-}
-
-static void model_created(void *ctx, rn_model *m)
-{
-    rn_train_dist *td = ctx;
-    if (td->inner->model_created) td->inner->model_created(td->inner->ctx, m);
 }
 
 static uint64_t hash_bytes(uint64_t h, const void *buf, size_t n)
@@ -65,45 +58,27 @@ static int on_start(void *ctx, rn_params *p, rn_err *err)
 {
     rn_train_dist *td = ctx;
     rn_dist_grads_setup(td->d, p->grad, p->n_param, td->bucket_floats);
-    if (check_same_start(td->d, p, err) || rn_dist_bcast_params(td->d, p, err)) return -1;
-    return td->inner->on_start ? td->inner->on_start(td->inner->ctx, p, err) : 0;
-}
-
-static void span_begin(void *ctx, const char *name)
-{
-    rn_train_dist *td = ctx;
-    if (td->inner->span_begin) td->inner->span_begin(td->inner->ctx, name);
-}
-
-static void span_end(void *ctx, const char *name)
-{
-    rn_train_dist *td = ctx;
-    if (td->inner->span_end) td->inner->span_end(td->inner->ctx, name);
+    return check_same_start(td->d, p, err) || rn_dist_bcast_params(td->d, p, err) ? -1 : 0;
 }
 
 static int on_grads(void *ctx, rn_params *p, double *loss, rn_err *err)
 {
     rn_train_dist *td = ctx;
-    span_begin(ctx, "allreduce");
+    const rn_train_hooks *s = td->spans;
+    if (s->span_begin) s->span_begin(s->ctx, "allreduce");
     int rc = rn_dist_after_backward(td->d, p, loss, !td->sync_bn, err);
-    span_end(ctx, "allreduce");
-    if (rc) return -1;
-    return td->inner->on_grads ? td->inner->on_grads(td->inner->ctx, p, loss, err) : 0;
+    if (s->span_end) s->span_end(s->ctx, "allreduce");
+    return rc ? -1 : 0;
 }
 
-static int on_epoch(void *ctx, int epoch, const char *snapshot, const rn_params *p, double *metric, rn_err *err)
-{
-    rn_train_dist *td = ctx;
-    return td->inner->on_epoch ? td->inner->on_epoch(td->inner->ctx, epoch, snapshot, p, metric, err) : 0;
-}
+void rn_train_dist_spans(rn_train_dist *td, const rn_train_hooks *spans) { td->spans = spans ? spans : &no_hooks; }
 
-rn_train_hooks rn_train_dist_hooks(rn_train_dist *td, rn_dist *d, rn_train_cfg *cfg, const rn_train_hooks *inner)
+rn_train_hooks rn_train_dist_hooks(rn_train_dist *td, rn_dist *d, rn_train_cfg *cfg)
 {
     td->d = d;
     td->sync_bn = cfg->sync_bn;
     td->bucket_floats = rn_dist_bucket_floats(cfg->bucket_mb);
-    td->inner = inner ? inner : &no_hooks;
+    td->spans = &no_hooks;
     cfg->rank = rn_dist_rank(d), cfg->world = rn_dist_size(d);
-    return (rn_train_hooks){.ctx = td, .model_opts = model_opts, .model_created = model_created, .on_start = on_start,
-                            .on_grads = on_grads, .span_begin = span_begin, .span_end = span_end, .on_epoch = on_epoch};
+    return (rn_train_hooks){.ctx = td, .model_opts = model_opts, .on_start = on_start, .on_grads = on_grads};
 }
