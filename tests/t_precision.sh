@@ -2,7 +2,7 @@
 # CLI side of mixed precision and the performance switches: the profiler's
 # Chrome trace is valid JSON, covers every conv layer's forward/backward, the
 # optimizer, loss scaling and the data wait, and its spans add up to the
-# measured step time within 5 %; bf16 steps track fp32 steps; bad switches
+# measured step time within 5 %; bf16 and bf16-o2 steps track fp32 steps; bad switches
 # fail with one line.
 set -u
 RN=${RN_BIN:-build/rootnet}
@@ -57,7 +57,7 @@ else
     bad "bench --profile"; cat "$tmp/bench.err"
 fi
 
-# 2. step on a small case: fp32 vs bf16 (+ static scale, lr scaling, core binding, data span).
+# 2. step on a small case: fp32 vs bf16 (+ static scale, lr scaling, core binding, data span) and bf16-o2.
 if $PY tools/reference.py make-case --backbone 18 --height 64 --width 64 --batch 4 --steps 2 --seed 3 \
         --out "$tmp/case" > "$tmp/case.log" 2>&1; then
     d="$tmp/case"
@@ -78,16 +78,30 @@ assert abs(a[0] - b[0]) <= 1e-2 * abs(a[0]), "first loss within 1e-2"
 ev = json.load(open(sys.argv[3]))["traceEvents"]
 assert sum(1 for e in ev if e["name"] == "data" and e["cat"] == "step") == 2
 PYEOF
+    "$RN" step "${common[@]}" --precision bf16-o2 > "$tmp/o2.log" 2>&1 || { bad "bf16-o2 step"; cat "$tmp/o2.log"; }
+    $PY - "$tmp/f32.log" "$tmp/o2.log" <<'PYEOF' && ok "bf16-o2 losses track fp32" || bad "bf16-o2 step losses"
+import re, sys
+def losses(p):
+    return [float(m.group(1)) for m in re.finditer(r"^step \d+ loss (\S+)", open(p).read(), re.M)]
+a, b = losses(sys.argv[1]), losses(sys.argv[2])
+print("fp32", a, "bf16-o2", b)
+assert len(a) == len(b) == 2 and a != b
+assert all(abs(x - y) <= 2e-2 * abs(x) for x, y in zip(a, b)), "losses within 2e-2"
+PYEOF
+    "$RN" forward --weights "$d/w0.safetensors" --images "$d/x0.npy" --k "$d/k0.npy" --out "$tmp/o2.npy" \
+        --precision bf16-o2 || bad "forward --precision bf16-o2"
     "$RN" forward --weights "$d/w0.safetensors" --images "$d/x0.npy" --k "$d/k0.npy" --out "$tmp/f32.npy" &&
     "$RN" forward --weights "$d/w0.safetensors" --images "$d/x0.npy" --k "$d/k0.npy" --out "$tmp/bf16.npy" \
         --precision bf16 || bad "forward --precision bf16"
-    $PY - "$tmp/f32.npy" "$tmp/bf16.npy" <<'PYEOF' && ok "forward bf16 vs fp32 (smoke, 64x64)" || bad "forward bf16 vs fp32"
+    for prec in bf16 o2; do
+        $PY - "$tmp/f32.npy" "$tmp/$prec.npy" $prec <<'PYEOF' && ok "forward $prec vs fp32 (smoke, 64x64)" || bad "forward $prec vs fp32"
 import numpy as np, sys
 a, b = np.load(sys.argv[1]).astype(np.float64), np.load(sys.argv[2]).astype(np.float64)
 e = [np.linalg.norm(b[:, c] - a[:, c]) / np.linalg.norm(a[:, c]) for c in range(3)]
-print("forward bf16 vs fp32, relative per coordinate:", e)
+print("forward", sys.argv[3], "vs fp32, relative per coordinate:", e)
 assert 0 < max(e) and max(e) <= 5e-2
 PYEOF
+    done
 else
     bad "make-case"; tail -5 "$tmp/case.log"
 fi
@@ -100,7 +114,6 @@ expect_err() {
 }
 B=("$RN" bench --backbone 18 --size 64 --batch 1 --iters 1 --warmup 0)
 expect_err "fp16 on CPU" "CUDA" "${B[@]}" --precision fp16
-expect_err "bf16-o2 not implemented" "bf16-o2" "${B[@]}" --precision bf16-o2
 expect_err "unknown precision" "fp8" "${B[@]}" --precision fp8
 expect_err "bad loss scale" "loss scale '0'" "${B[@]}" --loss-scale 0
 expect_err "bad lr scale" "sqrt" "${B[@]}" --lr-scale sqrt

@@ -172,10 +172,10 @@ static void fill_inputs(inputs *in)
     }
 }
 
-static int make_model(rn_model *m, rn_params *p, rn_compute c, rn_profile *prof)
+static int make_model_act(rn_model *m, rn_params *p, rn_compute c, rn_act_type act, rn_profile *prof)
 {
     rn_err err = {{0}};
-    rn_model_opts o = {.threads = 0, .compute = c};
+    rn_model_opts o = {.threads = 0, .compute = c, .act = act};
     if (rn_model_create(m, p, NB, SZ, SZ, &o, &err)) {
         fprintf(stderr, "model: %s\n", err.msg);
         return -1;
@@ -183,6 +183,11 @@ static int make_model(rn_model *m, rn_params *p, rn_compute c, rn_profile *prof)
     m->prof = prof;
     rn_model_sync_weights(m);
     return 0;
+}
+
+static int make_model(rn_model *m, rn_params *p, rn_compute c, rn_profile *prof)
+{
+    return make_model_act(m, p, c, RN_ACT_F32, prof);
 }
 
 static double rel_err(const float *a, const float *ref, size_t n)
@@ -218,6 +223,73 @@ static void test_bf16_forward(rn_params *p, const inputs *in)
     printf("\n");
     rn_model_destroy(&a);
     rn_model_destroy(&b);
+}
+
+/* Worst and median relative L2 error over the parameter tensors of the
+ * gradients g against ref (tensors with a zero reference skipped). */
+static void grad_errors(const rn_params *p, const float *g, const float *ref, double *worst, double *median)
+{
+    double *e = malloc((size_t)p->n * sizeof *e);
+    int n = 0;
+    for (int i = 0; i < p->n; i++) {
+        const float *r = ref + p->e[i].offset;
+        double den = 0;
+        for (size_t j = 0; j < p->e[i].numel; j++) den += (double)r[j] * r[j];
+        if (den > 0) e[n++] = rel_err(g + p->e[i].offset, r, p->e[i].numel);
+    }
+    *worst = 0;
+    for (int i = 0; i < n; i++) *worst = e[i] > *worst ? e[i] : *worst;
+    for (int i = 1; i < n; i++) /* insertion sort: ~60 tensors */
+        for (int j = i; j > 0 && e[j] < e[j - 1]; j--) {
+            double t = e[j];
+            e[j] = e[j - 1], e[j - 1] = t;
+        }
+    *median = n ? e[n / 2] : 0;
+    free(e);
+}
+
+/* One train-mode forward + backward of compute c / activations act; the
+ * gradients are copied to g. Returns the loss, or NAN. */
+static double grads_of(rn_params *p, const inputs *in, rn_compute c, rn_act_type act, float *g, float *feat)
+{
+    rn_model m;
+    if (make_model_act(&m, p, c, act, NULL)) return NAN;
+    rn_params_zero_grad(p);
+    rn_model_forward(&m, in->x, in->k, 1);
+    double loss = rn_model_backward(&m, in->t, in->v, in->d);
+    memcpy(g, p->grad, p->n_param * sizeof *g);
+    memcpy(feat, m.feat, (size_t)NB * p->feat_ch * sizeof *feat);
+    rn_model_destroy(&m);
+    return loss;
+}
+
+/* bf16-o2 (activations stored in bf16 end to end) against fp32, next to
+ * bf16 O1 (ResNet-18, 128x128, batch 2, train mode). Stated bounds, relative
+ * L2: features 3e-2, loss 1e-2. Gradients through train-mode BN at batch 2
+ * (layer4 normalises 32 values) are so ill-conditioned here that O1 itself
+ * is 0.39 off fp32 in the median tensor, so O2 is held to O1: its median and
+ * worst per-tensor errors at most 2x O1's (measured: the printed line). */
+static void test_o2(rn_params *p, const inputs *in)
+{
+    size_t nf = (size_t)NB * p->feat_ch;
+    float *g32 = malloc(p->n_param * sizeof *g32), *g1 = malloc(p->n_param * sizeof *g1);
+    float *g2 = malloc(p->n_param * sizeof *g2), *f32 = malloc(nf * 4), *f1 = malloc(nf * 4), *f2 = malloc(nf * 4);
+    double l32 = grads_of(p, in, RN_COMPUTE_F32, RN_ACT_F32, g32, f32);
+    double l1 = grads_of(p, in, RN_COMPUTE_BF16, RN_ACT_F32, g1, f1);
+    double l2 = grads_of(p, in, RN_COMPUTE_BF16, RN_ACT_BF16, g2, f2);
+    RN_CHECK(isfinite(l32) && isfinite(l1) && isfinite(l2), "o2 models: %g %g %g", l32, l1, l2);
+    double w1, m1, w2, m2;
+    grad_errors(p, g1, g32, &w1, &m1);
+    grad_errors(p, g2, g32, &w2, &m2);
+    double ef1 = rel_err(f1, f32, nf), ef2 = rel_err(f2, f32, nf);
+    printf("vs fp32: features O1 %.3g O2 %.3g; loss O1 %.3g O2 %.3g; gradients median O1 %.3g O2 %.3g, "
+           "worst O1 %.3g O2 %.3g\n", ef1, ef2, fabs(l1 - l32) / l32, fabs(l2 - l32) / l32, m1, m2, w1, w2);
+    RN_CHECK(ef2 <= 3e-2 && ef2 > ef1, "O2 features within 3e-2 of fp32, and further than O1's: %.3g", ef2);
+    RN_CHECK(fabs(l2 - l32) <= 1e-2 * l32, "O2 loss within 1e-2 of fp32");
+    RN_CHECK(m2 <= 2 * m1 && w2 <= 2 * w1, "O2 gradient errors (median %.3g, worst %.3g) within 2x O1's (%.3g, %.3g)",
+             m2, w2, m1, w1);
+    RN_CHECK(m2 > 0 && m1 > 0, "gradients not bit-equal to fp32 (the comparison is not vacuous)");
+    free(g32), free(g1), free(g2), free(f32), free(f1), free(f2);
 }
 
 /* Loss scaling by a power of two is exact: unscaled gradients equal the
@@ -557,6 +629,7 @@ int main(void)
     inputs *in = malloc(sizeof *in);
     fill_inputs(in);
     test_bf16_forward(&p, in);
+    test_o2(&p, in);
     test_model_scaling(&p, in);
     test_k_not_quantised(&p, in);
     test_quantise(&p, in);

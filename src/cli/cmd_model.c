@@ -119,9 +119,10 @@ int rn_cmd_forward(int argc, char **argv)
         RN_FLAG_STR("--out", &out, "output (N,3) .npy: x, y on the output grid, depth (required)"),
         RN_FLAG_I64("--backbone", &backbone, "require this ResNet depth (default: from the weights)"),
         RN_FLAG_I64("--threads", &threads, "compute threads (default: OMP_NUM_THREADS)"),
-        RN_FLAG_STR("--precision", &precision, "fp32 (default) | bf16: convs compute in bf16"),
+        RN_FLAG_STR("--precision", &precision,
+                    "fp32 (default) | bf16: convs compute in bf16 | bf16-o2: activations stored in bf16 too"),
         {0}};
-    const char *syn = "--weights W [--eval] --images X.npy --k K.npy --out OUT.npy [--precision bf16]";
+    const char *syn = "--weights W [--eval] --images X.npy --k K.npy --out OUT.npy [--precision bf16|bf16-o2]";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
     rn_err err = {{0}};
@@ -633,7 +634,7 @@ int rn_cmd_bench(int argc, char **argv)
         RN_TUNING_FLAGS(&tf),
         {0}};
     const char *syn = "--mode train|infer [--backbone 50] [--size 256] [--batch N] [--iters K] [--warmup W] "
-                      "[--precision fp32|bf16] [--loss-scale N|dynamic] [--profile F]"
+                      "[--precision fp32|bf16|bf16-o2] [--loss-scale N|dynamic] [--profile F]"
                       "   (mpirun -np K rootnet bench ...: data parallel, batch per rank)";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;

@@ -42,7 +42,7 @@ typedef struct rn_prim {
     dnnl_memory_t scratch;
 } rn_prim;
 
-/* A user f32 tensor staged into a primitive's own md in a shared buffer.
+/* A user tensor staged into a primitive's own md in a shared buffer.
  * r.p == NULL when the primitive takes the user tensor as is. */
 typedef struct rn_stage {
     rn_prim r;
@@ -219,7 +219,7 @@ static void stage_destroy(rn_stage *st)
 /* ---- descriptors ---- */
 
 typedef struct rn_mds {
-    dnnl_memory_desc_t src, dst, w;         /* user f32 layouts */
+    dnnl_memory_desc_t src, dst, w;         /* user layouts (activations in s->act) */
     dnnl_memory_desc_t p_src, p_dst, p_w;   /* requested of the primitives (type, any) */
     dnnl_memory_desc_t p_dsrc, p_ddst, p_dw;
 } rn_mds;
@@ -229,14 +229,15 @@ static int mds_init(rn_mds *d, const rn_conv_shape *s, rn_err *err)
     const dnnl_dims_t src = {s->n, s->ic, s->ih, s->iw}, dst = {s->n, s->oc, s->oh, s->ow};
     const dnnl_dims_t w = {s->oc, s->ic, s->kh, s->kw};
     const dnnl_data_type_t ct = s->compute == RN_COMPUTE_BF16 ? dnnl_bf16 : dnnl_f32;
+    const dnnl_data_type_t at = s->act == RN_ACT_BF16 ? dnnl_bf16 : dnnl_f32;
     const dnnl_format_tag_t stag = s->src_plain ? dnnl_nchw : dnnl_nChw16c;
-    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->src, 4, src, dnnl_f32, stag), "src md");
-    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->dst, 4, dst, dnnl_f32, dnnl_nChw16c), "dst md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->src, 4, src, s->src_plain ? dnnl_f32 : at, stag), "src md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->dst, 4, dst, at, dnnl_nChw16c), "dst md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->w, 4, w, dnnl_f32, s->transposed ? dnnl_iohw : dnnl_oihw), "weights md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_src, 4, src, ct, stag), "src md");
-    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_dst, 4, dst, dnnl_f32, dnnl_nChw16c), "dst md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_dst, 4, dst, at, dnnl_nChw16c), "dst md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_w, 4, w, ct, dnnl_format_tag_any), "weights md");
-    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_dsrc, 4, src, dnnl_f32, dnnl_nChw16c), "diff_src md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_dsrc, 4, src, at, dnnl_nChw16c), "diff_src md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_ddst, 4, dst, ct, dnnl_nChw16c), "diff_dst md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_dw, 4, w, dnnl_f32, dnnl_format_tag_any), "diff_weights md");
     return 0;
@@ -388,6 +389,8 @@ int rn_conv_create(rn_conv **out, rn_backend *be, const rn_conv_shape *s, rn_err
     *out = NULL;
     if (rn_conv_shape_check(s, err)) return -1;
     if (s->compute == RN_COMPUTE_F16) return rn_err_set(err, "oneDNN backend: fp16 compute needs the CUDA backend");
+    if (s->act == RN_ACT_BF16 && s->compute != RN_COMPUTE_BF16)
+        return rn_err_set(err, "oneDNN backend: bf16 activations need bf16 compute");
     if (s->algo == RN_ALGO_WINOGRAD && (s->transposed || s->compute != RN_COMPUTE_F32))
         return rn_err_set(err, "oneDNN backend: Winograd is only for fp32 Conv2d");
     rn_conv *c = rn_xcalloc(1, sizeof *c);
@@ -441,7 +444,7 @@ void rn_conv_set_weights(rn_conv *c, const float *w)
     if (c->rw_bwd.p) reorder_run(c->be, &c->rw_bwd, c->m_wu, c->m_wb);
 }
 
-void rn_conv_forward(rn_conv *c, float *dst, const float *src)
+void rn_conv_forward(rn_conv *c, void *dst, const void *src)
 {
     bind(c->m_src, src);
     bind(c->m_dst, dst);
@@ -458,7 +461,7 @@ void rn_conv_forward(rn_conv *c, float *dst, const float *src)
     prim_run(c->be, &c->op[0], 3, a);
 }
 
-void rn_conv_backward_data(rn_conv *c, float *diff_src, const float *diff_dst)
+void rn_conv_backward_data(rn_conv *c, void *diff_src, const void *diff_dst)
 {
     RN_ASSERT(c->op[1].p);
     bind(c->m_ddst, diff_dst);
@@ -474,7 +477,7 @@ void rn_conv_backward_data(rn_conv *c, float *diff_src, const float *diff_dst)
     prim_run(c->be, &c->op[1], 3, a);
 }
 
-void rn_conv_backward_weights(rn_conv *c, float *diff_w, const float *src, const float *diff_dst)
+void rn_conv_backward_weights(rn_conv *c, float *diff_w, const void *src, const void *diff_dst)
 {
     RN_ASSERT(c->op[2].p);
     bind(c->m_src, src);

@@ -11,11 +11,20 @@
  * Sums are accumulated in double; every kernel allocates nothing and
  * parallelises with OpenMP over independent outputs, so results do not depend
  * on the thread count.
+ *
+ * bf16 activations (the bf16-o2 policy): each kernel that reads or writes an
+ * activation has a _bf16 twin, declared at the end, with the same contract
+ * and every activation pointer an rn_bf16 (core/bf16.h) instead of a float;
+ * statistics, parameters and their gradients stay float. A twin computes in
+ * fp32 what the float kernel computes on the widened inputs and rounds each
+ * result once (both come from one source, kernels_act.inc).
  */
 #ifndef RN_CPU_KERNELS_H
 #define RN_CPU_KERNELS_H
 
 #include <stddef.h>
+
+#include "core/bf16.h"
 
 #define RN_BN_EPS 1e-5
 
@@ -96,5 +105,30 @@ void rn_depth_backward(float *dfeat /* (N, C) */, float *dw /* (C) */, float *db
 double rn_loss_forward_backward(float *dcoord /* (N, 3) or NULL */, const float *coord /* (N, 3) */,
                                 const float *target /* (N, 3) */, const float *vis /* (N) */,
                                 const float *have_depth /* (N) */, int N);
+
+/* The bf16 twins (see the top of this file). */
+void rn_bn_sums_bf16(double *sums, const rn_bf16 *x, int N, int C, int HW);
+void rn_bn_apply_bf16(rn_bf16 *y, const rn_bf16 *x, const float *scale, const float *shift, int relu, int N, int C,
+                      int HW);
+void rn_bn_add_relu_bf16(rn_bf16 *y, const rn_bf16 *x, const float *scale, const float *shift, const rn_bf16 *r, int N,
+                         int C, int HW);
+void rn_bn2_add_relu_bf16(rn_bf16 *y, const rn_bf16 *x1, const float *s1, const float *h1, const rn_bf16 *x2,
+                          const float *s2, const float *h2, int N, int C, int HW);
+void rn_relu_backward_bf16(rn_bf16 *d, const rn_bf16 *y, size_t n);
+void rn_bn_backward_sums_bf16(double *sums, const rn_bf16 *dy, const rn_bf16 *relu_out, const rn_bf16 *x,
+                              const float *mean, int N, int C, int HW);
+void rn_bn_backward_data_bf16(rn_bf16 *dx, const rn_bf16 *dy, const rn_bf16 *relu_out, const rn_bf16 *x,
+                              const float *mean, const float *var, const float *gamma, const double *sums, double count,
+                              int N, int C, int HW);
+void rn_add_inplace_bf16(rn_bf16 *y, const rn_bf16 *x, size_t n);
+void rn_maxpool_forward_bf16(rn_bf16 *y, const rn_bf16 *x, int N, int C, int H, int W, int OH, int OW);
+void rn_maxpool_backward_bf16(rn_bf16 *dx, const rn_bf16 *dy, const rn_bf16 *x, int N, int C, int H, int W, int OH,
+                              int OW);
+void rn_gap_forward_bf16(float *out, const rn_bf16 *x, int N, int C, int HW);
+void rn_gap_backward_bf16(rn_bf16 *dx, const float *dout, int N, int C, int HW);
+void rn_xy_forward_bf16(float *coord, float *prob, const rn_bf16 *a, const float *w, const float *b, int N, int C,
+                        int H, int W);
+void rn_xy_backward_bf16(rn_bf16 *da, float *dw, float *db, const float *dcoord, float *prob, const rn_bf16 *a,
+                         const float *w, int N, int C, int H, int W);
 
 #endif

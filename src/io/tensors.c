@@ -66,13 +66,6 @@ float rn_f16_to_f32(uint16_t h)
     return f;
 }
 
-float rn_bf16_to_f32(uint16_t h)
-{
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
 
 int rn_tensor_to_f32(float *dst, const rn_tensor *t, size_t count, rn_err *err)
 {

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/bf16.h"
 #include "core/status.h"
 
 typedef enum rn_dtype {
@@ -61,9 +62,8 @@ int64_t rn_tensor_numel(const rn_tensor *t);
 int rn_tensor_to_f32(float *dst, const rn_tensor *t, size_t count, rn_err *err);
 /* Checks that t has exactly the given shape; the message names the tensor. */
 int rn_tensor_check_shape(const rn_tensor *t, int ndim, const int64_t *shape, rn_err *err);
-/* Converts IEEE half / bfloat16 bits to float. */
+/* Converts IEEE half bits to float (bfloat16: rn_bf16_to_f32, core/bf16.h). */
 float rn_f16_to_f32(uint16_t h);
-float rn_bf16_to_f32(uint16_t h);
 
 /* An empty list. */
 void rn_tensors_init(rn_tensors *ts);

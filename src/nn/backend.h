@@ -14,8 +14,9 @@
  *
  * Layouts. Activations and their gradients are blocked, nChw16c:
  *   element (n, c, h, w) lives at ((n * C/16 + c/16) * H * W + h * W + w) * 16 + c % 16,
- * with C a multiple of 16. The one exception is a conv with src_plain = 1 (the
- * network input, C = 3), whose src is plain NCHW. Weights and weight gradients
+ * with C a multiple of 16, in fp32 or, with s.act = RN_ACT_BF16, bf16. The one
+ * exception is a conv with src_plain = 1 (the network input, C = 3), whose src
+ * is plain NCHW fp32. Weights and weight gradients
  * are in PyTorch's layout: Conv2d (OC, IC, KH, KW), ConvTranspose2d
  * (IC, OC, KH, KW); the backend reorders internally. No bias: rootnet's convs
  * and deconvs have none.
@@ -38,6 +39,7 @@
 
 #include <stddef.h>
 
+#include "core/bf16.h"
 #include "core/status.h"
 
 typedef struct rn_backend rn_backend;
@@ -65,6 +67,8 @@ typedef struct rn_conv_shape {
     int no_bwd_data;    /* 1: backward-data is never called (create no primitive for it) */
     int forward_only;   /* 1: inference; neither backward call is made (create only forward) */
     rn_compute compute;
+    rn_act_type act;       /* storage of dst, diff_src, diff_dst and (unless src_plain) src:
+                           RN_ACT_F32, or RN_ACT_BF16 (bf16-o2; needs RN_COMPUTE_BF16) */
     rn_conv_algo algo;  /* RN_ALGO_DIRECT unless autotuned (nn/autotune.h) */
 } rn_conv_shape;
 
@@ -91,13 +95,14 @@ void rn_conv_destroy(rn_conv *c);
 
 /* w: PyTorch layout, see above. Reorders into the primitives' own formats. */
 void rn_conv_set_weights(rn_conv *c, const float *w);
-/* dst: (N, OC/16, OH, OW, 16); src: (N, IC/16, IH, IW, 16) or (N, IC, IH, IW) if src_plain */
-void rn_conv_forward(rn_conv *c, float *dst, const float *src);
+/* dst: (N, OC/16, OH, OW, 16); src: (N, IC/16, IH, IW, 16) or (N, IC, IH, IW) if src_plain;
+ * activations of the type s.act says (float or rn_bf16). */
+void rn_conv_forward(rn_conv *c, void *dst, const void *src);
 /* diff_src: (N, IC/16, IH, IW, 16); diff_dst: (N, OC/16, OH, OW, 16). Overwrites diff_src.
  * Not for a conv made with no_bwd_data, src_plain or forward_only (asserts). */
-void rn_conv_backward_data(rn_conv *c, float *diff_src, const float *diff_dst);
+void rn_conv_backward_data(rn_conv *c, void *diff_src, const void *diff_dst);
 /* diff_w: PyTorch layout, accumulated (+=); src, diff_dst as in forward.
  * Not for a conv made with forward_only (asserts). */
-void rn_conv_backward_weights(rn_conv *c, float *diff_w, const float *src, const float *diff_dst);
+void rn_conv_backward_weights(rn_conv *c, float *diff_w, const void *src, const void *diff_dst);
 
 #endif

@@ -8,10 +8,14 @@
 
 #define BN_MOMENTUM 0.1
 
+/* A kernel on the model's activations: fn for float, fn##_bf16 for bf16 (cpu/kernels.h). */
+#define ACT_CALL(m, fn, ...) ((m)->opts.act == RN_ACT_BF16 ? fn##_bf16(__VA_ARGS__) : fn(__VA_ARGS__))
+
 typedef struct plan {
     float *base;   /* NULL while counting */
     size_t used;   /* floats */
     size_t max_act;
+    rn_act_type act;
 } plan;
 
 static float *take(plan *pl, size_t n)
@@ -19,6 +23,12 @@ static float *take(plan *pl, size_t n)
     float *r = pl->base ? pl->base + pl->used : NULL;
     pl->used += (n + 15) & ~(size_t)15;
     return r;
+}
+
+/* n activations of the planned type. */
+static void *take_act(plan *pl, size_t n)
+{
+    return take(pl, pl->act == RN_ACT_BF16 ? (n + 1) / 2 : n);
 }
 
 static size_t out_elems(const rn_conv_shape *s) { return (size_t)s->n * s->oc * s->oh * s->ow; }
@@ -126,12 +136,12 @@ static int build_structure(rn_model *m, rn_err *err)
     return 0;
 }
 
-static void plan_cbn(plan *pl, rn_cbn *u, const float *x, int fused)
+static void plan_cbn(plan *pl, rn_cbn *u, const void *x, int fused)
 {
     size_t n = out_elems(&u->s);
     u->x = x;
-    u->c = take(pl, n);
-    u->y = fused ? NULL : take(pl, n);
+    u->c = take_act(pl, n);
+    u->y = fused ? NULL : take_act(pl, n);
     u->mean = take(pl, (size_t)u->s.oc);
     u->var = take(pl, (size_t)u->s.oc);
     u->scale = take(pl, (size_t)u->s.oc);
@@ -145,18 +155,18 @@ static void plan_all(rn_model *m, plan *pl)
 {
     int n = m->N, C = m->p->feat_ch;
     plan_cbn(pl, &m->stem, NULL, 0);
-    m->pool = take(pl, (size_t)n * 64 * (m->H / 4) * (m->W / 4));
-    const float *in = m->pool;
+    m->pool = take_act(pl, (size_t)n * 64 * (m->H / 4) * (m->W / 4));
+    const void *in = m->pool;
     for (int i = 0; i < m->nblocks; i++) {
         rn_block *b = &m->blocks[i];
         b->in = in;
-        const float *x = in;
+        const void *x = in;
         for (int j = 0; j < b->nu; j++) {
             plan_cbn(pl, &b->u[j], x, j == b->nu - 1);
             x = b->u[j].y;
         }
         if (b->has_down) plan_cbn(pl, &b->d, in, 1);
-        b->out = take(pl, out_elems(&b->u[b->nu - 1].s));
+        b->out = take_act(pl, out_elems(&b->u[b->nu - 1].s));
         in = b->out;
     }
     for (int i = 0; i < 3; i++) {
@@ -173,12 +183,13 @@ static void plan_all(rn_model *m, plan *pl)
     m->ddepth = take(pl, (size_t)n);
     m->coord = take(pl, 3 * (size_t)n);
     m->dcoord = take(pl, 3 * (size_t)n);
-    for (int i = 0; i < 4; i++) m->g[i] = take(pl, pl->max_act);
+    for (int i = 0; i < 4; i++) m->g[i] = take_act(pl, pl->max_act);
 }
 
 static int create_conv(rn_model *m, rn_cbn *u, rn_err *err)
 {
     u->s.compute = m->opts.compute;
+    u->s.act = m->opts.act;
     u->s.forward_only = m->opts.inference;
     if (m->opts.tune && rn_autotune_choose(m->opts.tune, m->be, &u->s, err))
         return rn_err_prefix(err, "%s", m->p->e[u->pw].name);
@@ -212,7 +223,9 @@ int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_mod
     m->OH = H / 4, m->OW = W / 4, m->FH = H / 32, m->FW = W / 32;
     m->loss_scale = 1.0f;
     if (build_structure(m, err)) goto fail;
-    plan pl = {0};
+    if (o->act == RN_ACT_BF16 && o->compute != RN_COMPUTE_BF16)
+        return rn_err_set(err, "bf16 activations need bf16 conv compute");
+    plan pl = {.act = o->act};
     plan_all(m, &pl);
     m->arena_floats = pl.used;
     m->arena = aligned_alloc(64, pl.used * sizeof(float));
@@ -220,7 +233,7 @@ int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_mod
         rn_err_set(err, "cannot allocate %.1f MB of activations for batch %d at %dx%d", pl.used * 4.0 / 1e6, N, H, W);
         goto fail;
     }
-    pl = (plan){.base = m->arena};
+    pl = (plan){.base = m->arena, .act = o->act};
     plan_all(m, &pl);
     RN_ASSERT(pl.used == m->arena_floats);
     m->bnsum = rn_xmalloc((2 * (size_t)(p->feat_ch > 256 ? p->feat_ch : 256) + 1) * sizeof *m->bnsum);
@@ -276,7 +289,7 @@ static void cbn_forward(rn_model *m, rn_cbn *u, int train)
     const float *mean = rn_params_data(p, u->pm), *var = rn_params_data(p, u->pv);
     if (train) {
         double *sums = m->bnsum;
-        rn_bn_sums(sums, u->c, u->s.n, C, HW);
+        ACT_CALL(m, rn_bn_sums, sums, u->c, u->s.n, C, HW);
         sums[2 * C] = (double)u->s.n * HW;
         if (m->opts.reduce.fn) m->opts.reduce.fn(m->opts.reduce.ctx, sums, 2 * C + 1);
         u->count = sums[2 * C];
@@ -290,7 +303,7 @@ static void cbn_forward(rn_model *m, rn_cbn *u, int train)
         memcpy(u->var, var, (size_t)C * sizeof *var);
     }
     rn_bn_fold(u->scale, u->shift, NULL, mean, var, rn_params_data(p, u->pg), rn_params_data(p, u->pb), C);
-    if (u->y) rn_bn_apply(u->y, u->c, u->scale, u->shift, u->relu, u->s.n, C, HW);
+    if (u->y) ACT_CALL(m, rn_bn_apply, u->y, u->c, u->scale, u->shift, u->relu, u->s.n, C, HW);
     rn_prof_end(m->prof, sp);
 }
 
@@ -302,9 +315,10 @@ static void block_forward(rn_model *m, rn_block *b, int train)
     if (b->has_down) cbn_forward(m, &b->d, train);
     int sp = rn_prof_begin(m->prof, b->name, "fwd", 0);
     if (b->has_down) {
-        rn_bn2_add_relu(b->out, last->c, last->scale, last->shift, b->d.c, b->d.scale, b->d.shift, m->N, C, HW);
+        ACT_CALL(m, rn_bn2_add_relu, b->out, last->c, last->scale, last->shift, b->d.c, b->d.scale, b->d.shift, m->N,
+                 C, HW);
     } else {
-        rn_bn_add_relu(b->out, last->c, last->scale, last->shift, b->in, m->N, C, HW);
+        ACT_CALL(m, rn_bn_add_relu, b->out, last->c, last->scale, last->shift, b->in, m->N, C, HW);
     }
     rn_prof_end(m->prof, sp);
 }
@@ -317,17 +331,17 @@ void rn_model_forward(rn_model *m, const float *images, const float *k, int trai
     m->last_train = train;
     cbn_forward(m, &m->stem, train);
     int sp = rn_prof_begin(m->prof, "backbone.maxpool", "fwd", 0);
-    rn_maxpool_forward(m->pool, m->stem.y, m->N, 64, m->stem.s.oh, m->stem.s.ow, m->H / 4, m->W / 4);
+    ACT_CALL(m, rn_maxpool_forward, m->pool, m->stem.y, m->N, 64, m->stem.s.oh, m->stem.s.ow, m->H / 4, m->W / 4);
     rn_prof_end(m->prof, sp);
     for (int i = 0; i < m->nblocks; i++) block_forward(m, &m->blocks[i], train);
     for (int i = 0; i < 3; i++) cbn_forward(m, &m->head[i], train);
     sp = rn_prof_begin(m->prof, "root.xy_depth", "fwd", 0);
-    const float *backbone = m->blocks[m->nblocks - 1].out;
+    const void *backbone = m->blocks[m->nblocks - 1].out;
     int xyw = rn_params_find(p, "root.xy_layer.weight"), dw = rn_params_find(p, "root.depth_layer.weight");
     RN_ASSERT(xyw >= 0 && dw >= 0);
-    rn_xy_forward(m->xy, m->prob, m->head[2].y, rn_params_data(p, xyw), rn_params_data(p, xyw + 1), m->N, 256,
-                  m->OH, m->OW);
-    rn_gap_forward(m->feat, backbone, m->N, p->feat_ch, m->FH * m->FW);
+    ACT_CALL(m, rn_xy_forward, m->xy, m->prob, m->head[2].y, rn_params_data(p, xyw), rn_params_data(p, xyw + 1),
+             m->N, 256, m->OH, m->OW);
+    ACT_CALL(m, rn_gap_forward, m->feat, backbone, m->N, p->feat_ch, m->FH * m->FW);
     rn_depth_forward(m->depth, m->gamma, m->feat, rn_params_data(p, dw), rn_params_data(p, dw + 1), k, m->N,
                      p->feat_ch);
     for (int n = 0; n < m->N; n++) {
@@ -341,25 +355,25 @@ void rn_model_forward(rn_model *m, const float *images, const float *k, int trai
 /* BN backward of u from dy (masked by u->y when the BN has its own ReLU) into
  * dx (may equal dy), then the conv's weight gradient. With SyncBN the
  * parameter gradients use the local sums, dx the global ones. */
-static void cbn_backward_bn(rn_model *m, rn_cbn *u, float *dx, const float *dy)
+static void cbn_backward_bn(rn_model *m, rn_cbn *u, void *dx, const void *dy)
 {
     rn_params *p = m->p;
     int sp = rn_prof_begin(m->prof, p->e[u->pw].name, "bwd", conv_flops(&u->s));
     int C = u->s.oc, HW = u->s.oh * u->s.ow;
-    const float *relu_out = u->relu ? u->y : NULL;
+    const void *relu_out = u->relu ? u->y : NULL;
     double *sums = m->bnsum;
-    rn_bn_backward_sums(sums, dy, relu_out, u->c, u->mean, u->s.n, C, HW);
+    ACT_CALL(m, rn_bn_backward_sums, sums, dy, relu_out, u->c, u->mean, u->s.n, C, HW);
     rn_bn_backward_params(rn_params_grad(p, u->pg), rn_params_grad(p, u->pb), sums, u->var, C);
     if (m->opts.reduce.fn) m->opts.reduce.fn(m->opts.reduce.ctx, sums, 2 * C);
-    rn_bn_backward_data(dx, dy, relu_out, u->c, u->mean, u->var, rn_params_data(p, u->pg), sums, u->count, u->s.n, C,
-                        HW);
+    ACT_CALL(m, rn_bn_backward_data, dx, dy, relu_out, u->c, u->mean, u->var, rn_params_data(p, u->pg), sums, u->count,
+             u->s.n, C, HW);
     rn_conv_backward_weights(u->conv, rn_params_grad(p, u->pw), u->x, dx);
     if (m->opts.grad_ready.fn) m->opts.grad_ready.fn(m->opts.grad_ready.ctx, p->e[u->pw].offset);
     rn_prof_end(m->prof, sp);
 }
 
 /* Backward-data of u's conv: dx from dy. */
-static void cbn_backward_data(rn_model *m, rn_cbn *u, float *dx, const float *dy)
+static void cbn_backward_data(rn_model *m, rn_cbn *u, void *dx, const void *dy)
 {
     int sp = rn_prof_begin(m->prof, m->p->e[u->pw].name, "bwd_data", conv_flops(&u->s));
     rn_conv_backward_data(u->conv, dx, dy);
@@ -369,47 +383,47 @@ static void cbn_backward_data(rn_model *m, rn_cbn *u, float *dx, const float *dy
 static size_t in_elems(const rn_conv_shape *s) { return (size_t)s->n * s->ic * s->ih * s->iw; }
 
 /* Gradient of the block output in g[0]; leaves the gradient of its input in g[3]. */
-static void block_backward(rn_model *m, rn_block *b, float **g)
+static void block_backward(rn_model *m, rn_block *b, void **g)
 {
     int sp = rn_prof_begin(m->prof, b->name, "bwd", 0);
-    rn_relu_backward(g[0], b->out, out_elems(&b->u[b->nu - 1].s));
+    ACT_CALL(m, rn_relu_backward, g[0], b->out, out_elems(&b->u[b->nu - 1].s));
     rn_prof_end(m->prof, sp);
     if (b->has_down) {
         cbn_backward_bn(m, &b->d, g[1], g[0]);
         cbn_backward_data(m, &b->d, g[3], g[1]);
     }
-    float *cur = g[1], *other = g[2];
+    void *cur = g[1], *other = g[2];
     cbn_backward_bn(m, &b->u[b->nu - 1], cur, g[0]);
     for (int j = b->nu - 1; j > 0; j--) {
         cbn_backward_data(m, &b->u[j], other, cur);
         cbn_backward_bn(m, &b->u[j - 1], other, other);
-        float *t = cur;
+        void *t = cur;
         cur = other, other = t;
     }
     cbn_backward_data(m, &b->u[0], b->has_down ? other : g[3], cur);
     sp = rn_prof_begin(m->prof, b->name, "bwd", 0);
-    rn_add_inplace(g[3], b->has_down ? other : g[0], in_elems(&b->u[0].s));
+    ACT_CALL(m, rn_add_inplace, g[3], b->has_down ? other : g[0], in_elems(&b->u[0].s));
     rn_prof_end(m->prof, sp);
 }
 
-static void head_backward(rn_model *m, float **g)
+static void head_backward(rn_model *m, void **g)
 {
     rn_params *p = m->p;
     int xyw = rn_params_find(p, "root.xy_layer.weight"), dw = rn_params_find(p, "root.depth_layer.weight");
     int sp = rn_prof_begin(m->prof, "root.xy_depth", "bwd", 0);
-    rn_xy_backward(g[0], rn_params_grad(p, xyw), rn_params_grad(p, xyw + 1), m->dxy, m->prob, m->head[2].y,
-                   rn_params_data(p, xyw), m->N, 256, m->OH, m->OW);
+    ACT_CALL(m, rn_xy_backward, g[0], rn_params_grad(p, xyw), rn_params_grad(p, xyw + 1), m->dxy, m->prob,
+             m->head[2].y, rn_params_data(p, xyw), m->N, 256, m->OH, m->OW);
     rn_depth_backward(m->dfeat, rn_params_grad(p, dw), rn_params_grad(p, dw + 1), m->ddepth, m->feat,
                       rn_params_data(p, dw), m->k, m->N, p->feat_ch);
     rn_prof_end(m->prof, sp);
     for (int i = 2; i >= 0; i--) {
         cbn_backward_bn(m, &m->head[i], g[0], g[0]);
         cbn_backward_data(m, &m->head[i], g[1], g[0]);
-        float *t = g[0];
+        void *t = g[0];
         g[0] = g[1], g[1] = t;
     }
     sp = rn_prof_begin(m->prof, "root.xy_depth", "bwd", 0);
-    rn_gap_backward(g[0], m->dfeat, m->N, p->feat_ch, m->FH * m->FW);
+    ACT_CALL(m, rn_gap_backward, g[0], m->dfeat, m->N, p->feat_ch, m->FH * m->FW);
     rn_prof_end(m->prof, sp);
 }
 
@@ -430,16 +444,16 @@ double rn_model_backward(rn_model *m, const float *target, const float *vis, con
         m->ddepth[n] = m->dcoord[3 * n + 2] * ls;
     }
     rn_prof_end(m->prof, sp);
-    float *g[4] = {m->g[0], m->g[1], m->g[2], m->g[3]};
+    void *g[4] = {m->g[0], m->g[1], m->g[2], m->g[3]};
     head_backward(m, g);
     for (int i = m->nblocks - 1; i >= 0; i--) {
         block_backward(m, &m->blocks[i], g);
-        float *t = g[0];
+        void *t = g[0];
         g[0] = g[3], g[3] = t;
     }
-    float *dstem = g[1];
+    void *dstem = g[1];
     sp = rn_prof_begin(m->prof, "backbone.maxpool", "bwd", 0);
-    rn_maxpool_backward(dstem, g[0], m->stem.y, m->N, 64, m->stem.s.oh, m->stem.s.ow, m->H / 4, m->W / 4);
+    ACT_CALL(m, rn_maxpool_backward, dstem, g[0], m->stem.y, m->N, 64, m->stem.s.oh, m->stem.s.ow, m->H / 4, m->W / 4);
     rn_prof_end(m->prof, sp);
     cbn_backward_bn(m, &m->stem, dstem, dstem);
     return loss;

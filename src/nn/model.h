@@ -11,7 +11,10 @@
  *   double loss = rn_model_backward(&m, target, vis, have_depth);  // p.grad += dL/dp
  *   rn_model_destroy(&m);
  *
- * Mixed precision: set o.compute from a policy (nn/precision.h). Loss
+ * Activations (every rn_cbn/rn_block buffer, pool, g) are stored in o.act:
+ * float, or rn_bf16 under bf16-o2; statistics, head outputs and parameters
+ * are always float.
+ * Mixed precision: set o.compute and o.act from a policy (nn/precision.h). Loss
  * scaling: set m.loss_scale before backward; the gradients in p.grad are then
  * scaled by it (optim/loss_scale.h unscales them). Profiling: point m.prof at
  * an rn_profile (core/profile.h).
@@ -47,6 +50,7 @@ typedef struct rn_model_grad_ready {
 typedef struct rn_model_opts {
     int threads;        /* compute threads, 0 = leave OpenMP's setting */
     rn_compute compute; /* conv compute precision */
+    rn_act_type act;    /* activation storage: RN_ACT_F32, or RN_ACT_BF16 (bf16-o2; needs RN_COMPUTE_BF16) */
     int inference;      /* 1: forward only (no backward primitives; train-mode BN still allowed) */
     struct rn_autotune *tune; /* NULL: default conv algorithms; else chosen per shape (nn/autotune.h) */
     rn_model_reduce reduce;         /* fn NULL: BN statistics stay local */
@@ -59,9 +63,9 @@ typedef struct rn_cbn {
     rn_conv_shape s;
     int pw, pg, pb, pm, pv, pn; /* table indices: weight, gamma, beta, running mean/var, counter */
     int relu;                   /* ReLU right after the BN (not for a block's last conv) */
-    const float *x;             /* input activation */
-    float *c;                   /* conv output (N, OC/16, OH, OW, 16) */
-    float *y;                   /* BN (+ReLU) output, or NULL when fused into the block's add */
+    const void *x;              /* input activation (the images for the stem: plain fp32) */
+    void *c;                    /* conv output (N, OC/16, OH, OW, 16) */
+    void *y;                    /* BN (+ReLU) output, or NULL when fused into the block's add */
     float *mean, *var;          /* (OC): batch statistics (train) or running statistics (eval) */
     float *scale, *shift;       /* (OC): folded BN */
     double count;               /* values per channel behind the last train statistics (all replicas) */
@@ -72,8 +76,8 @@ typedef struct rn_block {
     int nu;       /* 2 (basic) or 3 (bottleneck) */
     int has_down; /* downsample branch d */
     rn_cbn d;
-    const float *in;
-    float *out;   /* (N, C/16, H, W, 16) */
+    const void *in;
+    void *out;    /* (N, C/16, H, W, 16) */
     char name[64]; /* "backbone.layer1.0", for the profiler */
 } rn_block;
 
@@ -84,7 +88,7 @@ typedef struct rn_model {
     int OH, OW;           /* output grid: H/4, W/4 */
     int FH, FW;           /* backbone feature size: H/32, W/32 */
     rn_cbn stem;
-    float *pool;          /* (N, 4, H/4, W/4, 16) */
+    void *pool;           /* (N, 4, H/4, W/4, 16) */
     rn_block *blocks;
     int nblocks;
     rn_cbn head[3];
@@ -96,7 +100,7 @@ typedef struct rn_model {
     float *coord;         /* (N, 3) result */
     float *dcoord;        /* (N, 3) */
     float *dxy, *ddepth, *dfeat;
-    float *g[4];          /* gradient scratch, each the largest activation */
+    void *g[4];           /* gradient scratch, each the largest activation */
     const float *k;       /* the last forward's k */
     int last_train;       /* mode of the last forward */
     rn_model_opts opts;

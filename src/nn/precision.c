@@ -8,7 +8,7 @@ static const rn_policy POLICIES[RN_PREC_COUNT] = {
     [RN_PREC_BF16] = {RN_PREC_BF16, "bf16", RN_NUM_BF16, RN_NUM_F32, RN_NUM_F32, RN_NUM_F32, RN_SCALE_NONE,
                       RN_BACKEND_CPU | RN_BACKEND_CUDA, NULL},
     [RN_PREC_BF16_O2] = {RN_PREC_BF16_O2, "bf16-o2", RN_NUM_BF16, RN_NUM_BF16, RN_NUM_F32, RN_NUM_F32, RN_SCALE_NONE,
-                         0, "bf16 activation storage is not implemented by any backend yet"},
+                         RN_BACKEND_CPU, "bf16 activation storage is not in the CUDA backend yet"},
     [RN_PREC_FP16] = {RN_PREC_FP16, "fp16", RN_NUM_F16, RN_NUM_F32, RN_NUM_F32, RN_NUM_F32, RN_SCALE_DYNAMIC,
                       RN_BACKEND_CUDA, "fp16 compute needs the CUDA backend"},
 };
@@ -47,4 +47,5 @@ void rn_policy_apply(const rn_policy *pol, rn_model_opts *o)
     o->compute = pol->conv_compute == RN_NUM_BF16 ? RN_COMPUTE_BF16
                  : pol->conv_compute == RN_NUM_F16 ? RN_COMPUTE_F16
                                                    : RN_COMPUTE_F32;
+    o->act = pol->act_storage == RN_NUM_BF16 ? RN_ACT_BF16 : RN_ACT_F32;
 }

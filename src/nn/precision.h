@@ -56,7 +56,7 @@ const rn_policy *rn_policy_get(rn_precision id);
 const char *rn_numtype_name(rn_numtype t);
 /* 0 if backend implements pol, else -1 with one line saying why. */
 int rn_policy_check(const rn_policy *pol, rn_backend_kind backend, rn_err *err);
-/* Sets the model options the policy controls (the conv compute type). */
+/* Sets the model options the policy controls (conv compute type, activation storage). */
 void rn_policy_apply(const rn_policy *pol, rn_model_opts *o);
 
 #endif

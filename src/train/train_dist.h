@@ -17,9 +17,10 @@
  *                  checks that every rank loaded the same state (weights, Adam
  *                  moments, BN buffers: the same snapshot under --continue) and
  *                  fails on every rank if not; broadcasts rank 0's weights
- *   on_grads       the gradient all-reduce (an "allreduce" span, sent to the
- *                  span hooks given to rn_train_dist_spans), the loss's mean over
- *                  ranks, rank 0's BN buffers without SyncBN
+ *   on_grads       the gradient all-reduce (with more than one rank an
+ *                  "allreduce" span, sent to the span hooks given to
+ *                  rn_train_dist_spans), the loss's mean over ranks, rank 0's
+ *                  BN buffers without SyncBN
  * td, d and the span hooks must outlive the run.
  */
 #ifndef RN_TRAIN_TRAIN_DIST_H

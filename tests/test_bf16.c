@@ -1,0 +1,172 @@
+/* bf16 storage (core/bf16.h) and the _bf16 kernel twins (cpu/kernels.h).
+ * Rounding against hand-worked bit patterns; each twin against its float
+ * kernel run on the widened inputs: bit-equal after one rounding (sums and
+ * float outputs bit-equal), except max-pool backward, which rounds after each
+ * routed addition (within 2 bf16 ulps). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/bf16.h"
+#include "core/rng.h"
+#include "cpu/kernels.h"
+
+enum { N = 2, C = 32, H = 6, W = 5, HW = H * W, OH = 3, OW = 3, E = N * C * HW, EO = N * C * OH * OW };
+
+static uint32_t bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static float from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static void test_rounding(void)
+{
+    RN_CHECK(rn_bf16_from_f32(1.0f) == 0x3f80, "1.0");
+    RN_CHECK(rn_bf16_from_f32(from_bits(0x3f808000)) == 0x3f80, "tie 1 + 2^-8 rounds to even (down)");
+    RN_CHECK(rn_bf16_from_f32(from_bits(0x3f818000)) == 0x3f82, "tie 1 + 3*2^-8 rounds to even (up)");
+    RN_CHECK(rn_bf16_from_f32(from_bits(0x3f808001)) == 0x3f81, "just above a tie rounds up");
+    RN_CHECK(rn_bf16_from_f32(from_bits(0x3f807fff)) == 0x3f80, "just below a tie rounds down");
+    RN_CHECK(rn_bf16_from_f32(-2.5f) == 0xc020, "-2.5 exact");
+    RN_CHECK(rn_bf16_from_f32(from_bits(0x7f7fffff)) == 0x7f80, "FLT_MAX rounds to +inf");
+    RN_CHECK(rn_bf16_from_f32(INFINITY) == 0x7f80 && rn_bf16_from_f32(-INFINITY) == 0xff80, "infinities");
+    rn_bf16 q = rn_bf16_from_f32(from_bits(0x7f800001)); /* a NaN whose payload sits in the low bits */
+    RN_CHECK((q & 0x7f80) == 0x7f80 && (q & 0x7f), "NaN stays NaN: %04x", q);
+    RN_CHECK(rn_bf16_from_f32(from_bits(0x00000001)) == 0x0000, "smallest subnormal rounds to 0");
+    for (uint32_t h = 0; h < 0x10000; h += 7) {
+        if ((h & 0x7f80) == 0x7f80 && (h & 0x7f)) continue; /* NaN patterns */
+        if (rn_bf16_from_f32(rn_bf16_to_f32((rn_bf16)h)) != h) {
+            RN_CHECK(0, "round trip of %04x", h);
+            return;
+        }
+    }
+    RN_CHECK(1, "round trip of every non-NaN bf16 sampled");
+}
+
+/* Random values, representable in bf16: f (widened) and b (bits). */
+static void fill(float *f, rn_bf16 *b, size_t n, rn_rng *r, double scale)
+{
+    for (size_t i = 0; i < n; i++) {
+        b[i] = rn_bf16_from_f32((float)(scale * rn_rng_normal(r)));
+        f[i] = rn_bf16_to_f32(b[i]);
+    }
+}
+
+/* Elements where b != round(f); with slack, allow |b - f| <= slack ulps of bf16. */
+static int mismatches(const rn_bf16 *b, const float *f, size_t n, int slack)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!slack) {
+            bad += b[i] != rn_bf16_from_f32(f[i]);
+            continue;
+        }
+        double ulp = ldexp(1.0, (int)((bits(f[i]) >> 23) & 0xff) - 127 - 7);
+        bad += fabs((double)rn_bf16_to_f32(b[i]) - f[i]) > slack * ulp;
+    }
+    return bad;
+}
+
+typedef struct bufs {
+    float xf[E], yf[E], rf[E], df[E], of[E];
+    rn_bf16 xb[E], yb[E], rb[E], db[E], ob[E];
+    float scale[C], shift[C], s2[C], h2[C], mean[C], var[C], gamma[C];
+} bufs;
+
+static void test_bn_twins(bufs *t)
+{
+    double sf[2 * C], sb[2 * C];
+    rn_bn_sums(sf, t->xf, N, C, HW);
+    rn_bn_sums_bf16(sb, t->xb, N, C, HW);
+    RN_CHECK(!memcmp(sf, sb, sizeof sf), "bn_sums equal");
+    rn_bn_apply(t->of, t->xf, t->scale, t->shift, 1, N, C, HW);
+    rn_bn_apply_bf16(t->ob, t->xb, t->scale, t->shift, 1, N, C, HW);
+    RN_CHECK(!mismatches(t->ob, t->of, E, 0), "bn_apply + relu");
+    rn_bn_add_relu(t->of, t->xf, t->scale, t->shift, t->rf, N, C, HW);
+    rn_bn_add_relu_bf16(t->ob, t->xb, t->scale, t->shift, t->rb, N, C, HW);
+    RN_CHECK(!mismatches(t->ob, t->of, E, 0), "bn_add_relu");
+    rn_bn2_add_relu(t->of, t->xf, t->scale, t->shift, t->rf, t->s2, t->h2, N, C, HW);
+    rn_bn2_add_relu_bf16(t->ob, t->xb, t->scale, t->shift, t->rb, t->s2, t->h2, N, C, HW);
+    RN_CHECK(!mismatches(t->ob, t->of, E, 0), "bn2_add_relu");
+    rn_bn_backward_sums(sf, t->df, t->yf, t->xf, t->mean, N, C, HW);
+    rn_bn_backward_sums_bf16(sb, t->db, t->yb, t->xb, t->mean, N, C, HW);
+    RN_CHECK(!memcmp(sf, sb, sizeof sf), "bn_backward_sums equal");
+    rn_bn_backward_data(t->of, t->df, t->yf, t->xf, t->mean, t->var, t->gamma, sf, (double)N * HW, N, C, HW);
+    rn_bn_backward_data_bf16(t->ob, t->db, t->yb, t->xb, t->mean, t->var, t->gamma, sb, (double)N * HW, N, C, HW);
+    RN_CHECK(!mismatches(t->ob, t->of, E, 0), "bn_backward_data");
+    int zeros = 0;
+    for (int i = 0; i < E; i++) zeros += t->of[i] == 0;
+    RN_CHECK(zeros < E / 10, "bn_backward_data output not degenerate (%d zeros)", zeros);
+}
+
+static void test_elementwise_twins(bufs *t)
+{
+    memcpy(t->of, t->df, sizeof t->of), memcpy(t->ob, t->db, sizeof t->ob);
+    rn_relu_backward(t->of, t->yf, E);
+    rn_relu_backward_bf16(t->ob, t->yb, E);
+    RN_CHECK(!mismatches(t->ob, t->of, E, 0), "relu_backward");
+    memcpy(t->of, t->df, sizeof t->of), memcpy(t->ob, t->db, sizeof t->ob);
+    rn_add_inplace(t->of, t->xf, E);
+    rn_add_inplace_bf16(t->ob, t->xb, E);
+    RN_CHECK(!mismatches(t->ob, t->of, E, 0), "add_inplace");
+    float gf[N * C], gb[N * C];
+    rn_gap_forward(gf, t->xf, N, C, HW);
+    rn_gap_forward_bf16(gb, t->xb, N, C, HW);
+    RN_CHECK(!memcmp(gf, gb, sizeof gf), "gap_forward equal");
+    memcpy(t->of, t->df, sizeof t->of), memcpy(t->ob, t->db, sizeof t->ob);
+    rn_gap_backward(t->of, gf, N, C, HW);
+    rn_gap_backward_bf16(t->ob, gf, N, C, HW);
+    RN_CHECK(!mismatches(t->ob, t->of, E, 0), "gap_backward");
+}
+
+static void test_pool_xy_twins(bufs *t)
+{
+    rn_maxpool_forward(t->of, t->xf, N, C, H, W, OH, OW);
+    rn_maxpool_forward_bf16(t->ob, t->xb, N, C, H, W, OH, OW);
+    RN_CHECK(!mismatches(t->ob, t->of, EO, 0), "maxpool_forward");
+    float dyf[EO];
+    for (int i = 0; i < EO; i++) dyf[i] = rn_bf16_to_f32(t->db[i]);
+    rn_maxpool_backward(t->of, dyf, t->xf, N, C, H, W, OH, OW);
+    rn_maxpool_backward_bf16(t->ob, t->db, t->xb, N, C, H, W, OH, OW);
+    RN_CHECK(!mismatches(t->ob, t->of, E, 2), "maxpool_backward within 2 ulps");
+    float w[C], b[1] = {0.3f}, cf[2 * N], cb[2 * N], pf[N * HW], pb[N * HW], dc[2 * N] = {0.7f, -1.1f, 0.4f, 2.0f};
+    for (int c = 0; c < C; c++) w[c] = t->gamma[c] - 1.0f;
+    rn_xy_forward(cf, pf, t->xf, w, b, N, C, H, W);
+    rn_xy_forward_bf16(cb, pb, t->xb, w, b, N, C, H, W);
+    RN_CHECK(!memcmp(cf, cb, sizeof cf) && !memcmp(pf, pb, sizeof pf), "xy_forward equal");
+    float dwf[C] = {0}, dwb[C] = {0}, dbf[1] = {0}, dbb[1] = {0};
+    rn_xy_backward(t->of, dwf, dbf, dc, pf, t->xf, w, N, C, H, W);
+    rn_xy_backward_bf16(t->ob, dwb, dbb, dc, pb, t->xb, w, N, C, H, W);
+    RN_CHECK(!mismatches(t->ob, t->of, E, 0) && !memcmp(dwf, dwb, sizeof dwf) && dbf[0] == dbb[0], "xy_backward");
+}
+
+int main(void)
+{
+    test_rounding();
+    bufs *t = calloc(1, sizeof *t);
+    rn_rng r;
+    rn_rng_seed(&r, 3);
+    fill(t->xf, t->xb, E, &r, 2.0);
+    fill(t->rf, t->rb, E, &r, 1.0);
+    fill(t->df, t->db, E, &r, 0.5);
+    fill(t->yf, t->yb, E, &r, 1.0); /* a "ReLU output": about half of it masks */
+    for (int c = 0; c < C; c++) {
+        t->scale[c] = (float)(0.5 + rn_rng_uniform(&r)), t->shift[c] = (float)(0.3 * rn_rng_normal(&r));
+        t->s2[c] = (float)(0.5 + rn_rng_uniform(&r)), t->h2[c] = (float)(0.3 * rn_rng_normal(&r));
+        t->mean[c] = (float)(0.1 * rn_rng_normal(&r)), t->var[c] = (float)(0.5 + rn_rng_uniform(&r));
+        t->gamma[c] = (float)(0.5 + rn_rng_uniform(&r));
+    }
+    test_bn_twins(t);
+    test_elementwise_twins(t);
+    test_pool_xy_twins(t);
+    free(t);
+    RN_CHECK_DONE();
+}
