@@ -98,52 +98,6 @@ void rn_tuning_span_end(void *ctx, const char *name)
     rn_prof_end(t->prof, t->depth < (int)(sizeof t->stack / sizeof t->stack[0]) ? t->stack[t->depth] : -1);
 }
 
-/* Unscale + check (when scaling), then Adam only if every gradient is finite. */
-static int optimizer_step(rn_tuning *t, rn_adam *opt, rn_params *p)
-{
-    int finite = 1;
-    if (t->scaling) {
-        int sp = rn_prof_begin(t->prof, "loss_scale", "step", 0);
-        finite = rn_grad_unscale_check(p->grad, p->n_param, 1.0f / t->scaler.scale);
-        rn_loss_scaler_update(&t->scaler, finite);
-        rn_prof_end(t->prof, sp);
-    }
-    if (!finite) return 0;
-    int sp = rn_prof_begin(t->prof, "optimizer", "step", 0);
-    rn_adam_step(opt, p->param, p->grad, p->m, p->v, p->n_param);
-    rn_prof_end(t->prof, sp);
-    return 1;
-}
-
-int rn_tuning_train_step(rn_tuning *t, rn_model *m, rn_adam *opt, const float *images, const float *k,
-                         const float *target, const float *vis, const float *have_depth, double *loss)
-{
-    rn_profile *pr = t->prof;
-    m->prof = pr;
-    m->loss_scale = t->scaling ? t->scaler.scale : 1.0f;
-    int sp = rn_prof_begin(pr, "zero_grad", "step", 0);
-    rn_params_zero_grad(m->p);
-    rn_prof_end(pr, sp);
-    sp = rn_prof_begin(pr, "forward", "step", 0);
-    rn_model_forward(m, images, k, 1);
-    rn_prof_end(pr, sp);
-    sp = rn_prof_begin(pr, "backward", "step", 0);
-    double l = rn_model_backward(m, target, vis, have_depth);
-    rn_prof_end(pr, sp);
-    if (loss) *loss = l;
-    int applied = optimizer_step(t, opt, m->p);
-    if (applied) {
-        sp = rn_prof_begin(pr, "sync_weights", "step", 0);
-        rn_model_sync_weights(m);
-        rn_prof_end(pr, sp);
-    } else {
-        fprintf(stderr, "rootnet: step skipped, inf/NaN gradients: ");
-        rn_loss_scaler_log(&t->scaler, stderr);
-    }
-    rn_profile_step_done(pr);
-    return applied;
-}
-
 void rn_tuning_profile_reset(rn_tuning *t)
 {
     if (t->prof) rn_profile_reset(t->prof);

@@ -1,7 +1,7 @@
 /* rn_tuning: the precision/performance switches of a training or benchmark
  * run (--precision, --loss-scale, --profile, --autotune, --bind-cores,
- * --lr-scale) resolved once, and the optimizer step that honours them. Any
- * command that trains (step, bench, train) uses it the same way:
+ * --lr-scale) resolved once, and the post-backward check that honours them.
+ * Any command that trains (step, bench, train) uses it the same way:
  *
  *   rn_tuning_flags tf = {0};                      // strings from the command line
  *   rn_flag flags[] = {..., RN_TUNING_FLAGS(&tf), {0}};   (cli/tuning_flags.h)
@@ -10,9 +10,11 @@
  *   rn_model_opts mo = {.threads = threads};
  *   rn_tuning_model_opts(&t, &mo);                      // precision, autotune
  *   rn_model_create(&m, &p, B, H, W, &mo, &err);
+ *   rn_tuning_attach(&t, &m);                           // profiler, loss scale
  *   rn_adam opt = rn_adam_default(rn_tuning_lr(&t, lr, global_batch));
- *   loop: int sd = rn_prof_begin(t.prof, "data", "step", 0); ... rn_prof_end(t.prof, sd);
- *         rn_tuning_train_step(&t, &m, &opt, images, k, target, vis, have_depth, &loss);
+ *   loop: zero grad, forward, backward (each may be a span: rn_prof_begin(t.prof, ...));
+ *         if (!rn_tuning_on_grads(&t, &p, &loss, &err)) { Adam; rn_model_sync_weights(&m); }
+ *         rn_profile_step_done(t.prof);
  *   rn_tuning_finish(&t, stdout, &err);   // autotune cache, trace, table, scale log: BEFORE
  *   rn_model_destroy(&m);                 // destroying the model or params (spans borrow their names)
  *   rn_tuning_free(&t);
@@ -69,11 +71,6 @@ void rn_tuning_attach(rn_tuning *t, rn_model *m);
 int rn_tuning_on_grads(void *ctx, rn_params *p, double *loss, rn_err *err);
 void rn_tuning_span_begin(void *ctx, const char *name);
 void rn_tuning_span_end(void *ctx, const char *name);
-/* zero grad, forward, backward (dL/dcoord x loss scale), unscale + overflow
- * check, Adam, weight sync; each a "step" span when profiling. Returns 1 if
- * the update was applied, 0 if skipped (weights and moments untouched). */
-int rn_tuning_train_step(rn_tuning *t, rn_model *m, rn_adam *opt, const float *images, const float *k,
-                         const float *target, const float *vis, const float *have_depth, double *loss);
 /* Drops profile spans so far (after warm-up). */
 void rn_tuning_profile_reset(rn_tuning *t);
 /* Saves the autotune cache, writes the trace and prints the table and the loss-scale log to f. */
