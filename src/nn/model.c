@@ -223,8 +223,6 @@ int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_mod
     m->OH = H / 4, m->OW = W / 4, m->FH = H / 32, m->FW = W / 32;
     m->loss_scale = 1.0f;
     if (build_structure(m, err)) goto fail;
-    if (o->act == RN_ACT_BF16 && o->compute != RN_COMPUTE_BF16)
-        return rn_err_set(err, "bf16 activations need bf16 conv compute");
     plan pl = {.act = o->act};
     plan_all(m, &pl);
     m->arena_floats = pl.used;

@@ -244,6 +244,8 @@ static int check_tuning(const rn_train_cfg *c, rn_err *err)
     return rn_lr_rule_parse(c->lr_scale, &rule, err);
 }
 
+int rn_train_cfg_threads(const rn_train_cfg *c) { return c->deterministic && !c->threads ? 1 : c->threads; }
+
 int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err)
 {
     static const char *const sets3[] = {"MuCo", "Human36M", NULL}, *const sets2[] = {"MSCOCO", "MPII", NULL},

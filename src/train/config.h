@@ -87,6 +87,9 @@ int rn_train_cfg_load(rn_train_cfg *c, const char *path, FILE *warn, rn_err *err
 int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err);
 /* Writes the config as key = value lines into buf (what a config file holds). */
 void rn_train_cfg_format(const rn_train_cfg *c, char *buf, size_t len);
+/* Compute threads of every model and tester of the run: threads, or 1 under
+ * deterministic when threads is 0 (results then do not depend on OpenMP's default). */
+int rn_train_cfg_threads(const rn_train_cfg *c);
 /* The authors' schedule: lr / factor^(number of decay epochs <= epoch), times
  * global batch / 32 (batch x world) under lr-scale = linear. */
 double rn_train_lr(const rn_train_cfg *c, int epoch);

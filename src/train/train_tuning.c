@@ -14,8 +14,7 @@ int rn_train_tuning_setup(rn_train_tuning *tt, const rn_train_cfg *c, FILE *out,
                          .profile = tt->main_rank ? opt_str(c->profile) : NULL,
                          .autotune = opt_str(c->autotune),
                          .bind_cores = c->bind_cores};
-    int threads = c->deterministic && !c->threads ? 1 : c->threads;
-    if (rn_tuning_setup(&tt->t, &f, threads, err)) {
+    if (rn_tuning_setup(&tt->t, &f, rn_train_cfg_threads(c), err)) {
         rn_tuning_free(&tt->t);
         return -1;
     }

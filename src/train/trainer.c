@@ -174,8 +174,7 @@ static int resume(trainer *t, int *resumed, rn_err *err)
 static int make_models(trainer *t, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
-    rn_model_opts mo = {.threads = c->threads, .compute = RN_COMPUTE_F32};
-    if (c->deterministic && !mo.threads) mo.threads = 1;
+    rn_model_opts mo = {.threads = rn_train_cfg_threads(c), .compute = RN_COMPUTE_F32};
     if (t->hk->model_opts) t->hk->model_opts(t->hk->ctx, &mo);
     if (rn_model_create(&t->m, &t->p, c->batch, c->input_size, c->input_size, &mo, err)) return -1;
     t->have_m = 1;
