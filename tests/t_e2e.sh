@@ -33,7 +33,7 @@ check "tiny training run" $?
 # 3. test with GT boxes: printed and JSON metrics against the reference
 "$RN" test --snapshot "$d/snap.safetensors" --testset MuPoTS --data-dir "$d/data" --input-size $S --batch 8 \
     --threads 2 --result-dir "$d/res" --metrics-json "$d/metrics.json" > "$d/test.txt" 2> "$d/test.err"
-check "rootnet test ran ($(tail -1 "$d/test.err"))" $?
+rc=$?; check "rootnet test ran (rc $rc: $(tail -1 "$d/test.err"))" $rc
 cat "$d/test.txt"
 R="$d/res/bbox_root_mupots_output.json"
 GT="$d/data/MuPoTS/data/MuPoTS-3D.json"
@@ -87,7 +87,7 @@ fi
 # 4. detector boxes: AP against every GT root of MuPoTS-3D.json
 "$RN" test --snapshot "$d/snap.safetensors" --testset MuPoTS --data-dir "$d/data" --input-size $S --det-bbox \
     --threads 2 --result-dir "$d/det" --json > "$d/det.json" 2> "$d/det.err"
-check "rootnet test --det-bbox ran ($(tail -1 "$d/det.err"))" $?
+rc=$?; check "rootnet test --det-bbox ran (rc $rc: $(tail -1 "$d/det.err"))" $rc
 "$PY" tools/eval_ref.py evaluate MuPoTS "$d/det/bbox_root_mupots_output.json" "$GT" 250 > "$d/det_ref.json"
 "$PY" - "$d/det.json" "$d/det_ref.json" <<'PYEOF'
 import json, math, sys
