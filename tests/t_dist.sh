@@ -11,7 +11,7 @@
 #     for bit (1 thread each), and per-rank BN really differs from --sync-bn.
 #  3. failure: kill -9 of the snapshot-writing rank 0 (mpirun's own handling)
 #     and a hung rank 1 (SIGSTOP, caught by the collective watchdog) each end the job
-#     within a bound with a message naming what happened, leave no rank
+#     within a wide bound (60 s, 90 s; a few s when idle) with a message naming what happened, leave no rank
 #     behind, and leave the latest snapshot loadable.
 # Skipped ("skipped: no MPI") only when mpirun is absent or rootnet was built without MPI.
 set -u
@@ -103,8 +103,8 @@ a, _ = l(sys.argv[1]); b, _ = l(sys.argv[2]); sys.exit(0 if sorted(a) == sorted(
         ok "$name: snapshot loadable after $steps logged steps (rootnet forward, Python reader, all $(ls -l "$snap" | awk '{print $5}') bytes)"
     else bad "$name: snapshot not loadable"; cat "$tmp/$name/ferr"; fi
 }
-failure kill_rank0 0 KILL 20 "rank 0 .*exited on signal 9|signal 9 \(Killed\)"
-failure hang_rank1 1 STOP 40 "did not complete within 10 s" --dist-timeout 10
+failure kill_rank0 0 KILL 60 "rank 0 .*exited on signal 9|signal 9 \(Killed\)"
+failure hang_rank1 1 STOP 90 "did not complete within 10 s" --dist-timeout 10
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -440,9 +440,15 @@ static void test_profile_model(rn_params *p, const inputs *in)
         missing += !(f && b);
     }
     RN_CHECK(missing == 0, "every conv layer has a forward and a backward span (%d missing)", missing);
-    double top = rn_profile_top_seconds(&pr), leaf = rn_profile_leaf_seconds(&pr);
-    RN_CHECK(fabs(top - wall) <= 0.05 * wall, "top spans %.4f s vs wall %.4f s", top, wall);
-    RN_CHECK(fabs(leaf - wall) <= 0.05 * wall, "leaf spans %.4f s vs wall %.4f s", leaf, wall);
+    /* The spans lie inside the measured interval (same clock), so their sum
+     * cannot exceed it; they cover it but for the code between spans, a few
+     * per cent when idle, more when a busy machine deschedules us there: a
+     * wide lower bound. */
+    double top = rn_profile_top_seconds(&pr), leaf = rn_profile_leaf_seconds(&pr), eps = 1e-9 * (double)pr.n;
+    RN_CHECK(leaf <= top + eps && top <= wall + eps, "spans (top %.4f s, leaf %.4f s) inside wall %.4f s", top, leaf,
+             wall);
+    RN_CHECK(top >= 0.7 * wall && leaf >= 0.7 * wall, "top %.4f s and leaf %.4f s spans cover 70 %% of wall %.4f s",
+             top, leaf, wall);
     int nested = 1;
     for (size_t j = 0; j < pr.n; j++) nested &= pr.s[j].depth == 0 || !is_leaf_span(&pr, j) || pr.s[j].depth == 1;
     RN_CHECK(nested && pr.dropped == 0, "layer spans sit one level under the step spans");
