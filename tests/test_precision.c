@@ -423,7 +423,8 @@ static void test_k_not_quantised(rn_params *p, const inputs *in)
  * worsens the result far beyond fp32 rounding. k: realistic values
  * sqrt(fx fy 2000^2 / area) over 1000 boxes; the depth error it causes at
  * 5 m, against the fp32 rounding of that depth. Targets: the x, y part of
- * the loss moves by a large fraction. */
+ * the loss moves by a large fraction. (That the real path keeps them
+ * unrounded, reader -> loader -> model, is tests/t_nocast.sh.) */
 static void test_quantise(rn_params *p, const inputs *in)
 {
     rn_rng rng;
