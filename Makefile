@@ -23,6 +23,14 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
+# Files that carry camera values, k or targets (readers, box rule, crop, loader,
+# metrics, test/predict/demo paths): an implicit float conversion (float to an
+# integer, double to float) is an error there; explicit casts are scanned by
+# tests/nocast.py.
+CAMERA_SRC := $(wildcard src/data/*.c src/eval/*.c) src/train/predict.c src/train/tester.c src/train/trainer.c \
+              src/cli/cmd_demo.c src/cli/cmd_test.c src/cli/cmd_dataset.c src/cli/cmd_inspect.c
+$(CAMERA_SRC:%.c=$(BUILD)/%.o): CFLAGS += -Wfloat-conversion
+
 .PHONY: all test bench asan clean
 all: $(BUILD)/rootnet $(TEST_BIN)
 

@@ -1,13 +1,17 @@
 # Shared by tests/t_dist*.sh (sourced, with $RN set): the pass/fail counters
-# and ok/bad, skips the test when MPI is absent, sets MPIRUN, and helpers to
+# and ok/bad, skips the test (exit 77) when MPI is absent, sets MPIRUN, and helpers to
 # find and watch the ranks.
 pass=0; fail=0
 ok() { pass=$((pass+1)); echo "ok   $*"; }
 bad() { fail=$((fail+1)); echo "FAIL $*"; }
-if ! command -v mpirun > /dev/null; then echo "skipped: no MPI (mpirun not found)"; echo "0 passed, 0 failed"; exit 0; fi
-if ! ldd "$RN" 2>/dev/null | grep -q libmpi; then
-    echo "skipped: no MPI ($RN was built without it: mpicc was not found at build time)"; echo "0 passed, 0 failed"; exit 0
-fi
+# A skip exits 77, which tests/run.sh counts as skipped (never as passed).
+skip_all() { echo "skipped: $*"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
+command -v mpirun > /dev/null || skip_all "no MPI (mpirun not found)"
+[ -x "$RN" ] || { echo "FAIL: $RN is not an executable"; echo "0 passed, 1 failed"; exit 1; }
+case "$(ldd "$RN" 2> /dev/null)" in
+    *libmpi*) ;;
+    *) skip_all "no MPI ($RN was built without it: mpicc was not found at build time)" ;;
+esac
 MPIRUN=(mpirun --oversubscribe -np 2)
 [ "$(id -u)" = 0 ] && MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np 2)
 

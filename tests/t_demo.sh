@@ -88,8 +88,10 @@ bad() { # bad NAME PATTERN CMD...
     local name=$1 pat=$2; shift 2
     "$@" > "$d/out.txt" 2> "$d/err.txt"
     local rc=$?
-    [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && head -1 "$d/err.txt" | grep -q -- "$pat" && grep -q "^usage: rootnet" "$d/err.txt"
-    check "$name (rc $rc: $(head -1 "$d/err.txt"))" $?
+    local first; first=$(head -1 "$d/err.txt")
+    [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && grep -q -- "$pat" <<< "$first" && grep -q "^usage: rootnet" "$d/err.txt"
+    local st=$?
+    check "$name (rc $rc: $first)" $st
 }
 printf 'not a jpeg at all' > "$d/broken.jpg"
 head -c 600 "$img" > "$d/truncated.jpg"

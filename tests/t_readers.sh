@@ -18,6 +18,7 @@ check "synth h36m" "$BIN" synth --out "$T/d" --format h36m --images 84 --seed 7
 # every set/split/option against the reference
 compare() { # name split det protocol
     local extra=(); [ "$3" = det ] && extra+=(--det-bbox)
+    rm -f "$T/$1.csv"
     if "$BIN" dataset --name "$1" --data "$T/d" --split "$2" --protocol "$4" "${extra[@]}" --dump "$T/$1.csv" > "$T/out" 2>&1 &&
        "$PY" tests/ref_readers.py "$1" "$T/d" "$2" "$T/$1.csv" "$3" "$4" >> "$T/out" 2>&1; then ok; echo "$1 $2 $3 p$4: $(tail -n1 "$T/out")"
     else bad "$1 $2 $3 p$4 vs reference"; cat "$T/out"; fi
@@ -31,19 +32,24 @@ compare Human36M test gt 1
 compare Human36M test gt 2
 compare Human36M test det 2
 # roots reproject; the magenta pelvis is drawn at the root
+# (each dump's output is removed first and its exit status checked, so no
+# check can read an earlier run's file)
 for set in MuCo Human36M; do
-    "$BIN" dataset --name $set --data "$T/d" --dump "$T/s.csv" > /dev/null 2>&1
+    rm -f "$T/s.csv"
+    check "$set dump" "$BIN" dataset --name $set --data "$T/d" --dump "$T/s.csv"
     check "$set synth checks" "$PY" tests/ref_readers.py synth "$T/d" "$T/s.csv" images; tail -n1 "$T/out"
 done
-"$BIN" dataset --name MuPoTS --split test --data "$T/d" --dump "$T/s.csv" > /dev/null 2>&1
+rm -f "$T/s.csv"
+check "MuPoTS dump" "$BIN" dataset --name MuPoTS --split test --data "$T/d" --dump "$T/s.csv"
 check "MuPoTS reprojection" "$PY" tests/ref_readers.py synth "$T/d" "$T/s.csv"
 # second load hits the cache and gives the same records
-"$BIN" dataset --name MuCo --data "$T/d" --dump "$T/c1.csv" > "$T/out" 2>&1
-if grep -q "cache: hit" "$T/out" && cmp -s "$T/c1.csv" "$T/MuCo.csv"; then ok; else bad "cache hit"; cat "$T/out"; fi
+rm -f "$T/c1.csv"
+if "$BIN" dataset --name MuCo --data "$T/d" --dump "$T/c1.csv" > "$T/out" 2>&1 &&
+   grep -q "cache: hit" "$T/out" && cmp -s "$T/c1.csv" "$T/MuCo.csv"; then ok; else bad "cache hit"; cat "$T/out"; fi
 # determinism: same seed -> identical files; another seed -> different
-"$BIN" synth --out "$T/e" --format muco --images 6 --seed 5 > /dev/null
-"$BIN" synth --out "$T/f" --format muco --images 6 --seed 5 > /dev/null
-"$BIN" synth --out "$T/g" --format muco --images 6 --seed 9 > /dev/null
+check "synth e" "$BIN" synth --out "$T/e" --format muco --images 6 --seed 5
+check "synth f" "$BIN" synth --out "$T/f" --format muco --images 6 --seed 5
+check "synth g" "$BIN" synth --out "$T/g" --format muco --images 6 --seed 9
 if cmp -s "$T/e/MuCo/data/MuCo-3DHP.json" "$T/f/MuCo/data/MuCo-3DHP.json" &&
    cmp -s "$T/e/MuCo/data/unaugmented_set/000003.jpg" "$T/f/MuCo/data/unaugmented_set/000003.jpg"; then ok; else bad "synth not deterministic"; fi
 if ! cmp -s "$T/e/MuCo/data/MuCo-3DHP.json" "$T/g/MuCo/data/MuCo-3DHP.json"; then ok; else bad "seed ignored"; fi

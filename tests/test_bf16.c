@@ -2,7 +2,8 @@
  * Rounding against hand-worked bit patterns; each twin against its float
  * kernel run on the widened inputs: bit-equal after one rounding (sums and
  * float outputs bit-equal), except max-pool backward, which rounds after each
- * routed addition (within 2 bf16 ulps). */
+ * routed addition (within 2 bf16 ulps). BN, max-pool, GAP, ReLU and the adds
+ * also against values worked out by hand, for both twins. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,9 +149,165 @@ static void test_pool_xy_twins(bufs *t)
     RN_CHECK(!mismatches(t->ob, t->of, E, 0) && !memcmp(dwf, dwb, sizeof dwf) && dbf[0] == dbb[0], "xy_backward");
 }
 
+/* Hand-worked values, so that a mistake shared by a twin and its float kernel
+ * shows: one image, 16 channels (one block: element (c, p) at p * 16 + c),
+ * each kernel run as float and as bf16 on inputs exact in bf16, each output
+ * against the value worked out by hand (float within 1e-5, bf16 within half
+ * a bf16 ulp of it more). */
+enum { HC = 16, HHW = 16 };
+
+typedef struct hand {
+    float f[HC * HHW], of[HC * HHW];
+    rn_bf16 b[HC * HHW], ob[HC * HHW];
+} hand;
+
+static void hand_set(float *f, rn_bf16 *b, int c, int p, double v)
+{
+    b[p * HC + c] = rn_bf16_from_f32((float)v);
+    f[p * HC + c] = rn_bf16_to_f32(b[p * HC + c]);
+}
+
+/* Output (c, p) of the float kernel (of) and of the bf16 twin (ob) against want. */
+static int hand_ok(const hand *h, int c, int p, double want)
+{
+    double got_f = h->of[p * HC + c], got_b = rn_bf16_to_f32(h->ob[p * HC + c]);
+    double half_ulp = want == 0 ? 0 : ldexp(1.0, (int)floor(log2(fabs(want))) - 8);
+    int ok = fabs(got_f - want) <= 1e-5 && fabs(got_b - want) <= half_ulp + 1e-5;
+    if (!ok) fprintf(stderr, "  channel %d position %d: float %.7g, bf16 %.7g, by hand %.7g\n", c, p, got_f, got_b, want);
+    return ok;
+}
+
+/* BN statistics and normalisation + ReLU: channel c holds (c + 1) x {1, 3, 5, 7}
+ * (4 positions): mean 4 (c + 1), biased variance 5 (c + 1)^2; with gamma 2,
+ * beta 1 the output is 2 (x - mean) / sqrt(var) + 1 = 1 + 2 {-3, -1, 1, 3} / sqrt(5)
+ * = {-1.6832816, 0.1055728, 1.8944272, 3.6832816} for every channel, ReLU'd. */
+static void test_hand_bn(hand *h)
+{
+    const double v[4] = {1, 3, 5, 7}, want[4] = {0, 0.1055728, 1.8944272, 3.6832816};
+    for (int c = 0; c < HC; c++)
+        for (int p = 0; p < 4; p++) hand_set(h->f, h->b, c, p, (c + 1) * v[p]);
+    float mf[HC], vf[HC], mb[HC], vb[HC], gamma[HC], beta[HC], scale[HC], shift[HC];
+    double sums[2 * HC];
+    rn_bn_stats(mf, vf, sums, h->f, 1, HC, 4);
+    rn_bn_sums_bf16(sums, h->b, 1, HC, 4);
+    rn_bn_stats_from_sums(mb, vb, sums, 4, HC);
+    int ok = 1;
+    for (int c = 0; c < HC; c++) {
+        double m = 4.0 * (c + 1), var = 5.0 * (c + 1) * (c + 1);
+        ok &= fabs(mf[c] - m) <= 1e-6 * m && fabs(mb[c] - m) <= 1e-6 * m;
+        ok &= fabs(vf[c] - var) <= 1e-6 * var && fabs(vb[c] - var) <= 1e-6 * var;
+        gamma[c] = 2, beta[c] = 1;
+    }
+    RN_CHECK(ok, "BN statistics by hand: mean 4 (c + 1), biased variance 5 (c + 1)^2");
+    rn_bn_fold(scale, shift, NULL, mf, vf, gamma, beta, HC);
+    rn_bn_apply(h->of, h->f, scale, shift, 1, 1, HC, 4);
+    rn_bn_apply_bf16(h->ob, h->b, scale, shift, 1, 1, HC, 4);
+    ok = 1;
+    for (int c = 0; c < HC; c++)
+        for (int p = 0; p < 4; p++) ok &= hand_ok(h, c, p, want[p]);
+    RN_CHECK(ok, "BN normalise + ReLU by hand (float and bf16)");
+}
+
+/* 3x3 stride-2 pad-1 max-pool of the 4x4 grid below (+ c in channel c) to 2x2:
+ * windows rows/cols {0,1}x{0,1}, {0,1}x{1,2,3}, {1,2,3}x{0,1}, {1,2,3}x{1,2,3}:
+ * maxima 9, 9 (tied with (1,3): the first in scan order, (1,1), wins), 12, 12.
+ * Backward of dy = {1, 2, 4, 8}: 1 + 2 = 3 to (1,1), 4 + 8 = 12 to (3,1), 0 elsewhere. */
+static void test_hand_maxpool(hand *h)
+{
+    const double grid[16] = {1, 5, 2, 0, 3, 9, 4, 9, 7, 6, 11, 10, 2, 12, 3, 1};
+    const double want_y[4] = {9, 9, 12, 12}, dy[4] = {1, 2, 4, 8};
+    for (int c = 0; c < HC; c++)
+        for (int p = 0; p < 16; p++) hand_set(h->f, h->b, c, p, grid[p] + c);
+    rn_maxpool_forward(h->of, h->f, 1, HC, 4, 4, 2, 2);
+    rn_maxpool_forward_bf16(h->ob, h->b, 1, HC, 4, 4, 2, 2);
+    int ok = 1;
+    for (int c = 0; c < HC; c++)
+        for (int p = 0; p < 4; p++) ok &= hand_ok(h, c, p, want_y[p] + c);
+    RN_CHECK(ok, "max-pool forward by hand (float and bf16)");
+    float dyf[HC * 4];
+    rn_bf16 dyb[HC * 4];
+    for (int c = 0; c < HC; c++)
+        for (int p = 0; p < 4; p++) hand_set(dyf, dyb, c, p, dy[p]);
+    rn_maxpool_backward(h->of, dyf, h->f, 1, HC, 4, 4, 2, 2);
+    rn_maxpool_backward_bf16(h->ob, dyb, h->b, 1, HC, 4, 4, 2, 2);
+    ok = 1;
+    for (int c = 0; c < HC; c++)
+        for (int p = 0; p < 16; p++) ok &= hand_ok(h, c, p, p == 5 ? 3 : p == 13 ? 12 : 0);
+    RN_CHECK(ok, "max-pool backward by hand: routed to the first maximum, summed (float and bf16)");
+}
+
+/* GAP of the max-pool grid + c: (85 / 16) + c = 5.3125 + c. GAP backward adds
+ * dout / 16 = (c + 1) / 2 (dout = 8 (c + 1)) to every position of dx = 1. */
+static void test_hand_gap(hand *h)
+{
+    const double grid[16] = {1, 5, 2, 0, 3, 9, 4, 9, 7, 6, 11, 10, 2, 12, 3, 1};
+    for (int c = 0; c < HC; c++)
+        for (int p = 0; p < 16; p++) hand_set(h->f, h->b, c, p, grid[p] + c);
+    float gf[HC], gb[HC], dout[HC];
+    rn_gap_forward(gf, h->f, 1, HC, 16);
+    rn_gap_forward_bf16(gb, h->b, 1, HC, 16);
+    int ok = 1;
+    for (int c = 0; c < HC; c++) ok &= gf[c] == 5.3125f + (float)c && gb[c] == 5.3125f + (float)c;
+    RN_CHECK(ok, "GAP forward by hand: 85 / 16 + c (float and bf16)");
+    for (int c = 0; c < HC; c++) {
+        dout[c] = 8.0f * (float)(c + 1);
+        for (int p = 0; p < 16; p++) hand_set(h->of, h->ob, c, p, 1.0);
+    }
+    rn_gap_backward(h->of, dout, 1, HC, 16);
+    rn_gap_backward_bf16(h->ob, dout, 1, HC, 16);
+    ok = 1;
+    for (int c = 0; c < HC; c++)
+        for (int p = 0; p < 16; p++) ok &= hand_ok(h, c, p, 1 + (c + 1) / 2.0);
+    RN_CHECK(ok, "GAP backward by hand: dx += dout / HW (float and bf16)");
+}
+
+/* ReLU backward: d = 3 where y = {-1, 0, 2, 0.5} gives {0, 0, 3, 3}. Add:
+ * {1.5, -2, 0.25, 6} + {0.25, 4, -0.25, 1} = {1.75, 2, 0, 7}. BN + add + ReLU:
+ * relu(2 x - 1 + r), x = {1, 3, 5, 7}, r = {0, -6, -9, 1}: {1, 0, 0, 14}. */
+static void test_hand_relu_add(hand *h)
+{
+    const double y[4] = {-1, 0, 2, 0.5}, a[4] = {1.5, -2, 0.25, 6}, b[4] = {0.25, 4, -0.25, 1};
+    const double x[4] = {1, 3, 5, 7}, r[4] = {0, -6, -9, 1};
+    float yf[HC * 4], rf[HC * 4], scale[HC], shift[HC];
+    rn_bf16 yb[HC * 4], rb[HC * 4];
+    for (int c = 0; c < HC; c++)
+        for (int p = 0; p < 4; p++) hand_set(h->of, h->ob, c, p, 3.0), hand_set(yf, yb, c, p, y[p]);
+    rn_relu_backward(h->of, yf, HC * 4);
+    rn_relu_backward_bf16(h->ob, yb, HC * 4);
+    int ok = 1;
+    for (int c = 0; c < HC; c++)
+        for (int p = 0; p < 4; p++) ok &= hand_ok(h, c, p, y[p] > 0 ? 3 : 0);
+    RN_CHECK(ok, "ReLU backward by hand (float and bf16)");
+    for (int c = 0; c < HC; c++)
+        for (int p = 0; p < 4; p++) hand_set(h->of, h->ob, c, p, a[p]), hand_set(h->f, h->b, c, p, b[p]);
+    rn_add_inplace(h->of, h->f, HC * 4);
+    rn_add_inplace_bf16(h->ob, h->b, HC * 4);
+    ok = 1;
+    for (int c = 0; c < HC; c++)
+        for (int p = 0; p < 4; p++) ok &= hand_ok(h, c, p, a[p] + b[p]);
+    RN_CHECK(ok, "residual add by hand (float and bf16)");
+    for (int c = 0; c < HC; c++) {
+        scale[c] = 2, shift[c] = -1;
+        for (int p = 0; p < 4; p++) hand_set(h->f, h->b, c, p, x[p]), hand_set(rf, rb, c, p, r[p]);
+    }
+    rn_bn_add_relu(h->of, h->f, scale, shift, rf, 1, HC, 4);
+    rn_bn_add_relu_bf16(h->ob, h->b, scale, shift, rb, 1, HC, 4);
+    const double want[4] = {1, 0, 0, 14};
+    ok = 1;
+    for (int c = 0; c < HC; c++)
+        for (int p = 0; p < 4; p++) ok &= hand_ok(h, c, p, want[p]);
+    RN_CHECK(ok, "BN + residual add + ReLU by hand (float and bf16)");
+}
+
 int main(void)
 {
     test_rounding();
+    hand *h = calloc(1, sizeof *h);
+    test_hand_bn(h);
+    test_hand_maxpool(h);
+    test_hand_gap(h);
+    test_hand_relu_add(h);
+    free(h);
     bufs *t = calloc(1, sizeof *t);
     rn_rng r;
     rn_rng_seed(&r, 3);

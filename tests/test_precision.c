@@ -172,17 +172,22 @@ static void fill_inputs(inputs *in)
     }
 }
 
-static int make_model_act(rn_model *m, rn_params *p, rn_compute c, rn_act_type act, rn_profile *prof)
+static int make_model_n(rn_model *m, rn_params *p, int n, rn_compute c, rn_act_type act, rn_profile *prof)
 {
     rn_err err = {{0}};
     rn_model_opts o = {.threads = 0, .compute = c, .act = act};
-    if (rn_model_create(m, p, NB, SZ, SZ, &o, &err)) {
+    if (rn_model_create(m, p, n, SZ, SZ, &o, &err)) {
         fprintf(stderr, "model: %s\n", err.msg);
         return -1;
     }
     m->prof = prof;
     rn_model_sync_weights(m);
     return 0;
+}
+
+static int make_model_act(rn_model *m, rn_params *p, rn_compute c, rn_act_type act, rn_profile *prof)
+{
+    return make_model_n(m, p, NB, c, act, prof);
 }
 
 static int make_model(rn_model *m, rn_params *p, rn_compute c, rn_profile *prof)
@@ -232,6 +237,8 @@ static void grad_errors(const rn_params *p, const float *g, const float *ref, do
     double *e = malloc((size_t)p->n * sizeof *e);
     int n = 0;
     for (int i = 0; i < p->n; i++) {
+        /* (running statistics: their offset is not into grad; xy_layer.bias: exactly zero, noise over noise) */
+        if (!rn_param_trainable(p->e[i].kind) || strstr(p->e[i].name, "xy_layer.bias")) continue;
         const float *r = ref + p->e[i].offset;
         double den = 0;
         for (size_t j = 0; j < p->e[i].numel; j++) den += (double)r[j] * r[j];
@@ -246,6 +253,30 @@ static void grad_errors(const rn_params *p, const float *g, const float *ref, do
         }
     *median = n ? e[n / 2] : 0;
     free(e);
+}
+
+/* Parameter tensors whose O2 gradient g2 is further from fp32 (ref) than
+ * O2_TENSOR_FACTOR x O1's gradient g1 of the same tensor + O2_TENSOR_SLACK,
+ * or than O2_TENSOR_CAP: their count; the first one's index in *at. (A zero,
+ * a sign-flipped or a doubled tensor has error >= 1 > the cap.) The exactly-zero
+ * gradient of xy_layer.bias is left out: its error is noise over noise. */
+#define O2_TENSOR_FACTOR 2.0
+#define O2_TENSOR_SLACK 0.05
+#define O2_TENSOR_CAP 0.75
+static int o2_tensors_beyond(const rn_params *p, const float *g2, const float *g1, const float *ref, int *at)
+{
+    int n = 0;
+    *at = -1;
+    for (int i = 0; i < p->n; i++) {
+        const rn_param_entry *e = &p->e[i];
+        if (!rn_param_trainable(e->kind) || strstr(e->name, "xy_layer.bias")) continue;
+        double e1 = rel_err(g1 + e->offset, ref + e->offset, e->numel);
+        double e2 = rel_err(g2 + e->offset, ref + e->offset, e->numel);
+        if (e2 <= O2_TENSOR_FACTOR * e1 + O2_TENSOR_SLACK && e2 <= O2_TENSOR_CAP) continue;
+        if (!n++) *at = i;
+        fprintf(stderr, "  %s: O2 %.3g from fp32, O1 %.3g\n", e->name, e2, e1);
+    }
+    return n;
 }
 
 /* One train-mode forward + backward of compute c / activations act; the
@@ -267,8 +298,11 @@ static double grads_of(rn_params *p, const inputs *in, rn_compute c, rn_act_type
  * bf16 O1 (ResNet-18, 128x128, batch 2, train mode). Stated bounds, relative
  * L2: features 3e-2, loss 1e-2. Gradients through train-mode BN at batch 2
  * (layer4 normalises 32 values) are so ill-conditioned here that O1 itself
- * is 0.39 off fp32 in the median tensor, so O2 is held to O1: its median and
- * worst per-tensor errors at most 2x O1's (measured: the printed line). */
+ * is 0.35 off fp32 in the median tensor (and stays so at batch 8 and 16, and
+ * with targets on both sides of the predictions: no batch here makes it well
+ * conditioned), so O2 is held to O1: its median and worst per-tensor errors
+ * at most 2x O1's (measured: the printed line), and each tensor by itself
+ * (o2_tensors_beyond), which a zeroed tensor fails. */
 static void test_o2(rn_params *p, const inputs *in)
 {
     size_t nf = (size_t)NB * p->feat_ch;
@@ -289,6 +323,12 @@ static void test_o2(rn_params *p, const inputs *in)
     RN_CHECK(m2 <= 2 * m1 && w2 <= 2 * w1, "O2 gradient errors (median %.3g, worst %.3g) within 2x O1's (%.3g, %.3g)",
              m2, w2, m1, w1);
     RN_CHECK(m2 > 0 && m1 > 0, "gradients not bit-equal to fp32 (the comparison is not vacuous)");
+    int at, n = o2_tensors_beyond(p, g2, g1, g32, &at);
+    RN_CHECK(n == 0, "every O2 gradient tensor within %g x O1's error + %g and %g of fp32 (%d beyond)",
+             O2_TENSOR_FACTOR, O2_TENSOR_SLACK, O2_TENSOR_CAP, n);
+    const rn_param_entry *z = &p->e[rn_params_find(p, "backbone.layer3.0.conv1.weight")];
+    memset(g2 + z->offset, 0, z->numel * sizeof *g2);
+    RN_CHECK(o2_tensors_beyond(p, g2, g1, g32, &at) == n + 1 && at >= 0, "a zeroed O2 %s fails that check", z->name);
     free(g32), free(g1), free(g2), free(f32), free(f1), free(f2);
 }
 
@@ -383,7 +423,8 @@ static void test_k_not_quantised(rn_params *p, const inputs *in)
  * worsens the result far beyond fp32 rounding. k: realistic values
  * sqrt(fx fy 2000^2 / area) over 1000 boxes; the depth error it causes at
  * 5 m, against the fp32 rounding of that depth. Targets: the x, y part of
- * the loss moves by a large fraction. */
+ * the loss moves by a large fraction. (That the real path keeps them
+ * unrounded, reader -> loader -> model, is tests/t_nocast.sh.) */
 static void test_quantise(rn_params *p, const inputs *in)
 {
     rn_rng rng;
@@ -440,9 +481,15 @@ static void test_profile_model(rn_params *p, const inputs *in)
         missing += !(f && b);
     }
     RN_CHECK(missing == 0, "every conv layer has a forward and a backward span (%d missing)", missing);
-    double top = rn_profile_top_seconds(&pr), leaf = rn_profile_leaf_seconds(&pr);
-    RN_CHECK(fabs(top - wall) <= 0.05 * wall, "top spans %.4f s vs wall %.4f s", top, wall);
-    RN_CHECK(fabs(leaf - wall) <= 0.05 * wall, "leaf spans %.4f s vs wall %.4f s", leaf, wall);
+    /* The spans lie inside the measured interval (same clock), so their sum
+     * cannot exceed it; they cover it but for the code between spans, a few
+     * per cent when idle, more when a busy machine deschedules us there: a
+     * wide lower bound. */
+    double top = rn_profile_top_seconds(&pr), leaf = rn_profile_leaf_seconds(&pr), eps = 1e-9 * (double)pr.n;
+    RN_CHECK(leaf <= top + eps && top <= wall + eps, "spans (top %.4f s, leaf %.4f s) inside wall %.4f s", top, leaf,
+             wall);
+    RN_CHECK(top >= 0.7 * wall && leaf >= 0.7 * wall, "top %.4f s and leaf %.4f s spans cover 70 %% of wall %.4f s",
+             top, leaf, wall);
     int nested = 1;
     for (size_t j = 0; j < pr.n; j++) nested &= pr.s[j].depth == 0 || !is_leaf_span(&pr, j) || pr.s[j].depth == 1;
     RN_CHECK(nested && pr.dropped == 0, "layer spans sit one level under the step spans");

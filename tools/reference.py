@@ -11,7 +11,8 @@ L1 loss. Subcommands:
   run        --dir DIR --lr LR: reference results in float32 and float64
   compare    --dir DIR: C results against the float64 reference, next to
              PyTorch-fp32's own error; prints each check's worst error and
-             exits 1 if C's error exceeds 3x PyTorch-fp32's (plus a floor)
+             exits 1 if C's error in any tensor exceeds 3x PyTorch-fp32's
+             (plus a floor)
   forward    --weights F --images X --k K [--eval] --out OUT (any weight file
              this tool can read), for checkpoint tests
 """
@@ -244,6 +245,7 @@ def cmd_run(a):
     ref = compute(a.dir, torch.float64, a.lr)
     save_safetensors(os.path.join(a.dir, "ref_f64.safetensors"), ref)
     errs = torch_errors(a.dir, ref, a.lr)
+    errs["lr"] = a.lr
     with open(os.path.join(a.dir, "torch_err.json"), "w") as f:
         json.dump(errs, f)
 
@@ -292,8 +294,10 @@ def rel_err(x, ref):
 
 
 GROUPS = ["fwd_eval", "fwd_train", "loss", "grad.", "step1.", "adam_losses", "adam."]
-# Checked as a whole (see group_error): a single ReLU/max-pool mask flip, which
-# any fp32 implementation makes at random, moves a few head tensors by ~1e-2.
+# Judged tensor by tensor on the relative L2 error only (see l2_bound), and
+# also as a whole (group_error): a single ReLU/max-pool mask flip, which any
+# fp32 implementation makes at random, moves a few head tensors' largest
+# elements by ~1e-2, which makes a tensor's max-rel error a lottery.
 FLAT_GROUPS = ["grad.", "adam."]
 FLOOR = 2.0 ** -20  # a few float32 ulps, relative
 # Exactly zero in exact arithmetic (softmax is shift-invariant), so only fp
@@ -308,6 +312,20 @@ def group_error(errs):
     return float(np.sqrt(np.mean(v * v))) if v.size else 0.0
 
 
+def l2_bound(k, tl, ref, factor, lr, steps):
+    """The bound on C's relative L2 error for tensor k of a flat group:
+    factor x PyTorch-fp32's worst (over its 4 configurations) + FLOOR. An Adam
+    change of a parameter may also differ by one element's flip: Adam moves
+    every element by about lr per step whatever its gradient's size, so an
+    element whose gradient is pure rounding noise moves by +-lr at random in
+    any fp32 implementation (up to 2 lr per step apart)."""
+    bound = factor * tl + FLOOR
+    if k.startswith("adam.") and not k.endswith(("running_mean", "running_var")):
+        nrm = np.linalg.norm(np.asarray(ref, dtype=np.float64))
+        bound += 2.0 * lr * steps / nrm if nrm > 0 else 0.0
+    return bound
+
+
 def check_zero_grad(c, ref64, failures):
     g = np.abs(np.asarray(c["grad." + ZERO_GRAD], dtype=np.float64)).max()
     scale = np.abs(ref64["grad.root.xy_layer.weight"]).max()
@@ -320,8 +338,9 @@ def cmd_compare(a):
     ref64, _ = load_safetensors(os.path.join(a.dir, "ref_f64.safetensors"))
     ref64.pop("adam_coords")
     terr = json.load(open(os.path.join(a.dir, "torch_err.json")))
+    steps = load_case(a.dir)[2]
     c = c_results(a.dir)
-    failures, worst, flat = [], {}, {g: {} for g in FLAT_GROUPS}
+    failures, worst, flat, power = [], {}, {g: {} for g in FLAT_GROUPS}, [0, 0]
     missing = sorted(set(ref64) - set(c))
     extra = sorted(set(k for k in c if any(k.startswith(g) for g in GROUPS)) - set(ref64))
     for k in missing:
@@ -343,6 +362,13 @@ def cmd_compare(a):
             worst[group] = (ratio, k, cm, tm, cl, tl)
         if group in flat:
             flat[group][k] = cl
+            bound = l2_bound(k, tl, ref64[k], a.factor, terr["lr"], steps)
+            if not cl <= bound:
+                failures.append("%s: C l2 %.3g > %.3g (%g x PyTorch-fp32 l2 %.3g + 2^-20%s)" %
+                                (k, cl, bound, a.factor, tl, " + one Adam flip" if group == "adam." else ""))
+            if group == "grad.":
+                power[0] += bound < 0.025
+                power[1] += bound < 0.09
         elif not (cm <= a.factor * tm + FLOOR and cl <= a.factor * tl + FLOOR):
             failures.append("%s: C max %.3g / l2 %.3g vs PyTorch-fp32 max %.3g / l2 %.3g" % (k, cm, cl, tm, tl))
     print("check          worst tensor (by C/torch ratio)               C max-rel  torch32 max-rel  C l2-rel   torch32 l2-rel")
@@ -357,6 +383,8 @@ def cmd_compare(a):
               (g.rstrip("."), len(flat[g]), ce, te))
         if not ce <= a.factor * te + FLOOR:
             failures.append("%s: RMS l2-rel %.3g > %g x PyTorch-fp32's %.3g" % (g.rstrip("."), ce, a.factor, te))
+    print("grad           each tensor by its own bound: a 3%% (10%%) error in one tensor's gradient fails for "
+          "%d (%d) of %d tensors" % (power[0], power[1], len(flat["grad."])))
     check_zero_grad(c, ref64, failures)
     for f in failures:
         print("FAIL " + f)

@@ -17,6 +17,13 @@ zero at a single step; it is PyTorch-fp32's worst drift so far, not a tuned numb
 
   train_ref.py check --dumps DIR --c-log train.jsonl --c-weights SNAPSHOT --backbone 18 \
                      --lr 1e-3 --lr-dec-epoch 4 --lr-dec-factor 10 [--factor 3] [--floor 2e-6]
+  train_ref.py spread --dumps DIR --out ERR.json [same --backbone/--lr flags]
+      PyTorch-fp32's own error against float64 on those batches, as
+      tests/dist_compare.py measures a run's: the first loss ("loss"), every
+      step's loss ("losses", max relative), the change of every float tensor
+      from w0, BN buffers included ("adam", RMS over tensors of the relative
+      L2 error); the worst of NCHW and channels_last. dist_compare.py's
+      tolerance for this case (tests/t_dist_train.sh).
 """
 import argparse
 import glob
@@ -45,7 +52,7 @@ def load_batches(d):
     return [load_safetensors(f)[0] for f in files]
 
 
-def replay(a, batches, dtype, channels_last):
+def replay(a, batches, dtype, channels_last, buffers=False):
     w0, _ = load_safetensors(os.path.join(a.dumps, "w0.safetensors"))
     m = ResPoseNet(a.backbone)
     load_weights(m, w0)
@@ -66,7 +73,9 @@ def replay(a, batches, dtype, channels_last):
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    delta = {n: (p.detach().double() - torch.from_numpy(w0[n]).double()).numpy() for n, p in m.named_parameters()}
+    named = m.state_dict().items() if buffers else m.named_parameters()
+    delta = {n: (p.detach().double() - torch.from_numpy(w0[n]).double()).numpy() for n, p in named
+             if p.dtype.is_floating_point}
     return np.array(losses), delta
 
 
@@ -118,21 +127,48 @@ def cmd_check(a):
     return 0 if ok else 1
 
 
+def rel_l2(x, ref):
+    nrm = np.linalg.norm(ref)
+    return np.linalg.norm(x - ref) / nrm if nrm > 0 else np.linalg.norm(x - ref)
+
+
+def cmd_spread(a):
+    batches = load_batches(a.dumps)
+    l64, d64 = replay(a, batches, torch.float64, False, buffers=True)
+    keys = [k for k in d64 if not k.endswith("xy_layer.bias")]  # true change 0: noise only (dist_compare skips it)
+    err = {"loss": 0.0, "losses": 0.0, "adam": 0.0, "steps": len(batches)}
+    for cl in (False, True):
+        l32, d32 = replay(a, batches, torch.float32, cl, buffers=True)
+        rel = np.abs(l32 - l64) / np.abs(l64)
+        rms = float(np.sqrt(np.mean([rel_l2(d32[k], d64[k]) ** 2 for k in keys])))
+        err = {"loss": max(err["loss"], float(rel[0])), "losses": max(err["losses"], float(rel.max())),
+               "adam": max(err["adam"], rms), "steps": len(batches)}
+    with open(a.out, "w") as f:
+        json.dump(err, f)
+    print("PyTorch-fp32 against float64 over %d steps: first loss %.2e, losses %.2e, changes RMS l2-rel %.2e" %
+          (len(batches), err["loss"], err["losses"], err["adam"]))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("check")
-    p.add_argument("--dumps", required=True)
-    p.add_argument("--c-log", required=True)
-    p.add_argument("--c-weights", required=True)
-    p.add_argument("--backbone", type=int, default=18)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--lr-dec-epoch", type=lambda s: [int(x) for x in s.split(",") if x], default=[17])
-    p.add_argument("--lr-dec-factor", type=float, default=10.0)
-    p.add_argument("--factor", type=float, default=3.0)
-    p.add_argument("--floor", type=float, default=2e-6)
+    for name in ("check", "spread"):
+        p = sub.add_parser(name)
+        p.add_argument("--dumps", required=True)
+        if name == "check":
+            p.add_argument("--c-log", required=True)
+            p.add_argument("--c-weights", required=True)
+            p.add_argument("--factor", type=float, default=3.0)
+            p.add_argument("--floor", type=float, default=2e-6)
+        else:
+            p.add_argument("--out", required=True)
+        p.add_argument("--backbone", type=int, default=18)
+        p.add_argument("--lr", type=float, default=1e-3)
+        p.add_argument("--lr-dec-epoch", type=lambda s: [int(x) for x in s.split(",") if x], default=[17])
+        p.add_argument("--lr-dec-factor", type=float, default=10.0)
     a = ap.parse_args()
-    sys.exit(cmd_check(a))
+    sys.exit(cmd_check(a) if a.cmd == "check" else cmd_spread(a))
 
 
 if __name__ == "__main__":
