@@ -75,7 +75,7 @@ static int read_2d(rn_dsbuild *b, const rn_read_ctx *ctx, const char *rel, const
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", ctx->data_dir, rel);
-    rn_jdoc *root_doc = rn_jdoc_load(path, err);
+    rn_jdoc *root_doc = rn_read_json(ctx, path, err);
     if (!root_doc) return -1;
     const rn_jnode *root = root_doc->root;
     rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};

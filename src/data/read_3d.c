@@ -29,9 +29,9 @@ static int h36m_files_load(h36m_files *f, const rn_read_ctx *ctx, int subject, r
              ctx->data_dir, subject);
     snprintf(f->joint_path, sizeof f->joint_path, "%s/Human36M/annotations/Human36M_subject%d_joint_3d.json",
              ctx->data_dir, subject);
-    if (!(f->data = rn_jdoc_load(f->data_path, err))) return -1;
-    if (!(f->cams = rn_jdoc_load(f->cam_path, err))) return -1;
-    if (!(f->joints = rn_jdoc_load(f->joint_path, err))) return -1;
+    if (!(f->data = rn_read_json(ctx, f->data_path, err))) return -1;
+    if (!(f->cams = rn_read_json(ctx, f->cam_path, err))) return -1;
+    if (!(f->joints = rn_read_json(ctx, f->joint_path, err))) return -1;
     return 0;
 }
 
@@ -46,7 +46,7 @@ typedef struct det_boxes {
 static int det_load(det_boxes *d, const rn_read_ctx *ctx, rn_err *err)
 {
     snprintf(d->path, sizeof d->path, "%s/Human36M/bbox/bbox_human36m_output.json", ctx->data_dir);
-    if (!(d->doc = rn_jdoc_load(d->path, err))) return -1;
+    if (!(d->doc = rn_read_json(ctx, d->path, err))) return -1;
     d->root = d->doc->root;
     if (!rn_jis_array(d->root)) return rn_err_set(err, "%s: top level is not an array", d->path);
     size_t n = rn_jarray_size(d->root);
@@ -254,7 +254,7 @@ int rn_read_pw3d(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
     char path[4096];
     snprintf(path, sizeof path, "%s/PW3D/data/3DPW_%s.json", ctx->data_dir,
              ctx->split == RN_SPLIT_TRAIN ? "train" : "test");
-    rn_jdoc *root_doc = rn_jdoc_load(path, err);
+    rn_jdoc *root_doc = rn_read_json(ctx, path, err);
     if (!root_doc) return -1;
     const rn_jnode *root = root_doc->root;
     rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};

@@ -67,6 +67,11 @@ int rn_read_box(rn_sample *s, const double box[4], int integral, double positive
     return 0;
 }
 
+rn_jdoc *rn_read_json(const rn_read_ctx *ctx, const char *path, rn_err *err)
+{
+    return ctx->open_json ? ctx->open_json(ctx->open_arg, path, err) : rn_jdoc_load(path, err);
+}
+
 void rn_read_bbox_real(const char *name, float out[2])
 {
     int metres = strcmp(name, "PW3D") == 0;

@@ -145,7 +145,7 @@ int rn_read_muco(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/MuCo/data/MuCo-3DHP.json", ctx->data_dir);
-    rn_jdoc *root_doc = rn_jdoc_load(path, err);
+    rn_jdoc *root_doc = rn_read_json(ctx, path, err);
     if (!root_doc) return -1;
     const rn_jnode *root = root_doc->root;
     rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};
@@ -245,7 +245,7 @@ static int mupots_det_all(rn_dsbuild *b, const rn_jnode *images, const rn_idmap 
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/MuPoTS/bbox/bbox_mupots_output.json", ctx->data_dir);
-    rn_jdoc *det_doc = rn_jdoc_load(path, err);
+    rn_jdoc *det_doc = rn_read_json(ctx, path, err);
     if (!det_doc) return -1;
     const rn_jnode *det = det_doc->root;
     int rc = rn_jis_array(det) ? 0 : rn_err_set(err, "%s: top level is not an array", path);
@@ -259,7 +259,7 @@ int rn_read_mupots(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/MuPoTS/data/MuPoTS-3D.json", ctx->data_dir);
-    rn_jdoc *root_doc = rn_jdoc_load(path, err);
+    rn_jdoc *root_doc = rn_read_json(ctx, path, err);
     if (!root_doc) return -1;
     const rn_jnode *root = root_doc->root;
     rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};

@@ -36,7 +36,14 @@ typedef struct rn_read_ctx {
     rn_split split;
     const rn_dataset_opts *opts; /* protocol, use_det_bbox, input_w/h already defaulted */
     float bbox_real[2];
+    /* Opens an annotation file by its full path; NULL: rn_jdoc_load. Lets a
+     * caller hand the readers files held in memory (tests/fuzz). */
+    rn_jdoc *(*open_json)(void *arg, const char *path, rn_err *err);
+    void *open_arg;
 } rn_read_ctx;
+
+/* Parses the annotation file at path through ctx->open_json (or rn_jdoc_load). */
+rn_jdoc *rn_read_json(const rn_read_ctx *ctx, const char *path, rn_err *err);
 
 /* Annotation files a set reads (for the cache's validation), as full paths.
  * Returns the count (<= max), or -1 with err for an unknown set/split. */

@@ -1,0 +1,34 @@
+/* The box arguments of `rootnet demo`, apart from the model so that tests/fuzz can reach them. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "train/predict.h"
+
+int rn_predict_parse_numbers(double *v, int n, const char *s, const char *flag, rn_err *err)
+{
+    const char *p = s;
+    for (int i = 0; i < n; i++) {
+        char *end = NULL;
+        errno = 0;
+        v[i] = strtod(p, &end);
+        if (errno || end == p || !isfinite(v[i]))
+            return rn_err_set(err, "%s '%s': expected %d comma-separated numbers", flag, s, n);
+        p = end;
+        if (i + 1 < n && *p++ != ',')
+            return rn_err_set(err, "%s '%s': expected %d comma-separated numbers", flag, s, n);
+    }
+    if (*p) return rn_err_set(err, "%s '%s': expected %d comma-separated numbers", flag, s, n);
+    return 0;
+}
+
+int rn_predict_parse_box(double out[4], const char *s, int xyxy, rn_err *err)
+{
+    if (rn_predict_parse_numbers(out, 4, s, "--bbox", err)) return -1;
+    if (!xyxy) return 0;
+    if (out[2] < out[0] || out[3] < out[1])
+        return rn_err_set(err, "--bbox '%s': xyxy needs x2 >= x1 and y2 >= y1", s);
+    out[2] -= out[0];
+    out[3] -= out[1];
+    return 0;
+}
