@@ -131,5 +131,7 @@ report $rc "evaluate: nothing on stdout when refused"
 expect "demo: --focal 1e308,1e308" "focal \(1e\+308, 1e\+308\): must be > 0 and within float range" -- \
     "$RN" demo --snapshot "$W" --image "$IMG" --input-size 64 --out "$t/d.png" --bbox 10,10,50,50 \
     --focal 1e308,1e308 --json
+LIMIT_MB=$((100 * ASAN)) expect "convert: 10 MB pickle of ')0' (memory)" "pickle_pop10m.pth: not a RootNet or torchvision ResNet" -- \
+    "$RN" convert --weights pickle_pop10m.pth --out "$t/t.safetensors"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
