@@ -61,6 +61,7 @@ static int ann_2d(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, co
     if (!k) k = rn_read_fc(jc, "f", DUMMY_F, c, s, err);
     if (!k) k = root_2d(s, ann, set, jc, err);
     if (!k) k = rn_read_box(s, box, integral, positive, ctx, jc, err);
+    if (!k) k = rn_read_finite(s, jc, err);
     if (k) {
         b->n--;
         return k < 0 ? -1 : 0;

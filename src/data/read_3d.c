@@ -152,11 +152,14 @@ static int h36m_ann(rn_dsbuild *b, const h36m_files *f, const rn_jnode *images, 
     double vis;
     if (!k) k = rn_jget_row(jc, ann, "keypoints_vis", H36M_ROOT, 1, &vis, 1, err);
     if (!k) k = h36m_box(s, ann, det, ctx, jc, err);
+    if (!k) {
+        s->root_vis = (float)vis;
+        k = rn_read_finite(s, jc, err);
+    }
     if (k) {
         b->n--;
         return k < 0 ? -1 : 0;
     }
-    s->root_vis = (float)vis;
     s->ann_id = (int32_t)jc->ann_id;
     s->action = (int32_t)h.action;
     s->subject = (int32_t)h.subject;
@@ -232,14 +235,17 @@ static int pw3d_ann(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, 
     if (!k) k = pw3d_root(jc, jv, root, err);
     if (!k) k = rn_jget_vec(jc, ann, "bbox", box, 4, &integral, err);
     if (!k) k = rn_read_box(s, box, integral, box[2] * box[3], ctx, jc, err);
+    if (!k) {
+        rn_cam2pixel(px, root, f, c);
+        for (int i = 0; i < 3; i++) {
+            s->root_cam[i] = (float)root[i];
+            s->root_img[i] = (float)px[i];
+        }
+        k = rn_read_finite(s, jc, err);
+    }
     if (k) {
         b->n--;
         return k < 0 ? -1 : 0;
-    }
-    rn_cam2pixel(px, root, f, c);
-    for (int i = 0; i < 3; i++) {
-        s->root_cam[i] = (float)root[i];
-        s->root_img[i] = (float)px[i];
     }
     s->root_vis = px[0] >= 0 && px[0] < s->width && px[1] >= 0 && px[1] < s->height ? 1.0f : 0.0f;
     s->ann_id = (int32_t)jc->ann_id;

@@ -42,7 +42,8 @@ static int mu_emit(rn_sample *s, const mu_root *r, const rn_jnode *ann, const rn
     double box[4];
     int integral;
     if (rn_jget_vec(jc, ann, "bbox", box, 4, &integral, err)) return -1;
-    return rn_read_box(s, box, integral, box[2] * box[3], ctx, jc, err);
+    int k = rn_read_box(s, box, integral, box[2] * box[3], ctx, jc, err);
+    return k ? k : rn_read_finite(s, jc, err);
 }
 
 /* The authors' rule: keep the closest person, and every other person whose
@@ -230,12 +231,15 @@ static int mupots_det(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map
     for (size_t k = 0; k < rn_jarray_size(bv); k++) integral &= rn_jis_integer(rn_jarray_get(bv, k));
     int k = mupots_image(images, map, iid, &img, s, &file, &jc, err);
     if (!k) k = rn_read_box(s, box, integral && rn_jarray_size(bv) == 4, box[2] * box[3], ctx, &jc, err);
+    if (!k) {
+        for (int d = 0; d < 3; d++) s->root_img[d] = s->root_cam[d] = 1.0f; /* the authors' dummies */
+        s->score = (float)score;
+        k = rn_read_finite(s, &jc, err);
+    }
     if (k) {
         b->n--;
         return k < 0 ? -1 : 0;
     }
-    for (int d = 0; d < 3; d++) s->root_img[d] = s->root_cam[d] = 1.0f; /* the authors' dummies */
-    s->score = (float)score;
     rn_read_path(b, s, "MuPoTS/data/MultiPersonTestSet", file);
     return 0;
 }

@@ -76,6 +76,11 @@ int rn_read_fc(const rn_jctx *jc, const char *key, const double f[2], const doub
 /* Stores "prefix/file" in the pool as s's image path. */
 void rn_read_path(rn_dsbuild *b, rn_sample *s, const char *prefix, const char *file);
 
+/* Every float of a finished record is finite: inputs are within float range
+ * (rn_jnum), but values derived from them (k, a projected root) may not be.
+ * Returns 0, or -1 naming the record and the value. */
+int rn_read_finite(const rn_sample *s, const rn_jctx *jc, rn_err *err);
+
 /* Shared tail of every reader: process_bbox on box (x, y, w, h) then k from
  * the processed area. Returns 0 kept (s->bbox, s->area, s->k set), 1 dropped
  * by the authors' filter, -1 corrupt (negative size) with err. */

@@ -1,6 +1,7 @@
 #include "eval/results.h"
 
 #include <errno.h>
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -167,14 +168,23 @@ static int get_int(int64_t *out, const json_t *o, const char *name, int required
     return 0;
 }
 
+/* A number must be finite and within float range (the authors' values are
+ * float32; beyond it, squared errors overflow to an MRPE of inf). */
+static int check_number(double v, const char *name, const rec_ctx *c)
+{
+    char msg[64];
+    if (!isfinite(v)) return field_err(c, name, "not finite");
+    snprintf(msg, sizeof msg, "%g is beyond float range", v);
+    return fabs(v) > FLT_MAX ? field_err(c, name, msg) : 0;
+}
+
 static int get_number(double *out, const json_t *o, const char *name, int required, const rec_ctx *c)
 {
     const json_t *v = json_object_get(o, name);
     if (!v) return required ? field_err(c, name, "missing") : 1;
     if (!json_is_number(v)) return field_err(c, name, "not a number");
     *out = json_number_value(v);
-    if (!isfinite(*out)) return field_err(c, name, "not finite");
-    return 0;
+    return check_number(*out, name, c);
 }
 
 static int numbers_of(double *out, const json_t *a, size_t n, const char *name, const rec_ctx *c)
@@ -186,7 +196,7 @@ static int numbers_of(double *out, const json_t *a, size_t n, const char *name, 
         const json_t *v = json_array_get(a, k);
         if (!json_is_number(v)) return field_err(c, name, msg);
         out[k] = json_number_value(v);
-        if (!isfinite(out[k])) return field_err(c, name, "not finite");
+        if (check_number(out[k], name, c)) return -1;
     }
     return 0;
 }

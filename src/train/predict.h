@@ -23,6 +23,9 @@
 
 #define RN_DEMO_FOCAL 1500.0
 #define RN_PREDICT_MAX_BOXES 64
+/* Box coordinates beyond +-2^24 px are refused (images are at most 65535 px a
+ * side; drawing converts corners to int). */
+#define RN_PREDICT_MAX_COORD (1 << 24)
 
 typedef struct rn_predict_in {
     const char *image;       /* JPEG or PNG */
