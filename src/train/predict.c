@@ -11,24 +11,6 @@
 #include "eval/metrics.h"
 #include "nn/model.h"
 
-int rn_predict_box(double out[4], const double box[4], int width, int height, rn_err *err)
-{
-    for (int i = 0; i < 4; i++)
-        if (!isfinite(box[i])) return rn_err_set(err, "coordinates must be finite numbers");
-    for (int i = 0; i < 4; i++)
-        if (fabs(box[i]) > RN_PREDICT_MAX_COORD)
-            return rn_err_set(err, "box (%g, %g, %g, %g): coordinates beyond +-%d pixels", box[0], box[1], box[2],
-                              box[3], RN_PREDICT_MAX_COORD);
-    if (!(box[2] > 0) || !(box[3] > 0)) return rn_err_set(err, "empty box (width %g, height %g)", box[2], box[3]);
-    if (box[0] >= width || box[1] >= height || box[0] + box[2] <= 0 || box[1] + box[3] <= 0)
-        return rn_err_set(err, "box (%g, %g, %g, %g) lies outside the %d x %d image", box[0], box[1], box[2], box[3],
-                          width, height);
-    if (rn_bbox_process(out, box, 0, width, height, 1.0, box[2] * box[3]))
-        return rn_err_set(err, "box (%g, %g, %g, %g) is empty once clipped to the %d x %d image", box[0], box[1],
-                          box[2], box[3], width, height);
-    return 0;
-}
-
 static int probe(rn_predict_info *info, const char *path, rn_err *err)
 {
     rn_bytes b = {0};
