@@ -16,8 +16,8 @@ trap 'rm -rf "$T"' EXIT
 
 command -v clang > /dev/null || { echo "skipped: clang not found (make fuzz needs clang with libFuzzer)"; exit 77; }
 printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' > "$T/probe.c"
-clang -fsanitize=fuzzer,address,undefined "$T/probe.c" -o "$T/probe" > "$T/probe.log" 2>&1 ||
-    { echo "skipped: clang cannot link -fsanitize=fuzzer (libclang_rt.fuzzer missing): $(head -n1 "$T/probe.log")"; exit 77; }
+clang -fopenmp -fsanitize=fuzzer,address,undefined "$T/probe.c" -o "$T/probe" > "$T/probe.log" 2>&1 ||
+    { echo "skipped: clang cannot link -fsanitize=fuzzer (libclang_rt.fuzzer or libomp missing): $(head -n1 "$T/probe.log")"; exit 77; }
 
 if ! make -j"${JOBS:-2}" FUZZ_BUILD="$B" fuzz-build > "$T/build.log" 2>&1; then
     tail -n 30 "$T/build.log"; echo "0 passed, 1 failed"; exit 1
