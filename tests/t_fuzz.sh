@@ -28,8 +28,9 @@ for t in $targets; do
     [ -x "$B/fuzz_$t" ] || { bad "$t: $B/fuzz_$t was not built"; continue; }
     [ -d "tests/fuzz/corpus/$t" ] || bad "$t: no seed corpus tests/fuzz/corpus/$t"
     if [ -d "tests/fuzz/regress/$t" ]; then
-        # Each file is run once; any crash, sanitizer report or hang (-timeout) fails.
-        if "$B/fuzz_$t" -timeout=25 -rss_limit_mb=2048 "tests/fuzz/regress/$t"/* > "$T/$t.regress.log" 2>&1; then ok
+        # Each file is run once; any crash, sanitizer report, hang (-timeout) or allocation over 256 MB fails.
+        if FUZZ_IMAGE_ALL=1 "$B/fuzz_$t" -timeout=25 -rss_limit_mb=2048 -malloc_limit_mb=256 "tests/fuzz/regress/$t"/* \
+            > "$T/$t.regress.log" 2>&1; then ok
         else bad "$t: a regression input crashes"; grep -E 'ERROR|SUMMARY|internal error|runtime error' "$T/$t.regress.log" | head -5; fi
     fi
     mkdir -p "$T/corpus/$t"

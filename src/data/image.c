@@ -143,6 +143,12 @@ static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, c
         jpeg_destroy_decompress(&ci);
         return -1;
     }
+    /* Corrupt already: stop before jpeg_start_decompress, which for a progressive
+     * JPEG allocates and reads the whole image's coefficients (gigabytes near the cap). */
+    if (je.warned) {
+        jpeg_destroy_decompress(&ci);
+        return rn_err_set(err, "corrupt JPEG: %s", je.msg);
+    }
     if (ci.jpeg_color_space == JCS_CMYK || ci.jpeg_color_space == JCS_YCCK) {
         jpeg_destroy_decompress(&ci);
         return rn_err_set(err, "CMYK JPEG is not supported");
@@ -151,6 +157,10 @@ static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, c
     ci.scale_num = 1;
     ci.scale_denom = (unsigned)scale;
     jpeg_start_decompress(&ci);
+    if (je.warned) {
+        jpeg_destroy_decompress(&ci);
+        return rn_err_set(err, "corrupt JPEG: %s", je.msg);
+    }
     int r[4];
     clip_roi(r, roi, (int)ci.output_width, (int)ci.output_height);
     img->scale = scale;

@@ -2,7 +2,10 @@
  * the whole image at full size, and for a JPEG also a region at a reduced
  * scale, both picked from the input's length. Images above FUZZ_MAX_PIXELS
  * are only probed: a few hundred bytes may declare 2^28 pixels (the decoder's
- * cap), whose decoding costs gigabytes and seconds and would stall the fuzzer. */
+ * cap), whose decoding costs gigabytes and seconds and would stall the fuzzer.
+ * FUZZ_IMAGE_ALL=1 (t_fuzz's replay of regressions) decodes them too. */
+#include <stdlib.h>
+
 #include "data/image.h"
 #include "fuzz.h"
 
@@ -16,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_check_err(rc, &err);
     if (rc) return 0;
     RN_ASSERT(info.w > 0 && info.h > 0);
-    if ((int64_t)info.w * info.h > FUZZ_MAX_PIXELS) return 0;
+    if ((int64_t)info.w * info.h > FUZZ_MAX_PIXELS && !getenv("FUZZ_IMAGE_ALL")) return 0;
     rn_image img = {0};
     rc = rn_image_decode(&img, data, size, 1, NULL, &err);
     fuzz_check_err(rc, &err);
