@@ -1,4 +1,4 @@
-# rootnet build. Targets: all (default), test, bench, asan, clean.
+# rootnet build. Targets: all (default), test, bench, asan, fuzz, clean.
 CC      ?= gcc
 OPT     ?= -O3 -march=native -mprefer-vector-width=512
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -fopenmp -Isrc -MMD -MP
@@ -31,7 +31,7 @@ CAMERA_SRC := $(wildcard src/data/*.c src/eval/*.c) src/train/predict.c src/trai
               src/cli/cmd_demo.c src/cli/cmd_test.c src/cli/cmd_dataset.c src/cli/cmd_inspect.c
 $(CAMERA_SRC:%.c=$(BUILD)/%.o): CFLAGS += -Wfloat-conversion
 
-.PHONY: all test bench asan clean
+.PHONY: all test bench asan fuzz fuzz-build clean
 all: $(BUILD)/rootnet $(TEST_BIN)
 
 $(BUILD)/%.o: %.c
@@ -71,8 +71,39 @@ asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	    LDFLAGS="-fopenmp -fsanitize=address,undefined" test
 
+# Coverage-guided fuzzing (libFuzzer; clang with ASan + UBSan): every tests/fuzz/fuzz_*.c is built into
+# build-fuzz/ against the parsers of the library (compiled with clang, -fsanitize=fuzzer-no-link), then
+# `make fuzz` runs each target for FUZZ_SECONDS from its corpus (tests/fuzz/run.sh). -Wno-pass-failed: at -O1 under
+# the sanitizers clang cannot honour the `omp simd` requests (a missed optimisation it reports as a warning).
+FUZZ_BUILD   := build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -fopenmp -Isrc -MMD -MP \
+                -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Wno-pass-failed
+FUZZ_LDFLAGS := -fopenmp -fsanitize=fuzzer,address,undefined
+FUZZ_LIB_SRC := $(wildcard src/core/*.c src/data/*.c src/io/*.c src/eval/*.c) src/train/config.c src/train/predict_box.c \
+                $(wildcard src/optim/*.c) src/nn/precision.c
+FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_BUILD)/librootnet-fuzz.a: $(FUZZ_LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_BUILD)/librootnet-fuzz.a
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $< $(FUZZ_BUILD)/librootnet-fuzz.a -ljpeg -lpng -ljansson -lpthread -lm
+
+fuzz-build: $(FUZZ_BIN)
+
+fuzz: fuzz-build
+	FUZZ_BUILD=$(FUZZ_BUILD) bash tests/fuzz/run.sh $(FUZZ_SECONDS)
+
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/bench/bench_convs.d $(BUILD)/bench/bench_annot.d \
-	$(BUILD)/bench/bench_data.d
+	$(BUILD)/bench/bench_data.d $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/tests/fuzz/%.d)

@@ -7,6 +7,7 @@ PKGS=(
   libjpeg62-turbo-dev libpng-dev
   libjansson-dev         # annotation JSON
   libopenmpi-dev openmpi-bin
+  clang libclang-rt-14-dev libomp-14-dev   # make fuzz / t_fuzz: libFuzzer targets (clang, its fuzzer runtime, OpenMP)
   libopenblas0-pthread   # the BLAS PyTorch (the reference and the benchmark peer) should run on; without it Debian falls back to the netlib reference BLAS, 16x slower
   python3 python3-numpy python3-torch python3-torchvision python3-opencv
 )

@@ -24,7 +24,7 @@ static int read_raw(void *dst, size_t n, const char *dir, const char *name)
 static void test_affine_by_hand(void)
 {
     double m[6], inv[6], x, y;
-    rn_affine_from_box(m, 150.0, 100.0, 64.0, 128.0, 256, 256, 0.0);
+    RN_CHECK(rn_affine_from_box(m, 150.0, 100.0, 64.0, 128.0, 256, 256, 0.0) == 0, "affine of an ordinary box");
     double want[6] = {4.0, 0.0, 128 - 150 * 4.0, 0.0, 2.0, 128 - 100 * 2.0};
     for (int k = 0; k < 6; k++) RN_CHECK(fabs(m[k] - want[k]) < 1e-9, "affine[%d] %g != %g", k, m[k], want[k]);
     rn_affine_invert(inv, m);
@@ -34,6 +34,10 @@ static void test_affine_by_hand(void)
     rn_affine_from_box(m, 0.0, 0.0, 100.0, 100.0, 256, 256, 90.0);
     rn_affine_apply(&x, &y, m, -50.0, 0.0);
     RN_CHECK(fabs(x - 128) < 1e-4 && fabs(y - 256) < 1e-4, "rot 90 maps (-50,0) to (128,256): got %g %g", x, y);
+    /* A box narrower than the float spacing at its centre (0.0039 at x = 60000): c0 + w/2 rounds to c0, the
+     * points are collinear. It used to trip RN_ASSERT(det != 0); now it is refused. */
+    RN_CHECK(rn_affine_from_box(m, 60000.5, 100.0, 0.001, 0.001, 256, 256, 0.0) == -1, "degenerate box refused");
+    RN_CHECK(rn_affine_from_box(m, 60000.5, 100.0, 0.001, 0.001, 256, 256, 30.0) == -1, "degenerate box, rotated");
 }
 
 static void test_normalize_by_hand(void)

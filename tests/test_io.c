@@ -784,6 +784,46 @@ static void test_random_opcode_streams(void)
     RN_CHECK(bad == 0 && ok > 0, "random opcode streams: %d loaded, %d errors without the file name", ok, bad);
 }
 
+static int run_pickle(rn_pickle *vm, const bb *p, pk_val **root, rn_err *err)
+{
+    size_t used;
+    rn_pickle_init(vm, NULL, NULL);
+    return rn_pickle_run(vm, p->p, p->n, &used, root, "vm.pkl", err);
+}
+
+/* Values are freed when nothing holds them: popped ones at once, memoised ones
+ * when the memo lets go; values caught in cycles count against a cap. */
+static void test_pickle_memory(void)
+{
+    rn_pickle vm;
+    pk_val *root = NULL;
+    rn_err err = {{0}};
+    bb p = {0};
+    /* a list kept only by the memo outlives its stack slot: [5] */
+    bb_lit(&p, "\x80\x02]q\x00K\x05" "a0h\x00.");
+    RN_CHECK(run_pickle(&vm, &p, &root, &err) == 0 && root->kind == PK_LIST && root->n == 1 &&
+                 root->items[0]->kind == PK_INT && root->items[0]->i == 5 && vm.n_live == 2,
+             "memoised list after POP: %s (%zu alive)", err.msg, vm.n_live);
+    rn_pickle_free(&vm);
+    /* 10^5 x `)0` then {}: one value alive at the end, not 10^5 + 1 */
+    p.n = 0;
+    bb_lit(&p, "\x80\x02");
+    for (int i = 0; i < 100000; i++) bb_lit(&p, ")0");
+    bb_lit(&p, "}.");
+    RN_CHECK(run_pickle(&vm, &p, &root, &err) == 0 && root->kind == PK_DICT && vm.n_live == 1,
+             "popped values freed: %s (%zu alive)", err.msg, vm.n_live);
+    rn_pickle_free(&vm);
+    /* a self-containing list per 7 bytes, dropped by stack and memo: a cycle each, kept, so capped */
+    p.n = 0;
+    bb_lit(&p, "\x80\x02");
+    for (int i = 0; i < 1100000; i++) bb_lit(&p, "]q\x00h\x00" "a0");
+    bb_lit(&p, "}.");
+    RN_CHECK(run_pickle(&vm, &p, &root, &err) == -1 && has(&err, "vm.pkl: pickle: more than 1048576 values alive"),
+             "cyclic garbage capped: %s", err.msg);
+    rn_pickle_free(&vm);
+    free(p.p);
+}
+
 static void test_sniff(void)
 {
     rn_tensors ts;
@@ -839,6 +879,7 @@ int main(int argc, char **argv)
     test_hand_checkpoints();
     test_old_and_subclass_pickles();
     test_random_opcode_streams();
+    test_pickle_memory();
     test_sniff();
     test_atomic_leaves_no_temp();
     char cmd[600];

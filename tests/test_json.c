@@ -65,6 +65,14 @@ static void test_strings_objects(void)
                  "empty containers, missing keys");
     }
     rn_jdoc_free(d);
+    /* an empty container closed before any value was pushed (fuzz: memcpy from NULL under UBSan) */
+    static const char *const empty[] = {"[]", "{}", "[[]]", " { } "};
+    for (size_t i = 0; i < sizeof empty / sizeof *empty; i++) {
+        d = parse(empty[i], &err);
+        RN_CHECK(d && (rn_jis_array(d->root) || rn_jis_object(d->root)) && d->root->n == (i == 2 ? 1u : 0u),
+                 "empty container '%s': %s", empty[i], d ? "" : err.msg);
+        rn_jdoc_free(d);
+    }
     /* a 3000-member object uses the hash index; duplicates: the later wins */
     size_t cap = 3000 * 24 + 64, at = 0;
     char *big = malloc(cap);

@@ -1,5 +1,4 @@
 /* rootnet demo: the root (x, y, depth, camera X, Y, Z) of each boxed person in one image. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,24 +18,6 @@ typedef struct demo_cli {
     int json;
 } demo_cli;
 
-/* "a,b[,c,d]" -> n finite numbers. */
-static int parse_list(double *v, int n, const char *s, const char *flag, rn_err *err)
-{
-    const char *p = s;
-    for (int i = 0; i < n; i++) {
-        char *end = NULL;
-        errno = 0;
-        v[i] = strtod(p, &end);
-        if (errno || end == p || !isfinite(v[i]))
-            return rn_err_set(err, "%s '%s': expected %d comma-separated numbers", flag, s, n);
-        p = end;
-        if (i + 1 < n && *p++ != ',')
-            return rn_err_set(err, "%s '%s': expected %d comma-separated numbers", flag, s, n);
-    }
-    if (*p) return rn_err_set(err, "%s '%s': expected %d comma-separated numbers", flag, s, n);
-    return 0;
-}
-
 static int parse_boxes(double (*boxes)[4], const demo_cli *c, rn_err *err)
 {
     int xyxy = 0;
@@ -45,14 +26,8 @@ static int parse_boxes(double (*boxes)[4], const demo_cli *c, rn_err *err)
         return rn_err_set(err, "--bbox-format '%s': expected xywh or xyxy", c->format);
     if (c->bbox.n == 0) return rn_err_set(err, "at least one --bbox x,y,w,h is required");
     if (c->bbox.n > RN_PREDICT_MAX_BOXES) return rn_err_set(err, "at most %d boxes", RN_PREDICT_MAX_BOXES);
-    for (int i = 0; i < c->bbox.n; i++) {
-        if (parse_list(boxes[i], 4, c->bbox.v[i], "--bbox", err)) return -1;
-        if (!xyxy) continue;
-        if (boxes[i][2] < boxes[i][0] || boxes[i][3] < boxes[i][1])
-            return rn_err_set(err, "--bbox '%s': xyxy needs x2 >= x1 and y2 >= y1", c->bbox.v[i]);
-        boxes[i][2] -= boxes[i][0];
-        boxes[i][3] -= boxes[i][1];
-    }
+    for (int i = 0; i < c->bbox.n; i++)
+        if (rn_predict_parse_box(boxes[i], c->bbox.v[i], xyxy, err)) return -1;
     return 0;
 }
 
@@ -65,9 +40,9 @@ static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_
         return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->input_size);
     if (c->threads < 0 || c->threads > 1024) return rn_err_set(err, "--threads %ld: must be 0..1024", c->threads);
     if (parse_boxes(boxes, c, err)) return -1;
-    if (c->focal && parse_list(in->f, 2, c->focal, "--focal", err)) return -1;
+    if (c->focal && rn_predict_parse_numbers(in->f, 2, c->focal, "--focal", err)) return -1;
     if (c->focal && !(in->f[0] > 0 && in->f[1] > 0)) return rn_err_set(err, "--focal: both values must be > 0");
-    if (c->princpt && parse_list(in->c, 2, c->princpt, "--princpt", err)) return -1;
+    if (c->princpt && rn_predict_parse_numbers(in->c, 2, c->princpt, "--princpt", err)) return -1;
     in->have_c = c->princpt != NULL;
     in->image = c->image;
     in->boxes = (const double(*)[4])boxes;

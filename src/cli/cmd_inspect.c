@@ -117,9 +117,11 @@ static int inspect_run(const inspect_args *a, const rn_dataset *ds, rn_err *err)
     else if (ends_with(a->out, ".npy")) rc = rn_npy_write(a->out, RN_F32, 3, (int64_t[]){3, cfg.in_h, cfg.in_w}, x, err);
     else rc = write_png(a->out, x, cfg.in_h, cfg.in_w, &cfg, err);
     if (!rc) {
-        json_t *j = record_json(a, s, path, &aug, &o);
-        char *txt = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(9));
-        printf("%s\n", txt);
+        json_t *j = record_json(a, s, path, &aug, &o); /* NULL when a value is not finite (jansson refuses it) */
+        char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+        if (txt) printf("%s\n", txt);
+        else rc = rn_err_set(err, "%s record %ld: a value of the record or its crop is not finite, no JSON written",
+                             a->dataset, a->index);
         free(txt);
         json_decref(j);
     }

@@ -3,6 +3,14 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* Keeps a message on one line: control characters (often quoted from a corrupt
+ * input: a name, a flag value, a header) become '?'. */
+static void one_line(char *msg)
+{
+    for (unsigned char *p = (unsigned char *)msg; *p; p++)
+        if (*p < 0x20 || *p == 0x7f) *p = '?';
+}
+
 int rn_err_set(rn_err *err, const char *fmt, ...)
 {
     if (!err) return -1;
@@ -10,6 +18,7 @@ int rn_err_set(rn_err *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    one_line(err->msg);
     return -1;
 }
 
@@ -23,6 +32,7 @@ int rn_err_prefix(rn_err *err, const char *fmt, ...)
     va_end(ap);
     memcpy(old, err->msg, sizeof old);
     if (snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old) < 0) err->msg[0] = 0;
+    one_line(err->msg);
     return -1;
 }
 

@@ -17,7 +17,8 @@ typedef struct rn_err {
 } rn_err;
 
 /* Formats a message into err (if err is not NULL) and returns -1, so that
- * `return rn_err_set(err, "%s: bad header", path);` reads naturally. */
+ * `return rn_err_set(err, "%s: bad header", path);` reads naturally. Control
+ * characters (a newline quoted from a corrupt input) become '?': one line. */
 int rn_err_set(rn_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prefixes an existing message: "ctx: old message". Returns -1. */

@@ -29,13 +29,14 @@ static void rotate_f32(float out[2], float x, float y, double rad)
     out[1] = (float)((double)x * sn + (double)y * cs);
 }
 
-/* Solves m * (s_i, 1) = d_i for the three point pairs (getAffineTransform). */
-static void affine_from_points(double m[6], const float s[3][2], const float d[3][2])
+/* Solves m * (s_i, 1) = d_i for the three point pairs (getAffineTransform).
+ * Returns -1 when the source points are collinear (det 0, or not finite). */
+static int affine_from_points(double m[6], const float s[3][2], const float d[3][2])
 {
     double a = (double)s[1][0] - s[0][0], b = (double)s[2][0] - s[0][0];
     double c = (double)s[1][1] - s[0][1], e = (double)s[2][1] - s[0][1];
     double det = a * e - b * c;
-    RN_ASSERT(det != 0);
+    if (det == 0 || !isfinite(det)) return -1;
     double i00 = e / det, i01 = -b / det, i10 = -c / det, i11 = a / det;
     for (int r = 0; r < 2; r++) {
         double p = (double)d[1][r] - d[0][r], q = (double)d[2][r] - d[0][r];
@@ -43,9 +44,10 @@ static void affine_from_points(double m[6], const float s[3][2], const float d[3
         m[3 * r + 1] = p * i01 + q * i11;
         m[3 * r + 2] = d[0][r] - m[3 * r + 0] * s[0][0] - m[3 * r + 1] * s[0][1];
     }
+    return 0;
 }
 
-void rn_affine_from_box(double m[6], double cx, double cy, double bw, double bh, int out_w, int out_h, double rot)
+int rn_affine_from_box(double m[6], double cx, double cy, double bw, double bh, int out_w, int out_h, double rot)
 {
     double rad = M_PI * rot / 180.0;
     float down[2], right[2];
@@ -55,7 +57,7 @@ void rn_affine_from_box(double m[6], double cx, double cy, double bw, double bh,
     float s[3][2] = {{c0, c1}, {c0 + down[0], c1 + down[1]}, {c0 + right[0], c1 + right[1]}};
     float dc0 = (float)(out_w * 0.5), dc1 = (float)(out_h * 0.5);
     float d[3][2] = {{dc0, dc1}, {dc0, dc1 + (float)(out_h * 0.5)}, {dc0 + (float)(out_w * 0.5), dc1}};
-    affine_from_points(m, s, d);
+    return affine_from_points(m, s, d);
 }
 
 void rn_affine_invert(double inv[6], const double m[6])
@@ -255,7 +257,9 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
     out->img_w = info.w, out->img_h = info.h;
     double cx = in->bbox[0] + 0.5 * in->bbox[2], cy = in->bbox[1] + 0.5 * in->bbox[3];
     if (aug->flip) cx = info.w - cx - 1;
-    rn_affine_from_box(out->trans, cx, cy, in->bbox[2], in->bbox[3], cfg->in_w, cfg->in_h, aug->rot);
+    if (rn_affine_from_box(out->trans, cx, cy, in->bbox[2], in->bbox[3], cfg->in_w, cfg->in_h, aug->rot))
+        return rn_err_set(err, "%s: box (%g, %g, %g, %g) is too small for float precision at its position in the %d "
+                          "x %d image", in->path, in->bbox[0], in->bbox[1], in->bbox[2], in->bbox[3], info.w, info.h);
     double inv[6];
     rn_affine_invert(inv, out->trans);
     memcpy(out->inv, inv, sizeof inv);

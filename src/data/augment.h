@@ -43,8 +43,10 @@ void rn_aug_none(rn_aug *a);
 
 /* gen_trans_from_patch_cv(inv=False): the 2x3 affine m (row-major) mapping a
  * box of centre (cx, cy) and size (bw, bh), rotated by rot degrees, onto an
- * out_w x out_h patch. Reproduces the float32 rounding of the authors' points. */
-void rn_affine_from_box(double m[6], double cx, double cy, double bw, double bh, int out_w, int out_h, double rot);
+ * out_w x out_h patch. Reproduces the float32 rounding of the authors' points.
+ * Returns -1 (m unset) when that rounding collapses the box to a line: a box
+ * far smaller than the float spacing at its centre (OpenCV would divide by 0). */
+int rn_affine_from_box(double m[6], double cx, double cy, double bw, double bh, int out_w, int out_h, double rot);
 /* Inverse of a 2x3 affine, computed as OpenCV's warpAffine does. */
 void rn_affine_invert(double inv[6], const double m[6]);
 /* (x, y) -> m * (x, y, 1). */

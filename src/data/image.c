@@ -1,6 +1,7 @@
 #include "data/image.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <jpeglib.h>
 #include <png.h>
 #include <setjmp.h>
@@ -56,6 +57,16 @@ static void image_reserve(rn_image *img, int w, int h)
         img->px = rn_xmalloc(need);
         img->cap = need;
     }
+}
+
+/* The decoded-size cap, checked from the header before anything is allocated. */
+static int check_size(uint64_t w, uint64_t h, rn_err *err)
+{
+    if (w == 0 || h == 0) return rn_err_set(err, "image of %" PRIu64 " x %" PRIu64 " pixels is empty", w, h);
+    if (w > RN_IMAGE_MAX_SIDE || h > RN_IMAGE_MAX_SIDE || w * h > RN_IMAGE_MAX_PIXELS)
+        return rn_err_set(err, "image of %" PRIu64 " x %" PRIu64 " pixels is too large (at most %d a side and %d "
+                          "pixels in all)", w, h, RN_IMAGE_MAX_SIDE, RN_IMAGE_MAX_PIXELS);
+    return 0;
 }
 
 static int is_jpeg(const uint8_t *b, size_t n) { return n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF; }
@@ -128,6 +139,16 @@ static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, c
     }
     jpeg_mem_src(&ci, buf, (unsigned long)n);
     jpeg_read_header(&ci, TRUE);
+    if (check_size(ci.image_width, ci.image_height, err)) {
+        jpeg_destroy_decompress(&ci);
+        return -1;
+    }
+    /* Corrupt already: stop before jpeg_start_decompress, which for a progressive
+     * JPEG allocates and reads the whole image's coefficients (gigabytes near the cap). */
+    if (je.warned) {
+        jpeg_destroy_decompress(&ci);
+        return rn_err_set(err, "corrupt JPEG: %s", je.msg);
+    }
     if (ci.jpeg_color_space == JCS_CMYK || ci.jpeg_color_space == JCS_YCCK) {
         jpeg_destroy_decompress(&ci);
         return rn_err_set(err, "CMYK JPEG is not supported");
@@ -136,6 +157,10 @@ static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, c
     ci.scale_num = 1;
     ci.scale_denom = (unsigned)scale;
     jpeg_start_decompress(&ci);
+    if (je.warned) {
+        jpeg_destroy_decompress(&ci);
+        return rn_err_set(err, "corrupt JPEG: %s", je.msg);
+    }
     int r[4];
     clip_roi(r, roi, (int)ci.output_width, (int)ci.output_height);
     img->scale = scale;
@@ -212,6 +237,10 @@ static int decode_png(rn_image *img, const uint8_t *buf, size_t n, rn_err *err)
     }
     png_set_read_fn(ps, &src, png_read_mem);
     png_read_info(ps, pi);
+    if (check_size(png_get_image_width(ps, pi), png_get_image_height(ps, pi), err)) {
+        png_destroy_read_struct(&ps, &pi, NULL);
+        return -1;
+    }
     png_set_rgb8(ps, pi);
     int w = (int)png_get_image_width(ps, pi), h = (int)png_get_image_height(ps, pi);
     if (png_get_rowbytes(ps, pi) != (size_t)w * 3) png_error(ps, "unsupported pixel layout");
@@ -232,10 +261,12 @@ int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *er
 {
     if (is_png(buf, n)) {
         if (n < 24 || memcmp(buf + 12, "IHDR", 4)) return rn_err_set(err, "corrupt PNG: no IHDR");
-        info->w = (int)((uint32_t)buf[16] << 24 | (uint32_t)buf[17] << 16 | (uint32_t)buf[18] << 8 | buf[19]);
-        info->h = (int)((uint32_t)buf[20] << 24 | (uint32_t)buf[21] << 16 | (uint32_t)buf[22] << 8 | buf[23]);
+        uint32_t w = (uint32_t)buf[16] << 24 | (uint32_t)buf[17] << 16 | (uint32_t)buf[18] << 8 | buf[19];
+        uint32_t h = (uint32_t)buf[20] << 24 | (uint32_t)buf[21] << 16 | (uint32_t)buf[22] << 8 | buf[23];
+        if (check_size(w, h, err)) return -1;
+        info->w = (int)w, info->h = (int)h;
         info->is_jpeg = 0;
-        return info->w > 0 && info->h > 0 ? 0 : rn_err_set(err, "corrupt PNG: bad size");
+        return 0;
     }
     if (!is_jpeg(buf, n)) return rn_err_set(err, "not a JPEG or PNG file");
     struct jpeg_decompress_struct ci;
@@ -255,7 +286,7 @@ int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *er
     info->h = (int)ci.image_height;
     info->is_jpeg = 1;
     jpeg_destroy_decompress(&ci);
-    return 0;
+    return check_size((uint64_t)info->w, (uint64_t)info->h, err);
 }
 
 int rn_image_decode(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, rn_err *err)

@@ -21,6 +21,12 @@
 
 #include "core/status.h"
 
+/* Largest image decoded: at most RN_IMAGE_MAX_SIDE pixels a side (JPEG's own
+ * limit is 65500) and RN_IMAGE_MAX_PIXELS in all (2^28: 768 MiB of RGB), so
+ * that a header declaring 10^6 x 10^6 pixels is refused before allocating. */
+#define RN_IMAGE_MAX_SIDE 65535
+#define RN_IMAGE_MAX_PIXELS (1 << 28)
+
 typedef struct rn_bytes {
     uint8_t *p;
     size_t n, cap;
@@ -45,7 +51,8 @@ typedef struct rn_image {
 int rn_bytes_read(rn_bytes *b, const char *path, rn_err *err);
 void rn_bytes_free(rn_bytes *b);
 
-/* Reads the image size and kind from the header. Returns 0 or -1. */
+/* Reads the image size and kind from the header. Returns 0, or -1 when the
+ * header is corrupt or the size is beyond the caps above. */
 int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *err);
 
 /* Decodes buf into img as RGB. scale in {1,2,4,8} (JPEG only; PNG needs 1).

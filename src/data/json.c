@@ -238,7 +238,7 @@ static rn_jnode *close_container(parser *ps, rn_jtype t, size_t base)
     if (t == RN_JOBJ && n > HASH_MIN)
         for (cap = 32; cap < 2 * n; cap *= 2) {}
     rn_jnode **kids = arena(ps, nk * sizeof *kids + cap * sizeof(uint32_t));
-    memcpy(kids, ps->stack + base, nk * sizeof *kids);
+    if (nk) memcpy(kids, ps->stack + base, nk * sizeof *kids); /* the stack is still NULL before the first value */
     rn_jnode *v = node(ps, t);
     v->n = (uint32_t)n;
     v->u.kids = kids;

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -45,6 +46,7 @@ int rn_jnum(const rn_jctx *c, const rn_jnode *v, const char *key, double *out, r
     else if (rn_jis_boolean(v)) *out = rn_jis_true(v) ? 1.0 : 0.0;
     else return rn_jfail(c, key, err, "not a number");
     if (!isfinite(*out)) return rn_jfail(c, key, err, "%s", isnan(*out) ? "NaN" : "infinite");
+    if (fabs(*out) > FLT_MAX) return rn_jfail(c, key, err, "%g is beyond float range", *out); /* records hold floats */
     return 0;
 }
 

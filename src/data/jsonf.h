@@ -28,7 +28,8 @@ int rn_jfail(const rn_jctx *c, const char *key, rn_err *err, const char *fmt, ..
     __attribute__((format(printf, 4, 5)));
 /* Value of key in obj, or NULL with a "missing" error. */
 const rn_jnode *rn_jget(const rn_jctx *c, const rn_jnode *obj, const char *key, rn_err *err);
-/* Converts a JSON number (or bool) to a finite double; error names key. */
+/* Converts a JSON number (or bool) to a double that is finite and within
+ * float range (records hold floats: 1e39 would become inf); error names key. */
 int rn_jnum(const rn_jctx *c, const rn_jnode *v, const char *key, double *out, rn_err *err);
 /* obj[key] as a finite number / as an integer. */
 int rn_jget_num(const rn_jctx *c, const rn_jnode *obj, const char *key, double *out, rn_err *err);

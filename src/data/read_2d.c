@@ -61,6 +61,7 @@ static int ann_2d(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, co
     if (!k) k = rn_read_fc(jc, "f", DUMMY_F, c, s, err);
     if (!k) k = root_2d(s, ann, set, jc, err);
     if (!k) k = rn_read_box(s, box, integral, positive, ctx, jc, err);
+    if (!k) k = rn_read_finite(s, jc, err);
     if (k) {
         b->n--;
         return k < 0 ? -1 : 0;
@@ -75,7 +76,7 @@ static int read_2d(rn_dsbuild *b, const rn_read_ctx *ctx, const char *rel, const
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", ctx->data_dir, rel);
-    rn_jdoc *root_doc = rn_jdoc_load(path, err);
+    rn_jdoc *root_doc = rn_read_json(ctx, path, err);
     if (!root_doc) return -1;
     const rn_jnode *root = root_doc->root;
     rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};

@@ -29,9 +29,9 @@ static int h36m_files_load(h36m_files *f, const rn_read_ctx *ctx, int subject, r
              ctx->data_dir, subject);
     snprintf(f->joint_path, sizeof f->joint_path, "%s/Human36M/annotations/Human36M_subject%d_joint_3d.json",
              ctx->data_dir, subject);
-    if (!(f->data = rn_jdoc_load(f->data_path, err))) return -1;
-    if (!(f->cams = rn_jdoc_load(f->cam_path, err))) return -1;
-    if (!(f->joints = rn_jdoc_load(f->joint_path, err))) return -1;
+    if (!(f->data = rn_read_json(ctx, f->data_path, err))) return -1;
+    if (!(f->cams = rn_read_json(ctx, f->cam_path, err))) return -1;
+    if (!(f->joints = rn_read_json(ctx, f->joint_path, err))) return -1;
     return 0;
 }
 
@@ -46,7 +46,7 @@ typedef struct det_boxes {
 static int det_load(det_boxes *d, const rn_read_ctx *ctx, rn_err *err)
 {
     snprintf(d->path, sizeof d->path, "%s/Human36M/bbox/bbox_human36m_output.json", ctx->data_dir);
-    if (!(d->doc = rn_jdoc_load(d->path, err))) return -1;
+    if (!(d->doc = rn_read_json(ctx, d->path, err))) return -1;
     d->root = d->doc->root;
     if (!rn_jis_array(d->root)) return rn_err_set(err, "%s: top level is not an array", d->path);
     size_t n = rn_jarray_size(d->root);
@@ -152,11 +152,14 @@ static int h36m_ann(rn_dsbuild *b, const h36m_files *f, const rn_jnode *images, 
     double vis;
     if (!k) k = rn_jget_row(jc, ann, "keypoints_vis", H36M_ROOT, 1, &vis, 1, err);
     if (!k) k = h36m_box(s, ann, det, ctx, jc, err);
+    if (!k) {
+        s->root_vis = (float)vis;
+        k = rn_read_finite(s, jc, err);
+    }
     if (k) {
         b->n--;
         return k < 0 ? -1 : 0;
     }
-    s->root_vis = (float)vis;
     s->ann_id = (int32_t)jc->ann_id;
     s->action = (int32_t)h.action;
     s->subject = (int32_t)h.subject;
@@ -232,14 +235,17 @@ static int pw3d_ann(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, 
     if (!k) k = pw3d_root(jc, jv, root, err);
     if (!k) k = rn_jget_vec(jc, ann, "bbox", box, 4, &integral, err);
     if (!k) k = rn_read_box(s, box, integral, box[2] * box[3], ctx, jc, err);
+    if (!k) {
+        rn_cam2pixel(px, root, f, c);
+        for (int i = 0; i < 3; i++) {
+            s->root_cam[i] = (float)root[i];
+            s->root_img[i] = (float)px[i];
+        }
+        k = rn_read_finite(s, jc, err);
+    }
     if (k) {
         b->n--;
         return k < 0 ? -1 : 0;
-    }
-    rn_cam2pixel(px, root, f, c);
-    for (int i = 0; i < 3; i++) {
-        s->root_cam[i] = (float)root[i];
-        s->root_img[i] = (float)px[i];
     }
     s->root_vis = px[0] >= 0 && px[0] < s->width && px[1] >= 0 && px[1] < s->height ? 1.0f : 0.0f;
     s->ann_id = (int32_t)jc->ann_id;
@@ -254,7 +260,7 @@ int rn_read_pw3d(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
     char path[4096];
     snprintf(path, sizeof path, "%s/PW3D/data/3DPW_%s.json", ctx->data_dir,
              ctx->split == RN_SPLIT_TRAIN ? "train" : "test");
-    rn_jdoc *root_doc = rn_jdoc_load(path, err);
+    rn_jdoc *root_doc = rn_read_json(ctx, path, err);
     if (!root_doc) return -1;
     const rn_jnode *root = root_doc->root;
     rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};

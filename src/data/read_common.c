@@ -67,6 +67,28 @@ int rn_read_box(rn_sample *s, const double box[4], int integral, double positive
     return 0;
 }
 
+rn_jdoc *rn_read_json(const rn_read_ctx *ctx, const char *path, rn_err *err)
+{
+    return ctx->open_json ? ctx->open_json(ctx->open_arg, path, err) : rn_jdoc_load(path, err);
+}
+
+int rn_read_finite(const rn_sample *s, const rn_jctx *jc, rn_err *err)
+{
+    const struct {
+        const char *name;
+        const float *v;
+        int n;
+    } f[] = {{"bbox", s->bbox, 4},         {"area", &s->area, 1},         {"k", &s->k, 1},
+             {"root_img", s->root_img, 3}, {"root_cam", s->root_cam, 3}, {"root_vis", &s->root_vis, 1},
+             {"focal", s->f, 2},           {"princpt", s->c, 2},         {"score", &s->score, 1}};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+        for (int j = 0; j < f[i].n; j++)
+            if (!isfinite(f[i].v[j]))
+                return rn_jfail(jc, NULL, err, "derived value %s[%d] is %g: beyond float range", f[i].name, j,
+                                (double)f[i].v[j]);
+    return 0;
+}
+
 void rn_read_bbox_real(const char *name, float out[2])
 {
     int metres = strcmp(name, "PW3D") == 0;

@@ -42,7 +42,8 @@ static int mu_emit(rn_sample *s, const mu_root *r, const rn_jnode *ann, const rn
     double box[4];
     int integral;
     if (rn_jget_vec(jc, ann, "bbox", box, 4, &integral, err)) return -1;
-    return rn_read_box(s, box, integral, box[2] * box[3], ctx, jc, err);
+    int k = rn_read_box(s, box, integral, box[2] * box[3], ctx, jc, err);
+    return k ? k : rn_read_finite(s, jc, err);
 }
 
 /* The authors' rule: keep the closest person, and every other person whose
@@ -145,7 +146,7 @@ int rn_read_muco(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/MuCo/data/MuCo-3DHP.json", ctx->data_dir);
-    rn_jdoc *root_doc = rn_jdoc_load(path, err);
+    rn_jdoc *root_doc = rn_read_json(ctx, path, err);
     if (!root_doc) return -1;
     const rn_jnode *root = root_doc->root;
     rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};
@@ -230,12 +231,15 @@ static int mupots_det(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map
     for (size_t k = 0; k < rn_jarray_size(bv); k++) integral &= rn_jis_integer(rn_jarray_get(bv, k));
     int k = mupots_image(images, map, iid, &img, s, &file, &jc, err);
     if (!k) k = rn_read_box(s, box, integral && rn_jarray_size(bv) == 4, box[2] * box[3], ctx, &jc, err);
+    if (!k) {
+        for (int d = 0; d < 3; d++) s->root_img[d] = s->root_cam[d] = 1.0f; /* the authors' dummies */
+        s->score = (float)score;
+        k = rn_read_finite(s, &jc, err);
+    }
     if (k) {
         b->n--;
         return k < 0 ? -1 : 0;
     }
-    for (int d = 0; d < 3; d++) s->root_img[d] = s->root_cam[d] = 1.0f; /* the authors' dummies */
-    s->score = (float)score;
     rn_read_path(b, s, "MuPoTS/data/MultiPersonTestSet", file);
     return 0;
 }
@@ -245,7 +249,7 @@ static int mupots_det_all(rn_dsbuild *b, const rn_jnode *images, const rn_idmap 
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/MuPoTS/bbox/bbox_mupots_output.json", ctx->data_dir);
-    rn_jdoc *det_doc = rn_jdoc_load(path, err);
+    rn_jdoc *det_doc = rn_read_json(ctx, path, err);
     if (!det_doc) return -1;
     const rn_jnode *det = det_doc->root;
     int rc = rn_jis_array(det) ? 0 : rn_err_set(err, "%s: top level is not an array", path);
@@ -259,7 +263,7 @@ int rn_read_mupots(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/MuPoTS/data/MuPoTS-3D.json", ctx->data_dir);
-    rn_jdoc *root_doc = rn_jdoc_load(path, err);
+    rn_jdoc *root_doc = rn_read_json(ctx, path, err);
     if (!root_doc) return -1;
     const rn_jnode *root = root_doc->root;
     rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};

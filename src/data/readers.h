@@ -36,7 +36,14 @@ typedef struct rn_read_ctx {
     rn_split split;
     const rn_dataset_opts *opts; /* protocol, use_det_bbox, input_w/h already defaulted */
     float bbox_real[2];
+    /* Opens an annotation file by its full path; NULL: rn_jdoc_load. Lets a
+     * caller hand the readers files held in memory (tests/fuzz). */
+    rn_jdoc *(*open_json)(void *arg, const char *path, rn_err *err);
+    void *open_arg;
 } rn_read_ctx;
+
+/* Parses the annotation file at path through ctx->open_json (or rn_jdoc_load). */
+rn_jdoc *rn_read_json(const rn_read_ctx *ctx, const char *path, rn_err *err);
 
 /* Annotation files a set reads (for the cache's validation), as full paths.
  * Returns the count (<= max), or -1 with err for an unknown set/split. */
@@ -68,6 +75,11 @@ int rn_read_fc(const rn_jctx *jc, const char *key, const double f[2], const doub
                rn_err *err);
 /* Stores "prefix/file" in the pool as s's image path. */
 void rn_read_path(rn_dsbuild *b, rn_sample *s, const char *prefix, const char *file);
+
+/* Every float of a finished record is finite: inputs are within float range
+ * (rn_jnum), but values derived from them (k, a projected root) may not be.
+ * Returns 0, or -1 naming the record and the value. */
+int rn_read_finite(const rn_sample *s, const rn_jctx *jc, rn_err *err);
 
 /* Shared tail of every reader: process_bbox on box (x, y, w, h) then k from
  * the processed area. Returns 0 kept (s->bbox, s->area, s->k set), 1 dropped

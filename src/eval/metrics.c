@@ -1,5 +1,6 @@
 #include "eval/metrics.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,16 +69,18 @@ void rn_eval_gt_from_sample(rn_root_gt *gt, const rn_sample *s)
     gt->action = s->action;
 }
 
+/* Finite and within float range, so that distances (squares of differences)
+ * cannot overflow a double. */
 static int finite3(const double v[3])
 {
-    return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+    return fabs(v[0]) <= FLT_MAX && fabs(v[1]) <= FLT_MAX && fabs(v[2]) <= FLT_MAX;
 }
 
 static int check_preds(const rn_root_pred *pred, size_t n, int need_score, rn_err *err)
 {
     for (size_t i = 0; i < n; i++) {
         if (!finite3(pred[i].root_cam))
-            return rn_err_set(err, "prediction %zu (image_id %lld): root_cam: not finite", i,
+            return rn_err_set(err, "prediction %zu (image_id %lld): root_cam: not finite or beyond float range", i,
                               (long long)pred[i].image_id);
         if (need_score && !isfinite(pred[i].score))
             return rn_err_set(err, "prediction %zu (image_id %lld): score: not finite", i,
@@ -90,7 +93,7 @@ static int check_gts(const rn_root_gt *gt, size_t n, rn_err *err)
 {
     for (size_t i = 0; i < n; i++)
         if (gt[i].is_valid && !finite3(gt[i].root_cam))
-            return rn_err_set(err, "ground truth %zu (image_id %lld): root_cam: not finite", i,
+            return rn_err_set(err, "ground truth %zu (image_id %lld): root_cam: not finite or beyond float range", i,
                               (long long)gt[i].image_id);
     return 0;
 }
@@ -234,10 +237,11 @@ static int mrpe_pair(const rn_root_pred *pred, const rn_root_gt *gt, const size_
 {
     const rn_root_gt *t = &gt[gt_index ? gt_index[i] : i];
     if (!finite3(pred[i].root_cam))
-        return rn_err_set(err, "prediction %zu (image_id %lld): root_cam: not finite", i, (long long)pred[i].image_id);
+        return rn_err_set(err, "prediction %zu (image_id %lld): root_cam: not finite or beyond float range", i,
+                          (long long)pred[i].image_id);
     if (!finite3(t->root_cam))
-        return rn_err_set(err, "ground truth %zu (image_id %lld): root_cam: not finite", gt_index ? gt_index[i] : i,
-                          (long long)t->image_id);
+        return rn_err_set(err, "ground truth %zu (image_id %lld): root_cam: not finite or beyond float range",
+                          gt_index ? gt_index[i] : i, (long long)t->image_id);
     *out = t;
     return 0;
 }

@@ -1,6 +1,7 @@
 #include "eval/results.h"
 
 #include <errno.h>
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -132,10 +133,12 @@ int rn_eval_gt_write(const char *path, const rn_root_gt *gt, size_t n, rn_err *e
 
 /* ---- reading ------------------------------------------------------------ */
 
-static json_t *load_json(const char *path, rn_err *err)
+/* Parses the file at path, or len bytes at data when data is not NULL (path then only names them). */
+static json_t *load_json(const char *path, const char *data, size_t len, rn_err *err)
 {
     json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = data ? json_loadb(data, len, JSON_REJECT_DUPLICATES, &je)
+                        : json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
         if (je.line < 0 && strstr(je.text, path)) rn_err_set(err, "%s", je.text);
         else if (je.line < 0) rn_err_set(err, "%s: %s", path, je.text);
@@ -165,14 +168,23 @@ static int get_int(int64_t *out, const json_t *o, const char *name, int required
     return 0;
 }
 
+/* A number must be finite and within float range (the authors' values are
+ * float32; beyond it, squared errors overflow to an MRPE of inf). */
+static int check_number(double v, const char *name, const rec_ctx *c)
+{
+    char msg[64];
+    if (!isfinite(v)) return field_err(c, name, "not finite");
+    snprintf(msg, sizeof msg, "%g is beyond float range", v);
+    return fabs(v) > FLT_MAX ? field_err(c, name, msg) : 0;
+}
+
 static int get_number(double *out, const json_t *o, const char *name, int required, const rec_ctx *c)
 {
     const json_t *v = json_object_get(o, name);
     if (!v) return required ? field_err(c, name, "missing") : 1;
     if (!json_is_number(v)) return field_err(c, name, "not a number");
     *out = json_number_value(v);
-    if (!isfinite(*out)) return field_err(c, name, "not finite");
-    return 0;
+    return check_number(*out, name, c);
 }
 
 static int numbers_of(double *out, const json_t *a, size_t n, const char *name, const rec_ctx *c)
@@ -184,7 +196,7 @@ static int numbers_of(double *out, const json_t *a, size_t n, const char *name, 
         const json_t *v = json_array_get(a, k);
         if (!json_is_number(v)) return field_err(c, name, msg);
         out[k] = json_number_value(v);
-        if (!isfinite(out[k])) return field_err(c, name, "not finite");
+        if (check_number(out[k], name, c)) return -1;
     }
     return 0;
 }
@@ -216,11 +228,12 @@ static int top_array(const json_t *root, const char *path, rn_err *err)
     return 0;
 }
 
-int rn_eval_results_read(rn_root_pred **pred, size_t *n, const char *path, rn_eval_kind kind, rn_err *err)
+static int results_of(rn_root_pred **pred, size_t *n, const char *path, const char *data, size_t len, rn_eval_kind kind,
+                      rn_err *err)
 {
     *pred = NULL;
     *n = 0;
-    json_t *root = load_json(path, err);
+    json_t *root = load_json(path, data, len, err);
     if (!root) return -1;
     if (top_array(root, path, err)) {
         json_decref(root);
@@ -240,6 +253,17 @@ int rn_eval_results_read(rn_root_pred **pred, size_t *n, const char *path, rn_ev
     *pred = p;
     *n = m;
     return 0;
+}
+
+int rn_eval_results_read(rn_root_pred **pred, size_t *n, const char *path, rn_eval_kind kind, rn_err *err)
+{
+    return results_of(pred, n, path, NULL, 0, kind, err);
+}
+
+int rn_eval_results_parse(rn_root_pred **pred, size_t *n, const char *data, size_t len, const char *path,
+                          rn_eval_kind kind, rn_err *err)
+{
+    return results_of(pred, n, path, data ? data : "", len, kind, err);
 }
 
 static int read_gt_plain(rn_root_gt *g, const json_t *o, const rec_ctx *c)
@@ -275,11 +299,11 @@ static int read_gt_mupots(rn_root_gt *g, const json_t *o, const rec_ctx *c)
     return numbers_of(g->root_cam, json_array_get(kp, MUPOTS_ROOT_JOINT), 3, "keypoints_cam[14]", c);
 }
 
-int rn_eval_gt_read(rn_root_gt **gt, size_t *n, const char *path, rn_err *err)
+static int gt_of(rn_root_gt **gt, size_t *n, const char *path, const char *data, size_t len, rn_err *err)
 {
     *gt = NULL;
     *n = 0;
-    json_t *root = load_json(path, err);
+    json_t *root = load_json(path, data, len, err);
     if (!root) return -1;
     int coco = json_is_object(root);
     json_t *list = coco ? json_object_get(root, "annotations") : root;
@@ -303,4 +327,14 @@ int rn_eval_gt_read(rn_root_gt **gt, size_t *n, const char *path, rn_err *err)
     *gt = g;
     *n = m;
     return 0;
+}
+
+int rn_eval_gt_read(rn_root_gt **gt, size_t *n, const char *path, rn_err *err)
+{
+    return gt_of(gt, n, path, NULL, 0, err);
+}
+
+int rn_eval_gt_parse(rn_root_gt **gt, size_t *n, const char *data, size_t len, const char *path, rn_err *err)
+{
+    return gt_of(gt, n, path, data ? data : "", len, err);
 }

@@ -44,6 +44,9 @@ int rn_eval_results_write(const char *path, rn_eval_kind kind, const rn_root_pre
 /* Reads a result file of that kind into a new array (*pred, free() it).
  * Returns 0, or -1 with "path: record i: field 'f': problem" in err. */
 int rn_eval_results_read(rn_root_pred **pred, size_t *n, const char *path, rn_eval_kind kind, rn_err *err);
+/* Same, from len bytes in memory; path only names them in messages. */
+int rn_eval_results_parse(rn_root_pred **pred, size_t *n, const char *data, size_t len, const char *path,
+                          rn_eval_kind kind, rn_err *err);
 
 /* Writes ground-truth roots as a plain root list, atomically. Returns 0 or -1. */
 int rn_eval_gt_write(const char *path, const rn_root_gt *gt, size_t n, rn_err *err);
@@ -53,5 +56,7 @@ int rn_eval_gt_write(const char *path, const rn_root_gt *gt, size_t n, rn_err *e
  * 14, action -1), keeping annotation-file order. Returns 0, or -1 with
  * "path: record i: field 'f': problem". */
 int rn_eval_gt_read(rn_root_gt **gt, size_t *n, const char *path, rn_err *err);
+/* Same, from len bytes in memory; path only names them in messages. */
+int rn_eval_gt_parse(rn_root_gt **gt, size_t *n, const char *data, size_t len, const char *path, rn_err *err);
 
 #endif

@@ -140,9 +140,9 @@ int rn_npy_parse(rn_tensor *out, const uint8_t *buf, size_t size, const char *pa
     rn_dtype dt = RN_F32;
     if (descr_dtype(&dt, h.descr, path, err)) return -1;
     size_t nbytes = rn_dtype_size(dt);
-    for (int i = 0; i < h.ndim; i++)
-        if (__builtin_mul_overflow(nbytes, (size_t)h.shape[i], &nbytes))
-            return rn_err_set(err, "%s: .npy shape too large", path);
+    int64_t numel;
+    if (rn_shape_numel(&numel, h.ndim, h.shape) || __builtin_mul_overflow((uint64_t)numel, nbytes, &nbytes))
+        return rn_err_set(err, "%s: .npy shape too large", path);
     off += hlen;
     if (size - off != nbytes)
         return rn_err_set(err, "%s: .npy data is %zu bytes, header says %zu", path, size - off, nbytes);

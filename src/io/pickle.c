@@ -1,11 +1,15 @@
 /* A bounded pickle VM for torch checkpoints. Every read is range-checked;
- * stack, mark and memo sizes are capped so hostile input cannot exhaust memory. */
+ * stack, mark and memo sizes and the values alive are capped, and values are
+ * freed when nothing holds them, so hostile input cannot exhaust memory. */
 #include "io/pickle.h"
 
 #include <string.h>
 
 #define MAX_STACK (1u << 22)
 #define MAX_MEMO (1u << 24)
+/* A ResNet-50 checkpoint with its optimizer state holds about 3 * 10^4. */
+#define MAX_LIVE (1u << 20)
+#define MAX_POPS 4 /* values one opcode pops off the stack */
 
 typedef struct run {
     rn_pickle *vm;
@@ -13,6 +17,8 @@ typedef struct run {
     size_t size, pos, op_pos;
     const char *path;
     rn_err *err;
+    pk_val *popped[MAX_POPS]; /* released after the opcode */
+    int n_popped;
 } run;
 
 static int fail(run *r, const char *what)
@@ -27,17 +33,24 @@ void rn_pickle_init(rn_pickle *vm, rn_pickle_persistent_fn persistent, void *ctx
     vm->ctx = ctx;
 }
 
+static void destroy(pk_val *v)
+{
+    free(v->items);
+    free(v->t);
+    free(v);
+}
+
 void rn_pickle_free(rn_pickle *vm)
 {
-    for (size_t i = 0; i < vm->n_all; i++) {
-        free(vm->all[i]->items);
-        free(vm->all[i]->t);
-        free(vm->all[i]);
+    for (pk_val *v = vm->all, *next; v; v = next) {
+        next = v->next;
+        destroy(v);
     }
-    free(vm->all);
     free(vm->stack);
     free(vm->marks);
     free(vm->memo);
+    free(vm->roots);
+    free(vm->dead);
     rn_pickle_init(vm, vm->persistent, vm->ctx);
 }
 
@@ -54,11 +67,43 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem)
 
 pk_val *pk_new(rn_pickle *vm, pk_kind kind)
 {
-    vm->all = grow(vm->all, &vm->cap_all, vm->n_all + 1, sizeof *vm->all);
     pk_val *v = rn_xcalloc(1, sizeof *v);
     v->kind = kind;
-    vm->all[vm->n_all++] = v;
+    v->next = vm->all;
+    if (vm->all) vm->all->prev = v;
+    vm->all = v;
+    vm->n_live++;
     return v;
+}
+
+static pk_val *hold(pk_val *v)
+{
+    v->refs++;
+    return v;
+}
+
+/* Lets go of one slot's hold on v: frees v once nothing holds it, and then
+ * whatever only v held (a work list, not recursion: nesting may be deep). */
+static void release(rn_pickle *vm, pk_val *v)
+{
+    RN_ASSERT(v->refs > 0);
+    if (--v->refs) return;
+    size_t n = 0;
+    vm->dead = grow(vm->dead, &vm->cap_dead, 1, sizeof *vm->dead);
+    vm->dead[n++] = v;
+    while (n) {
+        pk_val *d = vm->dead[--n];
+        for (size_t i = 0; i < d->n; i++)
+            if (--d->items[i]->refs == 0) {
+                vm->dead = grow(vm->dead, &vm->cap_dead, n + 1, sizeof *vm->dead);
+                vm->dead[n++] = d->items[i];
+            }
+        if (d->prev) d->prev->next = d->next;
+        else vm->all = d->next;
+        if (d->next) d->next->prev = d->prev;
+        vm->n_live--;
+        destroy(d);
+    }
 }
 
 int pk_str_eq(const pk_val *v, const char *s)
@@ -69,7 +114,7 @@ int pk_str_eq(const pk_val *v, const char *s)
 static void pk_push_item(pk_val *c, pk_val *item)
 {
     c->items = grow(c->items, &c->cap, c->n + 1, sizeof *c->items);
-    c->items[c->n++] = item;
+    c->items[c->n++] = hold(item);
 }
 
 /* ---- reading the byte stream ---- */
@@ -95,8 +140,14 @@ static int push(run *r, pk_val *v)
     rn_pickle *vm = r->vm;
     if (vm->sp >= MAX_STACK) return fail(r, "stack too deep");
     vm->stack = grow(vm->stack, &vm->cap_stack, vm->sp + 1, sizeof *vm->stack);
-    vm->stack[vm->sp++] = v;
+    vm->stack[vm->sp++] = hold(v);
     return 0;
+}
+
+/* Drops the stack down to `first` items, releasing the rest. */
+static void drop_to(rn_pickle *vm, size_t first)
+{
+    while (vm->sp > first) release(vm, vm->stack[--vm->sp]);
 }
 
 static size_t floor_sp(const rn_pickle *vm)
@@ -104,10 +155,12 @@ static size_t floor_sp(const rn_pickle *vm)
     return vm->n_marks ? vm->marks[vm->n_marks - 1] : 0;
 }
 
+/* The top value, off the stack; the stack's hold is released after the opcode. */
 static int pop(run *r, pk_val **out)
 {
     if (r->vm->sp <= floor_sp(r->vm)) return fail(r, "stack underflow");
-    *out = r->vm->stack[--r->vm->sp];
+    RN_ASSERT(r->n_popped < MAX_POPS);
+    *out = r->popped[r->n_popped++] = r->vm->stack[--r->vm->sp];
     return 0;
 }
 
@@ -225,7 +278,7 @@ static int op_collect(run *r, pk_kind kind)
     pk_val *v = pk_new(vm, kind);
     if (kind == PK_DICT && (vm->sp - first) % 2) return fail(r, "odd number of items for DICT");
     for (size_t i = first; i < vm->sp; i++) pk_push_item(v, vm->stack[i]);
-    vm->sp = first;
+    drop_to(vm, first);
     return push(r, v);
 }
 
@@ -234,7 +287,7 @@ static int op_tuple_n(run *r, size_t n)
     if (r->vm->sp < floor_sp(r->vm) + n) return fail(r, "stack underflow");
     pk_val *v = pk_new(r->vm, PK_TUPLE);
     for (size_t i = r->vm->sp - n; i < r->vm->sp; i++) pk_push_item(v, r->vm->stack[i]);
-    r->vm->sp -= n;
+    drop_to(r->vm, r->vm->sp - n);
     return push(r, v);
 }
 
@@ -247,11 +300,13 @@ static int keys_equal(const pk_val *a, const pk_val *b)
     return 0;
 }
 
-static void dict_set(pk_val *d, pk_val *k, pk_val *v)
+static void dict_set(rn_pickle *vm, pk_val *d, pk_val *k, pk_val *v)
 {
     for (size_t i = 0; i < d->n; i += 2)
         if (keys_equal(d->items[i], k)) {
-            d->items[i + 1] = v;
+            pk_val *old = d->items[i + 1];
+            d->items[i + 1] = hold(v);
+            release(vm, old);
             return;
         }
     pk_push_item(d, k);
@@ -266,10 +321,10 @@ static int op_setitems(run *r, int many)
     if (first == 0 || first < floor_sp(vm) + 1 || (vm->sp - first) % 2) return fail(r, "bad SETITEM(S) stack");
     pk_val *d = vm->stack[first - 1];
     if (d->kind == PK_DICT)
-        for (size_t i = first; i < vm->sp; i += 2) dict_set(d, vm->stack[i], vm->stack[i + 1]);
+        for (size_t i = first; i < vm->sp; i += 2) dict_set(vm, d, vm->stack[i], vm->stack[i + 1]);
     else if (d->kind != PK_OBJ)
         return fail(r, "SETITEM on something that is not a dict");
-    vm->sp = first;
+    drop_to(vm, first);
     return 0;
 }
 
@@ -284,7 +339,7 @@ static int op_appends(run *r, int many)
         for (size_t i = first; i < vm->sp; i++) pk_push_item(l, vm->stack[i]);
     else if (l->kind != PK_OBJ)
         return fail(r, "APPEND on something that is not a list");
-    vm->sp = first;
+    drop_to(vm, first);
     return 0;
 }
 
@@ -294,11 +349,13 @@ static int op_memo_put(run *r, uint64_t idx)
     pk_val *v = NULL;
     if (idx >= MAX_MEMO || idx > r->size) return fail(r, "memo index too large");
     if (top(r, &v)) return -1;
-    size_t old = vm->cap_memo;
+    size_t old_cap = vm->cap_memo;
     vm->memo = grow(vm->memo, &vm->cap_memo, (size_t)idx + 1, sizeof *vm->memo);
-    if (vm->cap_memo > old) memset(vm->memo + old, 0, (vm->cap_memo - old) * sizeof *vm->memo);
-    if (!vm->memo[idx]) vm->n_memo++;
-    vm->memo[idx] = v;
+    if (vm->cap_memo > old_cap) memset(vm->memo + old_cap, 0, (vm->cap_memo - old_cap) * sizeof *vm->memo);
+    pk_val *old = vm->memo[idx];
+    vm->memo[idx] = hold(v);
+    if (old) release(vm, old);
+    else vm->n_memo++;
     return 0;
 }
 
@@ -358,12 +415,12 @@ static int new_dict(run *r, const pk_val *args, pk_val **out)
     pk_val *d = pk_new(r->vm, PK_DICT);
     const pk_val *items = args->n == 1 ? args->items[0] : NULL;
     if (items && items->kind == PK_DICT)
-        for (size_t i = 0; i + 1 < items->n; i += 2) dict_set(d, items->items[i], items->items[i + 1]);
+        for (size_t i = 0; i + 1 < items->n; i += 2) dict_set(r->vm, d, items->items[i], items->items[i + 1]);
     if (items && (items->kind == PK_LIST || items->kind == PK_TUPLE))
         for (size_t i = 0; i < items->n; i++) {
             const pk_val *kv = items->items[i];
             if ((kv->kind != PK_LIST && kv->kind != PK_TUPLE) || kv->n != 2) return fail(r, "OrderedDict: item is not a pair");
-            dict_set(d, kv->items[0], kv->items[1]);
+            dict_set(r->vm, d, kv->items[0], kv->items[1]);
         }
     *out = d;
     return 0;
@@ -442,7 +499,7 @@ static int op_pop_mark(run *r)
 {
     size_t first = 0;
     if (pop_mark(r, &first)) return -1;
-    r->vm->sp = first;
+    drop_to(r->vm, first);
     return 0;
 }
 
@@ -453,8 +510,19 @@ static int op_arg(run *r, int n, uint64_t *out)
     return 0;
 }
 
-/* One opcode; *stop set at STOP. */
+static int op(run *r, int *stop);
+
+/* One opcode, then the values it popped are let go; *stop set at STOP. */
 static int step(run *r, int *stop)
+{
+    r->n_popped = 0;
+    int rc = op(r, stop);
+    while (r->n_popped) release(r->vm, r->popped[--r->n_popped]);
+    if (!rc && r->vm->n_live > MAX_LIVE) return fail(r, "more than 1048576 values alive");
+    return rc;
+}
+
+static int op(run *r, int *stop)
 {
     pk_val *v = NULL;
     uint64_t a = 0;
@@ -522,18 +590,29 @@ static int step(run *r, int *stop)
     }
 }
 
+/* Empties the stack, marks and memo (a failed run may leave them full). */
+static void reset(rn_pickle *vm)
+{
+    drop_to(vm, 0);
+    vm->n_marks = 0;
+    for (size_t i = 0; i < vm->cap_memo; i++)
+        if (vm->memo[i]) release(vm, vm->memo[i]), vm->memo[i] = NULL;
+    vm->n_memo = 0;
+}
+
 int rn_pickle_run(rn_pickle *vm, const uint8_t *buf, size_t size, size_t *used, pk_val **root,
                   const char *path, rn_err *err)
 {
-    run r = {vm, buf, size, 0, 0, path, err};
-    vm->sp = vm->n_marks = 0;
-    if (vm->memo) memset(vm->memo, 0, vm->cap_memo * sizeof *vm->memo);
-    vm->n_memo = 0;
+    run r = {.vm = vm, .buf = buf, .size = size, .path = path, .err = err};
+    reset(vm);
     int stop = 0;
     while (!stop)
         if (step(&r, &stop)) return -1;
     if (vm->sp != 1 || vm->n_marks) return fail(&r, "STOP with a stack that does not hold exactly one value");
-    *root = vm->stack[0];
+    vm->roots = grow(vm->roots, &vm->cap_roots, vm->n_roots + 1, sizeof *vm->roots);
+    *root = vm->roots[vm->n_roots++] = vm->stack[0]; /* the stack's hold moves to roots */
+    vm->sp = 0;
+    reset(vm);
     *used = r.pos;
     return 0;
 }

@@ -1,7 +1,11 @@
 /* rn_pickle: a small pickle virtual machine for what torch.save emits
  * (protocols 2-5). It never executes anything: globals become named values,
  * REDUCE of a known torch/collections global is interpreted, any other call
- * becomes an opaque object. Persistent ids are handed to a callback.
+ * becomes an opaque object. Persistent ids are handed to a callback. Values
+ * are reference counted (stack, memo and container slots each hold one), so
+ * a value is freed once nothing holds it and memory follows the live data;
+ * values left in cycles wait for rn_pickle_free, and at most 2^20 values may
+ * be alive at once.
  *
  *   rn_pickle vm;
  *   rn_pickle_init(&vm, my_persistent_load, ctx);
@@ -43,6 +47,8 @@ struct pk_val {
                               OBJ: callable, args (state ignored) */
     size_t n, cap;
     pk_tensor *t;          /* TENSOR */
+    size_t refs;           /* slots holding this value (private) */
+    pk_val *prev, *next;   /* the VM's list of every value alive (private) */
 };
 
 /* Turns a persistent id (usually a tuple) into a value, normally PK_STORAGE. */
@@ -51,8 +57,12 @@ typedef int (*rn_pickle_persistent_fn)(void *ctx, const pk_val *pid, pk_val *out
 typedef struct rn_pickle {
     rn_pickle_persistent_fn persistent;
     void *ctx;
-    pk_val **all;              /* every value made, for freeing */
-    size_t n_all, cap_all;
+    pk_val *all;               /* every value alive (linked), for freeing */
+    size_t n_live;
+    pk_val **roots;            /* each finished pickle's value, kept until rn_pickle_free */
+    size_t n_roots, cap_roots;
+    pk_val **dead;             /* work list of rn_pickle's release */
+    size_t cap_dead;
     pk_val **stack;
     size_t sp, cap_stack;
     size_t *marks;
@@ -63,16 +73,17 @@ typedef struct rn_pickle {
 
 /* Prepares an empty VM; persistent may be NULL (then persistent ids are errors). */
 void rn_pickle_init(rn_pickle *vm, rn_pickle_persistent_fn persistent, void *ctx);
-/* Runs one pickle from buf up to its STOP; *used = bytes consumed. Values stay
- * valid (and may point into buf) until rn_pickle_free. The stack and memo are
- * reset first, so several pickles may be run in turn. */
+/* Runs one pickle from buf up to its STOP; *used = bytes consumed. The value
+ * and what it holds stay valid (and may point into buf) until rn_pickle_free.
+ * The stack and memo are reset first, so several pickles may be run in turn. */
 int rn_pickle_run(rn_pickle *vm, const uint8_t *buf, size_t size, size_t *used, pk_val **root,
                   const char *path, rn_err *err);
 /* Frees all values. */
 void rn_pickle_free(rn_pickle *vm);
 /* 1 when v is a PK_STR equal to s. */
 int pk_str_eq(const pk_val *v, const char *s);
-/* New value owned by the VM (for persistent-load callbacks). */
+/* New value owned by the VM (for persistent-load callbacks); freed when the
+ * last slot holding it lets go, or by rn_pickle_free. */
 pk_val *pk_new(rn_pickle *vm, pk_kind kind);
 
 #endif

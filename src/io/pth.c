@@ -9,6 +9,11 @@
 
 #define MAX_DEPTH 64
 #define MAX_NAME 4096
+/* Values the flattening walk may visit: shared (memoised) references turn the
+ * pickle into a DAG, and 60 lists each holding the previous one twice would
+ * otherwise make 2^60 visits. A ResNet-50 checkpoint with its optimizer
+ * state has about 10^4. */
+#define MAX_NODES (1u << 20)
 
 typedef struct storage {
     char *key;
@@ -199,11 +204,42 @@ static int tensor_extent(const pth *p, const pk_tensor *t, int64_t *numel, rn_er
     return 0;
 }
 
-static int add_tensor(rn_tensors *out, const pth *p, const pk_tensor *t, const char *name, rn_err *err)
+/* The walk's state: the dotted name being built and what it may still spend. */
+typedef struct namebuf {
+    char s[MAX_NAME];
+    size_t len;
+    size_t nodes;  /* values visited so far */
+    uint64_t left; /* bytes the tensors made so far may still take */
+} namebuf;
+
+/* Output bytes allowed for a file of `size` bytes. Every tensor is copied out
+ * into its own buffer, so an expanded view (stride 0, which torch.save keeps
+ * as it is) is materialised in full, and one storage or list may be reached
+ * through many shared references; tied weights reach it twice. 4x the file (a
+ * 2-byte BININT1 becomes an 8-byte I64) plus 16 MiB is ample for real
+ * checkpoints and bounds what a hostile one can make. */
+static uint64_t output_budget(size_t size) { return 4 * (uint64_t)size + (16u << 20); }
+
+/* Charges one new tensor of `bytes` data bytes, its name and its entry. */
+static int spend(namebuf *nb, const pth *p, uint64_t bytes, const char *name, rn_err *err)
+{
+    uint64_t need;
+    if (__builtin_add_overflow(bytes, strlen(name) + 1 + sizeof(rn_tensor), &need) || need > nb->left)
+        return rn_err_set(err, "%s: tensor '%s': %" PRIu64 " more bytes would take the tensors past %" PRIu64
+                          " (4x the file plus 16 MiB): an expanded (stride-0) view, or one value reached through "
+                          "too many shared references", p->path, name, bytes, output_budget(p->size));
+    nb->left -= need;
+    return 0;
+}
+
+static int add_tensor(rn_tensors *out, const pth *p, const pk_tensor *t, namebuf *nb, const char *name, rn_err *err)
 {
     int64_t numel = 0;
     if (tensor_extent(p, t, &numel, err)) return rn_err_prefix(err, "%s: tensor '%s'", p->path, name);
     const storage *s = &p->st[t->storage];
+    uint64_t bytes;
+    if (__builtin_mul_overflow((uint64_t)numel, rn_dtype_size(s->dtype), &bytes)) bytes = UINT64_MAX;
+    if (spend(nb, p, bytes, name, err)) return -1;
     if (rn_tensors_add(out, name, s->dtype, t->ndim, t->size, NULL, err)) return rn_err_prefix(err, "%s", p->path);
     rn_tensor *dst = &out->t[out->n - 1];
     size_t es = rn_dtype_size(s->dtype);
@@ -215,11 +251,6 @@ static int add_tensor(rn_tensors *out, const pth *p, const pk_tensor *t, const c
 }
 
 /* ---- flattening ---- */
-
-typedef struct namebuf {
-    char s[MAX_NAME];
-    size_t len;
-} namebuf;
 
 static int numeric_list(const pk_val *v, int *has_float)
 {
@@ -233,10 +264,12 @@ static int numeric_list(const pk_val *v, int *has_float)
     return 1;
 }
 
-static int add_numbers(rn_tensors *out, const pk_val *v, const char *name, const char *path, rn_err *err)
+static int add_numbers(rn_tensors *out, const pk_val *v, namebuf *nb, const pth *p, const char *name, rn_err *err)
 {
+    const char *path = p->path;
     int has_float;
     numeric_list(v, &has_float);
+    if (spend(nb, p, 8 * (uint64_t)v->n, name, err)) return -1;
     int64_t shape[1] = {(int64_t)v->n};
     if (rn_tensors_add(out, name, has_float ? RN_F64 : RN_I64, 1, shape, NULL, err)) return rn_err_prefix(err, "%s", path);
     uint8_t *d = out->t[out->n - 1].data;
@@ -252,8 +285,10 @@ static int add_numbers(rn_tensors *out, const pk_val *v, const char *name, const
     return 0;
 }
 
-static int add_scalar(rn_tensors *out, const pk_val *v, const char *name, const char *path, rn_err *err)
+static int add_scalar(rn_tensors *out, const pk_val *v, namebuf *nb, const pth *p, const char *name, rn_err *err)
 {
+    const char *path = p->path;
+    if (spend(nb, p, 8, name, err)) return -1;
     rn_dtype dt = v->kind == PK_FLOAT ? RN_F64 : v->kind == PK_BOOL ? RN_BOOL : RN_I64;
     uint8_t b = (uint8_t)(v->i != 0);
     const void *src = v->kind == PK_FLOAT ? (const void *)&v->f : v->kind == PK_BOOL ? (const void *)&b : (const void *)&v->i;
@@ -289,20 +324,23 @@ static int flatten_child(rn_tensors *out, const pth *p, const pk_val *key, const
 static int flatten(rn_tensors *out, const pth *p, const pk_val *v, namebuf *nb, int depth, rn_err *err)
 {
     if (depth > MAX_DEPTH) return rn_err_set(err, "%s: nesting deeper than %d at '%.64s'", p->path, MAX_DEPTH, nb->s);
+    if (++nb->nodes > MAX_NODES)
+        return rn_err_set(err, "%s: more than %u values to walk at '%.64s' (shared references repeated too often)",
+                          p->path, MAX_NODES, nb->s);
     const char *name = nb->len ? nb->s : "tensor";
     int has_float;
     switch (v->kind) {
-    case PK_TENSOR: return add_tensor(out, p, v->t, name, err);
+    case PK_TENSOR: return add_tensor(out, p, v->t, nb, name, err);
     case PK_INT:
     case PK_FLOAT:
-    case PK_BOOL: return add_scalar(out, v, name, p->path, err);
+    case PK_BOOL: return add_scalar(out, v, nb, p, name, err);
     case PK_DICT:
         for (size_t i = 0; i + 1 < v->n; i += 2)
             if (flatten_child(out, p, v->items[i], v->items[i + 1], nb, depth, err)) return -1;
         return 0;
     case PK_LIST:
     case PK_TUPLE:
-        if (numeric_list(v, &has_float)) return add_numbers(out, v, name, p->path, err);
+        if (numeric_list(v, &has_float)) return add_numbers(out, v, nb, p, name, err);
         for (size_t i = 0; i < v->n; i++) {
             pk_val key = {.kind = PK_INT, .i = (int64_t)i};
             if (flatten_child(out, p, &key, v->items[i], nb, depth, err)) return -1;
@@ -432,6 +470,7 @@ int rn_pth_parse(rn_tensors *out, const uint8_t *buf, size_t size, const char *p
     pk_val *root = NULL;
     int rc = p.legacy ? read_legacy(&p, &vm, &root, err) : read_zip(&p, &vm, &root, err);
     namebuf *nb = rn_xcalloc(1, sizeof *nb);
+    nb->left = output_budget(size);
     if (!rc) rc = flatten(out, &p, root, nb, 0, err);
     free(nb);
     rn_pickle_free(&vm);

@@ -43,6 +43,9 @@ static int parse_entry(entry *e, const char *name, json_t *v, const char *path, 
             return rn_err_set(err, "%s: tensor '%s': shape too large", path, name);
         e->shape[i] = (int64_t)d;
     }
+    int64_t numel;
+    if (rn_shape_numel(&numel, e->ndim, e->shape))
+        return rn_err_set(err, "%s: tensor '%s': shape too large (element count overflows)", path, name);
     if (json_array_size(of) != 2 || parse_u64(&e->begin, json_array_get(of, 0)) ||
         parse_u64(&e->end, json_array_get(of, 1)) || e->end < e->begin)
         return rn_err_set(err, "%s: tensor '%s': data_offsets must be [begin, end] with begin <= end", path, name);

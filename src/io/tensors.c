@@ -41,10 +41,22 @@ int rn_dtype_is_float(rn_dtype d)
     return d == RN_F64 || d == RN_F32 || d == RN_F16 || d == RN_BF16;
 }
 
+int rn_shape_numel(int64_t *numel, int ndim, const int64_t *shape)
+{
+    int64_t n = 1, nonzero = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) return -1;
+        if (shape[i] > 0 && __builtin_mul_overflow(nonzero, shape[i], &nonzero)) return -1;
+        n = shape[i] ? n : 0;
+    }
+    *numel = n ? nonzero : 0;
+    return 0;
+}
+
 int64_t rn_tensor_numel(const rn_tensor *t)
 {
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    int64_t n = 0;
+    RN_ASSERT(rn_shape_numel(&n, t->ndim, t->shape) == 0); /* every loader checks shapes with rn_shape_numel */
     return n;
 }
 
@@ -155,12 +167,9 @@ static char *str_dup(const char *s)
 
 static int shape_bytes(size_t *out, rn_dtype dtype, int ndim, const int64_t *shape)
 {
-    size_t n = rn_dtype_size(dtype);
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 0 || __builtin_mul_overflow(n, (size_t)shape[i], &n)) return -1;
-    }
-    *out = n;
-    return 0;
+    int64_t numel;
+    if (rn_shape_numel(&numel, ndim, shape)) return -1;
+    return __builtin_mul_overflow((uint64_t)numel, rn_dtype_size(dtype), out) ? -1 : 0;
 }
 
 static uint64_t name_hash(const char *s)

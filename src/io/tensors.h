@@ -55,7 +55,11 @@ int rn_dtype_parse(rn_dtype *out, const char *name);
 /* 1 for F64, F32, F16, BF16. */
 int rn_dtype_is_float(rn_dtype d);
 
-/* Element count of a tensor (1 for a scalar). */
+/* Element count of a shape into *numel (1 for ndim 0). Returns -1 for a
+ * negative dimension or when the product of the non-zero dimensions exceeds
+ * INT64_MAX (so [2^62, 3, 0] is refused although it holds no element). */
+int rn_shape_numel(int64_t *numel, int ndim, const int64_t *shape);
+/* Element count of a tensor (1 for a scalar); its shape passed rn_shape_numel. */
 int64_t rn_tensor_numel(const rn_tensor *t);
 /* Converts any float tensor to float32 in dst (count floats); fails when
  * count != numel or the dtype is not a float type. */
@@ -112,7 +116,10 @@ int rn_safetensors_write_hook(const char *path, const rn_tensors *ts, void (*hoo
 /* Reads a torch.save file (zip or legacy format) into out, nested dicts
  * flattened to dotted names (integer keys in decimal), int/float/bool values
  * as 0-d I64/F64/BOOL tensors, lists of numbers as 1-d tensors, other lists
- * indexed like dicts; strings, None and unknown objects are skipped. */
+ * indexed like dicts; strings, None and unknown objects are skipped. Every
+ * tensor is copied out (an expanded, stride-0 view in full), so what the
+ * tensors take is capped at 4x the file plus 16 MiB, and the walk at 2^20
+ * values (shared references make the pickle a DAG): beyond, an error. */
 int rn_pth_read(rn_tensors *out, const char *path, rn_err *err);
 /* Same, from a file image held in memory. */
 int rn_pth_parse(rn_tensors *out, const uint8_t *buf, size_t size, const char *path, rn_err *err);

@@ -83,6 +83,8 @@ void rn_train_cfg_default(rn_train_cfg *c);
 int rn_train_cfg_set(rn_train_cfg *c, const char *key, const char *value, rn_err *err);
 /* Applies a key = value file; unknown keys are warned about on warn (may be NULL). */
 int rn_train_cfg_load(rn_train_cfg *c, const char *path, FILE *warn, rn_err *err);
+/* Same, from an open stream; path only names it in messages. */
+int rn_train_cfg_read(rn_train_cfg *c, FILE *f, const char *path, FILE *warn, rn_err *err);
 /* Range and consistency checks (input size, batch, epochs, sets). */
 int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err);
 /* Writes the config as key = value lines into buf (what a config file holds). */

@@ -1,6 +1,7 @@
 /* Per-box root prediction on one image (the authors' demo.py). */
 #include "train/predict.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -9,20 +10,6 @@
 #include "data/image.h"
 #include "eval/metrics.h"
 #include "nn/model.h"
-
-int rn_predict_box(double out[4], const double box[4], int width, int height, rn_err *err)
-{
-    for (int i = 0; i < 4; i++)
-        if (!isfinite(box[i])) return rn_err_set(err, "coordinates must be finite numbers");
-    if (!(box[2] > 0) || !(box[3] > 0)) return rn_err_set(err, "empty box (width %g, height %g)", box[2], box[3]);
-    if (box[0] >= width || box[1] >= height || box[0] + box[2] <= 0 || box[1] + box[3] <= 0)
-        return rn_err_set(err, "box (%g, %g, %g, %g) lies outside the %d x %d image", box[0], box[1], box[2], box[3],
-                          width, height);
-    if (rn_bbox_process(out, box, 0, width, height, 1.0, box[2] * box[3]))
-        return rn_err_set(err, "box (%g, %g, %g, %g) is empty once clipped to the %d x %d image", box[0], box[1],
-                          box[2], box[3], width, height);
-    return 0;
-}
 
 static int probe(rn_predict_info *info, const char *path, rn_err *err)
 {
@@ -67,6 +54,11 @@ static int crop_all(float *x, float *k, rn_person_root *out, const rn_predict_in
             break;
         }
         o->k = rn_bbox_k(2000.0, 2000.0, info->f[0], info->f[1], o->bbox[2] * o->bbox[3]);
+        if (!(o->k <= FLT_MAX)) {
+            rc = rn_err_set(err, "%s: box %d: k = %g is beyond float range (focal %g, %g)", in->image, i + 1, o->k,
+                            info->f[0], info->f[1]);
+            break;
+        }
         k[i] = (float)o->k;
         rn_crop_in ci = {.path = in->image, .root_vis = 0};
         for (int j = 0; j < 4; j++) ci.bbox[j] = (float)o->bbox[j];
@@ -85,13 +77,32 @@ static int run_model(rn_person_root *out, const rn_predict_info *info, rn_params
     if (rn_model_create(&m, p, in->n, in->input_size, in->input_size, &mo, err)) return -1;
     rn_model_sync_weights(&m);
     rn_model_forward(&m, x, k, 0);
-    for (int i = 0; i < in->n; i++) {
+    int rc = 0;
+    for (int i = 0; i < in->n && !rc; i++) {
         float bb[4];
         for (int j = 0; j < 4; j++) bb[j] = (float)out[i].bbox[j];
         rn_eval_output_to_image(out[i].img, m.coord + 3 * i, bb, m.OW, m.OH);
         rn_eval_image_to_cam(out[i].cam, out[i].img, info->f, info->c);
+        for (int j = 0; j < 3 && !rc; j++)
+            if (!isfinite(out[i].img[j]) || !isfinite(out[i].cam[j]))
+                rc = rn_err_set(err, "%s: box %d: the root is not finite (focal %g, %g, principal point %g, %g)",
+                                in->image, i + 1, info->f[0], info->f[1], info->c[0], info->c[1]);
     }
     rn_model_destroy(&m);
+    return rc;
+}
+
+/* Focal and principal point as given: finite, within float range (k and the
+ * camera coordinates are computed from them), focal > 0. */
+static int check_intrinsics(const rn_predict_in *in, rn_err *err)
+{
+    int have_f = in->f[0] != 0 || in->f[1] != 0;
+    for (int j = 0; j < 2; j++) {
+        if (have_f && !(in->f[j] > 0 && in->f[j] <= FLT_MAX))
+            return rn_err_set(err, "focal (%g, %g): must be > 0 and within float range", in->f[0], in->f[1]);
+        if (in->have_c && !(fabs(in->c[j]) <= FLT_MAX))
+            return rn_err_set(err, "principal point (%g, %g): beyond float range", in->c[0], in->c[1]);
+    }
     return 0;
 }
 
@@ -104,7 +115,7 @@ int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, c
         return rn_err_set(err, "%d boxes: need 1..%d", in->n, RN_PREDICT_MAX_BOXES);
     if (in->input_size < 32 || in->input_size % 32)
         return rn_err_set(err, "input size %d: must be a positive multiple of 32", in->input_size);
-    if (probe(info, in->image, err)) return -1;
+    if (check_intrinsics(in, err) || probe(info, in->image, err)) return -1;
     intrinsics(info, in);
     size_t plane = (size_t)3 * in->input_size * in->input_size;
     float *x = rn_xcalloc((size_t)in->n * plane, sizeof *x), *k = rn_xcalloc((size_t)in->n, sizeof *k);

@@ -23,6 +23,9 @@
 
 #define RN_DEMO_FOCAL 1500.0
 #define RN_PREDICT_MAX_BOXES 64
+/* Box coordinates beyond +-2^24 px are refused (images are at most 65535 px a
+ * side; drawing converts corners to int). */
+#define RN_PREDICT_MAX_COORD (1 << 24)
 
 typedef struct rn_predict_in {
     const char *image;       /* JPEG or PNG */
@@ -57,5 +60,11 @@ int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, c
 /* Validates a box against a width x height image and applies process_bbox
  * (aspect 1 for a square input). Returns 0, or -1 saying why it is unusable. */
 int rn_predict_box(double out[4], const double box[4], int width, int height, rn_err *err);
+
+/* Parses "a,b,..." (exactly n finite numbers) into v; flag names the value in messages. */
+int rn_predict_parse_numbers(double *v, int n, const char *s, const char *flag, rn_err *err);
+/* Parses a --bbox value: "x,y,w,h", or with xyxy "x1,y1,x2,y2" (x2 >= x1,
+ * y2 >= y1), converted to x, y, w, h. */
+int rn_predict_parse_box(double out[4], const char *s, int xyxy, rn_err *err);
 
 #endif
