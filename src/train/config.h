@@ -41,6 +41,8 @@ typedef struct rn_train_cfg {
     int cont;                                 /* --continue */
     char pretrained[RN_TRAIN_PATH];           /* torchvision ImageNet .pth, or a full RootNet file */
     int augment;                              /* 0: --no-augment */
+    int fast_decode;                          /* 1: JPEGs decoded at 1/2..1/8 size for big boxes (rn_crop_cfg) */
+    char cache_dir[RN_TRAIN_PATH];            /* dataset caches ("": next to the annotations, else per user) */
     int deterministic;                        /* 1: bit-reproducible (fixed threads, checksums logged) */
     int log_every;
     int64_t max_iters;                        /* stop after this many iterations in total (0: no limit) */
