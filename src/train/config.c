@@ -217,6 +217,21 @@ static int load_line(rn_train_cfg *c, char *line, const char *path, int ln, FILE
     return 0;
 }
 
+int rn_train_cfg_parse(rn_train_cfg *c, const char *text, const char *name, FILE *warn, rn_err *err)
+{
+    char line[2048];
+    int ln = 0, rc = 0;
+    for (const char *s = text; !rc && *s;) {
+        size_t n = strcspn(s, "\n");
+        if (n >= sizeof line) return rn_err_set(err, "%s:%d: line longer than %zu characters", name, ln + 1, sizeof line - 1);
+        memcpy(line, s, n);
+        line[n] = 0;
+        rc = load_line(c, line, name, ++ln, warn, err);
+        s += n + (s[n] == '\n');
+    }
+    return rc;
+}
+
 int rn_train_cfg_load(rn_train_cfg *c, const char *path, FILE *warn, rn_err *err)
 {
     FILE *f = fopen(path, "r");

@@ -85,6 +85,8 @@ void rn_train_cfg_default(rn_train_cfg *c);
 int rn_train_cfg_set(rn_train_cfg *c, const char *key, const char *value, rn_err *err);
 /* Applies a key = value file; unknown keys are warned about on warn (may be NULL). */
 int rn_train_cfg_load(rn_train_cfg *c, const char *path, FILE *warn, rn_err *err);
+/* The same for config text in memory (a snapshot's "config" metadata); name labels errors. */
+int rn_train_cfg_parse(rn_train_cfg *c, const char *text, const char *name, FILE *warn, rn_err *err);
 /* Range and consistency checks (input size, batch, epochs, sets). */
 int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err);
 /* Writes the config as key = value lines into buf (what a config file holds). */
