@@ -6,7 +6,7 @@
 #    stderr, and the next run reads it from there without a word;
 #  - --cache-dir that does not exist is created (dataset, inspect, train).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 RN=${RN_BIN:-$PWD/build/rootnet}
 case "$RN" in /*) ;; *) RN=$PWD/$RN;; esac
 tmp=$(mktemp -d); trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT

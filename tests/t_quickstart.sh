@@ -4,7 +4,7 @@
 # (when "epoch 1 done" is read, epoch 4 has not ended yet: three epochs of
 # margin, not a clock), then the metrics and the demo image.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 check() { if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $*"; fi; }
