@@ -1,8 +1,9 @@
 /* Data-pipeline benchmark: decode + crop + augment + normalise through
  * rn_loader on the JPEGs listed in DIR/boxes.txt (bench/data_ref.py gen).
  *
- *   build/bench/bench_data DIR [WORKERS [BATCH]]   -> one JSON line with images/s
- */
+ *   build/bench/bench_data DIR [WORKERS [BATCH [exact|fast]]]   -> one JSON line with images/s
+ *
+ * exact (default): full-size JPEG decode; fast: rn_crop_cfg.fast_decode. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,8 @@ static double run_epoch(rn_loader *ld, int epoch, long *images)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) return fprintf(stderr, "usage: bench_data DIR [WORKERS [BATCH]]\n"), 2;
+    if (argc < 2 || (argc > 4 && strcmp(argv[4], "exact") && strcmp(argv[4], "fast")))
+        return fprintf(stderr, "usage: bench_data DIR [WORKERS [BATCH [exact|fast]]]\n"), 2;
     rn_dataset ds;
     if (read_boxes(&ds, argv[1])) return 1;
     const rn_dataset *sets[1] = {&ds};
@@ -69,14 +71,15 @@ int main(int argc, char **argv)
     cfg.workers = argc > 2 ? atoi(argv[2]) : 2;
     cfg.batch = argc > 3 ? atoi(argv[3]) : 32;
     cfg.seed = 1;
+    cfg.crop.fast_decode = argc > 4 && !strcmp(argv[4], "fast");
     rn_loader *ld;
     rn_err err = {0};
     if (rn_loader_create(&ld, &cfg, &err)) return fprintf(stderr, "bench_data: %s\n", err.msg), 1;
     long images;
     run_epoch(ld, 0, &images); /* warm-up: page cache, allocations */
     double dt = run_epoch(ld, 1, &images);
-    printf("{\"pipeline\": \"rootnet\", \"workers\": %d, \"batch\": %d, \"images\": %ld, \"seconds\": %.3f, "
-           "\"images_per_s\": %.1f}\n", cfg.workers, cfg.batch, images, dt, images / dt);
+    printf("{\"pipeline\": \"rootnet\", \"fast_decode\": %d, \"workers\": %d, \"batch\": %d, \"images\": %ld, "
+           "\"seconds\": %.3f, \"images_per_s\": %.1f}\n", cfg.crop.fast_decode, cfg.workers, cfg.batch, images, dt, images / dt);
     rn_loader_free(ld);
     free(ds.samples), free((void *)ds.strings);
     return 0;

@@ -3,8 +3,9 @@
 #   synth (MuCo-format train, MuPoTS-format test) -> rootnet train (ResNet-18,
 #   64x64 input, as many epochs as fit in QS_TRAIN_SECONDS: epoch 0 times the
 #   pace, one `rootnet train --continue` does the rest, its last tenth at
-#   lr/10; the newest 2 epoch snapshots are kept) -> rootnet test (AP_root@25cm,
-#   MRPE) -> rootnet demo on a test image. Prints the metrics and where
+#   lr/10; the newest 2 epoch snapshots are kept; one line per epoch) -> rootnet
+#   test (AP_root@25cm, MRPE) -> rootnet demo on a test image (both at the
+#   snapshot's input size, from its config). Prints the metrics and where
 #   everything is. Whole run: under 10 minutes on 2 cores.
 #
 #   bash scripts/quickstart.sh [OUT_DIR]          (default: quickstart_out)
@@ -25,7 +26,7 @@ BATCH=${QS_BATCH:-16}
 LR=${QS_LR:-1e-3}
 THREADS=${QS_THREADS:-2}
 SEED=${QS_SEED:-1}
-RN=build/rootnet
+RN=${RN_BIN:-build/rootnet}
 t0=$(date +%s)
 say() { printf '\n== %s (%ds)\n' "$*" $(( $(date +%s) - t0 )); }
 
@@ -39,11 +40,12 @@ say "1/4 synthetic data: $TRAIN_IMAGES MuCo-format training images, $TEST_IMAGES
 "$RN" synth --out "$DATA" --format mupots --images "$TEST_IMAGES" --width 320 --height 240 --seed $((SEED + 1000))
 
 say "2/4 training ResNet-$BACKBONE at ${SIZE}x${SIZE}, batch $BATCH, for about $TRAIN_SECONDS s on $THREADS threads"
+# One line per epoch as it ends (also when the output is not a terminal).
 train_run() { # train_run END_EPOCH LR_DEC_EPOCH [--continue]
     "$RN" train --data-dir "$DATA" --trainset-3d MuCo --trainset-2d '' --testset MuPoTS --backbone "$BACKBONE" \
         --input-size "$SIZE" --batch "$BATCH" --lr "$LR" --lr-dec-epoch "$2" --end-epoch "$1" --no-augment \
         --threads "$THREADS" --workers 1 --seed "$SEED" --output "$OUT/train" --log-every 1000 --keep-epochs 2 \
-        "${@:3}" | grep -E '^(training|epoch [0-9]+ done)' | sed -n '1p;$p'
+        "${@:3}" | grep --line-buffered -E '^(training|epoch [0-9]+ done)'
 }
 # Epoch 0 alone measures the pace; one more run then takes as many epochs as
 # the rest of the budget holds, the last tenth of them at lr/10.
@@ -63,7 +65,7 @@ SNAP="$OUT/train/model_dump/snapshot_$((EPOCHS - 1)).safetensors"
 
 say "3/4 testing on the MuPoTS-format test split (GT boxes)"
 mkdir -p "$OUT/result"
-"$RN" test --snapshot "$SNAP" --testset MuPoTS --data-dir "$DATA" --input-size "$SIZE" --threads "$THREADS" \
+"$RN" test --snapshot "$SNAP" --testset MuPoTS --data-dir "$DATA" --threads "$THREADS" \
     --result-dir "$OUT/result" --metrics-json "$OUT/result/metrics.json" | tee "$OUT/result/metrics.txt"
 
 say "4/4 demo: the people of one test image, with that camera's intrinsics"
@@ -76,7 +78,7 @@ demo_args=$(awk -F, 'NR > 1 { n[$1]++; if (!($1 in first)) { first[$1] = NR; ord
     END { best = order[1]; for (i = 1; i <= m; i++) if (n[order[i]] > n[best]) best = order[i]
           printf "--image %s/%s%s%s", dir, best, box[best], cam[best] }' dir="$DATA" "$OUT/test_records.csv")
 # shellcheck disable=SC2086
-"$RN" demo --snapshot "$SNAP" $demo_args --input-size "$SIZE" --threads "$THREADS" --out "$OUT/demo.png"
+"$RN" demo --snapshot "$SNAP" $demo_args --threads "$THREADS" --out "$OUT/demo.png"
 
 say "done in $(( $(date +%s) - t0 )) s"
 cat <<EOT

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # rootnet inspect end to end on a synthetic MuCo set: the patch and root match
-# the authors' OpenCV + torchvision steps (tools/cv_ref.py check); bad input fails cleanly.
+# the authors' OpenCV + torchvision steps (tools/cv_ref.py check), also on
+# 2048x2048 frames whose boxes are over twice the input (the default decode is
+# full size; --fast-decode takes the DCT-scaled path); bad input fails cleanly.
 set -u
 cd "$(dirname "$0")/.."
 RN_BIN=${RN_BIN:-build/rootnet}; PY=${PY:-/usr/bin/python3}
@@ -11,7 +13,7 @@ bad() { fail=$((fail+1)); echo "FAIL: $*"; }
 if "$RN_BIN" synth --out "$tmp/d" --images 6 --width 640 --height 480 --seed 3 > /dev/null; then ok; else bad "synth"; fi
 pairs=(); k=0
 for idx in 0 2 5; do
-    for aug in "" "--augment --seed 9 --epoch 1" "--no-dct --augment --seed 4"; do
+    for aug in "" "--augment --seed 9 --epoch 1" "--fast-decode --augment --seed 4"; do
         k=$((k+1))
         # shellcheck disable=SC2086
         if "$RN_BIN" inspect --data-dir "$tmp/d" --dataset MuCo --split train --index $idx $aug --out "$tmp/p$k.npy" > "$tmp/r$k.json"; then
@@ -23,6 +25,22 @@ done
 "$PY" tools/cv_ref.py check "${pairs[@]}" > "$tmp/check.txt"; cat "$tmp/check.txt"
 n_ok=$(grep -c ": ok$" "$tmp/check.txt"); pass=$((pass + n_ok))
 [ "$n_ok" -eq $k ] || bad "$((k - n_ok)) patch(es) differ from the reference"
+# 2048x2048 frames, boxes 740-1000 px: a DCT-scaled decode would take them at 1/2.
+# The default is held to the exact-crop tolerance whatever the record says
+# (check-exact); --fast-decode must record dct_scale 2 and stay within the scaled bound.
+if "$RN_BIN" synth --out "$tmp/big" --images 3 --width 2048 --height 2048 --seed 3 > /dev/null; then ok; else bad "synth 2048"; fi
+exact=(); fast=()
+for idx in 0 1 2 3; do
+    if "$RN_BIN" inspect --data-dir "$tmp/big" --dataset MuCo --index $idx --out "$tmp/e$idx.npy" > "$tmp/e$idx.json" \
+        && grep -q '"dct_scale":1,' "$tmp/e$idx.json"; then ok; exact+=("$tmp/e$idx.json" "$tmp/e$idx.npy")
+    else bad "inspect big index $idx: default decode not full size: $(cat "$tmp/e$idx.json")"; fi
+    if "$RN_BIN" inspect --data-dir "$tmp/big" --dataset MuCo --index $idx --fast-decode --out "$tmp/f$idx.npy" > "$tmp/f$idx.json" \
+        && grep -q '"dct_scale":2,' "$tmp/f$idx.json"; then ok; fast+=("$tmp/f$idx.json" "$tmp/f$idx.npy")
+    else bad "inspect big index $idx --fast-decode: not the scaled path: $(cat "$tmp/f$idx.json")"; fi
+done
+if "$PY" tools/cv_ref.py check-exact "${exact[@]}"; then ok; else bad "default decode of big boxes differs from the reference"; fi
+if "$PY" tools/cv_ref.py check "${fast[@]}"; then ok; else bad "fast decode beyond its bound"; fi
+if ! "$PY" tools/cv_ref.py check-exact "${fast[@]}" > /dev/null; then ok; else bad "fast decode equals the exact pipeline: the switch does nothing"; fi
 if "$RN_BIN" inspect --data-dir "$tmp/d" --dataset MuCo --index 1 --out "$tmp/p.png" > /dev/null \
     && "$PY" -c "import cv2, sys; sys.exit(cv2.imread('$tmp/p.png').shape != (256, 256, 3))"; then ok; else bad "png patch"; fi
 "$RN_BIN" inspect --data-dir "$tmp/d" --dataset MuCo --index 0 --out "$tmp/p.npy" --bogus 2> "$tmp/e" > /dev/null

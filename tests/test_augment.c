@@ -143,22 +143,47 @@ static void compare_case(int i, const ref_case *c, rn_crop_ctx *ctx, const rn_cr
     free(ref), free(reft), free(got);
 }
 
-static void test_opencv_parity(void)
+#define N_SMALL_CASES 26 /* cases on img.jpg/img.png; then N_BIG_CASES on big.jpg (boxes > 2x the input) */
+#define N_BIG_CASES 2
+
+static void test_opencv_parity(const ref_case *cs)
 {
-    ref_case cs[64];
-    int n = read_cases(cs, 64, tmpdir);
-    RN_CHECK(n == 26, "read %d reference cases", n);
     rn_crop_cfg cfg;
     rn_crop_cfg_default(&cfg);
-    cfg.allow_dct = 0;
     rn_crop_ctx ctx = {0};
     long near = 0, total = 0;
     double terr = 0;
-    for (int i = 0; i < n; i++) compare_case(i, &cs[i], &ctx, &cfg, &near, &total, &terr);
+    for (int i = 0; i < N_SMALL_CASES; i++) compare_case(i, &cs[i], &ctx, &cfg, &near, &total, &terr);
     double frac = total ? near / (double)total : 0;
     printf("opencv parity: %.5f%% of pixel values within 1 grey level; normalised max err %.2e\n", 100 * frac, terr);
     RN_CHECK(frac >= 0.999, "only %.5f%% within 1 grey level", 100 * frac);
     RN_CHECK(terr < 1e-5, "normalised values differ by %g where pixels agree", terr);
+    rn_crop_ctx_free(&ctx);
+}
+
+/* Boxes 2.3x and 4.1x the input: the default decode is full size and matches
+ * cv2.imread + warpAffine to the exact-crop tolerance; fast_decode takes the
+ * DCT-scaled path there (scale > 1) and then differs from the reference. */
+static void test_default_decode_exact(const ref_case *cs)
+{
+    rn_crop_cfg cfg, fast;
+    rn_crop_cfg_default(&cfg);
+    fast = cfg;
+    fast.fast_decode = 1;
+    rn_crop_ctx ctx = {0};
+    long near = 0, total = 0, fnear = 0, ftotal = 0;
+    double terr = 0;
+    for (int i = N_SMALL_CASES; i < N_SMALL_CASES + N_BIG_CASES; i++) {
+        RN_CHECK(rn_crop_pick_scale(cs[i].in.bbox, &fast) > 1, "case %d: a fast decode would scale this box", i);
+        RN_CHECK(rn_crop_pick_scale(cs[i].in.bbox, &cfg) == 1, "case %d: the default decode is full size", i);
+        compare_case(i, &cs[i], &ctx, &cfg, &near, &total, &terr);
+        compare_case(i, &cs[i], &ctx, &fast, &fnear, &ftotal, &terr);
+    }
+    double frac = total ? near / (double)total : 0, ffrac = ftotal ? fnear / (double)ftotal : 0;
+    printf("boxes > 2x the input: default decode %.5f%%, fast decode %.5f%% of pixel values within 1 grey level\n",
+           100 * frac, 100 * ffrac);
+    RN_CHECK(frac >= 0.999, "default decode: only %.5f%% within 1 grey level", 100 * frac);
+    RN_CHECK(ffrac < 0.99, "fast decode: %.5f%% within 1 grey level, the scaled path was not taken", 100 * ffrac);
     rn_crop_ctx_free(&ctx);
 }
 
@@ -211,9 +236,9 @@ static void test_dct_bound(void)
     snprintf(path, sizeof path, "%s/big.jpg", tmpdir);
     rn_crop_cfg full_cfg, dct_cfg;
     rn_crop_cfg_default(&full_cfg);
-    full_cfg.allow_dct = 0;
+    full_cfg.fast_decode = 0;
     dct_cfg = full_cfg;
-    dct_cfg.allow_dct = 1;
+    dct_cfg.fast_decode = 1;
     rn_crop_ctx a = {0}, b = {0};
     float *ta = malloc(sizeof(float) * 3 * 256 * 256), *tb = malloc(sizeof(float) * 3 * 256 * 256);
     rn_rng r;
@@ -304,8 +329,12 @@ int main(void)
     snprintf(cmd, sizeof cmd, "%s tools/cv_ref.py cases %s", py, tmpdir);
     int rc = system(cmd);
     RN_CHECK(rc == 0, "reference generation failed: %s", cmd);
-    if (rc == 0) {
-        test_opencv_parity();
+    ref_case cs[64];
+    int n = rc == 0 ? read_cases(cs, 64, tmpdir) : 0;
+    RN_CHECK(n == N_SMALL_CASES + N_BIG_CASES, "read %d reference cases", n);
+    if (n == N_SMALL_CASES + N_BIG_CASES) {
+        test_opencv_parity(cs);
+        test_default_decode_exact(cs);
         test_roi_equals_full();
         test_dct_bound();
         test_bad_input();

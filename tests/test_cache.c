@@ -78,6 +78,45 @@ static void same_size_edit(void)
     set_mtime(g_src, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 }
 
+/* The data folder's cache cannot be written (here: a non-empty directory sits
+ * where the cache file goes, which fails for root too): the cache goes to
+ * $XDG_CACHE_HOME/rootnet/<hash>/ with one line on warn, and is read from there. */
+static void test_user_fallback(const rn_dataset_opts *base)
+{
+    char xdg[300], cmd[1400];
+    rn_dataset_opts o = *base;
+    o.input_w = o.input_h = 320; /* a cache file of its own */
+    char path[700];
+    rn_dataset_cache_path(path, sizeof path, "MuCo", g_dir, RN_SPLIT_TRAIN, &o);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/x'", path);
+    RN_CHECK(system(cmd) == 0, "block %s", path);
+    snprintf(xdg, sizeof xdg, "%s/xdg", g_dir);
+    setenv("XDG_CACHE_HOME", xdg, 1);
+    char warn_path[400], line[1024] = "";
+    snprintf(warn_path, sizeof warn_path, "%s/warn.txt", g_dir);
+    o.warn = fopen(warn_path, "w");
+    RN_CHECK(o.warn != NULL, "open %s", warn_path);
+    char want[400];
+    snprintf(want, sizeof want, "), wrote %s/rootnet/", xdg);
+    rn_dataset ds;
+    if (!load(&ds, &o)) {
+        RN_CHECK(strstr(ds.cache_note, want) != NULL, "unwritable data folder: note '%s', want '%s'", ds.cache_note, want);
+        rn_dataset_free(&ds);
+    }
+    fclose(o.warn);
+    FILE *f = fopen(warn_path, "r");
+    int lines = 0;
+    while (f && fgets(line, sizeof line, f)) lines++;
+    if (f) fclose(f);
+    RN_CHECK(lines == 1, "one warning line, got %d", lines);
+    snprintf(want, sizeof want, "%s/rootnet/", xdg);
+    RN_CHECK(strstr(line, "cannot be written next to the annotations") && strstr(line, want), "warning: '%s'", line);
+    o.warn = NULL;
+    snprintf(want, sizeof want, "hit %s/rootnet/", xdg);
+    expect(&o, want, NULL, "per-user cache read back");
+    unsetenv("XDG_CACHE_HOME");
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -139,10 +178,16 @@ int main(void)
     snprintf(cdir, sizeof cdir, "%s/cachedir", g_dir);
     rn_dataset_opts o3 = o;
     o3.cache_dir = cdir;
-    expect(&o3, "miss (no cache), not written", NULL, "missing cache dir");
-    mkdir(cdir, 0755);
-    expect(&o3, "miss (no cache), wrote", NULL, "cache dir");
+    snprintf(cdir, sizeof cdir, "%s/cachedir/a/b", g_dir);
+    char want[700];
+    snprintf(want, sizeof want, "miss (no cache), wrote %s/", cdir);
+    expect(&o3, want, NULL, "missing cache dir is created");
     expect(&o3, "hit", NULL, "cache dir hit");
+    snprintf(cdir, sizeof cdir, "%s/x", g_src);
+    RN_CHECK(rn_dataset_load(&ds, "MuCo", g_dir, RN_SPLIT_TRAIN, &o3, &err) == -1 && strstr(err.msg, "cache folder") &&
+                 strstr(err.msg, cdir),
+             "cache dir under a file: '%s'", err.msg);
+    test_user_fallback(&o);
 
     /* hash: deterministic, sensitive to one bit and to length */
     char a[100] = {0}, b[100] = {0};

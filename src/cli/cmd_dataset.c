@@ -49,7 +49,7 @@ int rn_cmd_dataset(int argc, char **argv)
         RN_FLAG_I64("--input-w", &input_w, "network input width (default 256)"),
         RN_FLAG_I64("--input-h", &input_h, "network input height (default 256)"),
         RN_FLAG_BOOL("--no-cache", &no_cache, "parse the JSON, never use the cache"),
-        RN_FLAG_STR("--cache-dir", &cache_dir, "where the cache lives (default data/<name>/)"),
+        RN_FLAG_STR("--cache-dir", &cache_dir, "cache folder, created if missing (default data/<name>/, or the per-user cache when that is not writable)"),
         RN_FLAG_STR("--dump", &dump, "write every record as CSV to this file"),
         RN_FLAG_BOOL("--help", &help, "show this help"),
         {0}};
@@ -70,7 +70,7 @@ int rn_cmd_dataset(int argc, char **argv)
         return 2;
     }
     rn_dataset_opts o = {.protocol = (int)protocol, .use_det_bbox = det, .input_w = (int)input_w,
-                         .input_h = (int)input_h, .no_cache = no_cache, .cache_dir = cache_dir};
+                         .input_h = (int)input_h, .no_cache = no_cache, .cache_dir = cache_dir, .warn = stderr};
     rn_dataset ds;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -8,14 +8,14 @@
 #include "cli/commands.h"
 #include "data/draw.h"
 #include "data/image.h"
-#include "nn/weights.h"
 #include "train/predict.h"
+#include "train/snapshot.h"
 
 typedef struct demo_cli {
     const char *snapshot, *image, *format, *focal, *princpt, *out;
     rn_multi bbox;
     long input_size, threads, backbone;
-    int json;
+    int json, fast_decode;
 } demo_cli;
 
 static int parse_boxes(double (*boxes)[4], const demo_cli *c, rn_err *err)
@@ -36,7 +36,7 @@ static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_
     memset(in, 0, sizeof *in);
     if (!c->snapshot) return rn_err_set(err, "--snapshot FILE is required");
     if (!c->image) return rn_err_set(err, "--image FILE is required");
-    if (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32)
+    if (c->input_size && (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32))
         return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->input_size);
     if (c->threads < 0 || c->threads > 1024) return rn_err_set(err, "--threads %ld: must be 0..1024", c->threads);
     if (parse_boxes(boxes, c, err)) return -1;
@@ -47,7 +47,6 @@ static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_
     in->image = c->image;
     in->boxes = (const double(*)[4])boxes;
     in->n = c->bbox.n;
-    in->input_size = (int)c->input_size;
     in->threads = (int)c->threads;
     return 0;
 }
@@ -128,7 +127,14 @@ static int run_demo(const demo_cli *c, rn_err *err)
     rn_params p;
     rn_rng rng;
     rn_rng_seed(&rng, 1);
-    if (rn_weights_load(&p, c->snapshot, (int)c->backbone, &rng, err)) return 1;
+    rn_run_settings s;
+    if (rn_snapshot_load_weights(&p, &s, c->snapshot, (int)c->backbone, &rng, err)) return 1;
+    if (rn_run_settings_merge(&s, (int)c->input_size, c->fast_decode, c->snapshot, err)) {
+        rn_params_free(&p);
+        return 2;
+    }
+    in.input_size = s.input_size;
+    in.fast_decode = s.fast_decode;
     rn_person_root r[RN_PREDICT_MAX_BOXES];
     rn_predict_info info;
     int rc = rn_predict_roots(r, &info, &p, &in, err);
@@ -143,7 +149,7 @@ static int run_demo(const demo_cli *c, rn_err *err)
 
 int rn_cmd_demo(int argc, char **argv)
 {
-    demo_cli c = {.input_size = 256};
+    demo_cli c = {0};
     int help = 0;
     rn_flag flags[] = {
         RN_FLAG_STR("--snapshot", &c.snapshot, "weights: a rootnet snapshot (safetensors) or the authors' .pth.tar"),
@@ -154,7 +160,8 @@ int rn_cmd_demo(int argc, char **argv)
         RN_FLAG_STR("--princpt", &c.princpt, "cx,cy in pixels (default: the image centre)"),
         RN_FLAG_STR("--out", &c.out, "output image, .png or .jpg (default demo_output.png)"),
         RN_FLAG_BOOL("--json", &c.json, "print the roots as one JSON object"),
-        RN_FLAG_I64("--input-size", &c.input_size, "network input size (default 256; the training size)"),
+        RN_FLAG_I64("--input-size", &c.input_size, "network input size (default: the snapshot's, else 256)"),
+        RN_FLAG_BOOL("--fast-decode", &c.fast_decode, "decode the JPEG at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"),
         RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
         RN_FLAG_I64("--backbone", &c.backbone, "expected ResNet depth (default: from the snapshot)"),
         RN_FLAG_BOOL("--help", &help, "show this help"),

@@ -16,9 +16,9 @@
 #include "io/tensors.h"
 
 typedef struct inspect_args {
-    const char *data_dir, *dataset, *split, *out;
+    const char *data_dir, *dataset, *split, *out, *cache_dir;
     long index, seed, epoch;
-    int augment, raw_norm01, no_dct;
+    int augment, raw_norm01, fast_decode;
 } inspect_args;
 
 typedef struct png_mem {
@@ -99,7 +99,7 @@ static int inspect_run(const inspect_args *a, const rn_dataset *ds, rn_err *err)
     rn_crop_cfg cfg;
     rn_crop_cfg_default(&cfg);
     if (a->raw_norm01) cfg.pixel_scale = 1.0f / 255;
-    cfg.allow_dct = !a->no_dct;
+    cfg.fast_decode = a->fast_decode;
     rn_aug aug;
     rn_aug_none(&aug);
     if (a->augment) {
@@ -155,7 +155,8 @@ int rn_cmd_inspect(int argc, char **argv)
         RN_FLAG_I64("--seed", &a.seed, "augmentation seed (default 0)"),
         RN_FLAG_I64("--epoch", &a.epoch, "epoch for the augmentation stream (default 0)"),
         RN_FLAG_BOOL("--norm01", &a.raw_norm01, "ImageNet normalisation on [0,1] instead of the authors' 0..255"),
-        RN_FLAG_BOOL("--no-dct", &a.no_dct, "always decode at full size (no JPEG DCT downscaling)"),
+        RN_FLAG_BOOL("--fast-decode", &a.fast_decode, "decode JPEGs at 1/2, 1/4, 1/8 size when the box is that much larger than the input (faster, not the authors' pixels)"),
+        RN_FLAG_STR("--cache-dir", &a.cache_dir, "cache folder, created if missing (default next to the annotations, or the per-user cache when that is not writable)"),
         RN_FLAG_STR("--out", &a.out, "patch.png (de-normalised RGB) or patch.npy (float (3,H,W))"),
         RN_FLAG_BOOL("--help", &help, "show this help"),
         {0}};
@@ -172,7 +173,7 @@ int rn_cmd_inspect(int argc, char **argv)
         return 0;
     }
     rn_dataset ds;
-    rn_dataset_opts opts = {.protocol = 2, .input_w = 256, .input_h = 256};
+    rn_dataset_opts opts = {.protocol = 2, .input_w = 256, .input_h = 256, .cache_dir = a.cache_dir, .warn = stderr};
     if (rn_dataset_load(&ds, a.dataset, a.data_dir, split, &opts, &err)) {
         fprintf(stderr, "rootnet inspect: %s\n", err.msg);
         return 1;

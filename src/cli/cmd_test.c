@@ -9,14 +9,14 @@
 #include "cli/snapshot_path.h"
 #include "io/file.h"
 #include "eval/results.h"
-#include "nn/weights.h"
+#include "train/snapshot.h"
 #include "train/tester.h"
 
 typedef struct test_cli {
     const char *snapshot, *output, *testset, *data_dir, *result_dir, *compute, *gt, *cache_dir, *metrics_json;
     long epoch, batch, threads, workers, input_size, backbone, limit;
     double ap_thr;
-    int gt_bbox, det_bbox, json, no_progress;
+    int gt_bbox, det_bbox, json, no_progress, fast_decode;
 } test_cli;
 
 static void print_json(FILE *f, const rn_test_result *r)
@@ -74,7 +74,7 @@ static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap
     if (c->batch < 1 || c->batch > 4096) return rn_err_set(err, "--batch %ld: must be 1..4096", c->batch);
     if (c->threads < 0 || c->threads > 1024) return rn_err_set(err, "--threads %ld: must be 0..1024", c->threads);
     if (c->workers < 1 || c->workers > 64) return rn_err_set(err, "--workers %ld: must be 1..64", c->workers);
-    if (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32)
+    if (c->input_size && (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32))
         return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->input_size);
     if (c->limit < 0) return rn_err_set(err, "--limit %ld: must be >= 0", c->limit);
     if (!(c->ap_thr > 0) || c->ap_thr > 1e9) return rn_err_set(err, "--ap-thr %g: must be > 0 (mm)", c->ap_thr);
@@ -86,7 +86,6 @@ static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap
     o->testset = c->testset;
     o->data_dir = c->data_dir;
     o->use_det_bbox = c->det_bbox;
-    o->input_size = (int)c->input_size;
     o->batch = (int)c->batch;
     o->threads = (int)c->threads;
     o->workers = (int)c->workers;
@@ -108,7 +107,14 @@ static int run_test(const test_cli *c, rn_err *err)
     rn_params p;
     rn_rng rng;
     rn_rng_seed(&rng, 1);
-    if (rn_weights_load(&p, snap, (int)c->backbone, &rng, err)) return 1;
+    rn_run_settings s;
+    if (rn_snapshot_load_weights(&p, &s, snap, (int)c->backbone, &rng, err)) return 1;
+    if (rn_run_settings_merge(&s, (int)c->input_size, c->fast_decode, snap, err)) {
+        rn_params_free(&p);
+        return 2;
+    }
+    o.input_size = s.input_size;
+    o.fast_decode = s.fast_decode;
     if (!c->json)
         printf("test: %s (ResNet-%d) on %s, %s boxes, input %d\n", snap, p.depth, o.testset,
                o.use_det_bbox ? "detector" : "GT", o.input_size);
@@ -128,7 +134,7 @@ static int run_test(const test_cli *c, rn_err *err)
 
 int rn_cmd_test(int argc, char **argv)
 {
-    test_cli c = {.epoch = -1, .batch = 16, .workers = 1, .input_size = 256, .ap_thr = 250.0};
+    test_cli c = {.epoch = -1, .batch = 16, .workers = 1, .ap_thr = 250.0};
     int help = 0;
     rn_flag flags[] = {
         RN_FLAG_STR("--snapshot", &c.snapshot, "weights: a rootnet snapshot (safetensors) or the authors' .pth.tar"),
@@ -141,12 +147,13 @@ int rn_cmd_test(int argc, char **argv)
         RN_FLAG_I64("--batch", &c.batch, "samples per forward (default 16)"),
         RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
         RN_FLAG_I64("--workers", &c.workers, "image loader threads (default 1)"),
-        RN_FLAG_I64("--input-size", &c.input_size, "network input size (default 256; the training size)"),
+        RN_FLAG_I64("--input-size", &c.input_size, "network input size (default: the snapshot's, else 256)"),
+        RN_FLAG_BOOL("--fast-decode", &c.fast_decode, "decode JPEGs at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"),
         RN_FLAG_I64("--backbone", &c.backbone, "expected ResNet depth (default: from the snapshot)"),
         RN_FLAG_STR("--compute", &c.compute, "fp32 (default) or bf16"),
         RN_FLAG_STR("--result-dir", &c.result_dir, "where the result JSON goes (default --output, else .)"),
         RN_FLAG_STR("--gt", &c.gt, "MuPoTS GT roots (default D/MuPoTS/data/MuPoTS-3D.json)"),
-        RN_FLAG_STR("--cache-dir", &c.cache_dir, "annotation cache dir (default next to the annotations)"),
+        RN_FLAG_STR("--cache-dir", &c.cache_dir, "cache folder, created if missing (default next to the annotations, or the per-user cache when that is not writable)"),
         RN_FLAG_F64("--ap-thr", &c.ap_thr, "MuPoTS AP distance threshold in mm (default 250)"),
         RN_FLAG_I64("--limit", &c.limit, "evaluate only the first N records (0: all)"),
         RN_FLAG_BOOL("--json", &c.json, "print the metrics as one JSON object (full precision)"),

@@ -152,7 +152,7 @@ void rn_normalize_chw(float *dst, const uint8_t *src, const float color[3], floa
 
 void rn_crop_cfg_default(rn_crop_cfg *cfg)
 {
-    *cfg = (rn_crop_cfg){.in_w = 256, .in_h = 256, .out_w = 64, .out_h = 64, .allow_dct = 1, .pixel_scale = 1.0f,
+    *cfg = (rn_crop_cfg){.in_w = 256, .in_h = 256, .out_w = 64, .out_h = 64, .pixel_scale = 1.0f,
                          .mean = {0.485f, 0.456f, 0.406f}, .std = {0.229f, 0.224f, 0.225f}};
 }
 
@@ -167,7 +167,7 @@ void rn_crop_ctx_free(rn_crop_ctx *ctx)
 
 int rn_crop_pick_scale(const float bbox[4], const rn_crop_cfg *cfg)
 {
-    if (!cfg->allow_dct) return 1;
+    if (!cfg->fast_decode) return 1;
     double r = fmin(bbox[2] / (double)cfg->in_w, bbox[3] / (double)cfg->in_h);
     return r >= 8 ? 8 : r >= 4 ? 4 : r >= 2 ? 2 : 1;
 }

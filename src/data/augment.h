@@ -75,12 +75,13 @@ void rn_normalize_chw(float *dst /* (3, h, w) */, const uint8_t *src /* (h, w, 3
 typedef struct rn_crop_cfg {
     int in_w, in_h;     /* network input (256, 256) */
     int out_w, out_h;   /* output heatmap size (in / 4) */
-    int allow_dct;      /* 1: decode JPEGs at 1/2, 1/4, 1/8 when the box is that much larger */
+    int fast_decode;    /* 1: decode JPEGs at 1/2, 1/4, 1/8 when the box is that much larger (faster, not
+                         * the authors' pixels); 0 (default): always full size, as cv2.imread */
     float pixel_scale;  /* 1 (authors) or 1/255 */
     float mean[3], std[3];
 } rn_crop_cfg;
 
-/* 256x256 input, 64x64 output, DCT scaling on, authors' normalisation. */
+/* 256x256 input, 64x64 output, full-size decoding, authors' normalisation. */
 void rn_crop_cfg_default(rn_crop_cfg *cfg);
 
 typedef struct rn_crop_in {
@@ -110,7 +111,8 @@ typedef struct rn_crop_ctx {
 
 void rn_crop_ctx_free(rn_crop_ctx *ctx);
 
-/* DCT scale for a box: the largest s in {1,2,4,8} with bw/s >= in_w and bh/s >= in_h. */
+/* DCT scale for a box: 1 without fast_decode, else the largest s in {1,2,4,8}
+ * with bw/s >= in_w and bh/s >= in_h. */
 int rn_crop_pick_scale(const float bbox[4], const rn_crop_cfg *cfg);
 
 /* Reads, decodes (only the region the patch needs), crops, augments and

@@ -1,10 +1,14 @@
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "data/cache.h"
 #include "data/readers.h"
 #include "data/sample.h"
+#include "io/file.h"
 
 typedef int (*reader_fn)(rn_dsbuild *, const rn_read_ctx *, rn_err *);
 
@@ -31,6 +35,13 @@ static rn_dataset_opts defaulted(const rn_dataset_opts *o)
     return d;
 }
 
+static void cache_file(char *buf, size_t len, const char *dir, const char *name, rn_split split,
+                       const rn_dataset_opts *o)
+{
+    snprintf(buf, len, "%s/%s_%s_p%d_det%d_%dx%d.rncache", dir, name, split == RN_SPLIT_TRAIN ? "train" : "test",
+             o->protocol, o->use_det_bbox, o->input_w, o->input_h);
+}
+
 void rn_dataset_cache_path(char *buf, size_t len, const char *name, const char *data_dir, rn_split split,
                            const rn_dataset_opts *opts)
 {
@@ -38,8 +49,22 @@ void rn_dataset_cache_path(char *buf, size_t len, const char *name, const char *
     char dir[4096];
     if (o.cache_dir) snprintf(dir, sizeof dir, "%s", o.cache_dir);
     else snprintf(dir, sizeof dir, "%s/%s", data_dir, name);
-    snprintf(buf, len, "%s/%s_%s_p%d_det%d_%dx%d.rncache", dir, name, split == RN_SPLIT_TRAIN ? "train" : "test",
-             o.protocol, o.use_det_bbox, o.input_w, o.input_h);
+    cache_file(buf, len, dir, name, split, &o);
+}
+
+/* The per-user cache folder of data_dir: $XDG_CACHE_HOME/rootnet/<h>, else
+ * $HOME/.cache/rootnet/<h>, <h> the hash of data_dir's real path (two data
+ * folders never share a file). 0, or -1 when neither variable is set. */
+static int user_cache_dir(char *buf, size_t len, const char *data_dir)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char real[PATH_MAX];
+    if (!realpath(data_dir, real)) snprintf(real, sizeof real, "%s", data_dir);
+    uint64_t h = rn_hash64(real, strlen(real), 0);
+    if (xdg && xdg[0] == '/') snprintf(buf, len, "%s/rootnet/%016" PRIx64, xdg, h);
+    else if (home && home[0]) snprintf(buf, len, "%s/.cache/rootnet/%016" PRIx64, home, h);
+    else return -1;
+    return 0;
 }
 
 static void take_build(rn_dataset *ds, rn_dsbuild *b)
@@ -68,14 +93,57 @@ static int build_key(rn_cache_key *key, const char *name, const rn_read_ctx *ctx
     return n < 0 ? -1 : 0;
 }
 
-static void parse_and_cache(rn_dataset *ds, rn_dsbuild *b, const rn_cache_key *key, const char *cpath,
-                            const char *why)
+/* Where the cache is looked for and written: the primary path, and the
+ * per-user one (user_dir[0] == 0 when there is none: --cache-dir given, or no
+ * HOME). */
+typedef struct cache_place {
+    char path[4608], user_dir[4096], user_path[4608];
+} cache_place;
+
+static int place_cache(cache_place *cp, const char *name, const char *data_dir, rn_split split,
+                       const rn_dataset_opts *o, rn_err *err)
 {
-    rn_err werr = {{0}};
-    if (rn_cache_write(cpath, key, b->s, b->n, b->str, b->str_len, &werr))
+    rn_dataset_cache_path(cp->path, sizeof cp->path, name, data_dir, split, o);
+    cp->user_dir[0] = cp->user_path[0] = 0;
+    if (o->cache_dir) return rn_mkdirs(o->cache_dir, err) ? rn_err_prefix(err, "cache folder") : 0;
+    if (!user_cache_dir(cp->user_dir, sizeof cp->user_dir, data_dir))
+        cache_file(cp->user_path, sizeof cp->user_path, cp->user_dir, name, split, o);
+    return 0;
+}
+
+/* Writes the cache at its primary path, else (say so on warn) in the per-user folder. */
+static void parse_and_cache(rn_dataset *ds, rn_dsbuild *b, const rn_cache_key *key, const cache_place *cp,
+                            const char *why, FILE *warn)
+{
+    rn_err werr = {{0}}, uerr = {{0}};
+    if (!rn_cache_write(cp->path, key, b->s, b->n, b->str, b->str_len, &werr)) {
+        snprintf(ds->cache_note, sizeof ds->cache_note, "miss (%.90s), wrote %.200s", why, cp->path);
+        return;
+    }
+    if (!cp->user_dir[0] || rn_mkdirs(cp->user_dir, &uerr) ||
+        rn_cache_write(cp->user_path, key, b->s, b->n, b->str, b->str_len, &uerr)) {
         snprintf(ds->cache_note, sizeof ds->cache_note, "miss (%.90s), not written: %.200s", why, werr.msg);
-    else
-        snprintf(ds->cache_note, sizeof ds->cache_note, "miss (%.90s), wrote %.200s", why, cpath);
+        return;
+    }
+    snprintf(ds->cache_note, sizeof ds->cache_note, "miss (%.90s), wrote %.200s", why, cp->user_path);
+    if (warn)
+        fprintf(warn, "rootnet: %s: the dataset cache cannot be written next to the annotations (%s); using %s\n",
+                ds->name, werr.msg, cp->user_path);
+}
+
+/* Runs the reader; with a cache place (cp != NULL) writes the cache there. */
+static int parse_set(rn_dataset *ds, reader_fn fn, const rn_read_ctx *ctx, const rn_cache_key *key,
+                     const cache_place *cp, const char *why, FILE *warn, rn_err *err)
+{
+    rn_dsbuild b = {0};
+    if (fn(&b, ctx, err)) {
+        rn_dsbuild_free(&b);
+        return -1;
+    }
+    if (cp) parse_and_cache(ds, &b, key, cp, why, warn);
+    else snprintf(ds->cache_note, sizeof ds->cache_note, "cache disabled");
+    take_build(ds, &b);
+    return 0;
 }
 
 int rn_dataset_load(rn_dataset *ds, const char *name, const char *data_dir, rn_split split,
@@ -92,21 +160,18 @@ int rn_dataset_load(rn_dataset *ds, const char *name, const char *data_dir, rn_s
     memcpy(ctx.bbox_real, ds->bbox_real, sizeof ctx.bbox_real);
     rn_cache_key key;
     if (build_key(&key, name, &ctx, err)) return -1;
-    char cpath[4608], why[128] = "disabled";
-    rn_dataset_cache_path(cpath, sizeof cpath, name, data_dir, split, &o);
-    if (!o.no_cache && rn_cache_open(ds, cpath, &key, why) == 0) {
-        snprintf(ds->cache_note, sizeof ds->cache_note, "hit %.300s", cpath);
-        return 0;
-    }
-    rn_dsbuild b = {0};
-    if (fn(&b, &ctx, err)) {
-        rn_dsbuild_free(&b);
-        return -1;
-    }
-    if (!o.no_cache) parse_and_cache(ds, &b, &key, cpath, why);
-    else snprintf(ds->cache_note, sizeof ds->cache_note, "cache disabled");
-    take_build(ds, &b);
-    return 0;
+    if (o.no_cache) return parse_set(ds, fn, &ctx, NULL, NULL, "", NULL, err);
+    cache_place *cp = rn_xmalloc(sizeof *cp);
+    int rc = place_cache(cp, name, data_dir, split, &o, err);
+    char why[128], uwhy[128];
+    if (!rc && rn_cache_open(ds, cp->path, &key, why) == 0)
+        snprintf(ds->cache_note, sizeof ds->cache_note, "hit %.300s", cp->path);
+    else if (!rc && cp->user_path[0] && rn_cache_open(ds, cp->user_path, &key, uwhy) == 0)
+        snprintf(ds->cache_note, sizeof ds->cache_note, "hit %.300s", cp->user_path);
+    else if (!rc)
+        rc = parse_set(ds, fn, &ctx, &key, cp, why, o.warn, err);
+    free(cp);
+    return rc;
 }
 
 void rn_dataset_free(rn_dataset *ds)

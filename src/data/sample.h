@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/status.h"
 
@@ -60,13 +61,18 @@ typedef struct rn_dataset_opts {
     int use_det_bbox;    /* 1: detector boxes (MuPoTS, Human3.6M test) instead of GT */
     int input_w, input_h;/* network input size, for process_bbox's aspect ratio (256, 256) */
     int no_cache;        /* 1: always parse the JSON, never read or write the cache */
-    const char *cache_dir; /* NULL: the cache sits in data_dir/<name>/ */
+    const char *cache_dir; /* created if missing; NULL: data_dir/<name>/, or the per-user cache when that fails */
+    FILE *warn;          /* where a fall back to the per-user cache is said, one line (NULL: silent) */
 } rn_dataset_opts;
 
 /* Loads the named set ("Human36M", "MuCo", "MuPoTS", "MSCOCO", "MPII", "PW3D")
  * from data_dir laid out as the authors' repository expects. Uses, and
- * refreshes, the binary cache. Returns 0, or -1 with "file: record: field:
- * problem" in err. */
+ * refreshes, the binary cache: in opts->cache_dir when given (created if
+ * missing), else next to the annotations (data_dir/<name>/); when that cannot
+ * be written (a shared or read-only data folder), in the per-user cache
+ * $XDG_CACHE_HOME/rootnet/<hash of data_dir> (default ~/.cache/rootnet/...),
+ * which is also read when the data folder has no valid cache. Returns 0, or
+ * -1 with "file: record: field: problem" in err. */
 int rn_dataset_load(rn_dataset *ds, const char *name, const char *data_dir, rn_split split,
                     const rn_dataset_opts *opts, rn_err *err);
 void rn_dataset_free(rn_dataset *ds);

@@ -10,6 +10,7 @@
 
 #include "core/rng.h"
 #include "data/synth.h"
+#include "io/file.h"
 
 enum { MUPOTS_JOINTS = 17, H36M_JOINTS = 17, H36M_N_SUBJ = 7, H36M_FRAME_STEP = 320 };
 /* Human3.6M joint k is synthetic (MuCo-order) joint H36M_FROM_MU[k]. */
@@ -66,22 +67,6 @@ static int sb_write(const sbuf *b, const char *path, rn_err *err)
         return rn_err_set(err, "%s: cannot write", path);
     }
     return 0;
-}
-
-/* mkdir -p */
-static int mkdirs(const char *path, rn_err *err)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1;; p++) {
-        int end = *p == '\0';
-        if (*p == '/' || end) {
-            *p = '\0';
-            if (mkdir(buf, 0755) && errno != EEXIST) return rn_err_set(err, "%s: cannot create directory: %s", buf, strerror(errno));
-            if (end) return 0;
-            *p = '/';
-        }
-    }
 }
 
 /* ---- per-image cameras ---- */
@@ -234,11 +219,11 @@ static int write_mu_json(const char *out, const rn_synth_opts *o, rn_err *err)
     char dir[4096], path[4300];
     snprintf(dir, sizeof dir, "%s/%s/data", out, mupots ? "MuPoTS" : "MuCo");
     snprintf(path, sizeof path, "%s/%s", dir, mupots ? "MuPoTS-3D.json" : "MuCo-3DHP.json");
-    int rc = mkdirs(dir, err) || sb_write(&all, path, err);
+    int rc = rn_mkdirs(dir, err) || sb_write(&all, path, err);
     if (!rc && mupots) {
         snprintf(dir, sizeof dir, "%s/MuPoTS/bbox", out);
         snprintf(path, sizeof path, "%s/bbox_mupots_output.json", dir);
-        rc = mkdirs(dir, err) || sb_write(&det, path, err);
+        rc = rn_mkdirs(dir, err) || sb_write(&det, path, err);
     }
     free(imgs.p);
     free(anns.p);
@@ -368,7 +353,7 @@ static int write_h36m_json(const char *out, const rn_synth_opts *o, rn_err *err)
     char dir[4096], bdir[4096], path[4300];
     snprintf(dir, sizeof dir, "%s/Human36M/annotations", out);
     snprintf(bdir, sizeof bdir, "%s/Human36M/bbox", out);
-    if (mkdirs(dir, err) || mkdirs(bdir, err)) return -1;
+    if (rn_mkdirs(dir, err) || rn_mkdirs(bdir, err)) return -1;
     sbuf det = {0};
     rn_rng r;
     rn_rng_seed2(&r, o->seed ^ 0xde7ULL, 1);
@@ -405,7 +390,7 @@ static int write_images(const char *out, const rn_synth_opts *o, rn_err *err)
             snprintf(path, sizeof path, "%s/%s/%s", out, image_root(o), name);
             snprintf(dir, sizeof dir, "%s", path);
             *strrchr(dir, '/') = '\0';
-            if (mkdirs(dir, &e) || rn_synth_write_jpeg(path, rgb, w, h, &e)) {
+            if (rn_mkdirs(dir, &e) || rn_synth_write_jpeg(path, rgb, w, h, &e)) {
 #pragma omp critical(rn_synth_err)
                 if (!failed) {
                     failed = 1;
@@ -434,7 +419,7 @@ int rn_synth_write(const char *out_dir, const rn_synth_opts *o, rn_err *err)
     if (o->width < 0 || o->height < 0 || o->width > 8192 || o->height > 8192 || (o->width && o->width < 64) ||
         (o->height && o->height < 64))
         return rn_err_set(err, "synth: image size must be 64..8192 (got %d x %d)", o->width, o->height);
-    if (mkdirs(out_dir, err)) return -1;
+    if (rn_mkdirs(out_dir, err)) return -1;
     if (!o->no_images && write_images(out_dir, o, err)) return -1;
     if (!o->no_images && sync_dir(out_dir, err)) return -1;
     return o->format == RN_SYNTH_H36M ? write_h36m_json(out_dir, o, err) : write_mu_json(out_dir, o, err);

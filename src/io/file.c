@@ -131,3 +131,21 @@ void rn_afile_abort(rn_afile *f)
     free(f->path);
     f->tmp = f->path = NULL;
 }
+
+int rn_mkdirs(const char *path, rn_err *err)
+{
+    char buf[4096];
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof buf) return rn_err_set(err, "'%s': bad directory path", path);
+    memcpy(buf, path, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (buf[i] != '/' && buf[i] != '\0') continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0777) && errno != EEXIST) return rn_err_set(err, "%s: cannot create: %s", buf, strerror(errno));
+        buf[i] = c;
+    }
+    struct stat st;
+    if (stat(path, &st) || !S_ISDIR(st.st_mode)) return rn_err_set(err, "%s: not a directory", path);
+    return 0;
+}

@@ -42,4 +42,8 @@ int rn_afile_commit(rn_afile *f, rn_err *err);
 /* Closes and removes the temporary; safe to call twice. */
 void rn_afile_abort(rn_afile *f);
 
+/* mkdir -p: creates path and its missing parents. 0, or -1 naming the part
+ * that could not be created (or path, when it exists but is not a directory). */
+int rn_mkdirs(const char *path, rn_err *err);
+
 #endif

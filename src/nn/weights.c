@@ -118,7 +118,14 @@ int rn_weights_load(rn_params *p, const char *path, int depth, rn_rng *rng, rn_e
 {
     rn_tensors ts;
     if (rn_tensors_load(&ts, path, err)) return -1;
-    has_ctx ctx = {&ts, kind_of(&ts)};
+    int rc = rn_weights_from_tensors(p, &ts, path, depth, rng, err);
+    rn_tensors_free(&ts);
+    return rc;
+}
+
+int rn_weights_from_tensors(rn_params *p, const rn_tensors *ts, const char *path, int depth, rn_rng *rng, rn_err *err)
+{
+    has_ctx ctx = {ts, kind_of(ts)};
     int found = rn_params_guess_depth(has_name, &ctx);
     int rc = 0;
     if (!found)
@@ -126,10 +133,9 @@ int rn_weights_load(rn_params *p, const char *path, int depth, rn_rng *rng, rn_e
     else if (depth && depth != found)
         rc = rn_err_set(err, "%s: holds a ResNet-%d backbone, but ResNet-%d was asked for", path, found, depth);
     else if (!(rc = rn_params_build(p, found, err))) {
-        rc = rn_weights_apply(p, &ts, path, rng, err);
+        rc = rn_weights_apply(p, ts, path, rng, err);
         if (rc) rn_params_free(p);
     }
-    rn_tensors_free(&ts);
     return rc;
 }
 

@@ -26,6 +26,8 @@
 /* Builds p (rn_params_build) for the depth found in the file and loads it.
  * depth != 0: the file must hold that backbone. rng: head init for backbone-only files. */
 int rn_weights_load(rn_params *p, const char *path, int depth, rn_rng *rng, rn_err *err);
+/* rn_weights_load on tensors already read from path (ts is not freed). */
+int rn_weights_from_tensors(rn_params *p, const rn_tensors *ts, const char *path, int depth, rn_rng *rng, rn_err *err);
 /* Loads tensors already read from path (names as in the file) into a built p. */
 int rn_weights_apply(rn_params *p, const rn_tensors *ts, const char *path, rn_rng *rng, rn_err *err);
 /* Appends every entry of p (params, running stats, num_batches_tracked as I64)

@@ -41,6 +41,8 @@ typedef struct rn_train_cfg {
     int cont;                                 /* --continue */
     char pretrained[RN_TRAIN_PATH];           /* torchvision ImageNet .pth, or a full RootNet file */
     int augment;                              /* 0: --no-augment */
+    int fast_decode;                          /* 1: JPEGs decoded at 1/2..1/8 size for big boxes (rn_crop_cfg) */
+    char cache_dir[RN_TRAIN_PATH];            /* dataset caches ("": next to the annotations, else per user) */
     int deterministic;                        /* 1: bit-reproducible (fixed threads, checksums logged) */
     int log_every;
     int64_t max_iters;                        /* stop after this many iterations in total (0: no limit) */
@@ -85,6 +87,8 @@ int rn_train_cfg_set(rn_train_cfg *c, const char *key, const char *value, rn_err
 int rn_train_cfg_load(rn_train_cfg *c, const char *path, FILE *warn, rn_err *err);
 /* Same, from an open stream; path only names it in messages. */
 int rn_train_cfg_read(rn_train_cfg *c, FILE *f, const char *path, FILE *warn, rn_err *err);
+/* The same for config text in memory (a snapshot's "config" metadata); name labels errors. */
+int rn_train_cfg_parse(rn_train_cfg *c, const char *text, const char *name, FILE *warn, rn_err *err);
 /* Range and consistency checks (input size, batch, epochs, sets). */
 int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err);
 /* Writes the config as key = value lines into buf (what a config file holds). */

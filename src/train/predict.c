@@ -41,6 +41,7 @@ static int crop_all(float *x, float *k, rn_person_root *out, const rn_predict_in
     rn_crop_cfg_default(&cfg);
     cfg.in_w = cfg.in_h = in->input_size;
     cfg.out_w = cfg.out_h = in->input_size / 4;
+    cfg.fast_decode = in->fast_decode;
     rn_crop_ctx ctx = {0};
     rn_aug aug;
     rn_aug_none(&aug);

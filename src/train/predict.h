@@ -35,6 +35,7 @@ typedef struct rn_predict_in {
     int have_c;              /* 1: c is given (else the image centre) */
     int input_size;          /* network input (256), multiple of 32 */
     int threads;             /* compute threads, 0: OpenMP's setting */
+    int fast_decode;         /* 1: JPEG decoded at 1/2..1/8 size for big boxes (rn_crop_cfg); 0: full size */
     rn_compute compute;
 } rn_predict_in;
 

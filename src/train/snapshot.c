@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "nn/weights.h"
+#include "train/config.h"
 
 #define FORMAT_TAG "rootnet-snapshot-1"
 
@@ -325,4 +326,41 @@ void rn_snapshot_prune_epochs(const char *dir, int epoch, int keep)
         unlink(path);
     }
     free(v);
+}
+
+/* The settings from a "config" metadata text (none, or empty: the defaults). */
+static int settings_from_meta(rn_run_settings *s, const rn_tensors *ts, const char *path, rn_err *err)
+{
+    *s = (rn_run_settings){.input_size = 256};
+    const char *text = rn_tensors_get_meta(ts, "config");
+    if (!text || !text[0]) return 0;
+    rn_train_cfg c;
+    rn_train_cfg_default(&c);
+    char name[1100];
+    snprintf(name, sizeof name, "%s: config metadata", path);
+    if (rn_train_cfg_parse(&c, text, name, NULL, err)) return -1;
+    if (c.input_size < 32 || c.input_size > 2048 || c.input_size % 32)
+        return rn_err_set(err, "%s: input-size %d is not a multiple of 32 in 32..2048", name, c.input_size);
+    *s = (rn_run_settings){.from_config = 1, .input_size = c.input_size, .fast_decode = c.fast_decode};
+    return 0;
+}
+
+int rn_snapshot_load_weights(rn_params *p, rn_run_settings *s, const char *path, int depth, rn_rng *rng, rn_err *err)
+{
+    rn_tensors ts;
+    if (rn_tensors_load(&ts, path, err)) return -1;
+    int rc = settings_from_meta(s, &ts, path, err);
+    if (!rc) rc = rn_weights_from_tensors(p, &ts, path, depth, rng, err);
+    rn_tensors_free(&ts);
+    return rc;
+}
+
+int rn_run_settings_merge(rn_run_settings *s, int input_size, int fast_decode, const char *path, rn_err *err)
+{
+    if (input_size && s->from_config && input_size != s->input_size)
+        return rn_err_set(err, "--input-size %d: %s was trained at %dx%d (its config); leave the flag out or give %d",
+                          input_size, path, s->input_size, s->input_size, s->input_size);
+    if (input_size) s->input_size = input_size;
+    if (fast_decode) s->fast_decode = 1;
+    return 0;
 }

@@ -72,6 +72,23 @@ int rn_snapshot_read(rn_tensors *ts, const char *path, rn_err *err);
 /* Loads a complete snapshot: builds p for depth (which the snapshot must
  * hold), loads weights, moments and st (st->loss must have room). */
 int rn_snapshot_load(const char *path, int depth, rn_params *p, rn_train_state *st, rn_err *err);
+/* What a weight file says about the run that made it: a rootnet snapshot
+ * carries its training config, other files (the authors' .pth.tar, converted
+ * or torchvision weights) do not and get the defaults. */
+typedef struct rn_run_settings {
+    int from_config;  /* 1: the values below come from the file's "config" metadata */
+    int input_size;   /* square network input (256 without a config) */
+    int fast_decode;  /* JPEG fast decode (0 without a config) */
+} rn_run_settings;
+
+/* rn_weights_load (p built for the file's depth; depth != 0: the file must
+ * hold it) plus the file's settings. Errors name the file. */
+int rn_snapshot_load_weights(rn_params *p, rn_run_settings *s, const char *path, int depth, rn_rng *rng, rn_err *err);
+/* Puts a command's flags over the file's settings: input_size 0 keeps the
+ * file's; a different one is refused when the file has a config (the network
+ * was trained at that size), naming both. fast_decode 1 turns it on. */
+int rn_run_settings_merge(rn_run_settings *s, int input_size, int fast_decode, const char *path, rn_err *err);
+
 /* The newest complete snapshot in dir into out: 1 found, 0 none, -1 error.
  * Incomplete ones are skipped with a warning on warn; leftover temporary
  * files of an interrupted write are removed (and reported). */

@@ -11,6 +11,7 @@
 
 #include "data/loader.h"
 #include "eval/results.h"
+#include "io/file.h"
 #include "nn/model.h"
 
 struct rn_tester {
@@ -43,25 +44,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* mkdir -p. */
-static int make_dirs(const char *dir, rn_err *err)
-{
-    char buf[4096];
-    size_t len = strlen(dir);
-    if (len == 0 || len >= sizeof buf) return rn_err_set(err, "result dir '%s': bad path", dir);
-    memcpy(buf, dir, len + 1);
-    for (size_t i = 1; i <= len; i++) {
-        if (buf[i] != '/' && buf[i] != '\0') continue;
-        char c = buf[i];
-        buf[i] = '\0';
-        if (mkdir(buf, 0777) && errno != EEXIST) return rn_err_set(err, "%s: cannot create: %s", buf, strerror(errno));
-        buf[i] = c;
-    }
-    struct stat st;
-    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) return rn_err_set(err, "%s: not a directory", dir);
-    return 0;
 }
 
 static int copy_str(char *dst, size_t cap, const char *src, const char *what, rn_err *err)
@@ -112,7 +94,7 @@ static int load_set(rn_tester *t, rn_err *err)
     if (rn_eval_kind_parse(&t->kind, o->testset, err)) return -1;
     if (o->use_det_bbox && t->kind == RN_EVAL_PW3D) return rn_err_set(err, "PW3D has no detector boxes");
     rn_dataset_opts dop = {.protocol = 2, .use_det_bbox = o->use_det_bbox, .input_w = o->input_size,
-                           .input_h = o->input_size, .cache_dir = o->cache_dir};
+                           .input_h = o->input_size, .cache_dir = o->cache_dir, .warn = stderr};
     if (rn_dataset_load(&t->ds, rn_eval_kind_name(t->kind), o->data_dir, RN_SPLIT_TEST, &dop, err)) return -1;
     t->n_all = t->ds.n;
     if (o->limit && o->limit < t->ds.n) t->ds.n = o->limit;
@@ -144,6 +126,7 @@ static int build_runtime(rn_tester *t, rn_err *err)
     cfg.augment = 0;
     cfg.crop.in_w = cfg.crop.in_h = S;
     cfg.crop.out_w = cfg.crop.out_h = S / 4;
+    cfg.crop.fast_decode = o->fast_decode;
     if (rn_loader_create(&t->ld, &cfg, err)) return -1;
     t->img = rn_xcalloc((size_t)N * 3 * S * S, sizeof *t->img);
     t->k = rn_xcalloc((size_t)N, sizeof *t->k);
@@ -164,7 +147,7 @@ int rn_tester_create(rn_tester **out, rn_params *p, const rn_test_opts *o, rn_er
     t->o.result_dir = t->result_dir[0] ? t->result_dir : NULL;
     t->o.gt_path = t->gt_path[0] ? t->gt_path : NULL;
     if (!rc) rc = load_set(t, err);
-    if (!rc && t->o.result_dir) rc = make_dirs(t->o.result_dir, err);
+    if (!rc && t->o.result_dir) rc = rn_mkdirs(t->o.result_dir, err);
     if (!rc) rc = build_runtime(t, err);
     if (rc) {
         rn_tester_free(t);

@@ -45,6 +45,7 @@ typedef struct rn_test_opts {
     int batch;               /* samples per forward (16) */
     int threads;             /* compute threads, 0: OpenMP's setting */
     int workers;             /* loader threads (1) */
+    int fast_decode;         /* 1: JPEGs decoded at 1/2..1/8 size for big boxes (rn_crop_cfg); 0: full size */
     rn_compute compute;      /* RN_COMPUTE_F32 (default) or BF16 */
     const char *result_dir;  /* where the result JSON goes; NULL: not written */
     const char *gt_path;     /* MuPoTS GT roots; NULL: data_dir/MuPoTS/data/MuPoTS-3D.json */

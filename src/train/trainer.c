@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "data/loader.h"
+#include "io/file.h"
 #include "nn/model.h"
 #include "nn/weights.h"
 #include "optim/adam.h"
@@ -57,26 +58,12 @@ static void span(const trainer *t, const char *name, int begin)
     if (!begin && t->hk->span_end) t->hk->span_end(t->hk->ctx, name);
 }
 
-static int mkdir_p(const char *path, rn_err *err)
-{
-    char buf[RN_TRAIN_PATH + 32];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *s = buf + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = 0;
-        if (mkdir(buf, 0777) && errno != EEXIST) return rn_err_set(err, "%s: cannot create: %s", buf, strerror(errno));
-        *s = '/';
-    }
-    if (mkdir(buf, 0777) && errno != EEXIST) return rn_err_set(err, "%s: cannot create: %s", buf, strerror(errno));
-    return 0;
-}
-
 static int open_outputs(trainer *t, rn_err *err)
 {
     snprintf(t->dir_snap, sizeof t->dir_snap, "%s/model_dump", t->cfg->output);
     snprintf(t->dir_log, sizeof t->dir_log, "%s/log", t->cfg->output);
     if (!t->main_rank) return 0;
-    if (mkdir_p(t->dir_snap, err) || mkdir_p(t->dir_log, err)) return -1;
+    if (rn_mkdirs(t->dir_snap, err) || rn_mkdirs(t->dir_log, err)) return -1;
     char path[RN_TRAIN_PATH + 64];
     snprintf(path, sizeof path, "%s/train.jsonl", t->dir_log);
     if (!(t->jsonl = fopen(path, "a"))) return rn_err_set(err, "%s: cannot open: %s", path, strerror(errno));
@@ -88,7 +75,8 @@ static int open_outputs(trainer *t, rn_err *err)
 static int load_sets(trainer *t, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
-    rn_dataset_opts o = {.protocol = 2, .input_w = c->input_size, .input_h = c->input_size};
+    rn_dataset_opts o = {.protocol = 2, .input_w = c->input_size, .input_h = c->input_size,
+                         .cache_dir = c->cache_dir[0] ? c->cache_dir : NULL, .warn = stderr};
     const char *names[1 + RN_TRAIN_MAX_2D] = {c->trainset_3d};
     for (int i = 0; i < c->n_2d; i++) names[1 + i] = c->trainset_2d[i];
     for (int i = 0; i < 1 + c->n_2d; i++) {
@@ -110,6 +98,7 @@ static int make_loader(trainer *t, rn_err *err)
     lc.rank = c->rank, lc.world = c->world, lc.augment = c->augment;
     lc.crop.in_w = lc.crop.in_h = c->input_size;
     lc.crop.out_w = lc.crop.out_h = c->input_size / 4;
+    lc.crop.fast_decode = c->fast_decode;
     if (rn_loader_create(&t->ld, &lc, err)) return -1;
     t->ipe = rn_loader_batches(t->ld);
     int64_t per_rank = (rn_loader_items(t->ld) + c->world - 1) / c->world;

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The quick start, shrunk (a few images, 5 epochs), with its output to a pipe:
+# one "epoch N done" line per epoch, each arriving while training goes on
+# (when "epoch 1 done" is read, epoch 4 has not ended yet: three epochs of
+# margin, not a clock), then the metrics and the demo image.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+check() { if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $*"; fi; }
+out=$tmp/qs
+QS_TRAIN_IMAGES=24 QS_TEST_IMAGES=3 QS_TRAIN_SECONDS=100000 QS_MAX_EPOCHS=5 QS_BATCH=8 QS_THREADS=1 \
+    bash scripts/quickstart.sh "$out" 2>&1 | while IFS= read -r line; do
+        echo "$line"
+        # what the training log holds at the moment the line arrives
+        case "$line" in "epoch 1 done"*) grep -c '"event": "epoch_end"' "$out/train/log/train.jsonl" > "$tmp/ends_at_1";; esac
+    done > "$tmp/out.txt"
+check test "${PIPESTATUS[0]}" -eq 0
+cat "$tmp/out.txt"
+check test "$(grep -c '^epoch [0-9]* done' "$tmp/out.txt")" -eq 5
+for e in 0 1 2 3 4; do check grep -q "^epoch $e done" "$tmp/out.txt"; done
+check test -s "$tmp/ends_at_1"
+check test "$(cat "$tmp/ends_at_1" 2> /dev/null || echo 99)" -lt 5
+check grep -q "AP_root" "$tmp/out.txt"
+check test -s "$out/demo.png"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
