@@ -15,6 +15,9 @@ CFLAGS += -DRN_HAVE_MPI $(shell $(MPICC) --showme:compile 2>/dev/null || $(MPICC
 LDLIBS += $(shell $(MPICC) --showme:link 2>/dev/null || $(MPICC) -link-info | cut -d' ' -f2-)
 endif
 
+# Version string of `rootnet --version`: git describe where this is a git checkout, else the fixed one.
+RN_VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo 0.1.0)
+
 LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*/*.c))
 CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -31,12 +34,18 @@ CAMERA_SRC := $(wildcard src/data/*.c src/eval/*.c) src/train/predict.c src/trai
               src/cli/cmd_demo.c src/cli/cmd_test.c src/cli/cmd_dataset.c src/cli/cmd_inspect.c
 $(CAMERA_SRC:%.c=$(BUILD)/%.o): CFLAGS += -Wfloat-conversion
 
-.PHONY: all test bench asan fuzz fuzz-build clean
+.PHONY: all test bench asan fuzz fuzz-build clean FORCE
 all: $(BUILD)/rootnet $(TEST_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# main.o is rebuilt when the version changes (version.txt is rewritten only then).
+$(BUILD)/src/cli/main.o: CFLAGS += -DRN_VERSION='"$(RN_VERSION)"'
+$(BUILD)/src/cli/main.o: $(BUILD)/version.txt
+$(BUILD)/version.txt: FORCE
+	@mkdir -p $(dir $@) && echo '$(RN_VERSION)' | cmp -s - $@ || echo '$(RN_VERSION)' > $@
 
 $(BUILD)/librootnet.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)

@@ -36,8 +36,8 @@ mkdir -p "$OUT"
 DATA="$OUT/data"
 
 say "1/4 synthetic data: $TRAIN_IMAGES MuCo-format training images, $TEST_IMAGES MuPoTS-format test images"
-"$RN" synth --out "$DATA" --format muco --images "$TRAIN_IMAGES" --width 320 --height 240 --seed "$SEED"
-"$RN" synth --out "$DATA" --format mupots --images "$TEST_IMAGES" --width 320 --height 240 --seed $((SEED + 1000))
+"$RN" synth --output "$DATA" --format muco --images "$TRAIN_IMAGES" --width 320 --height 240 --seed "$SEED"
+"$RN" synth --output "$DATA" --format mupots --images "$TEST_IMAGES" --width 320 --height 240 --seed $((SEED + 1000))
 
 say "2/4 training ResNet-$BACKBONE at ${SIZE}x${SIZE}, batch $BATCH, for about $TRAIN_SECONDS s on $THREADS threads"
 # One line per epoch as it ends (also when the output is not a terminal).
@@ -65,11 +65,11 @@ SNAP="$OUT/train/model_dump/snapshot_$((EPOCHS - 1)).safetensors"
 
 say "3/4 testing on the MuPoTS-format test split (GT boxes)"
 mkdir -p "$OUT/result"
-"$RN" test --snapshot "$SNAP" --testset MuPoTS --data-dir "$DATA" --threads "$THREADS" \
+"$RN" test --snapshot "$SNAP" --dataset MuPoTS --data-dir "$DATA" --threads "$THREADS" \
     --result-dir "$OUT/result" --metrics-json "$OUT/result/metrics.json" | tee "$OUT/result/metrics.txt"
 
 say "4/4 demo: the people of one test image, with that camera's intrinsics"
-"$RN" dataset --name MuPoTS --data "$DATA" --split test --dump "$OUT/test_records.csv" > /dev/null
+"$RN" dataset --dataset MuPoTS --data-dir "$DATA" --split test --dump "$OUT/test_records.csv" > /dev/null
 # The first image with the most people; each record's box back to a user box
 # (the reader's box is the person's square box enlarged 1.25x; demo redoes that).
 demo_args=$(awk -F, 'NR > 1 { n[$1]++; if (!($1 in first)) { first[$1] = NR; order[++m] = $1 }
@@ -78,7 +78,7 @@ demo_args=$(awk -F, 'NR > 1 { n[$1]++; if (!($1 in first)) { first[$1] = NR; ord
     END { best = order[1]; for (i = 1; i <= m; i++) if (n[order[i]] > n[best]) best = order[i]
           printf "--image %s/%s%s%s", dir, best, box[best], cam[best] }' dir="$DATA" "$OUT/test_records.csv")
 # shellcheck disable=SC2086
-"$RN" demo --snapshot "$SNAP" $demo_args --threads "$THREADS" --out "$OUT/demo.png"
+"$RN" demo --snapshot "$SNAP" $demo_args --threads "$THREADS" --output "$OUT/demo.png"
 
 say "done in $(( $(date +%s) - t0 )) s"
 cat <<EOT

@@ -5,7 +5,8 @@
 #    and xyxy giving the same answer, the focal rescaling it prints holding
 #    (depth at focal f = depth at 1500 * f / 1500), the drawn image (box
 #    green, root cross red, depth label), PNG and JPEG output;
-#  - bad input: one clear line naming the problem, the usage, exit != 0.
+#  - bad input: one clear line naming the problem, exit != 0; command-line
+#    misuse (unknown flag, a required flag missing) also the usage.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -83,26 +84,33 @@ print('geometry and image ok')
 PYEOF
 check "demo geometry equals the Python version of demo.py; image drawn" $?
 
-# bad input: exit != 0, a message naming the problem, the usage
-bad() { # bad NAME PATTERN CMD...
-    local name=$1 pat=$2; shift 2
+# bad input: exit != 0, one line naming the problem; misuse: that line, then the usage
+bad_run() { # bad_run NAME PATTERN CMD...: sets rc, leaves stderr in err.txt
+    local pat=$2; shift 2
     "$@" > "$d/out.txt" 2> "$d/err.txt"
-    local rc=$?
-    local first; first=$(head -1 "$d/err.txt")
-    [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && grep -q -- "$pat" <<< "$first" && grep -q "^usage: rootnet" "$d/err.txt"
-    local st=$?
-    check "$name (rc $rc: $first)" $st
+    rc=$?
+    [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && head -1 "$d/err.txt" | grep -q -- "$pat"
+}
+bad() { # bad NAME PATTERN CMD...
+    bad_run "$@" && [ "$(wc -l < "$d/err.txt")" -eq 1 ]
+    local ok=$?
+    check "$1 (rc $rc: $(head -1 "$d/err.txt"))" $ok
+}
+misuse() { # misuse NAME PATTERN CMD...
+    bad_run "$@" && grep -q "^usage: rootnet" "$d/err.txt"
+    local ok=$?
+    check "$1 (rc $rc: $(head -1 "$d/err.txt"))" $ok
 }
 printf 'not a jpeg at all' > "$d/broken.jpg"
 head -c 600 "$img" > "$d/truncated.jpg"
-bad "demo: unknown flag" "unknown flag" demo --bbox 1,1,10,10 --frobnicate
+misuse "demo: unknown flag" "unknown flag" demo --bbox 1,1,10,10 --frobnicate
 bad "demo: bad --bbox syntax" "expected 4 comma-separated numbers" demo --bbox 1,2,3
 bad "demo: bad --bbox number" "expected 4 comma-separated numbers" demo --bbox 1,2,3,x
 bad "demo: box outside the image" "outside the 320 x 240 image" demo --bbox 400,10,50,50
 bad "demo: empty box" "empty box" demo --bbox 10,10,0,50
 bad "demo: xyxy reversed" "x2 >= x1" demo --bbox 50,10,20,60 --bbox-format xyxy
 bad "demo: bad --bbox-format" "xywh or xyxy" demo --bbox 1,1,10,10 --bbox-format cxcywh
-bad "demo: no box" "at least one --bbox" demo
+misuse "demo: no box" "at least one --bbox" demo
 bad "demo: bad --focal" "--focal" demo --bbox 1,1,10,10 --focal 1500
 bad "demo: image that won't decode" "broken.jpg" "$RN" demo --snapshot "$W" --image "$d/broken.jpg" --bbox 1,1,10,10
 bad "demo: truncated JPEG" "truncated.jpg" "$RN" demo --snapshot "$W" --image "$d/truncated.jpg" --bbox 1,1,10,10 \
@@ -112,12 +120,12 @@ bad "demo: snapshot of another backbone" "50" demo --bbox 1,1,10,10 --backbone 5
 bad "demo: output extension" ".png, .jpg" demo --bbox 10,10,50,50 --out "$d/x.bmp"
 bad "demo: missing snapshot file" "no.safetensors" "$RN" demo --snapshot "$d/no.safetensors" --image "$img" \
     --bbox 1,1,10,10
-bad "test: unknown flag" "unknown flag" "$RN" test --snapshot "$W" --testset MuPoTS --data-dir "$d/data" --bogus
+misuse "test: unknown flag" "unknown flag" "$RN" test --snapshot "$W" --testset MuPoTS --data-dir "$d/data" --bogus
 bad "test: missing data dir" "no such directory" "$RN" test --snapshot "$W" --testset MuPoTS --data-dir "$d/none"
 bad "test: unknown test set" "Foo" "$RN" test --snapshot "$W" --testset Foo --data-dir "$d/data" --input-size 64
 bad "test: snapshot of another backbone" "50" "$RN" test --snapshot "$W" --backbone 50 --testset MuPoTS \
     --data-dir "$d/data"
-bad "test: no snapshot" "--snapshot FILE" "$RN" test --testset MuPoTS --data-dir "$d/data"
+misuse "test: no snapshot" "--snapshot FILE" "$RN" test --testset MuPoTS --data-dir "$d/data"
 bad "test: --epoch without snapshot" "no snapshot of epoch 3" "$RN" test --epoch 3 --output "$d" --testset MuPoTS \
     --data-dir "$d/data"
 bad "test: bad input size" "multiple of 32" "$RN" test --snapshot "$W" --testset MuPoTS --data-dir "$d/data" \

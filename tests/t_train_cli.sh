@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# rootnet train's command line: bad input gets one clear line, the usage and
-# exit != 0 (unknown flag, missing data dir, snapshot of another backbone, bad
-# config value); a config file sets keys (unknown keys warned about), flags win
+# rootnet train's command line: bad input gets one clear line and exit != 0
+# (missing data dir, snapshot of another backbone, bad config value), misuse
+# (unknown flag, no --data-dir, malformed number) also the usage; a config file sets keys (unknown keys warned about), flags win
 # over it; one tiny run writes the JSONL log, the authors' log line and a PNG.
 source "$(dirname "$0")/train_lib.sh"
 "$RN" synth --out "$tmp/data" --format muco --images 8 --width 256 --height 256 > /dev/null || exit 1
-bad "unknown flag '--bogus'" --data-dir "$tmp/data" --bogus 1
+misuse "unknown flag '--bogus'" --data-dir "$tmp/data" --bogus 1
 bad "data-dir $tmp/nowhere: no such directory" --data-dir "$tmp/nowhere"
-bad "data-dir is required" --backbone 18
-bad "lr: 'fast' is not a number" --data-dir "$tmp/data" --lr fast
+misuse "data-dir is required" --backbone 18
+misuse "--lr: 'fast' is not a finite number" --data-dir "$tmp/data" --lr fast
 bad "input-size: 100 is not a multiple of 32" --data-dir "$tmp/data" --input-size 100
 bad "none.cfg: cannot open config file" --config "$tmp/none.cfg"
 

@@ -7,7 +7,7 @@
 # text logs carry the loss scale and the skipped count); --lr-scale linear
 # logs lr x batch / 32; --eval-epoch logs per-epoch metrics equal to what
 # `rootnet test` prints for each epoch's snapshot and keeps the best epoch's
-# snapshot byte for byte; bad switch values: one line, the usage, exit 2.
+# snapshot byte for byte; bad switch values: one line, exit 2.
 source "$(dirname "$0")/train_lib.sh"
 "$RN" synth --out "$tmp/data" --format muco --images 24 --width 256 --height 256 --seed 3 > /dev/null || exit 1
 "$RN" synth --out "$tmp/data" --format mupots --images 8 --width 256 --height 256 --seed 4 > /dev/null || exit 1

@@ -39,36 +39,30 @@ int rn_cmd_dataset(int argc, char **argv)
 {
     const char *name = NULL, *data = NULL, *split = "train", *dump = NULL, *cache_dir = NULL;
     long protocol = 2, input_w = 256, input_h = 256;
-    int det = 0, no_cache = 0, help = 0;
+    int det = 0, no_cache = 0;
     rn_flag flags[] = {
-        RN_FLAG_STR("--name", &name, "Human36M | MuCo | MuPoTS | MSCOCO | MPII | PW3D"),
-        RN_FLAG_STR("--data", &data, "data dir laid out as the authors' data/"),
+        RN_FLAG_STR("--dataset", &name, "Human36M | MuCo | MuPoTS | MSCOCO | MPII | PW3D"),
+        RN_FLAG_STR("--data-dir", &data, "data dir laid out as the authors' data/"),
         RN_FLAG_STR("--split", &split, "train | test (default train)"),
-        RN_FLAG_I64("--protocol", &protocol, "Human3.6M protocol 1 or 2 (default 2)"),
+        RN_FLAG_RANGE("--protocol", &protocol, 1, 2, "Human3.6M protocol 1 or 2 (default 2)"),
         RN_FLAG_BOOL("--det-bbox", &det, "detector boxes (MuPoTS, Human3.6M test)"),
-        RN_FLAG_I64("--input-w", &input_w, "network input width (default 256)"),
-        RN_FLAG_I64("--input-h", &input_h, "network input height (default 256)"),
+        RN_FLAG_RANGE("--input-w", &input_w, 1, 8192, "network input width (default 256)"),
+        RN_FLAG_RANGE("--input-h", &input_h, 1, 8192, "network input height (default 256)"),
         RN_FLAG_BOOL("--no-cache", &no_cache, "parse the JSON, never use the cache"),
         RN_FLAG_STR("--cache-dir", &cache_dir, "cache folder, created if missing (default data/<name>/, or the per-user cache when that is not writable)"),
         RN_FLAG_STR("--dump", &dump, "write every record as CSV to this file"),
-        RN_FLAG_BOOL("--help", &help, "show this help"),
+        RN_FLAG_ALIAS("--name", "--dataset"),
+        RN_FLAG_ALIAS("--data", "--data-dir"),
         {0}};
-    const char *synopsis = "--name SET --data DIR [--split train|test] [--dump FILE.csv]";
+    const char *synopsis = "--dataset SET --data-dir DIR [--split train|test] [--dump FILE.csv]";
+    int h = rn_args_handle(flags, argc, argv, synopsis);
+    if (h >= 0) return h;
+    if (!name || !data) return rn_args_misuse(flags, argv, synopsis, "--dataset and --data-dir are required");
+    if (strcmp(split, "train") && strcmp(split, "test")) {
+        fprintf(stderr, "rootnet dataset: --split '%s': expected train or test\n", split);
+        return 2;
+    }
     rn_err err = {{0}};
-    if (rn_args_parse(flags, argc, argv, 2, &err) || (!help && (!name || !data))) {
-        fprintf(stderr, "rootnet dataset: %s\n", err.msg[0] ? err.msg : "--name and --data are required");
-        rn_args_usage(stderr, "dataset", synopsis, flags);
-        return 2;
-    }
-    if (help) {
-        rn_args_usage(stdout, "dataset", synopsis, flags);
-        return 0;
-    }
-    if ((strcmp(split, "train") && strcmp(split, "test")) || (protocol != 1 && protocol != 2) || input_w <= 0 ||
-        input_h <= 0) {
-        fprintf(stderr, "rootnet dataset: bad --split, --protocol or --input-w/h\n");
-        return 2;
-    }
     rn_dataset_opts o = {.protocol = (int)protocol, .use_det_bbox = det, .input_w = (int)input_w,
                          .input_h = (int)input_h, .no_cache = no_cache, .cache_dir = cache_dir, .warn = stderr};
     rn_dataset ds;

@@ -34,11 +34,8 @@ static int parse_boxes(double (*boxes)[4], const demo_cli *c, rn_err *err)
 static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_err *err)
 {
     memset(in, 0, sizeof *in);
-    if (!c->snapshot) return rn_err_set(err, "--snapshot FILE is required");
-    if (!c->image) return rn_err_set(err, "--image FILE is required");
     if (c->input_size && (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32))
         return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->input_size);
-    if (c->threads < 0 || c->threads > 1024) return rn_err_set(err, "--threads %ld: must be 0..1024", c->threads);
     if (parse_boxes(boxes, c, err)) return -1;
     if (c->focal && rn_predict_parse_numbers(in->f, 2, c->focal, "--focal", err)) return -1;
     if (c->focal && !(in->f[0] > 0 && in->f[1] > 0)) return rn_err_set(err, "--focal: both values must be > 0");
@@ -61,10 +58,10 @@ static void print_text(const rn_person_root *r, int n, const rn_predict_info *in
                "the same way), or rerun with --focal fx,fy [--princpt cx,cy].\n",
                info->default_c ? ", principal point at the image centre" : "");
     for (int i = 0; i < n; i++)
-        printf("person %d: box %.1f,%.1f,%.1f,%.1f  root x %.1f px  y %.1f px  depth %.1f mm  "
-               "camera X %.1f  Y %.1f  Z %.1f mm\n",
-               i + 1, r[i].box[0], r[i].box[1], r[i].box[2], r[i].box[3], r[i].img[0], r[i].img[1], r[i].img[2],
-               r[i].cam[0], r[i].cam[1], r[i].cam[2]);
+        printf("person %d: box %.1f,%.1f,%.1f,%.1f  processed box %.2f,%.2f,%.2f,%.2f  k %.2f  root x %.1f px  "
+               "y %.1f px  depth %.1f mm  camera X %.1f  Y %.1f  Z %.1f mm\n",
+               i + 1, r[i].box[0], r[i].box[1], r[i].box[2], r[i].box[3], r[i].bbox[0], r[i].bbox[1], r[i].bbox[2],
+               r[i].bbox[3], r[i].k, r[i].img[0], r[i].img[1], r[i].img[2], r[i].cam[0], r[i].cam[1], r[i].cam[2]);
     if (out) printf("wrote %s\n", out);
 }
 
@@ -119,6 +116,22 @@ static int write_image(const char *out, const char *path, const rn_person_root *
     return rc;
 }
 
+/* A box read as x,y,w,h that runs well past the image (by more than 10 % of
+ * the image's side, or by more than half the box's) is most likely x1,y1,x2,y2. */
+static void warn_outside(const demo_cli *c, const rn_person_root *r, int n, const rn_predict_info *info)
+{
+    if (c->format && strcmp(c->format, "xywh")) return;
+    for (int i = 0; i < n; i++) {
+        const double *b = r[i].box;
+        double past_x = fmax(0, -b[0]) + fmax(0, b[0] + b[2] - info->width);
+        double past_y = fmax(0, -b[1]) + fmax(0, b[1] + b[3] - info->height);
+        if (past_x > 0.1 * info->width || past_x > 0.5 * b[2] || past_y > 0.1 * info->height || past_y > 0.5 * b[3])
+            fprintf(stderr, "rootnet demo: warning: --bbox '%s' read as x,y,w,h runs %.0f px past the %d x %d "
+                    "image; if it is x1,y1,x2,y2, add --bbox-format xyxy\n",
+                    c->bbox.v[i], fmax(past_x, past_y), info->width, info->height);
+    }
+}
+
 static int run_demo(const demo_cli *c, rn_err *err)
 {
     double boxes[RN_PREDICT_MAX_BOXES][4];
@@ -140,6 +153,7 @@ static int run_demo(const demo_cli *c, rn_err *err)
     int rc = rn_predict_roots(r, &info, &p, &in, err);
     rn_params_free(&p);
     if (rc) return 2;
+    warn_outside(c, r, in.n, &info);
     const char *out = c->out ? c->out : "demo_output.png";
     if (write_image(out, c->image, r, in.n, err)) return 1;
     if (c->json) print_json(r, in.n, &info, out);
@@ -150,7 +164,6 @@ static int run_demo(const demo_cli *c, rn_err *err)
 int rn_cmd_demo(int argc, char **argv)
 {
     demo_cli c = {0};
-    int help = 0;
     rn_flag flags[] = {
         RN_FLAG_STR("--snapshot", &c.snapshot, "weights: a rootnet snapshot (safetensors) or the authors' .pth.tar"),
         RN_FLAG_STR("--image", &c.image, "input image (JPEG or PNG)"),
@@ -158,30 +171,23 @@ int rn_cmd_demo(int argc, char **argv)
         RN_FLAG_STR("--bbox-format", &c.format, "xywh (default) or xyxy (x1,y1,x2,y2)"),
         RN_FLAG_STR("--focal", &c.focal, "fx,fy in pixels (default: 1500,1500, the authors' convention)"),
         RN_FLAG_STR("--princpt", &c.princpt, "cx,cy in pixels (default: the image centre)"),
-        RN_FLAG_STR("--out", &c.out, "output image, .png or .jpg (default demo_output.png)"),
+        RN_FLAG_STR("--output", &c.out, "output image, .png or .jpg (default demo_output.png)"),
         RN_FLAG_BOOL("--json", &c.json, "print the roots as one JSON object"),
-        RN_FLAG_I64("--input-size", &c.input_size, "network input size (default: the snapshot's, else 256)"),
+        RN_FLAG_RANGE("--input-size", &c.input_size, 0, 2048, "network input size (default: the snapshot's, else 256)"),
         RN_FLAG_BOOL("--fast-decode", &c.fast_decode, "decode the JPEG at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"),
-        RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
-        RN_FLAG_I64("--backbone", &c.backbone, "expected ResNet depth (default: from the snapshot)"),
-        RN_FLAG_BOOL("--help", &help, "show this help"),
+        RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_RANGE("--backbone", &c.backbone, 0, 1000, "expected ResNet depth (default: from the snapshot)"),
+        RN_FLAG_ALIAS("--weights", "--snapshot"),
+        RN_FLAG_ALIAS("--out", "--output"),
         {0}};
     const char *syn = "--snapshot FILE --image IMG --bbox x,y,w,h [--bbox ...] [--bbox-format xywh|xyxy] "
-                      "[--focal fx,fy] [--princpt cx,cy] [--json] [--out OUT.png]";
+                      "[--focal fx,fy] [--princpt cx,cy] [--json] [--output OUT.png]";
+    int h = rn_args_handle(flags, argc, argv, syn);
+    if (h >= 0) return h;
+    if (!c.snapshot || !c.image || !c.bbox.n)
+        return rn_args_misuse(flags, argv, syn, "--snapshot, --image and at least one --bbox x,y,w,h are required");
     rn_err err = {{0}};
-    if (rn_args_parse(flags, argc, argv, 2, &err)) {
-        fprintf(stderr, "rootnet demo: %s\n", err.msg);
-        rn_args_usage(stderr, "demo", syn, flags);
-        return 2;
-    }
-    if (help) {
-        rn_args_usage(stdout, "demo", syn, flags);
-        return 0;
-    }
     int rc = run_demo(&c, &err);
-    if (rc) {
-        fprintf(stderr, "rootnet demo: %s\n", err.msg);
-        rn_args_usage(stderr, "demo", syn, flags);
-    }
+    if (rc) fprintf(stderr, "rootnet demo: %s\n", err.msg);
     return rc;
 }

@@ -128,31 +128,20 @@ done:
 int rn_cmd_evaluate(int argc, char **argv)
 {
     eval_opts o = {0};
-    int help = 0;
     rn_flag flags[] = {
         RN_FLAG_STR("--dataset", &o.dataset, "MuPoTS, Human36M or PW3D"),
         RN_FLAG_STR("--result", &o.result, "result JSON (the authors' bbox_root_*_output.json format)"),
         RN_FLAG_STR("--gt", &o.gt, "ground truth: MuPoTS-3D.json or a root list [{image_id, ann_id, root_cam, ...}]"),
         RN_FLAG_MULTI("--thr", &o.thr, "MuPoTS AP distance threshold in mm (repeatable; default 250)"),
         RN_FLAG_BOOL("--json", &o.json, "print the metrics as one JSON object"),
-        RN_FLAG_BOOL("--help", &help, "show this help"),
+        RN_FLAG_ALIAS("--testset", "--dataset"),
         {0}};
     const char *syn = "--dataset MuPoTS|Human36M|PW3D --result FILE --gt FILE [--thr MM] [--json]";
-    rn_err err = {0};
-    if (rn_args_parse(flags, argc, argv, 2, &err)) {
-        fprintf(stderr, "rootnet evaluate: %s\n", err.msg);
-        rn_args_usage(stderr, "evaluate", syn, flags);
-        return 2;
-    }
-    if (help) {
-        rn_args_usage(stdout, "evaluate", syn, flags);
-        return 0;
-    }
-    if (!o.dataset || !o.result || !o.gt) {
-        fprintf(stderr, "rootnet evaluate: --dataset, --result and --gt are required\n");
-        rn_args_usage(stderr, "evaluate", syn, flags);
-        return 2;
-    }
+    int h = rn_args_handle(flags, argc, argv, syn);
+    if (h >= 0) return h;
+    if (!o.dataset || !o.result || !o.gt)
+        return rn_args_misuse(flags, argv, syn, "--dataset, --result and --gt are required");
+    rn_err err = {{0}};
     rn_eval_kind kind;
     if (rn_eval_kind_parse(&kind, o.dataset, &err) || run_eval(&o, kind, &err)) {
         fprintf(stderr, "rootnet evaluate: %s\n", err.msg);

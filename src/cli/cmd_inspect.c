@@ -3,6 +3,7 @@
  * (3, H, W)). With --augment the augmentation is the loader's for a
  * single-set training run at --epoch (stream epoch * N + index). */
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <png.h>
 #include <stdio.h>
@@ -132,45 +133,43 @@ static int inspect_run(const inspect_args *a, const rn_dataset *ds, rn_err *err)
 
 static int check_args(const inspect_args *a, rn_split *split, rn_err *err)
 {
-    if (!a->data_dir || !a->dataset || !a->out) return rn_err_set(err, "--data-dir, --dataset and --out are required");
     if (!strcmp(a->split, "train")) *split = RN_SPLIT_TRAIN;
     else if (!strcmp(a->split, "test")) *split = RN_SPLIT_TEST;
     else return rn_err_set(err, "--split: '%s' is not train or test", a->split);
     if (!ends_with(a->out, ".png") && !ends_with(a->out, ".npy"))
-        return rn_err_set(err, "--out: '%s' must end in .png or .npy", a->out);
-    if (a->epoch < 0) return rn_err_set(err, "--epoch must be >= 0");
+        return rn_err_set(err, "--output: '%s' must end in .png or .npy", a->out);
     return 0;
 }
 
 int rn_cmd_inspect(int argc, char **argv)
 {
     inspect_args a = {.split = "train"};
-    int help = 0;
     rn_flag flags[] = {
         RN_FLAG_STR("--data-dir", &a.data_dir, "dataset root (the authors' data/ layout)"),
         RN_FLAG_STR("--dataset", &a.dataset, "Human36M, MuCo, MuPoTS, MSCOCO, MPII, PW3D"),
         RN_FLAG_STR("--split", &a.split, "train or test (default train)"),
-        RN_FLAG_I64("--index", &a.index, "record index"),
+        RN_FLAG_RANGE("--index", &a.index, 0, LONG_MAX, "record index"),
         RN_FLAG_BOOL("--augment", &a.augment, "apply the training augmentation"),
         RN_FLAG_I64("--seed", &a.seed, "augmentation seed (default 0)"),
-        RN_FLAG_I64("--epoch", &a.epoch, "epoch for the augmentation stream (default 0)"),
+        RN_FLAG_RANGE("--epoch", &a.epoch, 0, INT_MAX, "epoch for the augmentation stream (default 0)"),
         RN_FLAG_BOOL("--norm01", &a.raw_norm01, "ImageNet normalisation on [0,1] instead of the authors' 0..255"),
         RN_FLAG_BOOL("--fast-decode", &a.fast_decode, "decode JPEGs at 1/2, 1/4, 1/8 size when the box is that much larger than the input (faster, not the authors' pixels)"),
         RN_FLAG_STR("--cache-dir", &a.cache_dir, "cache folder, created if missing (default next to the annotations, or the per-user cache when that is not writable)"),
-        RN_FLAG_STR("--out", &a.out, "patch.png (de-normalised RGB) or patch.npy (float (3,H,W))"),
-        RN_FLAG_BOOL("--help", &help, "show this help"),
+        RN_FLAG_STR("--output", &a.out, "patch.png (de-normalised RGB) or patch.npy (float (3,H,W))"),
+        RN_FLAG_ALIAS("--data", "--data-dir"),
+        RN_FLAG_ALIAS("--name", "--dataset"),
+        RN_FLAG_ALIAS("--out", "--output"),
         {0}};
-    const char *syn = "--data-dir D --dataset NAME --split train|test --index I [--augment --seed S] --out F";
-    rn_err err = {0};
+    const char *syn = "--data-dir D --dataset NAME --split train|test --index I [--augment --seed S] --output F";
+    int h = rn_args_handle(flags, argc, argv, syn);
+    if (h >= 0) return h;
+    if (!a.data_dir || !a.dataset || !a.out)
+        return rn_args_misuse(flags, argv, syn, "--data-dir, --dataset and --output are required");
+    rn_err err = {{0}};
     rn_split split = RN_SPLIT_TRAIN;
-    if (rn_args_parse(flags, argc, argv, 2, &err) || (!help && check_args(&a, &split, &err))) {
+    if (check_args(&a, &split, &err)) {
         fprintf(stderr, "rootnet inspect: %s\n", err.msg);
-        rn_args_usage(stderr, "inspect", syn, flags);
         return 2;
-    }
-    if (help) {
-        rn_args_usage(stdout, "inspect", syn, flags);
-        return 0;
     }
     rn_dataset ds;
     rn_dataset_opts opts = {.protocol = 2, .input_w = 256, .input_h = 256, .cache_dir = a.cache_dir, .warn = stderr};

@@ -1,4 +1,5 @@
 /* rootnet forward | step | bench: the model core's debugging and test interface. */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -112,25 +113,24 @@ int rn_cmd_forward(int argc, char **argv)
     int eval = 0;
     long threads = 0, backbone = 0;
     rn_flag flags[] = {
-        RN_FLAG_STR("--weights", &weights, "weights: safetensors or PyTorch .pth (required)"),
+        RN_FLAG_STR("--snapshot", &weights, "weights: safetensors or PyTorch .pth (required)"),
         RN_FLAG_BOOL("--eval", &eval, "use BN running statistics (default: batch statistics)"),
         RN_FLAG_STR("--images", &images, "(N,3,H,W) float32 .npy, normalised (required)"),
         RN_FLAG_STR("--k", &kpath, "(N) or (N,1) float32 .npy (required)"),
-        RN_FLAG_STR("--out", &out, "output (N,3) .npy: x, y on the output grid, depth (required)"),
-        RN_FLAG_I64("--backbone", &backbone, "require this ResNet depth (default: from the weights)"),
-        RN_FLAG_I64("--threads", &threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_STR("--output", &out, "output (N,3) .npy: x, y on the output grid, depth (required)"),
+        RN_FLAG_RANGE("--backbone", &backbone, 0, 1000, "require this ResNet depth (default: from the weights)"),
+        RN_FLAG_RANGE("--threads", &threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
         RN_FLAG_STR("--precision", &precision,
                     "fp32 (default) | bf16: convs compute in bf16 | bf16-o2: activations stored in bf16 too"),
+        RN_FLAG_ALIAS("--weights", "--snapshot"),
+        RN_FLAG_ALIAS("--out", "--output"),
         {0}};
-    const char *syn = "--weights W [--eval] --images X.npy --k K.npy --out OUT.npy [--precision bf16|bf16-o2]";
+    const char *syn = "--snapshot W [--eval] --images X.npy --k K.npy --output OUT.npy [--precision bf16|bf16-o2]";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
     rn_err err = {{0}};
-    if (!weights || !images || !kpath || !out) {
-        fprintf(stderr, "rootnet forward: --weights, --images, --k and --out are required\n");
-        rn_args_usage(stderr, "forward", syn, flags);
-        return 2;
-    }
+    if (!weights || !images || !kpath || !out)
+        return rn_args_misuse(flags, argv, syn, "--snapshot, --images, --k and --output are required");
     rn_precision prec;
     if (rn_precision_parse(precision, &prec, &err) || rn_policy_check(rn_policy_get(prec), RN_BACKEND_CPU, &err))
         return fail("forward", &err);
@@ -429,36 +429,34 @@ int rn_cmd_step(int argc, char **argv)
     rn_tuning_flags tf = {0};
     rn_cli_dist_flags df = RN_CLI_DIST_FLAGS_DEFAULT;
     rn_flag flags[] = {
-        RN_FLAG_STR("--weights", &weights, "initial weights (required)"),
+        RN_FLAG_STR("--snapshot", &weights, "initial weights (required)"),
         RN_FLAG_STR("--images", &paths[0], "(N,3,H,W) float32 .npy (required)"),
         RN_FLAG_STR("--k", &paths[1], "(N) or (N,1) .npy (required)"),
         RN_FLAG_STR("--target", &paths[2], "(N,3) .npy: x, y on the output grid, depth (required)"),
         RN_FLAG_STR("--vis", &paths[3], "(N,1) .npy (required)"),
         RN_FLAG_STR("--have-depth", &paths[4], "(N,1) .npy (required)"),
         RN_FLAG_F64("--lr", &c.lr, "Adam learning rate (1e-3)"),
-        RN_FLAG_I64("--steps", &c.steps, "number of steps (1)"),
-        RN_FLAG_I64("--batch", &b, "batch per replica (default N); a step's G = ranks x replicas x B samples start "
+        RN_FLAG_RANGE("--steps", &c.steps, 1, LONG_MAX, "number of steps (1)"),
+        RN_FLAG_RANGE("--batch", &b, 0, 4096, "batch per replica (default N); a step's G = ranks x replicas x B samples start "
                                    "at step * G mod N, replica j takes B of them from j * B"),
         RN_FLAG_STR("--save-grads", &save_grads, "write the last step's gradients (safetensors)"),
         RN_FLAG_STR("--save-weights", &c.save_weights, "write the weights after the last update (safetensors)"),
-        RN_FLAG_I64("--save-every", &c.save_every, "also write --save-weights every this many steps (atomically)"),
-        RN_FLAG_I64("--backbone", &backbone, "require this ResNet depth (default: from the weights)"),
-        RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
-        RN_FLAG_I64("--emulate-replicas", &replicas, "run R replicas in this process, BN per replica, gradients "
-                                                     "averaged: what mpirun -np R computes without --sync-bn (1)"),
+        RN_FLAG_RANGE("--save-every", &c.save_every, 0, LONG_MAX, "also write --save-weights every this many steps (atomically)"),
+        RN_FLAG_RANGE("--backbone", &backbone, 0, 1000, "require this ResNet depth (default: from the weights)"),
+        RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_FULL("--emulate-replicas", RN_ARG_I64, &replicas, 1, 64, 1, "test: run R replicas in this process, BN "
+                     "per replica, gradients averaged: what mpirun -np R computes without --sync-bn (1)"),
         RN_CLI_DIST_FLAGS(&df),
         RN_TUNING_FLAGS(&tf),
+        RN_FLAG_ALIAS("--weights", "--snapshot"),
         {0}};
-    const char *syn = "--weights W --images X --k K --target T --vis V --have-depth D [--lr] [--steps] [--batch] "
-                      "[--sync-bn] [--emulate-replicas R]   (mpirun -np K rootnet step ...: data parallel)";
+    const char *syn = "--snapshot W --images X --k K --target T --vis V --have-depth D [--lr] [--steps] [--batch] "
+                      "[--sync-bn]   (mpirun -np K rootnet step ...: data parallel)";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
     for (int i = 0; i < 5; i++)
-        if (!paths[i] || !weights) {
-            fprintf(stderr, "rootnet step: --weights, --images, --k, --target, --vis and --have-depth are required\n");
-            rn_args_usage(stderr, "step", syn, flags);
-            return 2;
-        }
+        if (!paths[i] || !weights)
+            return rn_args_misuse(flags, argv, syn, "--snapshot, --images, --k, --target, --vis and --have-depth are required");
     c.replicas = (int)replicas, c.sync_bn = df.sync_bn, c.b = (int)b;
     if (step_check(&c, b, &df, rn_dist_launched())) return 2;
     c.bucket = rn_dist_bucket_floats(df.bucket_mb);
@@ -624,16 +622,17 @@ int rn_cmd_bench(int argc, char **argv)
     rn_cli_dist_flags df = RN_CLI_DIST_FLAGS_DEFAULT;
     rn_flag flags[] = {
         RN_FLAG_STR("--mode", &c.mode, "train | infer"),
-        RN_FLAG_I64("--backbone", &c.depth, "ResNet depth (50)"),
-        RN_FLAG_I64("--size", &c.size, "input size, a multiple of 32 (256)"),
-        RN_FLAG_I64("--batch", &c.b, "batch size (8); per rank under mpirun"),
-        RN_FLAG_I64("--iters", &c.iters, "timed steps (5)"),
-        RN_FLAG_I64("--warmup", &c.warmup, "untimed steps first (1)"),
-        RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_RANGE("--backbone", &c.depth, 0, 1000, "ResNet depth (50)"),
+        RN_FLAG_RANGE("--input-size", &c.size, 32, 2048, "input size, a multiple of 32 (256)"),
+        RN_FLAG_RANGE("--batch", &c.b, 1, 4096, "batch size (8); per rank under mpirun"),
+        RN_FLAG_RANGE("--iters", &c.iters, 1, 1000000, "timed steps (5)"),
+        RN_FLAG_RANGE("--warmup", &c.warmup, 0, 1000000, "untimed steps first (1)"),
+        RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
         RN_CLI_DIST_FLAGS(&df),
         RN_TUNING_FLAGS(&tf),
+        RN_FLAG_ALIAS("--size", "--input-size"),
         {0}};
-    const char *syn = "--mode train|infer [--backbone 50] [--size 256] [--batch N] [--iters K] [--warmup W] "
+    const char *syn = "--mode train|infer [--backbone 50] [--input-size 256] [--batch N] [--iters K] [--warmup W] "
                       "[--precision fp32|bf16|bf16-o2] [--loss-scale N|dynamic] [--profile F]"
                       "   (mpirun -np K rootnet bench ...: data parallel, batch per rank)";
     int h = rn_args_handle(flags, argc, argv, syn);
@@ -661,19 +660,17 @@ int rn_cmd_convert(int argc, char **argv)
     const char *in = NULL, *out = NULL;
     long backbone = 0, seed = 1;
     rn_flag flags[] = {
-        RN_FLAG_STR("--weights", &in, "input: safetensors, PyTorch .pth / authors' snapshot, torchvision ResNet (required)"),
-        RN_FLAG_STR("--out", &out, "output safetensors with PyTorch state_dict names (required)"),
-        RN_FLAG_I64("--backbone", &backbone, "require this ResNet depth (default: from the file)"),
+        RN_FLAG_STR("--snapshot", &in, "input: safetensors, PyTorch .pth / authors' snapshot, torchvision ResNet (required)"),
+        RN_FLAG_STR("--output", &out, "output safetensors with PyTorch state_dict names (required)"),
+        RN_FLAG_RANGE("--backbone", &backbone, 0, 1000, "require this ResNet depth (default: from the file)"),
         RN_FLAG_I64("--seed", &seed, "seed of the authors' head init for a torchvision backbone file (1)"),
+        RN_FLAG_ALIAS("--weights", "--snapshot"),
+        RN_FLAG_ALIAS("--out", "--output"),
         {0}};
-    const char *syn = "--weights IN --out OUT.safetensors";
+    const char *syn = "--snapshot IN --output OUT.safetensors";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
-    if (!in || !out) {
-        fprintf(stderr, "rootnet convert: --weights and --out are required\n");
-        rn_args_usage(stderr, "convert", syn, flags);
-        return 2;
-    }
+    if (!in || !out) return rn_args_misuse(flags, argv, syn, "--snapshot and --output are required");
     rn_err err = {{0}};
     rn_params p;
     rn_rng rng;

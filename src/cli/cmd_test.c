@@ -1,4 +1,5 @@
 /* rootnet test: a snapshot on a test set -> the authors' result file and metrics. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,15 +69,9 @@ static int parse_compute(rn_compute *c, const char *s, rn_err *err)
 static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap_len, rn_err *err)
 {
     rn_test_opts_default(o);
-    if (!c->testset) return rn_err_set(err, "--testset is required (MuPoTS, Human36M or PW3D)");
-    if (!c->data_dir) return rn_err_set(err, "--data-dir is required");
     if (c->gt_bbox && c->det_bbox) return rn_err_set(err, "--use-gt-bbox and --det-bbox exclude each other");
-    if (c->batch < 1 || c->batch > 4096) return rn_err_set(err, "--batch %ld: must be 1..4096", c->batch);
-    if (c->threads < 0 || c->threads > 1024) return rn_err_set(err, "--threads %ld: must be 0..1024", c->threads);
-    if (c->workers < 1 || c->workers > 64) return rn_err_set(err, "--workers %ld: must be 1..64", c->workers);
     if (c->input_size && (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32))
         return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->input_size);
-    if (c->limit < 0) return rn_err_set(err, "--limit %ld: must be >= 0", c->limit);
     if (!(c->ap_thr > 0) || c->ap_thr > 1e9) return rn_err_set(err, "--ap-thr %g: must be > 0 (mm)", c->ap_thr);
     if (c->compute && parse_compute(&o->compute, c->compute, err)) return -1;
     struct stat st;
@@ -135,48 +130,43 @@ static int run_test(const test_cli *c, rn_err *err)
 int rn_cmd_test(int argc, char **argv)
 {
     test_cli c = {.epoch = -1, .batch = 16, .workers = 1, .ap_thr = 250.0};
-    int help = 0;
     rn_flag flags[] = {
         RN_FLAG_STR("--snapshot", &c.snapshot, "weights: a rootnet snapshot (safetensors) or the authors' .pth.tar"),
-        RN_FLAG_I64("--epoch", &c.epoch, "instead of --snapshot: the snapshot of epoch N under --output"),
+        RN_FLAG_RANGE("--epoch", &c.epoch, 0, INT_MAX, "instead of --snapshot: the snapshot of epoch N under --output"),
         RN_FLAG_STR("--output", &c.output, "training output dir (with --epoch); default result dir"),
-        RN_FLAG_STR("--testset", &c.testset, "MuPoTS, Human36M or PW3D"),
+        RN_FLAG_STR("--dataset", &c.testset, "the test set: MuPoTS, Human36M or PW3D"),
         RN_FLAG_STR("--data-dir", &c.data_dir, "data root in the authors' layout (D/MuPoTS/data/...)"),
         RN_FLAG_BOOL("--use-gt-bbox", &c.gt_bbox, "ground-truth boxes (default)"),
         RN_FLAG_BOOL("--det-bbox", &c.det_bbox, "detector boxes (MuPoTS, Human36M bbox/*.json)"),
-        RN_FLAG_I64("--batch", &c.batch, "samples per forward (default 16)"),
-        RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
-        RN_FLAG_I64("--workers", &c.workers, "image loader threads (default 1)"),
-        RN_FLAG_I64("--input-size", &c.input_size, "network input size (default: the snapshot's, else 256)"),
+        RN_FLAG_RANGE("--batch", &c.batch, 1, 4096, "samples per forward (default 16)"),
+        RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_RANGE("--workers", &c.workers, 1, 64, "image loader threads (default 1)"),
+        RN_FLAG_RANGE("--input-size", &c.input_size, 0, 2048, "network input size (default: the snapshot's, else 256)"),
         RN_FLAG_BOOL("--fast-decode", &c.fast_decode, "decode JPEGs at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"),
-        RN_FLAG_I64("--backbone", &c.backbone, "expected ResNet depth (default: from the snapshot)"),
+        RN_FLAG_RANGE("--backbone", &c.backbone, 0, 1000, "expected ResNet depth (default: from the snapshot)"),
         RN_FLAG_STR("--compute", &c.compute, "fp32 (default) or bf16"),
         RN_FLAG_STR("--result-dir", &c.result_dir, "where the result JSON goes (default --output, else .)"),
         RN_FLAG_STR("--gt", &c.gt, "MuPoTS GT roots (default D/MuPoTS/data/MuPoTS-3D.json)"),
         RN_FLAG_STR("--cache-dir", &c.cache_dir, "cache folder, created if missing (default next to the annotations, or the per-user cache when that is not writable)"),
         RN_FLAG_F64("--ap-thr", &c.ap_thr, "MuPoTS AP distance threshold in mm (default 250)"),
-        RN_FLAG_I64("--limit", &c.limit, "evaluate only the first N records (0: all)"),
+        RN_FLAG_RANGE("--limit", &c.limit, 0, LONG_MAX, "evaluate only the first N records (0: all)"),
         RN_FLAG_BOOL("--json", &c.json, "print the metrics as one JSON object (full precision)"),
         RN_FLAG_STR("--metrics-json", &c.metrics_json, "also write the --json object to this file"),
         RN_FLAG_BOOL("--no-progress", &c.no_progress, "no progress bar"),
-        RN_FLAG_BOOL("--help", &help, "show this help"),
+        RN_FLAG_ALIAS("--testset", "--dataset"),
+        RN_FLAG_ALIAS("--weights", "--snapshot"),
+        RN_FLAG_ALIAS("--data", "--data-dir"),
         {0}};
-    const char *syn = "(--snapshot FILE | --epoch N --output DIR) --testset MuPoTS|Human36M|PW3D --data-dir D "
+    const char *syn = "(--snapshot FILE | --epoch N --output DIR) --dataset MuPoTS|Human36M|PW3D --data-dir D "
                       "[--use-gt-bbox|--det-bbox] [--batch B] [--threads T] [--result-dir DIR]";
+    int h = rn_args_handle(flags, argc, argv, syn);
+    if (h >= 0) return h;
+    if (!c.testset || !c.data_dir)
+        return rn_args_misuse(flags, argv, syn, "--dataset (MuPoTS, Human36M or PW3D) and --data-dir are required");
+    if (!c.snapshot && c.epoch < 0)
+        return rn_args_misuse(flags, argv, syn, "--snapshot FILE (or --epoch N --output DIR) is required");
     rn_err err = {{0}};
-    if (rn_args_parse(flags, argc, argv, 2, &err)) {
-        fprintf(stderr, "rootnet test: %s\n", err.msg);
-        rn_args_usage(stderr, "test", syn, flags);
-        return 2;
-    }
-    if (help) {
-        rn_args_usage(stdout, "test", syn, flags);
-        return 0;
-    }
     int rc = run_test(&c, &err);
-    if (rc) {
-        fprintf(stderr, "rootnet test: %s\n", err.msg);
-        rn_args_usage(stderr, "test", syn, flags);
-    }
+    if (rc) fprintf(stderr, "rootnet test: %s\n", err.msg);
     return rc;
 }

@@ -4,6 +4,10 @@
 
 #include "cli/commands.h"
 
+#ifndef RN_VERSION
+#define RN_VERSION "0.1.0" /* the Makefile passes git describe's version when it can */
+#endif
+
 typedef struct command {
     const char *name;
     int (*run)(int argc, char **argv);
@@ -27,19 +31,39 @@ static const command COMMANDS[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: rootnet <command> [flags]   (rootnet <command> --help for its flags)\ncommands:\n");
+    fprintf(f, "usage: rootnet <command> [flags]   (rootnet <command> --help or rootnet help <command> for its "
+               "flags; rootnet --version)\ncommands:\n");
     for (const command *c = COMMANDS; c->name; c++) fprintf(f, "  %-10s %s\n", c->name, c->help);
 }
 
+static const command *find_command(const char *name)
+{
+    for (const command *c = COMMANDS; c->name; c++)
+        if (!strcmp(name, c->name)) return c;
+    return NULL;
+}
+
+static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "help"); }
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
     }
-    for (const command *c = COMMANDS; c->name; c++)
-        if (!strcmp(argv[1], c->name)) return c->run(argc, argv);
-    fprintf(stderr, "rootnet: unknown command '%s'\n", argv[1]);
+    if (!strcmp(argv[1], "--version")) {
+        printf("rootnet %s\n", RN_VERSION);
+        return 0;
+    }
+    const command *c = find_command(is_help(argv[1]) && argc > 2 ? argv[2] : argv[1]);
+    if (c && is_help(argv[1])) /* rootnet help CMD: rootnet CMD --help */
+        return c->run(3, (char *[]){argv[0], argv[2], "--help", NULL});
+    if (c) return c->run(argc, argv);
+    if (is_help(argv[1]) && argc == 2) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "rootnet: unknown command '%s'\n", argv[argc > 2 && is_help(argv[1]) ? 2 : 1]);
     usage(stderr);
     return 2;
 }
