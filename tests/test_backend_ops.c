@@ -1,0 +1,540 @@
+/* test_backend_ops: every op of the device interface, checked three ways.
+ *
+ * 1. The reference backend's own math (src/ref) against hand-worked values.
+ * 2. Its backward ops against central finite differences of its forward ops
+ *    (inputs chosen away from the ReLU and max-pool kinks; an entry whose
+ *    perturbation flips a ReLU anyway is skipped and counted).
+ * 3. Every other compiled backend against the reference, op by op, over the
+ *    shapes and channel counts RootNet uses and every precision the backend
+ *    supports (test_backend_ops_cross.inc).
+ *
+ * Each line names the op, the shape and the precision, the worst error and
+ * the tolerance; the run ends with "N passed, N failed".
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/rng.h"
+#include "core/status.h"
+#include "ref/ref.h"
+
+/* One line per check, and the check itself. A NaN error fails. */
+static void report(const char *op, const char *shape, const char *prec, double err, double tol)
+{
+    int ok = err <= tol;
+    printf("%-4s %-26s %-40s %-8s worst %-10.3g tol %.3g\n", ok ? "ok" : "FAIL", op, shape, prec, err, tol);
+    RN_CHECK(ok, "%s %s %s: worst error %g above tolerance %g", op, shape, prec, err, tol);
+}
+
+static float *fvec(size_t n) { return rn_xcalloc(n ? n : 1, sizeof(float)); }
+
+static float *randn(size_t n, double sd, rn_rng *r)
+{
+    float *v = fvec(n);
+    for (size_t i = 0; i < n; i++) v[i] = (float)(sd * rn_rng_normal(r));
+    return v;
+}
+
+static double dot(const float *a, const float *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)a[i] * b[i];
+    return s;
+}
+
+/* max |got - want| / max(|want|, floor): the error relative to the tensor's scale. */
+static double scaled_err(const float *got, const double *want, size_t n, double floor)
+{
+    double num = 0, den = floor;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (!(d <= num)) num = d; /* also catches NaN */
+        if (fabs(want[i]) > den) den = fabs(want[i]);
+    }
+    return num / den;
+}
+
+/* ---- 1. hand-worked values ---- */
+
+static void hand_conv(void)
+{
+    /* 3x3 input 1..9, all-ones 3x3 kernel, stride 2, padding 1: each output sums a 2x2 corner. */
+    float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w[9], y[4];
+    for (int i = 0; i < 9; i++) w[i] = 1;
+    rn_ref_conv_dims d = {.n = 1, .ic = 1, .ih = 3, .iw = 3, .oc = 1, .oh = 2, .ow = 2, .kh = 3, .kw = 3,
+                          .sh = 2, .sw = 2, .ph = 1, .pw = 1};
+    rn_ref_conv_forward(y, x, w, &d);
+    double want[4] = {12, 16, 24, 28};
+    report("hand conv forward", "1x1x3x3 k3 s2 p1", "fp32", scaled_err(y, want, 4, 1), 0);
+    /* Backward-data of dy = 1: each input counts the outputs whose window holds it. */
+    float dy[4] = {1, 1, 1, 1}, dx[9];
+    rn_ref_conv_backward_data(dx, dy, w, &d);
+    double wdx[9] = {1, 2, 1, 2, 4, 2, 1, 2, 1};
+    report("hand conv backward_data", "1x1x3x3 k3 s2 p1", "fp32", scaled_err(dx, wdx, 9, 1), 0);
+    /* dw[kh][kw] += sum of the inputs under that tap over the 4 outputs, on top of dw = 1. */
+    float dw[9];
+    for (int i = 0; i < 9; i++) dw[i] = 1;
+    rn_ref_conv_backward_weights(dw, x, dy, &d);
+    double wdw[9] = {1 + 5, 1 + 4 + 6, 1 + 5, 1 + 2 + 8, 1 + 1 + 3 + 7 + 9, 1 + 2 + 8, 1 + 5, 1 + 4 + 6, 1 + 5};
+    report("hand conv backward_weights", "1x1x3x3 k3 s2 p1 (+=)", "fp32", scaled_err(dw, wdw, 9, 1), 0);
+}
+
+static void hand_deconv(void)
+{
+    /* ConvTranspose2d, 1x2 input [1, 10], 1x3 kernel [1, 2, 3], stride 2: the two copies overlap at column 2. */
+    float x[2] = {1, 10}, w[3] = {1, 2, 3}, y[5];
+    rn_ref_conv_dims d = {.n = 1, .ic = 1, .ih = 1, .iw = 2, .oc = 1, .oh = 1, .ow = 5, .kh = 1, .kw = 3,
+                          .sh = 1, .sw = 2, .ph = 0, .pw = 0};
+    rn_ref_deconv_forward(y, x, w, &d);
+    double want[5] = {1, 2, 3 + 10, 20, 30};
+    report("hand deconv forward", "1x1x1x2 k1x3 s2", "fp32", scaled_err(y, want, 5, 1), 0);
+    /* With padding 1 the first and last columns are cut: [2, 13, 20]. */
+    rn_ref_conv_dims dp = d;
+    dp.pw = 1, dp.ow = 3;
+    rn_ref_deconv_forward(y, x, w, &dp);
+    double wantp[3] = {2, 13, 20};
+    report("hand deconv forward", "1x1x1x2 k1x3 s2 p1", "fp32", scaled_err(y, wantp, 3, 1), 0);
+    /* Two channels in, the weight is (IC, OC, KH, KW): channel 1's kernel is [4, 5, 6]. */
+    float x2[4] = {1, 10, 2, 0}, w2[6] = {1, 2, 3, 4, 5, 6}, y2[5];
+    rn_ref_conv_dims d2 = d;
+    d2.ic = 2;
+    rn_ref_deconv_forward(y2, x2, w2, &d2);
+    double want2[5] = {1 + 8, 2 + 10, 13 + 12, 20, 30};
+    report("hand deconv forward", "1x2x1x2 k1x3 s2 (IC,OC,K)", "fp32", scaled_err(y2, want2, 5, 1), 0);
+    float dy[5] = {1, 0, 0, 0, 1}, dx[2];
+    rn_ref_deconv_backward_data(dx, dy, w, &d);
+    double wdx[2] = {1, 3};
+    report("hand deconv backward_data", "1x1x1x2 k1x3 s2", "fp32", scaled_err(dx, wdx, 2, 1), 0);
+    float dw[3] = {0, 0, 0};
+    rn_ref_deconv_backward_weights(dw, x, dy, &d);
+    double wdw[3] = {1, 0, 10};
+    report("hand deconv backward_weights", "1x1x1x2 k1x3 s2", "fp32", scaled_err(dw, wdw, 3, 1), 0);
+}
+
+static void hand_bn(void)
+{
+    /* One channel, x = 1, 2, 3, 4: mean 2.5, biased var 1.25, unbiased 5/3. */
+    float x[4] = {1, 2, 3, 4}, mean, var, y[4];
+    double sums[2];
+    rn_ref_bn_sums(sums, x, 2, 1, 2);
+    rn_ref_bn_stats_from_sums(&mean, &var, sums, 4, 1);
+    double ms[2] = {2.5, 1.25};
+    float got[2] = {mean, var};
+    report("hand bn stats", "2x1x1x2", "fp32", scaled_err(got, ms, 2, 1), 0);
+    float rm = 0, rv = 1;
+    rn_ref_bn_update_running(&rm, &rv, &mean, &var, 0.1, 4, 1);
+    double rs[2] = {0.25, 0.9 + 0.1 * 5.0 / 3.0};
+    float rgot[2] = {rm, rv};
+    report("hand bn running update", "momentum 0.1, count 4", "fp32", scaled_err(rgot, rs, 2, 1), 1e-7);
+    float g = 2, b = 1;
+    rn_ref_bn_normalise(y, x, &mean, &var, &g, &b, 2, 1, 2);
+    double is = 1 / sqrt(1.25 + 1e-5), wy[4] = {1 - 3 * is, 1 - is, 1 + is, 1 + 3 * is};
+    report("hand bn normalise", "gamma 2 beta 1", "fp32", scaled_err(y, wy, 4, 1), 1e-7);
+    /* dy = (1, 0, 0, 0): sum dz = 1, sum dz (x - mean) = -1.5; dgamma = -1.5 is, dbeta = 1. */
+    float dy[4] = {1, 0, 0, 0}, dx[4], dg = 0, db = 0;
+    rn_ref_bn_backward_sums(sums, dy, NULL, x, &mean, 2, 1, 2);
+    rn_ref_bn_backward_params(&dg, &db, sums, &var, 1);
+    rn_ref_bn_backward_data(dx, dy, NULL, x, &mean, &var, &g, sums, 4, 2, 1, 2);
+    float pg[2] = {dg, db};
+    double wp[2] = {-1.5 * is, 1};
+    report("hand bn backward params", "dy = e0", "fp32", scaled_err(pg, wp, 2, 1), 1e-7);
+    double wdx[4];
+    for (int i = 0; i < 4; i++) wdx[i] = 2 * is * ((i == 0) - 0.25 - (x[i] - 2.5) * is * is * -1.5 / 4);
+    report("hand bn backward data", "dy = e0", "fp32", scaled_err(dx, wdx, 4, 1), 1e-7);
+    /* A ReLU after the BN that was off at element 0 stops its gradient entirely. */
+    float relu_out[4] = {0, 1, 1, 1};
+    rn_ref_bn_backward_sums(sums, dy, relu_out, x, &mean, 2, 1, 2);
+    double wz[2] = {0, 0};
+    float zs[2] = {(float)sums[0], (float)sums[1]};
+    report("hand bn backward relu mask", "relu_out[0] = 0", "fp32", scaled_err(zs, wz, 2, 1), 0);
+}
+
+static void hand_pool_gap(void)
+{
+    /* All-equal 3x3 input: PyTorch routes each output's gradient to the first
+     * element of its window in scan order: (0,0), (0,1), (1,0), (1,1). */
+    float x[9], y[4], dy[4] = {1, 2, 3, 4}, dx[9];
+    for (int i = 0; i < 9; i++) x[i] = 5;
+    rn_ref_maxpool_forward(y, x, 1, 1, 3, 3, 2, 2);
+    double wy[4] = {5, 5, 5, 5};
+    report("hand maxpool forward", "ties 1x1x3x3", "fp32", scaled_err(y, wy, 4, 1), 0);
+    rn_ref_maxpool_backward(dx, dy, x, 1, 1, 3, 3, 2, 2);
+    double wdx[9] = {1, 2, 0, 3, 4, 0, 0, 0, 0};
+    report("hand maxpool backward", "ties: first max", "fp32", scaled_err(dx, wdx, 9, 1), 0);
+    /* All negative: the padding is not a 0 that could win. */
+    float x2[9] = {-1, -2, -3, -4, -5, -6, -7, -8, -9};
+    rn_ref_maxpool_forward(y, x2, 1, 1, 3, 3, 2, 2);
+    double wy2[4] = {-1, -2, -4, -5};
+    report("hand maxpool forward", "negative 1x1x3x3", "fp32", scaled_err(y, wy2, 4, 1), 0);
+    float g[2], gx[6] = {1, 2, 3, 4, 5, 6}, gd[2] = {3, 6}, gdx[6] = {1, 1, 1, 1, 1, 1};
+    rn_ref_gap_forward(g, gx, 2, 1, 3);
+    double wg[2] = {2, 5};
+    report("hand gap forward", "2x1x3", "fp32", scaled_err(g, wg, 2, 1), 0);
+    rn_ref_gap_backward(gdx, gd, 2, 1, 3);
+    double wgd[6] = {2, 2, 2, 3, 3, 3};
+    report("hand gap backward", "2x1x3 (+=)", "fp32", scaled_err(gdx, wgd, 6, 1), 0);
+}
+
+static void hand_head(void)
+{
+    /* a = 0: uniform softmax over a 2x3 grid, x = mean column = 1, y = mean row = 0.5. */
+    float a[12] = {0}, w = 1, b = 3, coord[4], prob[12];
+    a[6 + 2] = 40; /* sample 1, channel 0, position (0, 2): dominates */
+    rn_ref_xy_forward(coord, prob, a, &w, &b, 2, 1, 2, 3);
+    double wc[4] = {1, 0.5, 2, 0};
+    report("hand xy forward", "2x1x2x3", "fp32", scaled_err(coord, wc, 4, 1), 1e-7);
+    /* d x / d logit_p = prob_p (col_p - x): at a uniform 2x3 softmax, (c - 1) / 6; sample 1 gets no gradient. */
+    float dc[4] = {1, 0, 0, 0}, da[12], dw = 0, db = 0;
+    rn_ref_xy_backward(da, &dw, &db, dc, prob, a, &w, 2, 1, 2, 3);
+    double wda[12] = {-1 / 6.0, 0, 1 / 6.0, -1 / 6.0, 0, 1 / 6.0};
+    report("hand xy backward", "uniform softmax", "fp32", scaled_err(da, wda, 12, 1), 1e-7);
+    float feat[4] = {1, 2, 3, 4}, dwt[2] = {0.5f, -1}, dbias = 2, k[2] = {10, 100}, depth[2], gam[2];
+    rn_ref_depth_forward(depth, gam, feat, dwt, &dbias, k, 2, 2);
+    double wd[2] = {(0.5 - 2 + 2) * 10, (1.5 - 4 + 2) * 100};
+    report("hand depth forward", "2x2", "fp32", scaled_err(depth, wd, 2, 1), 0);
+    /* loss: sample 0 off by (1, -2, 3) visible with depth, sample 1 off by (4, 0, 5) invisible. */
+    float c[6] = {1, -2, 3, 4, 0, 5}, t[6] = {0}, vis[2] = {1, 0}, hd[2] = {1, 1}, dco[6];
+    double loss = rn_ref_loss(dco, c, t, vis, hd, 2);
+    float lf = (float)loss;
+    double wl = (1 + 2 + 3) / 3.0 / 2;
+    report("hand loss", "N=2", "fp32", scaled_err(&lf, &wl, 1, 1), 1e-7);
+    double wdco[6] = {1 / 6.0, -1 / 6.0, 1 / 6.0, 0, 0, 0};
+    report("hand loss gradient", "N=2", "fp32", scaled_err(dco, wdco, 6, 1), 1e-7);
+}
+
+static void hand_adam(void)
+{
+    /* Step 1 from zero moments: m = 0.1 g, v = 0.001 g^2, both bias corrections
+     * undo the betas exactly, so the update is lr * g / (|g| + eps). */
+    float p[2] = {1, -1}, m[2] = {0, 0}, v[2] = {0, 0}, g[2] = {0.5f, -4};
+    rn_ref_adam(p, m, v, g, 2, 0.1, 0.9, 0.999, 1e-8, 1);
+    double wp[2] = {1 - 0.1 * 0.5 / (0.5 + 1e-8), -1 + 0.1 * 4 / (4 + 1e-8)};
+    report("hand adam step 1", "n=2", "fp32", scaled_err(p, wp, 2, 1), 1e-7);
+    /* Step 2 with the same g: m = 0.19 g, v = 0.001999 g^2, corrections 0.19 and 0.001999. */
+    rn_ref_adam(p, m, v, g, 2, 0.1, 0.9, 0.999, 1e-8, 2);
+    double wp2[2] = {wp[0] - 0.1 * 0.5 / (0.5 + 1e-8), wp[1] + 0.1 * 4 / (4 + 1e-8)};
+    report("hand adam step 2", "n=2", "fp32", scaled_err(p, wp2, 2, 1), 1e-7);
+    double wm[2] = {0.19 * 0.5, 0.19 * -4}, wv[2] = {0.001999 * 0.25, 0.001999 * 16};
+    report("hand adam moments", "n=2", "fp32", fmax(scaled_err(m, wm, 2, 1e-30), scaled_err(v, wv, 2, 1e-30)), 1e-7);
+    float gs[3] = {2, -4, 8};
+    int fin = rn_ref_unscale_check(gs, 3, 0.25f);
+    double wg[3] = {0.5, -1, 2};
+    report("hand unscale", "finite", "fp32", scaled_err(gs, wg, 3, 1) + (fin != 1), 0);
+    float gi[3] = {1, INFINITY, 2}, gn[2] = {NAN, 0};
+    int fi = rn_ref_unscale_check(gi, 3, 1.0f), fn = rn_ref_unscale_check(gn, 2, 0.5f);
+    report("hand unscale", "inf, nan -> not finite", "fp32", fi + fn, 0);
+}
+
+/* ---- 2. finite differences of the reference's own ops ---- */
+
+/* The loss whose gradient is checked, evaluated at the current inputs; sig
+ * is a signature of the kinks (ReLU pattern) the evaluation went through. */
+typedef double (*fd_loss)(void *ctx, unsigned long *sig);
+
+#define FD_SAMPLES 24
+
+/* Worst |central difference - analytic| over up to FD_SAMPLES random entries
+ * of v, relative to max |analytic|. Entries whose +-h evaluations cross a
+ * kink (signature changes) are skipped and counted in *skipped. */
+static double fd_check(float *v, size_t n, const float *an, double h, fd_loss f, void *ctx, rn_rng *r, int *skipped)
+{
+    unsigned long s0, sp, sm;
+    f(ctx, &s0);
+    double worst = 0, scale = 1e-30;
+    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(an[i]));
+    for (int k = 0; k < FD_SAMPLES; k++) {
+        size_t i = rn_rng_below(r, n);
+        float keep = v[i], hi = (float)(keep + h), lo = (float)(keep - h);
+        v[i] = hi;
+        double lp = f(ctx, &sp);
+        v[i] = lo;
+        double lm = f(ctx, &sm);
+        v[i] = keep;
+        if (sp != s0 || sm != s0) {
+            (*skipped)++;
+            continue;
+        }
+        double fd = (lp - lm) / ((double)hi - lo), d = fabs(fd - an[i]);
+        if (!(d <= worst)) worst = d;
+    }
+    return worst / scale;
+}
+
+static unsigned long relu_sig(const float *y, size_t n)
+{
+    unsigned long s = 1469598103934665603ul;
+    for (size_t i = 0; i < n; i++) s = (s ^ (y[i] > 0)) * 1099511628211ul;
+    return s;
+}
+
+typedef struct conv_fd {
+    rn_ref_conv_dims d;
+    int transposed;
+    float *x, *w, *y, *r;
+} conv_fd;
+
+static size_t conv_nx(const rn_ref_conv_dims *d) { return (size_t)d->n * d->ic * d->ih * d->iw; }
+static size_t conv_ny(const rn_ref_conv_dims *d) { return (size_t)d->n * d->oc * d->oh * d->ow; }
+static size_t conv_nw(const rn_ref_conv_dims *d) { return (size_t)d->oc * d->ic * d->kh * d->kw; }
+
+static double conv_loss(void *ctx, unsigned long *sig)
+{
+    conv_fd *c = ctx;
+    (c->transposed ? rn_ref_deconv_forward : rn_ref_conv_forward)(c->y, c->x, c->w, &c->d);
+    *sig = 0;
+    return dot(c->r, c->y, conv_ny(&c->d));
+}
+
+static void fd_conv(rn_ref_conv_dims d, int transposed, const char *shape, rn_rng *r)
+{
+    conv_fd c = {.d = d, .transposed = transposed};
+    size_t nx = conv_nx(&d), ny = conv_ny(&d), nw = conv_nw(&d);
+    c.x = randn(nx, 1, r), c.w = randn(nw, 1, r), c.y = fvec(ny), c.r = randn(ny, 1, r);
+    float *dx = fvec(nx), *dw = fvec(nw);
+    if (transposed) {
+        rn_ref_deconv_backward_data(dx, c.r, c.w, &d);
+        rn_ref_deconv_backward_weights(dw, c.x, c.r, &d);
+    } else {
+        rn_ref_conv_backward_data(dx, c.r, c.w, &d);
+        rn_ref_conv_backward_weights(dw, c.x, c.r, &d);
+    }
+    int sk = 0;
+    char op[64];
+    snprintf(op, sizeof op, "fd %s backward_data", transposed ? "deconv" : "conv");
+    report(op, shape, "fp32", fd_check(c.x, nx, dx, 1e-2, conv_loss, &c, r, &sk), 1e-4);
+    snprintf(op, sizeof op, "fd %s backward_weights", transposed ? "deconv" : "conv");
+    report(op, shape, "fp32", fd_check(c.w, nw, dw, 1e-2, conv_loss, &c, r, &sk), 1e-4);
+    free(c.x), free(c.w), free(c.y), free(c.r), free(dx), free(dw);
+}
+
+typedef struct bn_fd {
+    int N, C, HW, relu;
+    float *x, *gamma, *beta, *y, *r, *mean, *var;
+    double *sums;
+} bn_fd;
+
+static double bn_loss(void *ctx, unsigned long *sig)
+{
+    bn_fd *b = ctx;
+    size_t n = (size_t)b->N * b->C * b->HW;
+    rn_ref_bn_sums(b->sums, b->x, b->N, b->C, b->HW);
+    rn_ref_bn_stats_from_sums(b->mean, b->var, b->sums, (double)b->N * b->HW, b->C);
+    rn_ref_bn_normalise(b->y, b->x, b->mean, b->var, b->gamma, b->beta, b->N, b->C, b->HW);
+    if (b->relu) rn_ref_relu_forward(b->y, b->y, n);
+    *sig = b->relu ? relu_sig(b->y, n) : 0;
+    return dot(b->r, b->y, n);
+}
+
+/* Train-mode BN (+ReLU): dx, dgamma, dbeta against finite differences. */
+static void fd_bn(int N, int C, int H, int W, int relu, rn_rng *r)
+{
+    int HW = H * W;
+    size_t n = (size_t)N * C * HW;
+    bn_fd b = {.N = N, .C = C, .HW = HW, .relu = relu};
+    b.x = randn(n, 2, r), b.gamma = randn(C, 1, r), b.beta = randn(C, 0.5, r), b.y = fvec(n), b.r = randn(n, 1, r);
+    b.mean = fvec(C), b.var = fvec(C);
+    b.sums = rn_xmalloc(2 * (size_t)C * sizeof *b.sums);
+    for (size_t i = 0; i < n; i++) b.x[i] += 3; /* an offset the mean must remove */
+    unsigned long sig;
+    bn_loss(&b, &sig);
+    float *dx = fvec(n), *dg = fvec(C), *db = fvec(C);
+    rn_ref_bn_backward_sums(b.sums, b.r, relu ? b.y : NULL, b.x, b.mean, N, C, HW);
+    rn_ref_bn_backward_params(dg, db, b.sums, b.var, C);
+    rn_ref_bn_backward_data(dx, b.r, relu ? b.y : NULL, b.x, b.mean, b.var, b.gamma, b.sums, (double)N * HW, N, C, HW);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%dx%dx%dx%d%s", N, C, H, W, relu ? " +relu" : "");
+    int sk = 0;
+    report("fd bn backward_data", shape, "fp32", fd_check(b.x, n, dx, 1e-3, bn_loss, &b, r, &sk), 2e-3);
+    report("fd bn backward gamma", shape, "fp32", fd_check(b.gamma, C, dg, 1e-3, bn_loss, &b, r, &sk), 2e-3);
+    report("fd bn backward beta", shape, "fp32", fd_check(b.beta, C, db, 1e-3, bn_loss, &b, r, &sk), 2e-3);
+    if (sk) printf("     (fd bn %s: %d entries skipped, their +-h crossed a ReLU kink)\n", shape, sk);
+    free(b.x), free(b.gamma), free(b.beta), free(b.y), free(b.r), free(b.mean), free(b.var), free(b.sums);
+    free(dx), free(dg), free(db);
+}
+
+typedef struct pool_fd {
+    int N, C, H, W, OH, OW;
+    float *x, *y, *r;
+} pool_fd;
+
+static double pool_loss(void *ctx, unsigned long *sig)
+{
+    pool_fd *p = ctx;
+    rn_ref_maxpool_forward(p->y, p->x, p->N, p->C, p->H, p->W, p->OH, p->OW);
+    *sig = 0;
+    return dot(p->r, p->y, (size_t)p->N * p->C * p->OH * p->OW);
+}
+
+/* Max-pool on distinct values at least 0.01 apart, perturbed by 1e-3: no kink is crossed. */
+static void fd_pool(int N, int C, int H, int W, rn_rng *r)
+{
+    pool_fd p = {.N = N, .C = C, .H = H, .W = W, .OH = (H - 1) / 2 + 1, .OW = (W - 1) / 2 + 1};
+    size_t n = (size_t)N * C * H * W, ny = (size_t)N * C * p.OH * p.OW;
+    p.x = fvec(n), p.y = fvec(ny), p.r = randn(ny, 1, r);
+    for (size_t i = 0; i < n; i++) p.x[i] = (float)(0.01 * i);
+    for (size_t i = n - 1; i > 0; i--) { /* shuffle */
+        size_t j = rn_rng_below(r, i + 1);
+        float t = p.x[i];
+        p.x[i] = p.x[j], p.x[j] = t;
+    }
+    float *dx = fvec(n);
+    rn_ref_maxpool_backward(dx, p.r, p.x, N, C, H, W, p.OH, p.OW);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%dx%dx%dx%d", N, C, H, W);
+    int sk = 0;
+    report("fd maxpool backward", shape, "fp32", fd_check(p.x, n, dx, 1e-3, pool_loss, &p, r, &sk), 1e-3);
+    free(p.x), free(p.y), free(p.r), free(dx);
+}
+
+typedef struct head_fd {
+    int N, C, H, W;
+    float *a, *w, *b, *coord, *prob, *r; /* xy */
+    float *feat, *dw, *db, *k, *depth, *gam, *rd; /* depth */
+} head_fd;
+
+static double xy_loss(void *ctx, unsigned long *sig)
+{
+    head_fd *h = ctx;
+    rn_ref_xy_forward(h->coord, h->prob, h->a, h->w, h->b, h->N, h->C, h->H, h->W);
+    *sig = 0;
+    return dot(h->r, h->coord, 2 * (size_t)h->N);
+}
+
+static double depth_loss(void *ctx, unsigned long *sig)
+{
+    head_fd *h = ctx;
+    rn_ref_depth_forward(h->depth, h->gam, h->feat, h->dw, h->db, h->k, h->N, h->C);
+    *sig = 0;
+    return dot(h->rd, h->depth, (size_t)h->N);
+}
+
+static void fd_head(int N, int C, int H, int W, rn_rng *r)
+{
+    head_fd h = {.N = N, .C = C, .H = H, .W = W};
+    size_t na = (size_t)N * C * H * W;
+    h.a = randn(na, 1, r), h.w = randn(C, 1.0 / sqrt(C), r), h.b = randn(1, 1, r);
+    h.coord = fvec(2 * (size_t)N), h.prob = fvec((size_t)N * H * W), h.r = randn(2 * (size_t)N, 1, r);
+    unsigned long sig;
+    xy_loss(&h, &sig);
+    float *da = fvec(na), *dw = fvec(C), db = 0;
+    rn_ref_xy_backward(da, dw, &db, h.r, h.prob, h.a, h.w, N, C, H, W);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%dx%dx%dx%d", N, C, H, W);
+    int sk = 0;
+    report("fd xy backward da", shape, "fp32", fd_check(h.a, na, da, 1e-3, xy_loss, &h, r, &sk), 2e-3);
+    report("fd xy backward dw", shape, "fp32", fd_check(h.w, C, dw, 1e-3, xy_loss, &h, r, &sk), 2e-3);
+    /* The softmax ignores a shift of every logit, so d/db is exactly 0. */
+    report("xy backward db = 0", shape, "fp32", fabs(db), 1e-6);
+
+    h.feat = randn((size_t)N * C, 1, r), h.dw = randn(C, 1, r), h.db = randn(1, 1, r), h.k = randn(N, 3, r);
+    h.depth = fvec(N), h.gam = fvec(N), h.rd = randn(N, 1, r);
+    float *dfeat = fvec((size_t)N * C), *ddw = fvec(C), ddb = 0;
+    rn_ref_depth_backward(dfeat, ddw, &ddb, h.rd, h.feat, h.dw, h.k, N, C);
+    snprintf(shape, sizeof shape, "%dx%d", N, C);
+    report("fd depth backward dfeat", shape, "fp32", fd_check(h.feat, (size_t)N * C, dfeat, 1e-2, depth_loss, &h, r, &sk), 1e-4);
+    report("fd depth backward dw", shape, "fp32", fd_check(h.dw, C, ddw, 1e-2, depth_loss, &h, r, &sk), 1e-4);
+    report("fd depth backward db", shape, "fp32", fd_check(h.db, 1, &ddb, 1e-2, depth_loss, &h, r, &sk), 1e-4);
+    free(h.a), free(h.w), free(h.b), free(h.coord), free(h.prob), free(h.r), free(da), free(dw);
+    free(h.feat), free(h.dw), free(h.db), free(h.k), free(h.depth), free(h.gam), free(h.rd), free(dfeat), free(ddw);
+}
+
+typedef struct simple_fd {
+    int N, C, HW;
+    float *x, *y, *r;
+    float *target, *vis, *hd; /* loss */
+} simple_fd;
+
+static double gap_loss(void *ctx, unsigned long *sig)
+{
+    simple_fd *s = ctx;
+    rn_ref_gap_forward(s->y, s->x, s->N, s->C, s->HW);
+    *sig = 0;
+    return dot(s->r, s->y, (size_t)s->N * s->C);
+}
+
+static double relu_loss(void *ctx, unsigned long *sig)
+{
+    simple_fd *s = ctx;
+    size_t n = (size_t)s->N * s->C * s->HW;
+    rn_ref_relu_forward(s->y, s->x, n);
+    *sig = relu_sig(s->y, n);
+    return dot(s->r, s->y, n);
+}
+
+static double l1_loss(void *ctx, unsigned long *sig)
+{
+    simple_fd *s = ctx;
+    *sig = 0;
+    return rn_ref_loss(NULL, s->x, s->target, s->vis, s->hd, s->N);
+}
+
+static void fd_simple(int N, int C, int HW, rn_rng *r)
+{
+    size_t n = (size_t)N * C * HW;
+    simple_fd s = {.N = N, .C = C, .HW = HW};
+    s.x = randn(n, 1, r), s.y = fvec(n), s.r = randn(n, 1, r);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%dx%dx%d", N, C, HW);
+    int sk = 0;
+    float *dx = fvec(n);
+    rn_ref_gap_backward(dx, s.r, N, C, HW);
+    report("fd gap backward", shape, "fp32", fd_check(s.x, n, dx, 1e-2, gap_loss, &s, r, &sk), 1e-4);
+    for (size_t i = 0; i < n; i++) s.x[i] += s.x[i] < 0 ? -0.05f : 0.05f; /* away from the kink */
+    rn_ref_relu_forward(s.y, s.x, n);
+    memcpy(dx, s.r, n * sizeof *dx);
+    rn_ref_relu_backward(dx, s.y, n);
+    report("fd relu backward", shape, "fp32", fd_check(s.x, n, dx, 1e-3, relu_loss, &s, r, &sk), 1e-3);
+    free(s.x), free(s.y), free(s.r), free(dx);
+
+    /* L1 loss over N samples, every error at least 0.05 from 0; vis and have_depth in {0, 1}. */
+    s.x = randn(3 * (size_t)N, 1, r), s.target = fvec(3 * (size_t)N), s.vis = fvec(N), s.hd = fvec(N);
+    for (int i = 0; i < 3 * N; i++) s.target[i] = s.x[i] + (i % 2 ? 0.05f : -0.07f) * (1 + i % 5);
+    for (int i = 0; i < N; i++) s.vis[i] = i % 3 != 1, s.hd[i] = i % 4 != 2;
+    float *dc = fvec(3 * (size_t)N);
+    rn_ref_loss(dc, s.x, s.target, s.vis, s.hd, N);
+    snprintf(shape, sizeof shape, "N=%d", N);
+    report("fd loss gradient", shape, "fp32", fd_check(s.x, 3 * (size_t)N, dc, 1e-3, l1_loss, &s, r, &sk), 1e-3);
+    free(s.x), free(s.target), free(s.vis), free(s.hd), free(dc);
+}
+
+static void finite_differences(rn_rng *r)
+{
+    rn_ref_conv_dims stem = {.n = 2, .ic = 3, .ih = 13, .iw = 10, .oc = 4, .oh = 7, .ow = 5, .kh = 7, .kw = 7,
+                             .sh = 2, .sw = 2, .ph = 3, .pw = 3};
+    fd_conv(stem, 0, "2x3x13x10 -> 4 k7 s2 p3", r);
+    rn_ref_conv_dims k3 = {.n = 1, .ic = 5, .ih = 7, .iw = 6, .oc = 6, .oh = 7, .ow = 6, .kh = 3, .kw = 3,
+                           .sh = 1, .sw = 1, .ph = 1, .pw = 1};
+    fd_conv(k3, 0, "1x5x7x6 -> 6 k3 s1 p1", r);
+    rn_ref_conv_dims down = {.n = 2, .ic = 6, .ih = 7, .iw = 5, .oc = 8, .oh = 4, .ow = 3, .kh = 1, .kw = 1,
+                             .sh = 2, .sw = 2, .ph = 0, .pw = 0};
+    fd_conv(down, 0, "2x6x7x5 -> 8 k1 s2", r);
+    rn_ref_conv_dims k3s2 = {.n = 1, .ic = 4, .ih = 9, .iw = 8, .oc = 5, .oh = 5, .ow = 4, .kh = 3, .kw = 3,
+                             .sh = 2, .sw = 2, .ph = 1, .pw = 1};
+    fd_conv(k3s2, 0, "1x4x9x8 -> 5 k3 s2 p1", r);
+    rn_ref_conv_dims up = {.n = 2, .ic = 4, .ih = 3, .iw = 5, .oc = 3, .oh = 6, .ow = 10, .kh = 4, .kw = 4,
+                           .sh = 2, .sw = 2, .ph = 1, .pw = 1};
+    fd_conv(up, 1, "2x4x3x5 -> 3 k4 s2 p1", r);
+    fd_bn(2, 3, 5, 3, 0, r);
+    fd_bn(1, 4, 3, 7, 1, r);
+    fd_pool(2, 3, 7, 6, r);
+    fd_pool(1, 2, 8, 5, r);
+    fd_head(2, 5, 3, 4, r);
+    fd_head(1, 7, 5, 2, r);
+    fd_simple(3, 4, 5, r);
+}
+
+int main(void)
+{
+    rn_rng r;
+    rn_rng_seed(&r, 11);
+    hand_conv();
+    hand_deconv();
+    hand_bn();
+    hand_pool_gap();
+    hand_head();
+    hand_adam();
+    finite_differences(&r);
+    RN_CHECK_DONE();
+}
