@@ -129,9 +129,22 @@ static void hand_bn(void)
     float rgot[2] = {rm, rv};
     report("hand bn running update", "momentum 0.1, count 4", "fp32", scaled_err(rgot, rs, 2, 1), 1e-7);
     float g = 2, b = 1;
-    rn_ref_bn_normalise(y, x, &mean, &var, &g, &b, 2, 1, 2);
+    float scale, shift;
+    rn_ref_bn_fold(&scale, &shift, &mean, &var, &g, &b, 1);
+    rn_ref_bn_apply(y, x, &scale, &shift, 0, 2, 1, 2);
     double is = 1 / sqrt(1.25 + 1e-5), wy[4] = {1 - 3 * is, 1 - is, 1 + is, 1 + 3 * is};
-    report("hand bn normalise", "gamma 2 beta 1", "fp32", scaled_err(y, wy, 4, 1), 1e-7);
+    report("hand bn fold + apply", "gamma 2 beta 1", "fp32", scaled_err(y, wy, 4, 1), 1e-7);
+    rn_ref_bn_apply(y, x, &scale, &shift, 1, 2, 1, 2);
+    double wyr[4] = {0, 1 - is, 1 + is, 1 + 3 * is};
+    report("hand bn apply + relu", "gamma 2 beta 1", "fp32", scaled_err(y, wyr, 4, 1), 1e-7);
+    /* Block ends: ReLU(x s + h + r) and ReLU(x s + h + x2 s2 + h2), scale 2, shift -5. */
+    float s2 = 2, h2 = -5, r[4] = {10, -1, 0.5f, 0}, x2[4] = {0, 1, 2, 3};
+    rn_ref_bn_add_relu(y, x, &s2, &h2, NULL, NULL, NULL, r, 2, 1, 2);
+    double wa[4] = {7, 0, 1.5, 3};
+    report("hand bn add relu", "residual", "fp32", scaled_err(y, wa, 4, 1), 0);
+    rn_ref_bn_add_relu(y, x, &s2, &h2, x2, &s2, &h2, NULL, 2, 1, 2);
+    double wa2[4] = {0, 0, 0, 4};
+    report("hand bn2 add relu", "downsample branch", "fp32", scaled_err(y, wa2, 4, 1), 0);
     /* dy = (1, 0, 0, 0): sum dz = 1, sum dz (x - mean) = -1.5; dgamma = -1.5 is, dbeta = 1. */
     float dy[4] = {1, 0, 0, 0}, dx[4], dg = 0, db = 0;
     rn_ref_bn_backward_sums(sums, dy, NULL, x, &mean, 2, 1, 2);
@@ -195,13 +208,19 @@ static void hand_head(void)
     double wd[2] = {(0.5 - 2 + 2) * 10, (1.5 - 4 + 2) * 100};
     report("hand depth forward", "2x2", "fp32", scaled_err(depth, wd, 2, 1), 0);
     /* loss: sample 0 off by (1, -2, 3) visible with depth, sample 1 off by (4, 0, 5) invisible. */
-    float c[6] = {1, -2, 3, 4, 0, 5}, t[6] = {0}, vis[2] = {1, 0}, hd[2] = {1, 1}, dco[6];
-    double loss = rn_ref_loss(dco, c, t, vis, hd, 2);
+    float c[6] = {1, -2, 3, 4, 0, 5}, t[6] = {0}, vis[2] = {1, 0}, hd[2] = {1, 1}, dxy[4], dd[2];
+    double loss = rn_ref_loss(dxy, dd, c, t, vis, hd, 2, 2);
     float lf = (float)loss;
     double wl = (1 + 2 + 3) / 3.0 / 2;
     report("hand loss", "N=2", "fp32", scaled_err(&lf, &wl, 1, 1), 1e-7);
-    double wdco[6] = {1 / 6.0, -1 / 6.0, 1 / 6.0, 0, 0, 0};
-    report("hand loss gradient", "N=2", "fp32", scaled_err(dco, wdco, 6, 1), 1e-7);
+    /* Gradient sign(e) v / (3N), times the loss scale 2. */
+    double wdxy[4] = {2 / 6.0, -2 / 6.0, 0, 0}, wdd[2] = {2 / 6.0, 0};
+    report("hand loss gradient", "N=2 scale 2", "fp32", fmax(scaled_err(dxy, wdxy, 4, 1), scaled_err(dd, wdd, 2, 1)),
+           1e-7);
+    float xy[4] = {1, 2, 3, 4}, co[6];
+    rn_ref_coords(co, xy, dd, 2);
+    double wco[6] = {1, 2, 2 / 6.0, 3, 4, 0};
+    report("hand coords", "N=2", "fp32", scaled_err(co, wco, 6, 1), 1e-7);
 }
 
 static void hand_adam(void)
@@ -311,7 +330,7 @@ static void fd_conv(rn_ref_conv_dims d, int transposed, const char *shape, rn_rn
 
 typedef struct bn_fd {
     int N, C, HW, relu;
-    float *x, *gamma, *beta, *y, *r, *mean, *var;
+    float *x, *gamma, *beta, *y, *r, *mean, *var, *scale, *shift;
     double *sums;
 } bn_fd;
 
@@ -321,8 +340,8 @@ static double bn_loss(void *ctx, unsigned long *sig)
     size_t n = (size_t)b->N * b->C * b->HW;
     rn_ref_bn_sums(b->sums, b->x, b->N, b->C, b->HW);
     rn_ref_bn_stats_from_sums(b->mean, b->var, b->sums, (double)b->N * b->HW, b->C);
-    rn_ref_bn_normalise(b->y, b->x, b->mean, b->var, b->gamma, b->beta, b->N, b->C, b->HW);
-    if (b->relu) rn_ref_relu_forward(b->y, b->y, n);
+    rn_ref_bn_fold(b->scale, b->shift, b->mean, b->var, b->gamma, b->beta, b->C);
+    rn_ref_bn_apply(b->y, b->x, b->scale, b->shift, b->relu, b->N, b->C, b->HW);
     *sig = b->relu ? relu_sig(b->y, n) : 0;
     return dot(b->r, b->y, n);
 }
@@ -334,7 +353,7 @@ static void fd_bn(int N, int C, int H, int W, int relu, rn_rng *r)
     size_t n = (size_t)N * C * HW;
     bn_fd b = {.N = N, .C = C, .HW = HW, .relu = relu};
     b.x = randn(n, 2, r), b.gamma = randn(C, 1, r), b.beta = randn(C, 0.5, r), b.y = fvec(n), b.r = randn(n, 1, r);
-    b.mean = fvec(C), b.var = fvec(C);
+    b.mean = fvec(C), b.var = fvec(C), b.scale = fvec(C), b.shift = fvec(C);
     b.sums = rn_xmalloc(2 * (size_t)C * sizeof *b.sums);
     for (size_t i = 0; i < n; i++) b.x[i] += 3; /* an offset the mean must remove */
     unsigned long sig;
@@ -351,6 +370,7 @@ static void fd_bn(int N, int C, int H, int W, int relu, rn_rng *r)
     report("fd bn backward beta", shape, "fp32", fd_check(b.beta, C, db, 1e-3, bn_loss, &b, r, &sk), 2e-3);
     if (sk) printf("     (fd bn %s: %d entries skipped, their +-h crossed a ReLU kink)\n", shape, sk);
     free(b.x), free(b.gamma), free(b.beta), free(b.y), free(b.r), free(b.mean), free(b.var), free(b.sums);
+    free(b.scale), free(b.shift);
     free(dx), free(dg), free(db);
 }
 
@@ -467,7 +487,7 @@ static double l1_loss(void *ctx, unsigned long *sig)
 {
     simple_fd *s = ctx;
     *sig = 0;
-    return rn_ref_loss(NULL, s->x, s->target, s->vis, s->hd, s->N);
+    return rn_ref_loss(NULL, NULL, s->x, s->target, s->vis, s->hd, 1, s->N);
 }
 
 static void fd_simple(int N, int C, int HW, rn_rng *r)
@@ -492,11 +512,12 @@ static void fd_simple(int N, int C, int HW, rn_rng *r)
     s.x = randn(3 * (size_t)N, 1, r), s.target = fvec(3 * (size_t)N), s.vis = fvec(N), s.hd = fvec(N);
     for (int i = 0; i < 3 * N; i++) s.target[i] = s.x[i] + (i % 2 ? 0.05f : -0.07f) * (1 + i % 5);
     for (int i = 0; i < N; i++) s.vis[i] = i % 3 != 1, s.hd[i] = i % 4 != 2;
-    float *dc = fvec(3 * (size_t)N);
-    rn_ref_loss(dc, s.x, s.target, s.vis, s.hd, N);
+    float *dc = fvec(3 * (size_t)N), *dxy = fvec(2 * (size_t)N), *dd = fvec(N);
+    rn_ref_loss(dxy, dd, s.x, s.target, s.vis, s.hd, 1, N);
+    rn_ref_coords(dc, dxy, dd, N);
     snprintf(shape, sizeof shape, "N=%d", N);
     report("fd loss gradient", shape, "fp32", fd_check(s.x, 3 * (size_t)N, dc, 1e-3, l1_loss, &s, r, &sk), 1e-3);
-    free(s.x), free(s.target), free(s.vis), free(s.hd), free(dc);
+    free(s.x), free(s.target), free(s.vis), free(s.hd), free(dc), free(dxy), free(dd);
 }
 
 static void finite_differences(rn_rng *r)

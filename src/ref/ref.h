@@ -52,10 +52,18 @@ void rn_ref_bn_stats_from_sums(float *mean /* (C) */, float *var /* (C) */, cons
 /* running = (1 - momentum) running + momentum batch, with var * count / (count - 1). */
 void rn_ref_bn_update_running(float *rmean /* (C) */, float *rvar /* (C) */, const float *mean /* (C) */,
                               const float *var /* (C) */, double momentum, double count, int C);
-/* y = (x - mean) / sqrt(var + eps) * gamma + beta (train: batch stats, eval: running). y may equal x. */
-void rn_ref_bn_normalise(float *y /* (N, C, HW) */, const float *x /* (N, C, HW) */, const float *mean /* (C) */,
-                         const float *var /* (C) */, const float *gamma /* (C) */, const float *beta /* (C) */, int N,
-                         int C, int HW);
+/* BN as y = x * scale + shift: scale = gamma / sqrt(var + eps), shift = beta - mean * scale
+ * (train: the batch statistics, eval: the running ones). */
+void rn_ref_bn_fold(float *scale /* (C) */, float *shift /* (C) */, const float *mean /* (C) */,
+                    const float *var /* (C) */, const float *gamma /* (C) */, const float *beta /* (C) */, int C);
+/* y = x * scale + shift, then ReLU if relu. y may equal x. */
+void rn_ref_bn_apply(float *y /* (N, C, HW) */, const float *x /* (N, C, HW) */, const float *scale /* (C) */,
+                     const float *shift /* (C) */, int relu, int N, int C, int HW);
+/* A residual block's end: y = ReLU(x1 * s1 + h1 + x2 * s2 + h2 + r), where the
+ * second BN is left out when x2 is NULL and the residual r when r is NULL. */
+void rn_ref_bn_add_relu(float *y /* (N, C, HW) */, const float *x1 /* (N, C, HW) */, const float *s1 /* (C) */,
+                        const float *h1 /* (C) */, const float *x2 /* (N, C, HW) or NULL */, const float *s2,
+                        const float *h2, const float *r /* (N, C, HW) or NULL */, int N, int C, int HW);
 /* Training-mode BatchNorm backward in three steps (SyncBN all-reduces the
  * sums between the second and the third). dz = dy, masked by relu_out > 0
  * when relu_out is not NULL (a ReLU after the BN).
@@ -93,9 +101,9 @@ void rn_ref_gap_backward(float *dx /* (N, C, HW) */, const float *dout /* (N, C)
  * positions; x = sum prob * column, y = sum prob * row. */
 void rn_ref_xy_forward(float *coord /* (N, 2) */, float *prob /* (N, H*W) */, const float *a /* (N, C, H, W) */,
                        const float *w /* (C) */, const float *b /* (1) */, int N, int C, int H, int W);
-/* da overwritten; dw, db accumulated. prob is the forward's. */
+/* da overwritten; dw, db accumulated; prob: in the forward's softmax, out the logits' gradient. */
 void rn_ref_xy_backward(float *da /* (N, C, H, W) */, float *dw /* (C) */, float *db /* (1) */,
-                        const float *dcoord /* (N, 2) */, const float *prob /* (N, H*W) */,
+                        const float *dcoord /* (N, 2) */, float *prob /* (N, H*W) */,
                         const float *a /* (N, C, H, W) */, const float *w /* (C) */, int N, int C, int H, int W);
 /* depth head: gamma[n] = w . feat[n] + b, depth = gamma * k. Backward: dfeat overwritten, dw, db accumulated. */
 void rn_ref_depth_forward(float *depth /* (N) */, float *gamma /* (N) */, const float *feat /* (N, C) */,
@@ -103,11 +111,14 @@ void rn_ref_depth_forward(float *depth /* (N) */, float *gamma /* (N) */, const 
 void rn_ref_depth_backward(float *dfeat /* (N, C) */, float *dw /* (C) */, float *db /* (1) */,
                            const float *ddepth /* (N) */, const float *feat /* (N, C) */, const float *w /* (C) */,
                            const float *k /* (N) */, int N, int C);
-/* loss = mean over n of (|x - tx| v + |y - ty| v + |z - tz| v d) / 3, returned;
- * dcoord (if not NULL) = its gradient, sign(0) = 0. */
-double rn_ref_loss(float *dcoord /* (N, 3) or NULL */, const float *coord /* (N, 3) */,
+/* coord[n] = (xy[n, 0], xy[n, 1], depth[n]). */
+void rn_ref_coords(float *coord /* (N, 3) */, const float *xy /* (N, 2) */, const float *depth /* (N) */, int N);
+/* loss = mean over n of (|x - tx| v + |y - ty| v + |z - tz| v d) / 3, returned.
+ * Unless dxy is NULL, its gradient times scale (the loss scale), split for the
+ * two heads: dxy[n] = scale dL/d(x, y), ddepth[n] = scale dL/dz; sign(0) = 0. */
+double rn_ref_loss(float *dxy /* (N, 2) or NULL */, float *ddepth /* (N) */, const float *coord /* (N, 3) */,
                    const float *target /* (N, 3) */, const float *vis /* (N) */, const float *have_depth /* (N) */,
-                   int N);
+                   float scale, int N);
 
 /* PyTorch's Adam (no weight decay) for the t-th update (t >= 1):
  * m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,

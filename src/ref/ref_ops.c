@@ -43,14 +43,41 @@ void rn_ref_bn_update_running(float *rmean, float *rvar, const float *mean, cons
     }
 }
 
-void rn_ref_bn_normalise(float *y, const float *x, const float *mean, const float *var, const float *gamma,
-                         const float *beta, int N, int C, int HW)
+void rn_ref_bn_fold(float *scale, float *shift, const float *mean, const float *var, const float *gamma,
+                    const float *beta, int C)
+{
+    for (int c = 0; c < C; c++) {
+        double sc = gamma[c] * inv_std(var[c]);
+        scale[c] = (float)sc;
+        shift[c] = (float)(beta[c] - mean[c] * sc);
+    }
+}
+
+static float relu(double v) { return v > 0 ? (float)v : 0.0f; }
+
+void rn_ref_bn_apply(float *y, const float *x, const float *scale, const float *shift, int relu_after, int N, int C,
+                     int HW)
 {
     for (int n = 0; n < N; n++)
         for (int c = 0; c < C; c++)
             for (int p = 0; p < HW; p++) {
                 size_t i = at3(C, HW, n, c, p);
-                y[i] = (float)(((double)x[i] - mean[c]) * inv_std(var[c]) * gamma[c] + beta[c]);
+                double v = (double)x[i] * scale[c] + shift[c];
+                y[i] = relu_after ? relu(v) : (float)v;
+            }
+}
+
+void rn_ref_bn_add_relu(float *y, const float *x1, const float *s1, const float *h1, const float *x2, const float *s2,
+                        const float *h2, const float *r, int N, int C, int HW)
+{
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++)
+            for (int p = 0; p < HW; p++) {
+                size_t i = at3(C, HW, n, c, p);
+                double v = (double)x1[i] * s1[c] + h1[c];
+                if (x2) v += (double)x2[i] * s2[c] + h2[c];
+                if (r) v += r[i];
+                y[i] = relu(v);
             }
 }
 
@@ -102,7 +129,7 @@ void rn_ref_bn_backward_data(float *dx, const float *dy, const float *relu_out, 
 
 void rn_ref_relu_forward(float *y, const float *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0.0f;
+    for (size_t i = 0; i < n; i++) y[i] = relu(x[i]);
 }
 
 void rn_ref_relu_backward(float *d, const float *y, size_t n)
@@ -202,42 +229,32 @@ void rn_ref_xy_forward(float *coord, float *prob, const float *a, const float *w
     }
 }
 
-/* sum over positions of prob * (dcoord . position) for one sample. */
-static double xy_dot(const float *pr /* (HW) */, const float *dcoord /* (2) */, int H, int W)
+/* prob[p] := dL/dlogit[p] = prob[p] (g . pos(p) - sum_q prob[q] g . pos(q)) for one sample, g = dcoord. */
+static void xy_dlogits(float *pr /* (H*W) */, const float *g /* (2) */, int H, int W)
 {
     double dot = 0;
-    for (int p = 0; p < H * W; p++) dot += pr[p] * ((double)dcoord[0] * (p % W) + (double)dcoord[1] * (p / W));
-    return dot;
+    for (int p = 0; p < H * W; p++) dot += pr[p] * ((double)g[0] * (p % W) + (double)g[1] * (p / W));
+    for (int p = 0; p < H * W; p++) pr[p] = (float)(pr[p] * ((double)g[0] * (p % W) + (double)g[1] * (p / W) - dot));
 }
 
-/* dL/dlogit at position p: prob (dcoord . position - dot). */
-static double xy_dlogit(const float *pr, const float *dcoord, int p, int W, double dot)
-{
-    return pr[p] * ((double)dcoord[0] * (p % W) + (double)dcoord[1] * (p / W) - dot);
-}
-
-void rn_ref_xy_backward(float *da, float *dw, float *db, const float *dcoord, const float *prob, const float *a,
+void rn_ref_xy_backward(float *da, float *dw, float *db, const float *dcoord, float *prob, const float *a,
                         const float *w, int N, int C, int H, int W)
 {
     int HW = H * W;
     double sb = 0;
     for (int n = 0; n < N; n++) {
-        const float *pr = prob + (size_t)n * HW, *g = dcoord + 2 * n;
-        double dot = xy_dot(pr, g, H, W);
+        float *dl = prob + (size_t)n * HW;
+        xy_dlogits(dl, dcoord + 2 * n, H, W);
         for (int p = 0; p < HW; p++) {
-            double dl = xy_dlogit(pr, g, p, W, dot);
-            sb += dl;
-            for (int c = 0; c < C; c++) da[at3(C, HW, n, c, p)] = (float)(dl * w[c]);
+            sb += dl[p];
+            for (int c = 0; c < C; c++) da[at3(C, HW, n, c, p)] = (float)((double)dl[p] * w[c]);
         }
     }
     db[0] += (float)sb;
     for (int c = 0; c < C; c++) {
         double s = 0;
-        for (int n = 0; n < N; n++) {
-            const float *pr = prob + (size_t)n * HW, *g = dcoord + 2 * n;
-            double dot = xy_dot(pr, g, H, W);
-            for (int p = 0; p < HW; p++) s += xy_dlogit(pr, g, p, W, dot) * a[at3(C, HW, n, c, p)];
-        }
+        for (int n = 0; n < N; n++)
+            for (int p = 0; p < HW; p++) s += (double)prob[(size_t)n * HW + p] * a[at3(C, HW, n, c, p)];
         dw[c] += (float)s;
     }
 }
@@ -270,19 +287,32 @@ void rn_ref_depth_backward(float *dfeat, float *dw, float *db, const float *ddep
     }
 }
 
+void rn_ref_coords(float *coord, const float *xy, const float *depth, int N)
+{
+    for (int n = 0; n < N; n++) {
+        coord[3 * n] = xy[2 * n];
+        coord[3 * n + 1] = xy[2 * n + 1];
+        coord[3 * n + 2] = depth[n];
+    }
+}
+
 static double sign(double x) { return (x > 0) - (x < 0); }
 
-double rn_ref_loss(float *dcoord, const float *coord, const float *target, const float *vis, const float *have_depth,
-                   int N)
+double rn_ref_loss(float *dxy, float *ddepth, const float *coord, const float *target, const float *vis,
+                   const float *have_depth, float scale, int N)
 {
     double loss = 0;
     for (int n = 0; n < N; n++) {
-        double wt[3] = {vis[n], vis[n], (double)vis[n] * have_depth[n]};
+        double wt[3] = {vis[n], vis[n], (double)vis[n] * have_depth[n]}, g[3];
         for (int j = 0; j < 3; j++) {
             double e = (double)coord[3 * n + j] - target[3 * n + j];
             loss += fabs(e) * wt[j] / (3.0 * N);
-            if (dcoord) dcoord[3 * n + j] = (float)(sign(e) * wt[j] / (3.0 * N));
+            g[j] = sign(e) * wt[j] / (3.0 * N) * scale;
         }
+        if (!dxy) continue;
+        dxy[2 * n] = (float)g[0];
+        dxy[2 * n + 1] = (float)g[1];
+        ddepth[n] = (float)g[2];
     }
     return loss;
 }
