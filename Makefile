@@ -2,7 +2,7 @@
 CC      ?= gcc
 OPT     ?= -O3 -march=native -mprefer-vector-width=512
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -fopenmp -Isrc -MMD -MP
-LDLIBS  += -ldnnl -ljpeg -lpng -ljansson -lpthread -lm
+LDLIBS  += -ljpeg -lpng -ljansson -lpthread -lm
 LDFLAGS += -fopenmp
 BUILD   ?= build
 
@@ -15,9 +15,27 @@ CFLAGS += -DRN_HAVE_MPI $(shell $(MPICC) --showme:compile 2>/dev/null || $(MPICC
 LDLIBS += $(shell $(MPICC) --showme:link 2>/dev/null || $(MPICC) -link-info | cut -d' ' -f2-)
 endif
 
-LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*/*.c))
+# Devices (src/nn/device.h), each in its own folder, built when its toolchain is there:
+# src/cpu (oneDNN) with DNNL=1 (the default; `make DNNL=0 BUILD=build-nodnnl` leaves it out),
+# src/ref (plain C) whenever the folder exists. Tests that include a device's private
+# header (naming "cpu/..." or RN_TEST_CPU_ONLY) are built only with that device.
+DNNL ?= 1
+DEV_SRC  := $(wildcard src/ref/*.c)
+ifneq ($(DEV_SRC),)
+CFLAGS += -DRN_HAVE_REF
+endif
+ifeq ($(DNNL),1)
+DEV_SRC += $(wildcard src/cpu/*.c)
+CFLAGS += -DRN_HAVE_CPU
+LDLIBS := -ldnnl $(LDLIBS)
+CPU_TESTS :=
+else
+CPU_TESTS := $(shell grep -l '"cpu/\|RN_TEST_CPU_ONLY' tests/test_*.c)
+endif
+
+LIB_SRC  := $(filter-out src/cli/% src/cpu/% src/ref/%,$(wildcard src/*/*.c)) $(DEV_SRC)
 CLI_SRC  := $(wildcard src/cli/*.c)
-TEST_SRC := $(wildcard tests/test_*.c)
+TEST_SRC := $(filter-out $(CPU_TESTS),$(wildcard tests/test_*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)

@@ -13,7 +13,7 @@
 #include "train/predict.h"
 
 typedef struct demo_cli {
-    const char *snapshot, *image, *format, *focal, *princpt, *out;
+    const char *snapshot, *image, *format, *focal, *princpt, *out, *device;
     rn_multi bbox;
     long input_size, threads, backbone;
     int json;
@@ -74,6 +74,7 @@ static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_
     in->n = c->bbox.n;
     in->input_size = (int)c->input_size;
     in->threads = (int)c->threads;
+    in->device = c->device;
     return 0;
 }
 
@@ -181,6 +182,7 @@ int rn_cmd_demo(int argc, char **argv)
         RN_FLAG_BOOL("--json", &c.json, "print the roots as one JSON object"),
         RN_FLAG_I64("--input-size", &c.input_size, "network input size (default 256; the training size)"),
         RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_STR("--device", &c.device, "cpu (default) | ref: the compute device"),
         RN_FLAG_I64("--backbone", &c.backbone, "expected ResNet depth (default: from the snapshot)"),
         RN_FLAG_BOOL("--help", &help, "show this help"),
         {0}};

@@ -13,7 +13,7 @@
 #include "train/tester.h"
 
 typedef struct test_cli {
-    const char *snapshot, *output, *testset, *data_dir, *result_dir, *compute, *gt, *cache_dir, *metrics_json;
+    const char *snapshot, *output, *testset, *data_dir, *result_dir, *compute, *gt, *cache_dir, *metrics_json, *device;
     long epoch, batch, threads, workers, input_size, backbone, limit;
     double ap_thr;
     int gt_bbox, det_bbox, json, no_progress;
@@ -89,6 +89,7 @@ static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap
     o->input_size = (int)c->input_size;
     o->batch = (int)c->batch;
     o->threads = (int)c->threads;
+    o->device = c->device;
     o->workers = (int)c->workers;
     o->result_dir = c->result_dir;
     o->gt_path = c->gt;
@@ -140,6 +141,7 @@ int rn_cmd_test(int argc, char **argv)
         RN_FLAG_BOOL("--det-bbox", &c.det_bbox, "detector boxes (MuPoTS, Human36M bbox/*.json)"),
         RN_FLAG_I64("--batch", &c.batch, "samples per forward (default 16)"),
         RN_FLAG_I64("--threads", &c.threads, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_STR("--device", &c.device, "cpu (default) | ref: the compute device"),
         RN_FLAG_I64("--workers", &c.workers, "image loader threads (default 1)"),
         RN_FLAG_I64("--input-size", &c.input_size, "network input size (default 256; the training size)"),
         RN_FLAG_I64("--backbone", &c.backbone, "expected ResNet depth (default: from the snapshot)"),

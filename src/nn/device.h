@@ -263,8 +263,11 @@ struct rn_device_ops {
 
 /* Opens device `name` with `threads` compute threads (0: OpenMP's default,
  * read once here). Names: "cpu" and "ref", where built in; any other name, or
- * a device not built in, fails with one line ("device 'x' is not built in"). */
+ * a device not built in, fails with one line ("device 'x' is not built in").
+ * NULL: rn_device_default(). */
 int rn_device_create(rn_device **out, const char *name, int threads, rn_err *err);
+/* The default device: "cpu" when built in, else "ref". */
+const char *rn_device_default(void);
 void rn_device_destroy(rn_device *dev); /* NULL is fine */
 /* The names built into this binary, e.g. "cpu ref" (for usage lines). */
 const char *rn_device_names(void);
@@ -272,6 +275,36 @@ const char *rn_device_names(void);
 /* Backend entry points, for the registry (src/nn/device.c) only. */
 int rn_cpu_device_create(rn_device **out, int threads, rn_err *err);
 int rn_ref_device_create(rn_device **out, int threads, rn_err *err);
+
+/* Shorthands for the conv ops of c's device (c->dev); rn_conv_create fills c->s and c->dev. */
+static inline int rn_conv_create(rn_conv **out, rn_device *dev, const rn_conv_shape *s, rn_err *err)
+{
+    if (dev->ops->conv_create(dev, out, s, err)) return -1;
+    (*out)->s = *s;
+    (*out)->dev = dev;
+    return 0;
+}
+static inline void rn_conv_destroy(rn_conv *c)
+{
+    if (c) c->dev->ops->conv_destroy(c->dev, c);
+}
+static inline void rn_conv_set_weights(rn_conv *c, const float *w) { c->dev->ops->conv_set_weights(c->dev, c, w); }
+static inline void rn_conv_forward(rn_conv *c, void *dst, const void *src)
+{
+    c->dev->ops->conv_forward(c->dev, c, dst, src);
+}
+static inline void rn_conv_backward_data(rn_conv *c, void *diff_src, const void *diff_dst)
+{
+    c->dev->ops->conv_backward_data(c->dev, c, diff_src, diff_dst);
+}
+static inline void rn_conv_backward_weights(rn_conv *c, float *diff_w, const void *src, const void *diff_dst)
+{
+    c->dev->ops->conv_backward_weights(c->dev, c, diff_w, src, diff_dst);
+}
+static inline const char *rn_conv_impl_name(const rn_conv *c, int direction)
+{
+    return c->dev->ops->conv_impl_name(c->dev, c, direction);
+}
 
 /* The output size of one spatial dim: Conv2d (in + 2 pad - k) / stride + 1,
  * ConvTranspose2d (in - 1) stride - 2 pad + k (output_padding 0). */
