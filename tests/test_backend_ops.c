@@ -6,7 +6,7 @@
  *    perturbation flips a ReLU anyway is skipped and counted).
  * 3. Every other compiled backend against the reference, op by op, over the
  *    shapes and channel counts RootNet uses and every precision the backend
- *    supports (test_backend_ops_cross.inc).
+ *    supports. A device that is not built in is reported "skipped".
  *
  * Each line names the op, the shape and the precision, the worst error and
  * the tolerance; the run ends with "N passed, N failed".
@@ -18,6 +18,7 @@
 #include "check.h"
 #include "core/rng.h"
 #include "core/status.h"
+#include "nn/device.h"
 #include "ref/ref.h"
 
 /* One line per check, and the check itself. A NaN error fails. */
@@ -34,6 +35,14 @@ static float *randn(size_t n, double sd, rn_rng *r)
 {
     float *v = fvec(n);
     for (size_t i = 0; i < n; i++) v[i] = (float)(sd * rn_rng_normal(r));
+    return v;
+}
+
+/* Uniform with standard deviation sd (cheaper than randn for the big weight tensors). */
+static float *randu(size_t n, double sd, rn_rng *r)
+{
+    float *v = fvec(n);
+    for (size_t i = 0; i < n; i++) v[i] = (float)(sd * sqrt(3.0) * (2 * rn_rng_uniform(r) - 1));
     return v;
 }
 
@@ -546,6 +555,643 @@ static void finite_differences(rn_rng *r)
     fd_simple(3, 4, 5, r);
 }
 
+/* ---- 3. every compiled device against the reference device ---- */
+
+#define U32 (1.0 / 16777216.0) /* fp32 unit roundoff, 2^-24 */
+#define U16 (1.0 / 256.0)      /* bf16 unit roundoff, 2^-8 */
+
+typedef struct prec {
+    const char *name;
+    rn_compute compute;
+    rn_act_type act;
+} prec;
+
+static const prec PRECS[] = {
+    {"fp32", RN_COMPUTE_F32, RN_ACT_F32},
+    {"bf16", RN_COMPUTE_BF16, RN_ACT_F32},
+    {"bf16-o2", RN_COMPUTE_BF16, RN_ACT_BF16},
+};
+
+/* The device under test in one precision, and the reference device (fp32). */
+typedef struct pair {
+    rn_device *dev, *ref;
+    prec p;
+} pair;
+
+/* Tolerance of an op that computes in fp32 (k32 float roundings' worth) and
+ * rounds what it writes once to the activation type when out_act. */
+static double tol_op(const pair *pr, double k32, int out_act)
+{
+    return k32 * U32 + (out_act && pr->p.act == RN_ACT_BF16 ? U16 : 0);
+}
+
+/* Tolerance of a conv output: in bf16 compute each product has up to two
+ * roundings (input, weight) of 2^-8 with random signs, and the worst element
+ * of the tensor gets a margin of 2: 4 * 2^-8. */
+static double tol_conv(const pair *pr, double k32, int out_act)
+{
+    return (pr->p.compute == RN_COMPUTE_BF16 ? 4 * U16 : k32 * U32) + (out_act && pr->p.act == RN_ACT_BF16 ? U16 : 0);
+}
+
+static double scaled_err_f(const float *got, const float *want, size_t n)
+{
+    double num = 0, den = 1e-30;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (!(d <= num)) num = d;
+        if (fabs(want[i]) > den) den = fabs(want[i]);
+    }
+    return num / den;
+}
+
+static void cmp(const pair *pr, const char *op, const char *shape, const float *got, const float *want, size_t n,
+                double tol)
+{
+    report(op, shape, pr->p.name, scaled_err_f(got, want, n), tol);
+}
+
+/* Device k of the pair (0 under test, 1 reference) and the activation type it runs. */
+static rn_device *pick(const pair *pr, int k) { return k ? pr->ref : pr->dev; }
+static rn_act_type pick_act(const pair *pr, int k) { return k ? RN_ACT_F32 : pr->p.act; }
+
+/* n values ~ N(mean, sd), each exactly representable in t (both devices see the same input). */
+static float *act_rand(size_t n, double mean, double sd, rn_act_type t, rn_rng *r)
+{
+    float *v = randn(n, sd, r);
+    for (size_t i = 0; i < n; i++) {
+        v[i] += (float)mean;
+        if (t == RN_ACT_BF16) v[i] = rn_bf16_to_f32(rn_bf16_from_f32(v[i]));
+    }
+    return v;
+}
+
+static size_t act_n(const rn_act_shape *a) { return (size_t)a->n * a->c * a->h * a->w; }
+
+static const char *act_label(char *buf, size_t len, const rn_act_shape *a)
+{
+    snprintf(buf, len, "%dx%dx%dx%d", a->n, a->c, a->h, a->w);
+    return buf;
+}
+
+/* Device buffers of one run, freed together. */
+#define DM_MAX 20
+typedef struct dmem {
+    rn_device *dev;
+    void *p[DM_MAX];
+    int n;
+} dmem;
+
+static void *dm_alloc(dmem *m, size_t bytes)
+{
+    RN_ASSERT(m->n < DM_MAX);
+    void *p = m->dev->ops->alloc(m->dev, bytes);
+    RN_ASSERT(p);
+    return m->p[m->n++] = p;
+}
+
+static void *dm_put(dmem *m, const void *host, size_t bytes)
+{
+    void *p = dm_alloc(m, bytes);
+    m->dev->ops->upload(m->dev, p, host, bytes);
+    return p;
+}
+
+/* An activation of shape a (type t), uploaded from host NCHW fp32 unless host is NULL. */
+static void *dm_act(dmem *m, const float *host, const rn_act_shape *a)
+{
+    void *p = dm_alloc(m, m->dev->ops->act_bytes(m->dev, a));
+    if (host) m->dev->ops->act_upload(m->dev, p, host, a);
+    return p;
+}
+
+static void dm_free(dmem *m)
+{
+    for (int i = 0; i < m->n; i++) m->dev->ops->free(m->dev, m->p[i]);
+    m->n = 0;
+}
+
+static void get(dmem *m, void *host, const void *buf, size_t bytes) { m->dev->ops->download(m->dev, host, buf, bytes); }
+static void get_act(dmem *m, float *host, const void *buf, const rn_act_shape *a)
+{
+    m->dev->ops->act_download(m->dev, host, buf, a);
+}
+
+/* Conv2d / ConvTranspose2d: forward, backward-data (unless src_plain), backward-weights (+=). */
+static void x_conv(const pair *pr, rn_conv_shape s, rn_rng *r)
+{
+    size_t nx = (size_t)s.n * s.ic * s.ih * s.iw, ny = (size_t)s.n * s.oc * s.oh * s.ow;
+    size_t nw = (size_t)s.oc * s.ic * s.kh * s.kw;
+    int fan_in = (s.transposed ? s.oc : s.ic) * s.kh * s.kw;
+    float *x = s.src_plain ? randn(nx, 1, r) : act_rand(nx, 0, 1, pr->p.act, r), *w = randu(nw, 1 / sqrt(fan_in), r);
+    float *dy = act_rand(ny, 0, 1, pr->p.act, r), *dw0 = randu(nw, 0.5, r);
+    float *y[2] = {fvec(ny), fvec(ny)}, *dx[2] = {fvec(nx), fvec(nx)}, *dw[2] = {fvec(nw), fvec(nw)};
+    char shape[96];
+    snprintf(shape, sizeof shape, "%dx%dx%dx%d->%d k%d s%d p%d%s", s.n, s.ic, s.ih, s.iw, s.oc, s.kh, s.sh, s.ph,
+             s.src_plain ? " plain" : "");
+    const char *kind = s.transposed ? "deconv" : "conv";
+    int ok = 1;
+    for (int k = 0; k < 2 && ok; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        rn_conv_shape sk = s;
+        sk.compute = k ? RN_COMPUTE_F32 : pr->p.compute;
+        sk.act = pick_act(pr, k);
+        rn_act_shape ain = {s.n, s.ic, s.ih, s.iw, sk.act}, aout = {s.n, s.oc, s.oh, s.ow, sk.act};
+        rn_conv *c = NULL;
+        rn_err err = {0};
+        if (m.dev->ops->conv_create(m.dev, &c, &sk, &err)) {
+            RN_CHECK(0, "%s %s %s on %s: conv_create failed: %s", kind, shape, pr->p.name, m.dev->name, err.msg);
+            ok = 0;
+            break;
+        }
+        void *dsrc = s.src_plain ? dm_put(&m, x, nx * sizeof *x) : dm_act(&m, x, &ain);
+        void *ddst = dm_act(&m, NULL, &aout), *ddy = dm_act(&m, dy, &aout), *ddx = dm_act(&m, NULL, &ain);
+        float *ddw = dm_put(&m, dw0, nw * sizeof *dw0);
+        m.dev->ops->conv_set_weights(m.dev, c, w);
+        m.dev->ops->conv_forward(m.dev, c, ddst, dsrc);
+        m.dev->ops->conv_backward_weights(m.dev, c, ddw, dsrc, ddy);
+        if (!s.src_plain) m.dev->ops->conv_backward_data(m.dev, c, ddx, ddy);
+        get_act(&m, y[k], ddst, &aout);
+        if (!s.src_plain) get_act(&m, dx[k], ddx, &ain);
+        get(&m, dw[k], ddw, nw * sizeof *dw[k]);
+        m.dev->ops->conv_destroy(m.dev, c);
+        dm_free(&m);
+    }
+    char op[48];
+    if (ok) {
+        snprintf(op, sizeof op, "%s forward", kind);
+        cmp(pr, op, shape, y[0], y[1], ny, tol_conv(pr, 64, 1));
+        if (!s.src_plain) {
+            snprintf(op, sizeof op, "%s backward_data", kind);
+            cmp(pr, op, shape, dx[0], dx[1], nx, tol_conv(pr, 64, 1));
+        }
+        snprintf(op, sizeof op, "%s backward_weights", kind);
+        cmp(pr, op, shape, dw[0], dw[1], nw, tol_conv(pr, 64, 0));
+    }
+    free(x), free(w), free(dy), free(dw0);
+    for (int k = 0; k < 2; k++) free(y[k]), free(dx[k]), free(dw[k]);
+}
+
+/* BN training statistics: sums, stats, running update, fold. */
+static void x_bn_stats(const pair *pr, rn_act_shape a, rn_rng *r)
+{
+    size_t n = act_n(&a);
+    int C = a.c;
+    long count = (long)a.n * a.h * a.w;
+    float *x = act_rand(n, 0.7, 1.5, pr->p.act, r), *rm0 = randn(C, 0.2, r), *rv0 = randn(C, 0.2, r);
+    float *gamma = randn(C, 1, r), *beta = randn(C, 1, r);
+    for (int c = 0; c < C; c++) rv0[c] = 1 + fabsf(rv0[c]);
+    /* per device: sums (2C + 1, as floats), mean, var, rmean, rvar, scale, shift */
+    float *out[2] = {fvec(8 * (size_t)C + 1), fvec(8 * (size_t)C + 1)};
+    double *sums = rn_xmalloc((2 * (size_t)C + 1) * sizeof *sums);
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        const rn_device_ops *op = m.dev->ops;
+        rn_act_shape ak = a;
+        ak.type = pick_act(pr, k);
+        void *dx = dm_act(&m, x, &ak);
+        double *ds = dm_alloc(&m, (2 * (size_t)C + 1) * sizeof *ds);
+        float *st = dm_alloc(&m, 6 * (size_t)C * sizeof(float)); /* mean, var, rmean, rvar, scale, shift */
+        op->upload(m.dev, st + 2 * C, rm0, C * sizeof(float));
+        op->upload(m.dev, st + 3 * C, rv0, C * sizeof(float));
+        float *dg = dm_put(&m, gamma, C * sizeof(float)), *db = dm_put(&m, beta, C * sizeof(float));
+        op->bn_sums(m.dev, ds, dx, &ak);
+        op->bn_stats(m.dev, st, st + C, ds, (double)count, C);
+        op->bn_update_running(m.dev, st + 2 * C, st + 3 * C, st, st + C, 0.1, count, C);
+        op->bn_fold(m.dev, st + 4 * C, st + 5 * C, st, st + C, dg, db, C);
+        get(&m, sums, ds, (2 * (size_t)C + 1) * sizeof *sums);
+        for (int i = 0; i < 2 * C + 1; i++) out[k][i] = (float)sums[i];
+        get(&m, out[k] + 2 * C + 1, st, 6 * (size_t)C * sizeof(float));
+        dm_free(&m);
+    }
+    char shape[64];
+    act_label(shape, sizeof shape, &a);
+    const char *names[4] = {"bn_stats mean,var", "bn_update_running", "bn_fold scale,shift", NULL};
+    cmp(pr, "bn_sums (+count)", shape, out[0], out[1], 2 * (size_t)C + 1, tol_op(pr, 4, 0));
+    for (int j = 0; j < 3; j++) {
+        size_t off = 2 * (size_t)C + 1 + 2 * (size_t)j * C;
+        cmp(pr, names[j], shape, out[0] + off, out[1] + off, 2 * (size_t)C, tol_op(pr, 8, 0));
+    }
+    free(x), free(rm0), free(rv0), free(gamma), free(beta), free(sums), free(out[0]), free(out[1]);
+}
+
+/* bn_apply (with and without ReLU), bn_add_relu, bn2_add_relu, relu_backward, add. */
+static void x_bn_apply(const pair *pr, rn_act_shape a, rn_rng *r)
+{
+    size_t n = act_n(&a);
+    int C = a.c;
+    rn_act_type t = pr->p.act;
+    float *x1 = act_rand(n, 0, 1, t, r), *x2 = act_rand(n, 0, 1, t, r), *res = act_rand(n, 0, 1, t, r);
+    float *sc = randn(2 * (size_t)C, 1, r), *sh = randn(2 * (size_t)C, 0.5, r), *d0 = act_rand(n, 0, 1, t, r);
+    float *yrelu = act_rand(n, 0, 1, t, r);
+    for (size_t i = 0; i < n; i++) yrelu[i] = yrelu[i] > 0.3f ? yrelu[i] : 0; /* a ReLU output: exact zeros */
+    float *out[2] = {fvec(6 * n), fvec(6 * n)};
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        const rn_device_ops *op = m.dev->ops;
+        rn_act_shape ak = a;
+        ak.type = pick_act(pr, k);
+        void *dx1 = dm_act(&m, x1, &ak), *dx2 = dm_act(&m, x2, &ak), *dr = dm_act(&m, res, &ak);
+        void *dd = dm_act(&m, d0, &ak), *dyr = dm_act(&m, yrelu, &ak), *dadd = dm_act(&m, d0, &ak);
+        void *y = dm_act(&m, NULL, &ak);
+        float *dsc = dm_put(&m, sc, 2 * (size_t)C * sizeof(float)), *dsh = dm_put(&m, sh, 2 * (size_t)C * sizeof(float));
+        op->bn_apply(m.dev, y, dx1, dsc, dsh, 0, &ak);
+        get_act(&m, out[k], y, &ak);
+        op->bn_apply(m.dev, y, dx1, dsc, dsh, 1, &ak);
+        get_act(&m, out[k] + n, y, &ak);
+        op->bn_add_relu(m.dev, y, dx1, dsc, dsh, dr, &ak);
+        get_act(&m, out[k] + 2 * n, y, &ak);
+        op->bn2_add_relu(m.dev, y, dx1, dsc, dsh, dx2, dsc + C, dsh + C, &ak);
+        get_act(&m, out[k] + 3 * n, y, &ak);
+        op->relu_backward(m.dev, dd, dyr, &ak);
+        get_act(&m, out[k] + 4 * n, dd, &ak);
+        op->add(m.dev, dadd, dr, &ak);
+        get_act(&m, out[k] + 5 * n, dadd, &ak);
+        dm_free(&m);
+    }
+    char shape[64];
+    act_label(shape, sizeof shape, &a);
+    const char *names[6] = {"bn_apply", "bn_apply +relu", "bn_add_relu", "bn2_add_relu", "relu_backward", "add"};
+    const double k32[6] = {8, 8, 8, 16, 0, 1};
+    for (int j = 0; j < 6; j++) cmp(pr, names[j], shape, out[0] + j * n, out[1] + j * n, n, tol_op(pr, k32[j], 1));
+    free(x1), free(x2), free(res), free(sc), free(sh), free(d0), free(yrelu), free(out[0]), free(out[1]);
+}
+
+/* Training BN backward (+ an optional ReLU after it): sums, params (+=), data. */
+static void x_bn_backward(const pair *pr, rn_act_shape a, int relu, rn_rng *r)
+{
+    size_t n = act_n(&a);
+    int C = a.c, HW = a.h * a.w;
+    rn_act_type t = pr->p.act;
+    float *x = act_rand(n, 0.5, 1.5, t, r), *dy = act_rand(n, 0, 1, t, r), *gamma = randn(C, 1, r);
+    float *mean = fvec(C), *var = fvec(C), *dg0 = randn(C, 1, r), *db0 = randn(C, 1, r), *ro = fvec(n);
+    double *hs = rn_xmalloc(2 * (size_t)C * sizeof *hs);
+    rn_ref_bn_sums(hs, x, a.n, C, HW);
+    rn_ref_bn_stats_from_sums(mean, var, hs, (double)a.n * HW, C);
+    for (size_t i = 0; i < n; i++) {
+        int c = (int)(i / HW % C);
+        float v = (float)((x[i] - mean[c]) / sqrt(var[c] + RN_BN_EPS) * gamma[c]);
+        ro[i] = t == RN_ACT_BF16 ? rn_bf16_to_f32(rn_bf16_from_f32(v > 0 ? v : 0)) : (v > 0 ? v : 0);
+    }
+    float *out[2] = {fvec(n + 4 * (size_t)C), fvec(n + 4 * (size_t)C)}; /* dx, sums (2C), dgamma, dbeta */
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        const rn_device_ops *op = m.dev->ops;
+        rn_act_shape ak = a;
+        ak.type = pick_act(pr, k);
+        void *dx_in = dm_act(&m, x, &ak), *ddy = dm_act(&m, dy, &ak), *dro = relu ? dm_act(&m, ro, &ak) : NULL;
+        void *ddx = dm_act(&m, NULL, &ak);
+        float *dmean = dm_put(&m, mean, C * sizeof(float)), *dvar = dm_put(&m, var, C * sizeof(float));
+        float *dgam = dm_put(&m, gamma, C * sizeof(float));
+        float *dg = dm_put(&m, dg0, C * sizeof(float)), *db = dm_put(&m, db0, C * sizeof(float));
+        double *ds = dm_alloc(&m, 2 * (size_t)C * sizeof *ds);
+        op->bn_backward_sums(m.dev, ds, ddy, dro, dx_in, dmean, &ak);
+        op->bn_backward_params(m.dev, dg, db, ds, dvar, C);
+        op->bn_backward_data(m.dev, ddx, ddy, dro, dx_in, dmean, dvar, dgam, ds, (double)a.n * HW, &ak);
+        get_act(&m, out[k], ddx, &ak);
+        get(&m, hs, ds, 2 * (size_t)C * sizeof *hs);
+        for (int i = 0; i < 2 * C; i++) out[k][n + i] = (float)hs[i];
+        get(&m, out[k] + n + 2 * C, dg, C * sizeof(float));
+        get(&m, out[k] + n + 3 * C, db, C * sizeof(float));
+        dm_free(&m);
+    }
+    char shape[96], lab[64];
+    snprintf(shape, sizeof shape, "%s%s", act_label(lab, sizeof lab, &a), relu ? " +relu" : "");
+    cmp(pr, "bn_backward_sums", shape, out[0] + n, out[1] + n, 2 * (size_t)C, tol_op(pr, 4, 0));
+    cmp(pr, "bn_backward_params", shape, out[0] + n + 2 * C, out[1] + n + 2 * C, 2 * (size_t)C, tol_op(pr, 4, 0));
+    cmp(pr, "bn_backward_data", shape, out[0], out[1], n, tol_op(pr, 16, 1));
+    free(x), free(dy), free(gamma), free(mean), free(var), free(dg0), free(db0), free(ro), free(hs);
+    free(out[0]), free(out[1]);
+}
+
+/* Max-pool forward and backward; values on a coarse grid so that most windows hold ties. */
+static void x_maxpool(const pair *pr, rn_act_shape a, rn_rng *r)
+{
+    size_t n = act_n(&a);
+    int oh = (a.h - 1) / 2 + 1, ow = (a.w - 1) / 2 + 1;
+    rn_act_shape ao = {a.n, a.c, oh, ow, a.type};
+    size_t no = act_n(&ao);
+    float *x = act_rand(n, 0, 1, pr->p.act, r), *dy = act_rand(no, 0, 1, pr->p.act, r);
+    for (size_t i = 0; i < n; i++) x[i] = roundf(x[i] * 2) / 2;
+    float *out[2] = {fvec(no + n), fvec(no + n)};
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        rn_act_shape ak = a, aok = ao;
+        ak.type = aok.type = pick_act(pr, k);
+        void *dx = dm_act(&m, x, &ak), *y = dm_act(&m, NULL, &aok), *ddy = dm_act(&m, dy, &aok);
+        void *ddx = dm_act(&m, NULL, &ak);
+        m.dev->ops->maxpool_forward(m.dev, y, dx, &ak, oh, ow);
+        m.dev->ops->maxpool_backward(m.dev, ddx, ddy, dx, &ak, oh, ow);
+        get_act(&m, out[k], y, &aok);
+        get_act(&m, out[k] + no, ddx, &ak);
+        dm_free(&m);
+    }
+    char shape[64];
+    act_label(shape, sizeof shape, &a);
+    cmp(pr, "maxpool_forward", shape, out[0], out[1], no, tol_op(pr, 0, 1));
+    /* An element can be the first maximum of up to 4 windows; a device may add each window's
+     * gradient into the bf16 dx in turn (cpu does), rounding up to 3 partial sums. */
+    double bf16_adds = pr->p.act == RN_ACT_BF16 ? 2 * U16 : 0;
+    cmp(pr, "maxpool_backward (ties)", shape, out[0] + no, out[1] + no, n, tol_op(pr, 2, 1) + bf16_adds);
+    free(x), free(dy), free(out[0]), free(out[1]);
+}
+
+/* GAP forward and backward (+=). */
+static void x_gap(const pair *pr, rn_act_shape a, rn_rng *r)
+{
+    size_t n = act_n(&a), nc = (size_t)a.n * a.c;
+    float *x = act_rand(n, 0.5, 1, pr->p.act, r), *dout = randn(nc, 1, r), *dx0 = act_rand(n, 0, 1, pr->p.act, r);
+    float *out[2] = {fvec(nc + n), fvec(nc + n)};
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        rn_act_shape ak = a;
+        ak.type = pick_act(pr, k);
+        void *dx = dm_act(&m, x, &ak), *ddx = dm_act(&m, dx0, &ak);
+        float *o = dm_alloc(&m, nc * sizeof(float)), *dd = dm_put(&m, dout, nc * sizeof(float));
+        m.dev->ops->gap_forward(m.dev, o, dx, &ak);
+        m.dev->ops->gap_backward(m.dev, ddx, dd, &ak);
+        get(&m, out[k], o, nc * sizeof(float));
+        get_act(&m, out[k] + nc, ddx, &ak);
+        dm_free(&m);
+    }
+    char shape[64];
+    act_label(shape, sizeof shape, &a);
+    cmp(pr, "gap_forward", shape, out[0], out[1], nc, tol_op(pr, 4, 0));
+    cmp(pr, "gap_backward (+=)", shape, out[0] + nc, out[1] + nc, n, tol_op(pr, 4, 1));
+    free(x), free(dout), free(dx0), free(out[0]), free(out[1]);
+}
+
+/* The xy head: forward (coord, softmax) and backward (da, dw +=, db +=, the logits' gradient). */
+static void x_xy(const pair *pr, rn_act_shape a, rn_rng *r)
+{
+    size_t n = act_n(&a), np = (size_t)a.n * a.h * a.w, N = (size_t)a.n;
+    int C = a.c;
+    float *x = act_rand(n, 0, 1, pr->p.act, r), *w = randn(C, 2 / sqrt(C), r), *b = randn(1, 1, r);
+    float *dc = randn(2 * N, 1, r), *dw0 = randn(C, 1, r), *db0 = randn(1, 1, r);
+    /* per device: coord (2N), prob (np), da (n), dw (C), db (1), dlogits (np) */
+    size_t len = 2 * N + np + n + C + 1 + np;
+    float *out[2] = {fvec(len), fvec(len)};
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        const rn_device_ops *op = m.dev->ops;
+        rn_act_shape ak = a;
+        ak.type = pick_act(pr, k);
+        void *dx = dm_act(&m, x, &ak), *dda = dm_act(&m, NULL, &ak);
+        float *dwt = dm_put(&m, w, C * sizeof(float)), *dbias = dm_put(&m, b, sizeof(float));
+        float *coord = dm_alloc(&m, 2 * N * sizeof(float)), *prob = dm_alloc(&m, np * sizeof(float));
+        float *ddc = dm_put(&m, dc, 2 * N * sizeof(float)), *ddw = dm_put(&m, dw0, C * sizeof(float));
+        float *ddb = dm_put(&m, db0, sizeof(float));
+        float *o = out[k];
+        op->xy_forward(m.dev, coord, prob, dx, dwt, dbias, &ak);
+        get(&m, o, coord, 2 * N * sizeof(float));
+        get(&m, o + 2 * N, prob, np * sizeof(float));
+        op->xy_backward(m.dev, dda, ddw, ddb, ddc, prob, dx, dwt, &ak);
+        get_act(&m, o + 2 * N + np, dda, &ak);
+        get(&m, o + 2 * N + np + n, ddw, C * sizeof(float));
+        get(&m, o + 2 * N + np + n + C, ddb, sizeof(float));
+        get(&m, o + 2 * N + np + n + C + 1, prob, np * sizeof(float));
+        dm_free(&m);
+    }
+    char shape[64];
+    act_label(shape, sizeof shape, &a);
+    size_t off = 0;
+    const char *names[6] = {"xy_forward coord", "xy_forward prob", "xy_backward da", "xy_backward dw (+=)",
+                            "xy_backward db (+=)", "xy_backward dlogits"};
+    const size_t lens[6] = {2 * N, np, n, (size_t)C, 1, np};
+    const int is_act[6] = {0, 0, 1, 0, 0, 0};
+    for (int j = 0; j < 6; j++) {
+        cmp(pr, names[j], shape, out[0] + off, out[1] + off, lens[j], tol_op(pr, 16, is_act[j]));
+        off += lens[j];
+    }
+    free(x), free(w), free(b), free(dc), free(dw0), free(db0), free(out[0]), free(out[1]);
+}
+
+/* The depth head, coords and the loss (no activations: fp32 in every precision). */
+static void x_depth_loss(const pair *pr, int N, int C, float scale, rn_rng *r)
+{
+    float *feat = randn((size_t)N * C, 1, r), *w = randn(C, 1 / sqrt(C), r), *b = randn(1, 1, r);
+    float *k = randn(N, 3, r), *dd = randn(N, 1, r), *dw0 = randn(C, 1, r), *db0 = randn(1, 1, r);
+    float *xy = randn(2 * (size_t)N, 5, r), *tgt = randn(3 * (size_t)N, 5, r), *vis = fvec(N), *hd = fvec(N);
+    for (int n = 0; n < N; n++) vis[n] = n % 3 != 1, hd[n] = n % 4 != 2;
+    /* per device: depth, gamma (N each), dfeat (NC), dw (C), db (1), coord (3N), loss (1), dxy (2N), ddepth (N) */
+    size_t len = 2 * (size_t)N + (size_t)N * C + C + 1 + 3 * (size_t)N + 1 + 3 * (size_t)N;
+    float *out[2] = {fvec(len), fvec(len)};
+    for (int j = 0; j < 2; j++) {
+        dmem m = {.dev = pick(pr, j)};
+        const rn_device_ops *op = m.dev->ops;
+        size_t fb = (size_t)N * C * sizeof(float), nb = (size_t)N * sizeof(float);
+        float *dfeat = dm_put(&m, feat, fb), *dw = dm_put(&m, w, C * sizeof(float)), *dbias = dm_put(&m, b, 4);
+        float *dk = dm_put(&m, k, nb), *ddd = dm_put(&m, dd, nb), *ddw = dm_put(&m, dw0, C * sizeof(float));
+        float *ddb = dm_put(&m, db0, 4), *ddepth = dm_alloc(&m, 2 * nb), *dgf = dm_alloc(&m, fb);
+        float *dxy = dm_put(&m, xy, 2 * nb), *dt = dm_put(&m, tgt, 3 * nb), *dv = dm_put(&m, vis, nb);
+        float *dh = dm_put(&m, hd, nb), *coord = dm_alloc(&m, 3 * nb), *gxy = dm_alloc(&m, 2 * nb);
+        float *gd = dm_alloc(&m, nb);
+        double *dl = dm_alloc(&m, sizeof(double)), loss;
+        float *o = out[j];
+        op->depth_forward(m.dev, ddepth, ddepth + N, dfeat, dw, dbias, dk, N, C);
+        op->depth_backward(m.dev, dgf, ddw, ddb, ddd, dfeat, dw, dk, N, C);
+        /* a target that equals the prediction in one coordinate: the gradient's sign(0) = 0 */
+        op->coords(m.dev, coord, dxy, ddepth, N);
+        op->copy(m.dev, dt, coord, sizeof(float));
+        op->loss(m.dev, dl, gxy, gd, coord, dt, dv, dh, scale, N);
+        get(&m, o, ddepth, 2 * nb);
+        get(&m, o + 2 * N, dgf, fb);
+        get(&m, o + 2 * N + (size_t)N * C, ddw, C * sizeof(float));
+        get(&m, o + 2 * N + (size_t)N * C + C, ddb, 4);
+        float *tail = o + 2 * N + (size_t)N * C + C + 1;
+        get(&m, tail, coord, 3 * nb);
+        get(&m, &loss, dl, sizeof loss);
+        tail[3 * N] = (float)loss;
+        get(&m, tail + 3 * N + 1, gxy, 2 * nb);
+        get(&m, tail + 5 * N + 1, gd, nb);
+        dm_free(&m);
+    }
+    char shape[64];
+    snprintf(shape, sizeof shape, "N=%d C=%d scale %g", N, C, scale);
+    const char *names[7] = {"depth_forward depth,gamma", "depth_backward dfeat", "depth_backward dw (+=)",
+                            "depth_backward db (+=)", "coords", "loss", "loss gradient dxy,ddepth"};
+    const size_t lens[7] = {2 * (size_t)N, (size_t)N * C, (size_t)C, 1, 3 * (size_t)N, 1, 3 * (size_t)N};
+    size_t off = 0;
+    for (int j = 0; j < 7; j++) {
+        cmp(pr, names[j], shape, out[0] + off, out[1] + off, lens[j], tol_op(pr, 8, 0));
+        off += lens[j];
+    }
+    free(feat), free(w), free(b), free(k), free(dd), free(dw0), free(db0), free(xy), free(tgt), free(vis), free(hd);
+    free(out[0]), free(out[1]);
+}
+
+/* Three consecutive Adam updates of one flat buffer; param, m and v after each. */
+static void x_adam(const pair *pr, size_t n, rn_rng *r)
+{
+    float *p0 = randn(n, 1, r), *g[3] = {randn(n, 1e-2, r), randn(n, 1e-2, r), randn(n, 1e-2, r)};
+    float *out[2] = {fvec(9 * n), fvec(9 * n)};
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        const rn_device_ops *op = m.dev->ops;
+        float *dp = dm_put(&m, p0, n * sizeof(float)), *dm = dm_alloc(&m, n * sizeof(float));
+        float *dv = dm_alloc(&m, n * sizeof(float)), *dg = dm_alloc(&m, n * sizeof(float));
+        op->zero(m.dev, dm, n * sizeof(float));
+        op->zero(m.dev, dv, n * sizeof(float));
+        for (int t = 0; t < 3; t++) {
+            rn_adam_args h = {.lr = 1e-2, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .step = t + 1};
+            op->upload(m.dev, dg, g[t], n * sizeof(float));
+            op->adam(m.dev, dp, dg, dm, dv, n, &h);
+            get(&m, out[k] + 3 * t * n, dp, n * sizeof(float));
+            get(&m, out[k] + (3 * t + 1) * n, dm, n * sizeof(float));
+            get(&m, out[k] + (3 * t + 2) * n, dv, n * sizeof(float));
+        }
+        dm_free(&m);
+    }
+    char shape[64];
+    for (int t = 0; t < 3; t++) {
+        snprintf(shape, sizeof shape, "n=%zu step %d", n, t + 1);
+        cmp(pr, "adam param", shape, out[0] + 3 * t * n, out[1] + 3 * t * n, n, tol_op(pr, 8, 0));
+        cmp(pr, "adam m,v", shape, out[0] + (3 * t + 1) * n, out[1] + (3 * t + 1) * n, 2 * n, tol_op(pr, 8, 0));
+    }
+    free(p0), free(g[0]), free(g[1]), free(g[2]), free(out[0]), free(out[1]);
+}
+
+/* unscale_check on finite gradients (inv_scale 1/1024 and 1) and with one Inf or NaN. */
+static void x_unscale(const pair *pr, size_t n, rn_rng *r)
+{
+    float *g = randn(n, 100, r);
+    const float inv[4] = {1.0f / 1024, 1.0f, 0.5f, 0.5f};
+    float *out[2] = {fvec(2 * n), fvec(2 * n)};
+    int fin[2][4];
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        float *dg = dm_alloc(&m, n * sizeof(float));
+        for (int j = 0; j < 4; j++) {
+            m.dev->ops->upload(m.dev, dg, g, n * sizeof(float));
+            float bad = j == 2 ? INFINITY : NAN;
+            if (j >= 2) m.dev->ops->upload(m.dev, dg + n / 2 + j, &bad, sizeof bad);
+            fin[k][j] = m.dev->ops->unscale_check(m.dev, dg, n, inv[j]);
+            if (j < 2) get(&m, out[k] + j * n, dg, n * sizeof(float));
+        }
+        dm_free(&m);
+    }
+    char shape[64];
+    snprintf(shape, sizeof shape, "n=%zu", n);
+    cmp(pr, "unscale_check 1/1024", shape, out[0], out[1], n, tol_op(pr, 0, 0));
+    cmp(pr, "unscale_check 1", shape, out[0] + n, out[1] + n, n, tol_op(pr, 0, 0));
+    int agree = 0;
+    for (int j = 0; j < 4; j++) agree += fin[0][j] == fin[1][j] && fin[1][j] == (j < 2);
+    report("unscale_check finite flags", "finite x2, Inf, NaN", pr->p.name, 4 - agree, 0);
+    free(g), free(out[0]), free(out[1]);
+}
+
+/* Buffers: upload, copy, download, zero, fill, and the activation round trip. */
+static void x_buffers(const pair *pr, rn_act_shape a, rn_rng *r)
+{
+    size_t n = act_n(&a);
+    float *x = randn(n, 1, r), *want = fvec(n), *got = fvec(n);
+    for (size_t i = 0; i < n; i++)
+        want[i] = pr->p.act == RN_ACT_BF16 ? rn_bf16_to_f32(rn_bf16_from_f32(x[i])) : x[i];
+    dmem m = {.dev = pr->dev};
+    const rn_device_ops *op = m.dev->ops;
+    rn_act_shape ak = a;
+    ak.type = pr->p.act;
+    void *da = dm_act(&m, x, &ak);
+    get_act(&m, got, da, &ak);
+    char shape[64];
+    act_label(shape, sizeof shape, &a);
+    report("act_upload/act_download", shape, pr->p.name, scaled_err_f(got, want, n), 0);
+    float *b1 = dm_put(&m, x, n * sizeof(float)), *b2 = dm_alloc(&m, n * sizeof(float));
+    op->copy(m.dev, b2, b1, n * sizeof(float));
+    get(&m, got, b2, n * sizeof(float));
+    report("upload/copy/download", shape, pr->p.name, scaled_err_f(got, x, n), 0);
+    op->fill(m.dev, b2, 0.25f, n - 1);
+    op->zero(m.dev, b1, n * sizeof(float));
+    get(&m, got, b2, n * sizeof(float));
+    for (size_t i = 0; i < n; i++) want[i] = i + 1 < n ? 0.25f : x[i];
+    report("fill", shape, pr->p.name, scaled_err_f(got, want, n), 0);
+    get(&m, got, b1, n * sizeof(float));
+    memset(want, 0, n * sizeof *want);
+    report("zero", shape, pr->p.name, scaled_err_f(got, want, n), 0);
+    dm_free(&m);
+    free(x), free(want), free(got);
+}
+
+static void cross_precision(const pair *pr, rn_rng *r)
+{
+    const rn_conv_shape convs[] = {
+        {.n = 2, .ic = 3, .ih = 13, .iw = 10, .oc = 64, .oh = 7, .ow = 5, .kh = 7, .kw = 7, .sh = 2, .sw = 2, .ph = 3,
+         .pw = 3, .src_plain = 1, .no_bwd_data = 1},
+        {.n = 1, .ic = 64, .ih = 7, .iw = 5, .oc = 64, .oh = 7, .ow = 5, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1},
+        {.n = 2, .ic = 64, .ih = 9, .iw = 6, .oc = 128, .oh = 5, .ow = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1},
+        {.n = 1, .ic = 128, .ih = 5, .iw = 3, .oc = 256, .oh = 3, .ow = 2, .kh = 1, .kw = 1, .sh = 2, .sw = 2},
+        {.n = 1, .ic = 256, .ih = 3, .iw = 2, .oc = 256, .oh = 3, .ow = 2, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1},
+        {.n = 2, .ic = 512, .ih = 3, .iw = 2, .oc = 2048, .oh = 3, .ow = 2, .kh = 1, .kw = 1, .sh = 1, .sw = 1},
+        {.n = 1, .ic = 1024, .ih = 3, .iw = 3, .oc = 2048, .oh = 2, .ow = 2, .kh = 1, .kw = 1, .sh = 2, .sw = 2},
+        {.n = 1, .ic = 2048, .ih = 2, .iw = 2, .oc = 512, .oh = 2, .ow = 2, .kh = 1, .kw = 1, .sh = 1, .sw = 1},
+        {.n = 1, .ic = 512, .ih = 3, .iw = 2, .oc = 256, .oh = 6, .ow = 4, .kh = 4, .kw = 4, .sh = 2, .sw = 2, .ph = 1,
+         .pw = 1, .transposed = 1},
+        {.n = 2, .ic = 2048, .ih = 1, .iw = 1, .oc = 256, .oh = 2, .ow = 2, .kh = 4, .kw = 4, .sh = 2, .sw = 2, .ph = 1,
+         .pw = 1, .transposed = 1},
+        {.n = 1, .ic = 256, .ih = 5, .iw = 3, .oc = 256, .oh = 10, .ow = 6, .kh = 4, .kw = 4, .sh = 2, .sw = 2, .ph = 1,
+         .pw = 1, .transposed = 1},
+    };
+    for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) x_conv(pr, convs[i], r);
+    if (pr->p.compute != RN_COMPUTE_F32 && pr->p.act == RN_ACT_F32) {
+        printf("     (%s: fp32 activations, so every op but the convs is the fp32 call checked above)\n", pr->p.name);
+        return;
+    }
+    const rn_act_shape acts[] = {{2, 64, 13, 10, 0}, {1, 128, 5, 3, 0},  {2, 256, 6, 10, 0},
+                                 {1, 512, 3, 2, 0},  {2, 1024, 3, 3, 0}, {1, 2048, 2, 3, 0}};
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+        x_bn_stats(pr, acts[i], r);
+        x_bn_apply(pr, acts[i], r);
+        x_bn_backward(pr, acts[i], (int)i % 2, r);
+    }
+    x_bn_backward(pr, (rn_act_shape){1, 64, 3, 3, 0}, 1, r);
+    x_maxpool(pr, (rn_act_shape){2, 64, 13, 10, 0}, r);
+    x_maxpool(pr, (rn_act_shape){1, 64, 8, 7, 0}, r);
+    x_gap(pr, (rn_act_shape){2, 512, 3, 4, 0}, r);
+    x_gap(pr, (rn_act_shape){1, 2048, 2, 3, 0}, r);
+    x_xy(pr, (rn_act_shape){2, 256, 6, 5, 0}, r);
+    x_xy(pr, (rn_act_shape){1, 256, 4, 7, 0}, r);
+    x_buffers(pr, (rn_act_shape){2, 64, 5, 3, 0}, r);
+}
+
+/* Every precision device `name` supports, op by op, against the reference. */
+static void cross_device(const char *name, rn_rng *r)
+{
+    rn_device *dev = NULL, *ref = NULL;
+    rn_err err = {0};
+    if (rn_device_create(&dev, name, 2, &err) || rn_device_create(&ref, "ref", 1, &err)) {
+        RN_CHECK(0, "device %s or ref: %s", name, err.msg);
+        rn_device_destroy(dev);
+        return;
+    }
+    printf("---- device %s against ref ----\n", name);
+    for (size_t i = 0; i < sizeof PRECS / sizeof PRECS[0]; i++) {
+        pair pr = {.dev = dev, .ref = ref, .p = PRECS[i]};
+        if (!dev->ops->supports(dev, pr.p.compute, pr.p.act)) {
+            printf("skipped: device %s does not support %s\n", name, pr.p.name);
+            continue;
+        }
+        cross_precision(&pr, r);
+        if (i) continue;
+        /* no activations: the same float computation in every precision */
+        x_depth_loss(&pr, 2, 512, 1, r);
+        x_depth_loss(&pr, 5, 2048, 1024, r);
+        x_adam(&pr, 5003, r);
+        x_unscale(&pr, 4099, r);
+    }
+    rn_device_destroy(dev);
+    rn_device_destroy(ref);
+}
+
+/* Each device built in besides ref; "skipped" when there is none. */
+static void cross_devices(rn_rng *r)
+{
+    char names[128];
+    snprintf(names, sizeof names, "%s", rn_device_names());
+    int others = 0;
+    for (char *save = NULL, *t = strtok_r(names, " ", &save); t; t = strtok_r(NULL, " ", &save))
+        if (strcmp(t, "ref")) cross_device(t, r), others++;
+    if (!others) printf("skipped: no device built in besides ref (built in: %s), nothing to compare it with\n", rn_device_names());
+}
+
 int main(void)
 {
     rn_rng r;
@@ -557,5 +1203,6 @@ int main(void)
     hand_head();
     hand_adam();
     finite_differences(&r);
+    cross_devices(&r);
     RN_CHECK_DONE();
 }
