@@ -40,9 +40,15 @@ TEST_SRC := $(filter-out $(CPU_TESTS),$(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+DEVICES  := $(strip $(if $(filter 1,$(DNNL)),cpu) $(if $(wildcard src/ref/*.c),ref))
 
-.PHONY: all test bench asan clean
-all: $(BUILD)/rootnet $(TEST_BIN)
+.PHONY: all test bench asan clean FORCE
+all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices
+
+# The devices built in, one line ("cpu ref"): tests/run.sh skips the tests that need a missing one.
+$(BUILD)/devices: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(DEVICES)' | cmp -s - $@ || echo '$(DEVICES)' > $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
