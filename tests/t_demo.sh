@@ -8,6 +8,7 @@
 #  - bad input: one clear line naming the problem, the usage, exit != 0.
 set -u
 cd "$(dirname "$0")/.."
+source tests/need_device.sh cpu
 BUILD=${BUILD:-build}
 PY=${PY:-/usr/bin/python3}
 RN=${RN_BIN:-$PWD/$BUILD/rootnet}

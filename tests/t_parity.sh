@@ -7,6 +7,7 @@ set -u
 RN=${RN_BIN:-build/rootnet}
 PY=${PY:-/usr/bin/python3}
 cd "$(dirname "$0")/.."
+source tests/need_device.sh cpu
 REF=tools/reference.py
 LR=1e-5
 tmp=$(mktemp -d); [ -n "${KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT

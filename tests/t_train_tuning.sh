@@ -8,6 +8,7 @@
 # `rootnet test` prints for each epoch's snapshot and keeps the best epoch's
 # snapshot byte for byte; bad switch values: one line, the usage, exit 2.
 source "$(dirname "$0")/train_lib.sh"
+source tests/need_device.sh cpu
 "$RN" synth --out "$tmp/data" --format muco --images 24 --width 256 --height 256 --seed 3 > /dev/null || exit 1
 "$RN" synth --out "$tmp/data" --format mupots --images 8 --width 256 --height 256 --seed 4 > /dev/null || exit 1
 tiny=(--data-dir "$tmp/data" --trainset-2d '' --testset MuPoTS --backbone 18 --input-size 64 --batch 4 --threads 1
