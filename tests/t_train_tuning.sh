@@ -17,7 +17,8 @@ tiny=(--data-dir "$tmp/data" --trainset-2d '' --testset MuPoTS --backbone 18 --i
 bad "precision 'foo': expected fp32, bf16, bf16-o2 or fp16" "${tiny[@]}" --precision foo
 bad "loss scale '-1': expected 'dynamic' or a positive number" "${tiny[@]}" --loss-scale -1
 bad "lr scale 'sqrt': expected none or linear" "${tiny[@]}" --lr-scale sqrt
-bad "precision fp16: not available on the CPU" "${tiny[@]}" --precision fp16
+bad "precision fp16: not available on device 'cpu'" "${tiny[@]}" --precision fp16
+bad "device 'tpu' is not built in" "${tiny[@]}" --device tpu
 printf 'precision = fp8\n' > "$tmp/bad.cfg"
 bad "precision 'fp8'" "${tiny[@]}" --config "$tmp/bad.cfg"
 

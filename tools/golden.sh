@@ -9,6 +9,7 @@
 #
 #   tools/golden.sh gen   DIR [RN]   # DIR/inputs (made once) and DIR/out
 #   tools/golden.sh check DIR [RN]   # reruns into a scratch dir, cmp against DIR/out
+#   GOLDEN_CASES="18 192 128 2" GOLDEN_PRECISIONS=fp32 tools/golden.sh check DIR   # a subset
 #
 # RN: the rootnet binary (build/rootnet). EXTRA: more flags for every command
 # (e.g. EXTRA="--device cpu" after the device refactor). The inputs come from
@@ -75,10 +76,14 @@ check)
     tmp=$(mktemp -d); [ -n "${KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
     run_all "$tmp" || exit 1
     pass=0; fail=0
-    while IFS= read -r f; do
-        rel=${f#"$dir/out/"}
-        if cmp -s "$f" "$tmp/$rel"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "DIFFERS: $rel"; fi
-    done < <(find "$dir/out" -type f | sort)
+    for run in "$tmp"/*/; do  # the cases and precisions run (GOLDEN_CASES, GOLDEN_PRECISIONS)
+        c=$(basename "$run")
+        [ -d "$dir/out/$c" ] || { fail=$((fail + 1)); echo "NO GOLDEN: $c"; continue; }
+        for f in "$dir/out/$c"/*; do
+            rel=$c/$(basename "$f")
+            if cmp -s "$f" "$tmp/$rel"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "DIFFERS: $rel"; fi
+        done
+    done
     echo "$pass passed, $fail failed"
     [ "$fail" -eq 0 ]
     ;;

@@ -1,4 +1,4 @@
-/* rn_model: RootNet (ResNet backbone + the authors' root head) on a backend,
+/* rn_model: RootNet (ResNet backbone + the authors' root head) on a device,
  * with every activation planned up front for one batch size and input size.
  *
  *   rn_params p; rn_params_build(&p, 50, &err); rn_params_init(&p, &rng);
@@ -120,7 +120,7 @@ typedef struct rn_model {
 /* Builds the network for batch N and input H x W (multiples of 32). */
 int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_model_opts *o, rn_err *err);
 void rn_model_destroy(rn_model *m);
-/* Pushes p's weights to the backend (weight reorders). Call after every change to p. */
+/* Pushes p's weights to the device's convs (weight reorders). Call after every change to p. */
 void rn_model_sync_weights(rn_model *m);
 /* train = 1: batch statistics, running statistics updated; 0: running statistics. */
 void rn_model_forward(rn_model *m, const float *images /* (N, 3, H, W) */, const float *k /* (N) */, int train);

@@ -29,7 +29,7 @@ typedef enum {
     RN_PREC_FP32 = 0,
     RN_PREC_BF16 = 1,    /* O1: convs/deconvs compute in bf16, everything stored fp32 */
     RN_PREC_BF16_O2 = 2, /* O2: activations stored bf16 end to end */
-    RN_PREC_FP16 = 3,    /* O1 with fp16 compute: CUDA backend only */
+    RN_PREC_FP16 = 3,    /* O1 with fp16 compute: a CUDA device only */
     RN_PREC_COUNT
 } rn_precision;
 

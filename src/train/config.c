@@ -235,7 +235,7 @@ static int known_set(const char *name, const char *const *ok)
     return 0;
 }
 
-/* --precision, --loss-scale, --lr-scale parse (whether the backend runs the precision is rn_tuning_setup's). */
+/* --precision, --loss-scale, --lr-scale parse (whether the device runs the precision is rn_tuning_setup's). */
 static int check_tuning(const rn_train_cfg *c, rn_err *err)
 {
     rn_precision id;
