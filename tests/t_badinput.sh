@@ -4,7 +4,6 @@
 # offending file or flag, and leave no output file behind.
 set -u
 cd "$(dirname "$0")/.."
-source tests/need_device.sh cpu
 RN=${RN_BIN:-build/rootnet}; PY=${PY:-/usr/bin/python3}; REF=tools/reference.py
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 pass=0; fail=0

@@ -6,7 +6,6 @@
 # backbone exactly, drops fc.*, and gives the head the authors' init.
 set -u
 cd "$(dirname "$0")/.."
-source tests/need_device.sh cpu
 RN=${RN_BIN:-build/rootnet}; PY=${PY:-/usr/bin/python3}; REF=tools/reference.py
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0

@@ -9,7 +9,7 @@ set -u
 RN=${RN_BIN:-build/rootnet}
 PY=${PY:-/usr/bin/python3}
 cd "$(dirname "$0")/.."
-source tests/need_device.sh cpu
+source tests/need_device.sh "${PARITY_DEVICE:-cpu}"
 REF=tools/reference.py
 LR=1e-5
 dev=(${PARITY_DEVICE:+--device "$PARITY_DEVICE"})
