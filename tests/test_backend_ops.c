@@ -67,7 +67,48 @@ static double scaled_err(const float *got, const double *want, size_t n, double 
 
 /* ---- 1. hand-worked values ---- */
 
-static void hand_conv(void)
+/* A hand case with `live` input channels and one output channel, run on device d as a
+ * 16 -> 16 channel conv (s.ic = s.oc = 16) whose other channels and weights are 0:
+ * x (live, IH, IW), w (live, KH, KW) = the live part of the PyTorch-layout weight,
+ * dy (OH, OW); y (OH, OW), dx (live, IH, IW) overwritten, dw (live, KH, KW) accumulated.
+ * Returns how many values outside the live channels came out non-zero. */
+static int conv16(rn_device *d, const rn_conv_shape *s, int live, const float *x, const float *w, const float *dy,
+                  float *y, float *dx, float *dw)
+{
+    size_t kk = (size_t)s->kh * s->kw, pin = (size_t)s->ih * s->iw, pout = (size_t)s->oh * s->ow;
+    float *x16 = fvec(16 * pin), *w16 = fvec(256 * kk), *dy16 = fvec(16 * pout), *dw16 = fvec(256 * kk);
+    float *y16 = fvec(16 * pout), *dx16 = fvec(16 * pin);
+    memcpy(x16, x, live * pin * sizeof *x);
+    memcpy(dy16, dy, pout * sizeof *dy);
+    for (int c = 0; c < live; c++) { /* weight (0, c) of a Conv2d, (c, 0) of a ConvTranspose2d */
+        size_t at = (s->transposed ? (size_t)c * 16 : (size_t)c) * kk;
+        memcpy(w16 + at, w + c * kk, kk * sizeof *w);
+        memcpy(dw16 + at, dw + c * kk, kk * sizeof *w);
+    }
+    rn_conv *c = NULL;
+    rn_err err = {0};
+    RN_ASSERT(!d->ops->conv_create(d, &c, s, &err));
+    d->ops->conv_set_weights(d, c, w16);
+    d->ops->conv_forward(d, c, y16, x16);
+    d->ops->conv_backward_weights(d, c, dw16, x16, dy16);
+    d->ops->conv_backward_data(d, c, dx16, dy16);
+    d->ops->conv_destroy(d, c);
+    int stray = 0;
+    for (size_t i = pout; i < 16 * pout; i++) stray += y16[i] != 0;
+    for (size_t i = live * pin; i < 16 * pin; i++) stray += dx16[i] != 0;
+    for (int c = 0; c < live; c++) {
+        size_t at = (s->transposed ? (size_t)c * 16 : (size_t)c) * kk;
+        memcpy(dw + c * kk, dw16 + at, kk * sizeof *dw);
+        memset(dw16 + at, 0, kk * sizeof *dw16);
+    }
+    for (size_t i = 0; i < 256 * kk; i++) stray += dw16[i] != 0;
+    memcpy(y, y16, pout * sizeof *y);
+    memcpy(dx, dx16, live * pin * sizeof *dx);
+    free(x16), free(w16), free(dy16), free(dw16), free(y16), free(dx16);
+    return stray;
+}
+
+static void hand_conv(rn_device *ref)
 {
     /* 3x3 input 1..9, all-ones 3x3 kernel, stride 2, padding 1: each output sums a 2x2 corner. */
     float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w[9], y[4];
@@ -88,9 +129,16 @@ static void hand_conv(void)
     rn_ref_conv_backward_weights(dw, x, dy, &d);
     double wdw[9] = {1 + 5, 1 + 4 + 6, 1 + 5, 1 + 2 + 8, 1 + 1 + 3 + 7 + 9, 1 + 2 + 8, 1 + 5, 1 + 4 + 6, 1 + 5};
     report("hand conv backward_weights", "1x1x3x3 k3 s2 p1 (+=)", "fp32", scaled_err(dw, wdw, 9, 1), 0);
+    /* The same through the ref device's op table, as channel 0 of a 16-channel conv. */
+    rn_conv_shape s = {.n = 1, .ic = 16, .ih = 3, .iw = 3, .oc = 16, .oh = 2, .ow = 2, .kh = 3, .kw = 3,
+                       .sh = 2, .sw = 2, .ph = 1, .pw = 1};
+    for (int i = 0; i < 9; i++) dw[i] = 1;
+    int stray = conv16(ref, &s, 1, x, w, dy, y, dx, dw);
+    double e = fmax(scaled_err(y, want, 4, 1), fmax(scaled_err(dx, wdx, 9, 1), scaled_err(dw, wdw, 9, 1)));
+    report("hand conv on the ref device", "16x3x3 k3 s2 p1, channel 0", "fp32", e + stray, 0);
 }
 
-static void hand_deconv(void)
+static void hand_deconv(rn_device *ref)
 {
     /* ConvTranspose2d, 1x2 input [1, 10], 1x3 kernel [1, 2, 3], stride 2: the two copies overlap at column 2. */
     float x[2] = {1, 10}, w[3] = {1, 2, 3}, y[5];
@@ -120,45 +168,58 @@ static void hand_deconv(void)
     rn_ref_deconv_backward_weights(dw, x, dy, &d);
     double wdw[3] = {1, 0, 10};
     report("hand deconv backward_weights", "1x1x1x2 k1x3 s2", "fp32", scaled_err(dw, wdw, 3, 1), 0);
+    /* The two-channel case through the ref device. dx: [1, 3] from channel 0's kernel and
+     * [4, 6] from channel 1's; dw[c][kw] = sum over iw of x[c][iw] dy[2 iw + kw]. */
+    rn_conv_shape s = {.n = 1, .ic = 16, .ih = 1, .iw = 2, .oc = 16, .oh = 1, .ow = 5, .kh = 1, .kw = 3,
+                       .sh = 1, .sw = 2, .transposed = 1};
+    float dx2[4], dw2[6] = {0};
+    int stray = conv16(ref, &s, 2, x2, w2, dy, y2, dx2, dw2);
+    double wdx2[4] = {1, 3, 4, 6}, wdw2[6] = {1, 0, 10, 2, 0, 0};
+    double e = fmax(scaled_err(y2, want2, 5, 1), fmax(scaled_err(dx2, wdx2, 4, 1), scaled_err(dw2, wdw2, 6, 1)));
+    report("hand deconv on the ref device", "16x1x2 k1x3 s2, channels 0-1", "fp32", e + stray, 0);
 }
 
-static void hand_bn(void)
+/* The ops below run on the ref device through its op table, on host arrays
+ * (its memory is host memory), so its wrapper is checked along with the math. */
+static void hand_bn(rn_device *d)
 {
-    /* One channel, x = 1, 2, 3, 4: mean 2.5, biased var 1.25, unbiased 5/3. */
+    const rn_device_ops *op = d->ops;
+    /* One channel, x = 1, 2, 3, 4 as (N, C, H, W) = (2, 1, 1, 2): mean 2.5, biased var 1.25, unbiased 5/3. */
+    rn_act_shape a = {2, 1, 1, 2, RN_ACT_F32};
     float x[4] = {1, 2, 3, 4}, mean, var, y[4];
-    double sums[2];
-    rn_ref_bn_sums(sums, x, 2, 1, 2);
-    rn_ref_bn_stats_from_sums(&mean, &var, sums, 4, 1);
+    double sums[3];
+    op->bn_sums(d, sums, x, &a);
+    op->bn_stats(d, &mean, &var, sums, sums[2], 1);
     double ms[2] = {2.5, 1.25};
     float got[2] = {mean, var};
-    report("hand bn stats", "2x1x1x2", "fp32", scaled_err(got, ms, 2, 1), 0);
+    report("hand bn sums + stats", "2x1x1x2", "fp32", scaled_err(got, ms, 2, 1) + fabs(sums[2] - 4), 0);
     float rm = 0, rv = 1;
-    rn_ref_bn_update_running(&rm, &rv, &mean, &var, 0.1, 4, 1);
+    op->bn_update_running(d, &rm, &rv, &mean, &var, 0.1, 4, 1);
     double rs[2] = {0.25, 0.9 + 0.1 * 5.0 / 3.0};
     float rgot[2] = {rm, rv};
     report("hand bn running update", "momentum 0.1, count 4", "fp32", scaled_err(rgot, rs, 2, 1), 1e-7);
     float g = 2, b = 1;
     float scale, shift;
-    rn_ref_bn_fold(&scale, &shift, &mean, &var, &g, &b, 1);
-    rn_ref_bn_apply(y, x, &scale, &shift, 0, 2, 1, 2);
+    op->bn_fold(d, &scale, &shift, &mean, &var, &g, &b, 1);
+    op->bn_apply(d, y, x, &scale, &shift, 0, &a);
     double is = 1 / sqrt(1.25 + 1e-5), wy[4] = {1 - 3 * is, 1 - is, 1 + is, 1 + 3 * is};
     report("hand bn fold + apply", "gamma 2 beta 1", "fp32", scaled_err(y, wy, 4, 1), 1e-7);
-    rn_ref_bn_apply(y, x, &scale, &shift, 1, 2, 1, 2);
+    op->bn_apply(d, y, x, &scale, &shift, 1, &a);
     double wyr[4] = {0, 1 - is, 1 + is, 1 + 3 * is};
     report("hand bn apply + relu", "gamma 2 beta 1", "fp32", scaled_err(y, wyr, 4, 1), 1e-7);
     /* Block ends: ReLU(x s + h + r) and ReLU(x s + h + x2 s2 + h2), scale 2, shift -5. */
     float s2 = 2, h2 = -5, r[4] = {10, -1, 0.5f, 0}, x2[4] = {0, 1, 2, 3};
-    rn_ref_bn_add_relu(y, x, &s2, &h2, NULL, NULL, NULL, r, 2, 1, 2);
+    op->bn_add_relu(d, y, x, &s2, &h2, r, &a);
     double wa[4] = {7, 0, 1.5, 3};
     report("hand bn add relu", "residual", "fp32", scaled_err(y, wa, 4, 1), 0);
-    rn_ref_bn_add_relu(y, x, &s2, &h2, x2, &s2, &h2, NULL, 2, 1, 2);
+    op->bn2_add_relu(d, y, x, &s2, &h2, x2, &s2, &h2, &a);
     double wa2[4] = {0, 0, 0, 4};
     report("hand bn2 add relu", "downsample branch", "fp32", scaled_err(y, wa2, 4, 1), 0);
     /* dy = (1, 0, 0, 0): sum dz = 1, sum dz (x - mean) = -1.5; dgamma = -1.5 is, dbeta = 1. */
     float dy[4] = {1, 0, 0, 0}, dx[4], dg = 0, db = 0;
-    rn_ref_bn_backward_sums(sums, dy, NULL, x, &mean, 2, 1, 2);
-    rn_ref_bn_backward_params(&dg, &db, sums, &var, 1);
-    rn_ref_bn_backward_data(dx, dy, NULL, x, &mean, &var, &g, sums, 4, 2, 1, 2);
+    op->bn_backward_sums(d, sums, dy, NULL, x, &mean, &a);
+    op->bn_backward_params(d, &dg, &db, sums, &var, 1);
+    op->bn_backward_data(d, dx, dy, NULL, x, &mean, &var, &g, sums, 4, &a);
     float pg[2] = {dg, db};
     double wp[2] = {-1.5 * is, 1};
     report("hand bn backward params", "dy = e0", "fp32", scaled_err(pg, wp, 2, 1), 1e-7);
@@ -167,58 +228,64 @@ static void hand_bn(void)
     report("hand bn backward data", "dy = e0", "fp32", scaled_err(dx, wdx, 4, 1), 1e-7);
     /* A ReLU after the BN that was off at element 0 stops its gradient entirely. */
     float relu_out[4] = {0, 1, 1, 1};
-    rn_ref_bn_backward_sums(sums, dy, relu_out, x, &mean, 2, 1, 2);
+    op->bn_backward_sums(d, sums, dy, relu_out, x, &mean, &a);
     double wz[2] = {0, 0};
     float zs[2] = {(float)sums[0], (float)sums[1]};
     report("hand bn backward relu mask", "relu_out[0] = 0", "fp32", scaled_err(zs, wz, 2, 1), 0);
 }
 
-static void hand_pool_gap(void)
+static void hand_pool_gap(rn_device *d)
 {
+    const rn_device_ops *op = d->ops;
+    rn_act_shape a = {1, 1, 3, 3, RN_ACT_F32};
     /* All-equal 3x3 input: PyTorch routes each output's gradient to the first
      * element of its window in scan order: (0,0), (0,1), (1,0), (1,1). */
     float x[9], y[4], dy[4] = {1, 2, 3, 4}, dx[9];
     for (int i = 0; i < 9; i++) x[i] = 5;
-    rn_ref_maxpool_forward(y, x, 1, 1, 3, 3, 2, 2);
+    op->maxpool_forward(d, y, x, &a, 2, 2);
     double wy[4] = {5, 5, 5, 5};
     report("hand maxpool forward", "ties 1x1x3x3", "fp32", scaled_err(y, wy, 4, 1), 0);
-    rn_ref_maxpool_backward(dx, dy, x, 1, 1, 3, 3, 2, 2);
+    op->maxpool_backward(d, dx, dy, x, &a, 2, 2);
     double wdx[9] = {1, 2, 0, 3, 4, 0, 0, 0, 0};
     report("hand maxpool backward", "ties: first max", "fp32", scaled_err(dx, wdx, 9, 1), 0);
     /* All negative: the padding is not a 0 that could win. */
     float x2[9] = {-1, -2, -3, -4, -5, -6, -7, -8, -9};
-    rn_ref_maxpool_forward(y, x2, 1, 1, 3, 3, 2, 2);
+    op->maxpool_forward(d, y, x2, &a, 2, 2);
     double wy2[4] = {-1, -2, -4, -5};
     report("hand maxpool forward", "negative 1x1x3x3", "fp32", scaled_err(y, wy2, 4, 1), 0);
     float g[2], gx[6] = {1, 2, 3, 4, 5, 6}, gd[2] = {3, 6}, gdx[6] = {1, 1, 1, 1, 1, 1};
-    rn_ref_gap_forward(g, gx, 2, 1, 3);
+    rn_act_shape ag = {2, 1, 1, 3, RN_ACT_F32};
+    op->gap_forward(d, g, gx, &ag);
     double wg[2] = {2, 5};
     report("hand gap forward", "2x1x3", "fp32", scaled_err(g, wg, 2, 1), 0);
-    rn_ref_gap_backward(gdx, gd, 2, 1, 3);
+    op->gap_backward(d, gdx, gd, &ag);
     double wgd[6] = {2, 2, 2, 3, 3, 3};
     report("hand gap backward", "2x1x3 (+=)", "fp32", scaled_err(gdx, wgd, 6, 1), 0);
 }
 
-static void hand_head(void)
+static void hand_head(rn_device *d)
 {
+    const rn_device_ops *op = d->ops;
+    rn_act_shape a2 = {2, 1, 2, 3, RN_ACT_F32};
     /* a = 0: uniform softmax over a 2x3 grid, x = mean column = 1, y = mean row = 0.5. */
     float a[12] = {0}, w = 1, b = 3, coord[4], prob[12];
     a[6 + 2] = 40; /* sample 1, channel 0, position (0, 2): dominates */
-    rn_ref_xy_forward(coord, prob, a, &w, &b, 2, 1, 2, 3);
+    op->xy_forward(d, coord, prob, a, &w, &b, &a2);
     double wc[4] = {1, 0.5, 2, 0};
     report("hand xy forward", "2x1x2x3", "fp32", scaled_err(coord, wc, 4, 1), 1e-7);
     /* d x / d logit_p = prob_p (col_p - x): at a uniform 2x3 softmax, (c - 1) / 6; sample 1 gets no gradient. */
     float dc[4] = {1, 0, 0, 0}, da[12], dw = 0, db = 0;
-    rn_ref_xy_backward(da, &dw, &db, dc, prob, a, &w, 2, 1, 2, 3);
+    op->xy_backward(d, da, &dw, &db, dc, prob, a, &w, &a2);
     double wda[12] = {-1 / 6.0, 0, 1 / 6.0, -1 / 6.0, 0, 1 / 6.0};
     report("hand xy backward", "uniform softmax", "fp32", scaled_err(da, wda, 12, 1), 1e-7);
     float feat[4] = {1, 2, 3, 4}, dwt[2] = {0.5f, -1}, dbias = 2, k[2] = {10, 100}, depth[2], gam[2];
-    rn_ref_depth_forward(depth, gam, feat, dwt, &dbias, k, 2, 2);
+    op->depth_forward(d, depth, gam, feat, dwt, &dbias, k, 2, 2);
     double wd[2] = {(0.5 - 2 + 2) * 10, (1.5 - 4 + 2) * 100};
     report("hand depth forward", "2x2", "fp32", scaled_err(depth, wd, 2, 1), 0);
     /* loss: sample 0 off by (1, -2, 3) visible with depth, sample 1 off by (4, 0, 5) invisible. */
     float c[6] = {1, -2, 3, 4, 0, 5}, t[6] = {0}, vis[2] = {1, 0}, hd[2] = {1, 1}, dxy[4], dd[2];
-    double loss = rn_ref_loss(dxy, dd, c, t, vis, hd, 2, 2);
+    double loss;
+    op->loss(d, &loss, dxy, dd, c, t, vis, hd, 2, 2);
     float lf = (float)loss;
     double wl = (1 + 2 + 3) / 3.0 / 2;
     report("hand loss", "N=2", "fp32", scaled_err(&lf, &wl, 1, 1), 1e-7);
@@ -227,31 +294,34 @@ static void hand_head(void)
     report("hand loss gradient", "N=2 scale 2", "fp32", fmax(scaled_err(dxy, wdxy, 4, 1), scaled_err(dd, wdd, 2, 1)),
            1e-7);
     float xy[4] = {1, 2, 3, 4}, co[6];
-    rn_ref_coords(co, xy, dd, 2);
+    op->coords(d, co, xy, dd, 2);
     double wco[6] = {1, 2, 2 / 6.0, 3, 4, 0};
     report("hand coords", "N=2", "fp32", scaled_err(co, wco, 6, 1), 1e-7);
 }
 
-static void hand_adam(void)
+static void hand_adam(rn_device *d)
 {
+    const rn_device_ops *op = d->ops;
+    rn_adam_args h = {.lr = 0.1, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .step = 1};
     /* Step 1 from zero moments: m = 0.1 g, v = 0.001 g^2, both bias corrections
      * undo the betas exactly, so the update is lr * g / (|g| + eps). */
     float p[2] = {1, -1}, m[2] = {0, 0}, v[2] = {0, 0}, g[2] = {0.5f, -4};
-    rn_ref_adam(p, m, v, g, 2, 0.1, 0.9, 0.999, 1e-8, 1);
+    op->adam(d, p, g, m, v, 2, &h);
     double wp[2] = {1 - 0.1 * 0.5 / (0.5 + 1e-8), -1 + 0.1 * 4 / (4 + 1e-8)};
     report("hand adam step 1", "n=2", "fp32", scaled_err(p, wp, 2, 1), 1e-7);
     /* Step 2 with the same g: m = 0.19 g, v = 0.001999 g^2, corrections 0.19 and 0.001999. */
-    rn_ref_adam(p, m, v, g, 2, 0.1, 0.9, 0.999, 1e-8, 2);
+    h.step = 2;
+    op->adam(d, p, g, m, v, 2, &h);
     double wp2[2] = {wp[0] - 0.1 * 0.5 / (0.5 + 1e-8), wp[1] + 0.1 * 4 / (4 + 1e-8)};
     report("hand adam step 2", "n=2", "fp32", scaled_err(p, wp2, 2, 1), 1e-7);
     double wm[2] = {0.19 * 0.5, 0.19 * -4}, wv[2] = {0.001999 * 0.25, 0.001999 * 16};
     report("hand adam moments", "n=2", "fp32", fmax(scaled_err(m, wm, 2, 1e-30), scaled_err(v, wv, 2, 1e-30)), 1e-7);
     float gs[3] = {2, -4, 8};
-    int fin = rn_ref_unscale_check(gs, 3, 0.25f);
+    int fin = op->unscale_check(d, gs, 3, 0.25f);
     double wg[3] = {0.5, -1, 2};
     report("hand unscale", "finite", "fp32", scaled_err(gs, wg, 3, 1) + (fin != 1), 0);
     float gi[3] = {1, INFINITY, 2}, gn[2] = {NAN, 0};
-    int fi = rn_ref_unscale_check(gi, 3, 1.0f), fn = rn_ref_unscale_check(gn, 2, 0.5f);
+    int fi = op->unscale_check(d, gi, 3, 1.0f), fn = op->unscale_check(d, gn, 2, 0.5f);
     report("hand unscale", "inf, nan -> not finite", "fp32", fi + fn, 0);
 }
 
@@ -1196,12 +1266,20 @@ int main(void)
 {
     rn_rng r;
     rn_rng_seed(&r, 11);
-    hand_conv();
-    hand_deconv();
-    hand_bn();
-    hand_pool_gap();
-    hand_head();
-    hand_adam();
+    rn_device *ref = NULL;
+    rn_err err = {0};
+    if (rn_device_create(&ref, "ref", 1, &err)) {
+        RN_CHECK(0, "the ref device: %s", err.msg);
+        RN_CHECK_DONE();
+    }
+    RN_ASSERT(ref->host_memory);
+    hand_conv(ref);
+    hand_deconv(ref);
+    hand_bn(ref);
+    hand_pool_gap(ref);
+    hand_head(ref);
+    hand_adam(ref);
+    rn_device_destroy(ref);
     finite_differences(&r);
     cross_devices(&r);
     RN_CHECK_DONE();
