@@ -1028,8 +1028,10 @@ static void x_xy(const pair *pr, rn_act_shape a, rn_rng *r)
                             "xy_backward db (+=)", "xy_backward dlogits"};
     const size_t lens[6] = {2 * N, np, n, (size_t)C, 1, np};
     const int is_act[6] = {0, 0, 1, 0, 0, 0};
+    /* Each device's float softmax carries its own rounding, and the backward multiplies it by
+     * (dcoord . position - sum prob dcoord . position), which cancels: 64 roundings' worth. */
     for (int j = 0; j < 6; j++) {
-        cmp(pr, names[j], shape, out[0] + off, out[1] + off, lens[j], tol_op(pr, 16, is_act[j]));
+        cmp(pr, names[j], shape, out[0] + off, out[1] + off, lens[j], tol_op(pr, 64, is_act[j]));
         off += lens[j];
     }
     free(x), free(w), free(b), free(dc), free(dw0), free(db0), free(out[0]), free(out[1]);
