@@ -1,6 +1,7 @@
 /* test_backend_ops: every op of the device interface, checked three ways.
  *
- * 1. The reference backend's own math (src/ref) against hand-worked values.
+ * 1. The reference backend's own math (src/ref) against hand-worked values,
+ *    directly and through the ref device's op table.
  * 2. Its backward ops against central finite differences of its forward ops
  *    (inputs chosen away from the ReLU and max-pool kinks; an entry whose
  *    perturbation flips a ReLU anyway is skipped and counted).

@@ -6,10 +6,15 @@
  *   rn_ref_conv_dims d = {.n = 1, .ic = 64, .ih = 8, .iw = 8, .oc = 64, .oh = 8, .ow = 8,
  *                         .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1};
  *   rn_ref_conv_forward(y, x, w, &d);                 // y = conv(x, w)
- *   rn_ref_bn_sums(sums, y, 1, 64, 64);               // then stats, normalise, ReLU ...
+ *   rn_ref_bn_sums(sums, y, 1, 64, 64);               // then stats, fold, apply ...
  *
- * Conventions. Outputs come first. Weight gradients and BN parameter
- * gradients accumulate (+=); every other output is overwritten. Weights are
+ * ref_device.c puts these behind nn/device.h's op table as the "ref" device
+ * (rn_device_create(&dev, "ref", 1, &err)): malloc'd host buffers, activations
+ * plain NCHW fp32.
+ *
+ * Conventions. Outputs come first. Parameter gradients (conv weights, BN gamma
+ * and beta, the heads' w and b) and GAP's backward accumulate (+=); every
+ * other output is overwritten. Weights are
  * in PyTorch's layout: Conv2d (OC, IC, KH, KW), ConvTranspose2d (IC, OC, KH, KW);
  * no bias. BatchNorm is PyTorch's: biased variance to normalise, eps 1e-5;
  * the running variance takes the unbiased one.
