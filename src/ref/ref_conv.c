@@ -36,6 +36,9 @@ static int out_pos(int i, int k, int stride, int pad, int out)
     return t / stride < out ? t / stride : -1;
 }
 
+/* The first tap k that can reach an output from input position i: k = i + pad (mod stride). */
+static int first_tap(int i, int stride, int pad) { return (i + pad) % stride; }
+
 void rn_ref_conv_backward_data(float *dx, const float *dy, const float *w, const rn_ref_conv_dims *d)
 {
     for (int n = 0; n < d->n; n++)
@@ -44,8 +47,8 @@ void rn_ref_conv_backward_data(float *dx, const float *dy, const float *w, const
                 for (int iw = 0; iw < d->iw; iw++) {
                     double s = 0;
                     for (int oc = 0; oc < d->oc; oc++)
-                        for (int kh = 0; kh < d->kh; kh++)
-                            for (int kw = 0; kw < d->kw; kw++) {
+                        for (int kh = first_tap(ih, d->sh, d->ph); kh < d->kh; kh += d->sh)
+                            for (int kw = first_tap(iw, d->sw, d->pw); kw < d->kw; kw += d->sw) {
                                 int oh = out_pos(ih, kh, d->sh, d->ph, d->oh), ow = out_pos(iw, kw, d->sw, d->pw, d->ow);
                                 if (oh < 0 || ow < 0) continue;
                                 s += (double)dy[at4(d->oc, d->oh, d->ow, n, oc, oh, ow)] *
