@@ -2,7 +2,7 @@
 CC      ?= gcc
 OPT     ?= -O3 -march=native -mprefer-vector-width=512
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -fopenmp -Isrc -MMD -MP
-LDLIBS  += -ldnnl -ljpeg -lpng -ljansson -lpthread -lm
+LDLIBS  += -ljpeg -lpng -ljansson -lpthread -lm
 LDFLAGS += -fopenmp
 BUILD   ?= build
 
@@ -18,13 +18,32 @@ endif
 # Version string of `rootnet --version`: git describe where this is a git checkout, else the fixed one.
 RN_VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo 0.1.0)
 
-LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*/*.c))
+# Devices (src/nn/device.h), each in its own folder, built when its toolchain is there:
+# src/cpu (oneDNN) with DNNL=1 (the default; `make DNNL=0 BUILD=build-nodnnl` leaves it out),
+# src/ref (plain C) whenever the folder exists. Tests that include a device's private
+# header (naming "cpu/..." or RN_TEST_CPU_ONLY) are built only with that device.
+DNNL ?= 1
+DEV_SRC  := $(wildcard src/ref/*.c)
+ifneq ($(DEV_SRC),)
+CFLAGS += -DRN_HAVE_REF
+endif
+ifeq ($(DNNL),1)
+DEV_SRC += $(wildcard src/cpu/*.c)
+CFLAGS += -DRN_HAVE_CPU
+LDLIBS := -ldnnl $(LDLIBS)
+CPU_TESTS :=
+else
+CPU_TESTS := $(shell grep -l '"cpu/\|RN_TEST_CPU_ONLY' tests/test_*.c)
+endif
+
+LIB_SRC  := $(filter-out src/cli/% src/cpu/% src/ref/%,$(wildcard src/*/*.c)) $(DEV_SRC)
 CLI_SRC  := $(wildcard src/cli/*.c)
-TEST_SRC := $(wildcard tests/test_*.c)
+TEST_SRC := $(filter-out $(CPU_TESTS),$(wildcard tests/test_*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+DEVICES  := $(strip $(if $(filter 1,$(DNNL)),cpu) $(if $(wildcard src/ref/*.c),ref))
 
 # Files that carry camera values, k or targets (readers, box rule, crop, loader,
 # metrics, test/predict/demo paths): an implicit float conversion (float to an
@@ -35,7 +54,12 @@ CAMERA_SRC := $(wildcard src/data/*.c src/eval/*.c) src/train/predict.c src/trai
 $(CAMERA_SRC:%.c=$(BUILD)/%.o): CFLAGS += -Wfloat-conversion
 
 .PHONY: all test bench asan fuzz fuzz-build clean FORCE
-all: $(BUILD)/rootnet $(TEST_BIN)
+all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices
+
+# The devices built in, one line ("cpu ref"): tests/run.sh skips the tests that need a missing one.
+$(BUILD)/devices: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(DEVICES)' | cmp -s - $@ || echo '$(DEVICES)' > $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -11,7 +11,7 @@
 
 #include "cli/args.h"
 #include "core/rng.h"
-#include "nn/backend.h"
+#include "nn/device.h"
 
 /* Default peaks (GFLOP/s, 2 cores) from /work/shared/NOTES-cpu.md; --peak-f32/--peak-bf16 override. */
 #define PEAK_F32 224.0
@@ -134,7 +134,7 @@ typedef struct totals {
     double t[4], flops[3];
 } totals;
 
-static int bench_layer(rn_backend *be, const layer *l, const cfg *g, rn_compute cm, totals *tot, rn_rng *r)
+static int bench_layer(rn_device *be, const layer *l, const cfg *g, rn_compute cm, totals *tot, rn_rng *r)
 {
     int n = g->n;
     rn_conv_shape s = layer_shape(l, n, cm);
@@ -169,7 +169,7 @@ static int bench_layer(rn_backend *be, const layer *l, const cfg *g, rn_compute 
     return 0;
 }
 
-static int bench_compute(rn_backend *be, const cfg *g, rn_compute cm, rn_rng *r)
+static int bench_compute(rn_device *be, const cfg *g, rn_compute cm, rn_rng *r)
 {
     int n = g->n;
     totals tot = {0};
@@ -226,8 +226,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_convs: --batch 1..1024, --iters 1..1000, --threads 0..1024, --compute fp32|bf16|both, peaks > 0\n");
         return 2;
     }
-    rn_backend *be = NULL;
-    if (rn_backend_create(&be, (int)threads, &err)) {
+    rn_device *be = NULL;
+    if (rn_device_create(&be, "cpu", (int)threads, &err)) {
         fprintf(stderr, "bench_convs: %s\n", err.msg);
         return 1;
     }
@@ -237,6 +237,6 @@ int main(int argc, char **argv)
     printf("bench_convs: batch %d, 256x256 input, best of %d, peaks fp32 %.0f / bf16 %.0f GFLOP/s\n", g.n, g.iters,
            pf, pb);
     int rc = (do32 && bench_compute(be, &g, RN_COMPUTE_F32, &r)) || (do16 && bench_compute(be, &g, RN_COMPUTE_BF16, &r));
-    rn_backend_destroy(be);
+    rn_device_destroy(be);
     return rc ? 1 : 0;
 }

@@ -5,6 +5,8 @@
 # "skipped: <reason>" and exits 77 (SKIP_RC): it is counted as skipped, never
 # as passed. With RN_NO_SKIP=1 (CI, where install-deps installs everything) a
 # skipped test fails the run.
+# Also skipped: a tests/test_*.c that needs the cpu device in a build without it (the
+# Makefile leaves it out). RN_DEVICES, from $BUILD/devices, names the devices built in.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -12,6 +14,7 @@ export BUILD
 export RN_BIN="$PWD/$BUILD/rootnet"
 export PY=/usr/bin/python3
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+export RN_DEVICES=$(cat "$BUILD/devices" 2>/dev/null || echo "cpu ref")
 # Leak checking under ASan is off: oneDNN's JIT caches and libgomp keep process-lifetime allocations.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 SKIP_RC=77
@@ -37,6 +40,15 @@ for t in "$BUILD"/tests/test_*; do
     case "$t" in *.o|*.d) continue;; esac
     n=$(basename "$t"); [[ -n "$filter" && "$n" != *"$filter"* ]] && continue
     run_one "$n" "$t"
+done
+for src in tests/test_*.c; do
+    n=$(basename "$src" .c); [[ -n "$filter" && "$n" != *"$filter"* ]] && continue
+    [ -e "$BUILD/tests/$n" ] && continue
+    if [[ " $RN_DEVICES " != *" cpu "* ]] && grep -q '"cpu/\|RN_TEST_CPU_ONLY' "$src"; then
+        skip=$((skip+1)); skipped+=("$n"); echo "skip $n: skipped: needs the cpu device, not built in (built in: $RN_DEVICES)"
+    else
+        fail=$((fail+1)); failed+=("$n"); echo "FAIL $n: not built (run make)"
+    fi
 done
 for s in tests/t_*.sh; do
     [ -e "$s" ] || continue

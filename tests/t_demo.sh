@@ -9,6 +9,7 @@
 #    misuse (unknown flag, a required flag missing) also the usage.
 set -u
 cd "$(dirname "$0")/.."
+source tests/need_device.sh cpu
 BUILD=${BUILD:-build}
 PY=${PY:-/usr/bin/python3}
 RN=${RN_BIN:-$PWD/$BUILD/rootnet}

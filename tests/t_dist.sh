@@ -17,6 +17,7 @@
 # Skipped ("skipped: no MPI") only when mpirun is absent or rootnet was built without MPI.
 set -u
 cd "$(dirname "$0")/.."
+source tests/need_device.sh cpu
 RN=${RN_BIN:-build/rootnet}
 PY=${PY:-/usr/bin/python3}
 . tests/dist_lib.sh

@@ -19,6 +19,7 @@
 # Skipped ("skipped: no MPI") only when mpirun is absent or rootnet was built without MPI.
 set -u
 cd "$(dirname "$0")/.."
+source tests/need_device.sh cpu
 RN=${RN_BIN:-build/rootnet}
 PY=${PY:-/usr/bin/python3}
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }

@@ -7,6 +7,7 @@
 # Then detector boxes, and `rootnet demo` on a test image.
 set -u
 cd "$(dirname "$0")/.."
+source tests/need_device.sh cpu
 BUILD=${BUILD:-build}
 PY=${PY:-/usr/bin/python3}
 RN=${RN_BIN:-$PWD/$BUILD/rootnet}

@@ -3,12 +3,16 @@
 # a float64 run: forward (train and eval), loss, every gradient, BN running
 # statistics after a step, and the weights after 3 Adam steps on 3 batches.
 # Cases: ResNet-18 at 192x128 (batch 3) and ResNet-50 at 256x256 (batch 2).
+# PARITY_DEVICE=ref runs rootnet on that device (default: the default device);
+# PARITY_CASES="18 192 128 3" picks cases.
 set -u
 RN=${RN_BIN:-build/rootnet}
 PY=${PY:-/usr/bin/python3}
 cd "$(dirname "$0")/.."
+source tests/need_device.sh "${PARITY_DEVICE:-cpu}"
 REF=tools/reference.py
 LR=1e-5
+dev=(${PARITY_DEVICE:+--device "$PARITY_DEVICE"})
 tmp=$(mktemp -d); [ -n "${KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 run_case() {
@@ -16,9 +20,9 @@ run_case() {
     echo "== ResNet-$depth ${h}x${w} batch $b"
     $PY "$REF" make-case --backbone "$depth" --height "$h" --width "$w" --batch "$b" --steps 3 --seed "$depth" --out "$d" || return 1
     $PY "$REF" run --dir "$d" --lr $LR || return 1
-    local common=(--weights "$d/w0.safetensors" --k "$d/k.npy" --images "$d/x.npy" --target "$d/t.npy" --vis "$d/v.npy" --have-depth "$d/d.npy" --batch "$b")
-    "$RN" forward --weights "$d/w0.safetensors" --images "$d/x0.npy" --k "$d/k0.npy" --out "$d/c_fwd_train.npy" || return 1
-    "$RN" forward --eval --weights "$d/w0.safetensors" --images "$d/x0.npy" --k "$d/k0.npy" --out "$d/c_fwd_eval.npy" || return 1
+    local common=(--weights "$d/w0.safetensors" --k "$d/k.npy" --images "$d/x.npy" --target "$d/t.npy" --vis "$d/v.npy" --have-depth "$d/d.npy" --batch "$b" "${dev[@]}")
+    "$RN" forward --weights "$d/w0.safetensors" --images "$d/x0.npy" --k "$d/k0.npy" --out "$d/c_fwd_train.npy" "${dev[@]}" || return 1
+    "$RN" forward --eval --weights "$d/w0.safetensors" --images "$d/x0.npy" --k "$d/k0.npy" --out "$d/c_fwd_eval.npy" "${dev[@]}" || return 1
     "$RN" step "${common[@]}" --steps 1 --save-grads "$d/c_grads.safetensors" --save-weights "$d/c_w1.safetensors" > "$d/c_step1.log" || return 1
     "$RN" step "${common[@]}" --steps 3 --lr $LR --save-weights "$d/c_w3.safetensors" > "$d/c_adam.log" || return 1
     cat "$d/c_adam.log"

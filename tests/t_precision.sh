@@ -8,6 +8,7 @@ set -u
 RN=${RN_BIN:-build/rootnet}
 PY=${PY:-/usr/bin/python3}
 cd "$(dirname "$0")/.."
+source tests/need_device.sh cpu
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 ok() { pass=$((pass+1)); echo "ok: $1"; }

@@ -4,6 +4,7 @@
 # (unknown flag, no --data-dir, malformed number) also the usage; a config file sets keys (unknown keys warned about), flags win
 # over it; one tiny run writes the JSONL log, the authors' log line and a PNG.
 source "$(dirname "$0")/train_lib.sh"
+source tests/need_device.sh cpu
 "$RN" synth --out "$tmp/data" --format muco --images 8 --width 256 --height 256 > /dev/null || exit 1
 misuse "unknown flag '--bogus'" --data-dir "$tmp/data" --bogus 1
 bad "data-dir $tmp/nowhere: no such directory" --data-dir "$tmp/nowhere"

@@ -9,6 +9,7 @@ set -u
 RN=${RN_BIN:-build/rootnet}
 PY=${PY:-/usr/bin/python3}
 cd "$(dirname "$0")/.."
+source tests/need_device.sh cpu
 STEPS=${STEPS:-50}
 tmp=$(mktemp -d); [ -n "${KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0

@@ -5,6 +5,7 @@
 # and loss history bit-identical to an uninterrupted run (--deterministic),
 # and no incomplete snapshot may ever be loaded or left as the newest name.
 source "$(dirname "$0")/train_lib.sh"
+source tests/need_device.sh cpu
 "$RN" synth --out "$tmp/data" --format muco --images 12 --width 256 --height 256 --seed 9 > /dev/null || exit 1
 train() { # train OUT [flags...]
     local out=$1; shift

@@ -9,6 +9,7 @@
 # `rootnet test` prints for each epoch's snapshot and keeps the best epoch's
 # snapshot byte for byte; bad switch values: one line, exit 2.
 source "$(dirname "$0")/train_lib.sh"
+source tests/need_device.sh cpu
 "$RN" synth --out "$tmp/data" --format muco --images 24 --width 256 --height 256 --seed 3 > /dev/null || exit 1
 "$RN" synth --out "$tmp/data" --format mupots --images 8 --width 256 --height 256 --seed 4 > /dev/null || exit 1
 tiny=(--data-dir "$tmp/data" --trainset-2d '' --testset MuPoTS --backbone 18 --input-size 64 --batch 4 --threads 1
@@ -17,7 +18,8 @@ tiny=(--data-dir "$tmp/data" --trainset-2d '' --testset MuPoTS --backbone 18 --i
 bad "precision 'foo': expected fp32, bf16, bf16-o2 or fp16" "${tiny[@]}" --precision foo
 bad "loss scale '-1': expected 'dynamic' or a positive number" "${tiny[@]}" --loss-scale -1
 bad "lr scale 'sqrt': expected none or linear" "${tiny[@]}" --lr-scale sqrt
-bad "precision fp16: not available on the CPU" "${tiny[@]}" --precision fp16
+bad "precision fp16: not available on device 'cpu'" "${tiny[@]}" --precision fp16
+bad "device 'tpu' is not built in" "${tiny[@]}" --device tpu
 printf 'precision = fp8\n' > "$tmp/bad.cfg"
 bad "precision 'fp8'" "${tiny[@]}" --config "$tmp/bad.cfg"
 

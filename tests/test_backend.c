@@ -1,5 +1,6 @@
-/* The oneDNN backend against a naive double-precision reference convolution
- * (plain NCHW / OIHW / IOHW loops), in fp32 and bf16. */
+/* The "cpu" device's convolutions (oneDNN, cpu/dnnl.h) against a naive
+ * double-precision reference convolution (plain NCHW / OIHW / IOHW loops), in
+ * fp32 and bf16, through the device's conv ops. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -7,7 +8,8 @@
 
 #include "check.h"
 #include "core/rng.h"
-#include "nn/backend.h"
+#include "cpu/dnnl.h"
+#include "nn/device.h"
 
 /* Plain NCHW -> nChw16c. blk: (N, C/16, H, W, 16); plain: (N, C, H, W). */
 static void to_blocked(float *blk, const float *plain, int n, int c, int h, int w)
@@ -168,7 +170,7 @@ static const char *describe(const rn_conv_shape *s)
 }
 
 /* A forward_only conv: forward as the reference, no backward primitives. */
-static void check_forward_only(rn_backend *be, rn_conv_shape s, tensors *t, const double *ry)
+static void check_forward_only(rn_device *be, rn_conv_shape s, tensors *t, const double *ry)
 {
     const char *d = describe(&s);
     s.forward_only = 1;
@@ -191,7 +193,7 @@ static void check_forward_only(rn_backend *be, rn_conv_shape s, tensors *t, cons
 }
 
 /* fp32 against the reference, then bf16 against fp32. */
-static void check_shape(rn_backend *be, rn_conv_shape s, rn_rng *r)
+static void check_shape(rn_device *be, rn_conv_shape s, rn_rng *r)
 {
     const char *d = describe(&s);
     tensors t;
@@ -261,7 +263,7 @@ static rn_conv_shape shape(int n, int ic, int ih, int iw, int oc, int k, int st,
     return s;
 }
 
-static void check_bad(rn_backend *be, rn_conv_shape s, const char *what)
+static void check_bad(rn_device *be, rn_conv_shape s, const char *what)
 {
     rn_err err = {0};
     rn_conv *c = (rn_conv *)&err; /* must be reset to NULL */
@@ -271,7 +273,7 @@ static void check_bad(rn_backend *be, rn_conv_shape s, const char *what)
     if (rc == 0) rn_conv_destroy(c);
 }
 
-static void check_bad_shapes(rn_backend *be)
+static void check_bad_shapes(rn_device *be)
 {
     rn_conv_shape s = shape(2, 16, 8, 8, 16, 3, 1, 1, 0);
     check_bad(be, (s.ic = 3, s), "ic=3 without src_plain");
@@ -303,22 +305,35 @@ static void check_bad_shapes(rn_backend *be)
                  rn_conv_out_dim(7, 3, 2, 1, 0) == 4 && rn_conv_out_dim(8, 4, 2, 1, 1) == 16,
              "rn_conv_out_dim");
     rn_err err = {0};
-    rn_backend *b1 = NULL;
+    rn_device *b1 = NULL;
     int before = omp_get_max_threads();
-    RN_CHECK(rn_backend_create(&b1, 1, &err) == 0 && omp_get_max_threads() == 1, "threads=1 sets OpenMP threads");
-    rn_backend_destroy(b1);
-    omp_set_num_threads(before);
-    rn_backend *b2 = (rn_backend *)&s;
-    RN_CHECK(rn_backend_create(&b2, -1, &err) == -1 && b2 == NULL && err.msg[0], "negative threads");
+    RN_CHECK(rn_device_create(&b1, "cpu", before + 1, &err) == 0 && b1->threads == before + 1 &&
+                 omp_get_max_threads() == before,
+             "threads are the device's: OpenMP's setting untouched by create");
+    rn_conv *c = NULL;
+    s = shape(1, 16, 8, 8, 16, 3, 1, 1, 0);
+    if (b1 && !rn_conv_create(&c, b1, &s, &err)) {
+        float *x = calloc(16 * 64, sizeof *x), *y = calloc(16 * 64, sizeof *y), *w = calloc(16 * 16 * 9, sizeof *w);
+        rn_conv_set_weights(c, w);
+        rn_conv_forward(c, y, x);
+        RN_CHECK(omp_get_max_threads() == before, "OpenMP's setting restored after an op");
+        free(x), free(y), free(w);
+        rn_conv_destroy(c);
+    }
+    rn_device_destroy(b1);
+    rn_device *b2 = (rn_device *)&s;
+    RN_CHECK(rn_device_create(&b2, "cpu", -1, &err) == -1 && b2 == NULL && err.msg[0], "negative threads");
+    RN_CHECK(rn_device_create(&b2, "tpu", 0, &err) == -1 && b2 == NULL && strstr(err.msg, "'tpu' is not built in"),
+             "unknown device: %s", err.msg);
 }
 
 int main(void)
 {
     rn_rng r;
     rn_rng_seed(&r, 1234);
-    rn_backend *be = NULL;
+    rn_device *be = NULL;
     rn_err err = {0};
-    if (rn_backend_create(&be, 0, &err)) {
+    if (rn_device_create(&be, "cpu", 0, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
@@ -337,8 +352,8 @@ int main(void)
     nb.no_bwd_data = 1;
     check_shape(be, nb, &r);
     check_bad_shapes(be);
-    printf("shared buffers: %zu bytes\n", rn_backend_shared_bytes(be));
-    RN_CHECK(rn_backend_shared_bytes(be) > 0, "shared buffers allocated");
-    rn_backend_destroy(be);
+    printf("shared buffers: %zu bytes\n", rn_cpu_device_shared_bytes(be));
+    RN_CHECK(rn_cpu_device_shared_bytes(be) > 0, "shared buffers allocated");
+    rn_device_destroy(be);
     RN_CHECK_DONE();
 }

@@ -1,6 +1,8 @@
 /* Mixed precision, loss scaling, profiler, autotune, lr scaling and core
  * binding: unit tests with hand-worked values, plus the model checks (bf16
- * forward against fp32, injected overflow, quantised k and targets). */
+ * forward against fp32, injected overflow, quantised k and targets).
+ * RN_TEST_CPU_ONLY: runs on the "cpu" device (bf16, oneDNN's staging and
+ * algorithms); built only with it (Makefile). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +22,8 @@
 #define NB 2
 #define SZ 128
 
+static rn_device *cpu_dev; /* the "cpu" device, for the unit tests of device ops */
+
 static void test_policy(void)
 {
     rn_precision id;
@@ -32,23 +36,24 @@ static void test_policy(void)
         const rn_policy *p = rn_policy_get((rn_precision)i);
         RN_CHECK(p->master == RN_NUM_F32 && p->norm == RN_NUM_F32, "%s keeps master weights and BN in f32", p->name);
     }
-    RN_CHECK(!rn_policy_check(rn_policy_get(RN_PREC_BF16), RN_BACKEND_CPU, &err), "bf16 on CPU");
-    RN_CHECK(rn_policy_check(rn_policy_get(RN_PREC_FP16), RN_BACKEND_CPU, &err) && strstr(err.msg, "CUDA"),
+    RN_CHECK(!rn_policy_check(rn_policy_get(RN_PREC_BF16), cpu_dev, &err), "bf16 on CPU");
+    RN_CHECK(!rn_policy_check_device(rn_policy_get(RN_PREC_BF16_O2), "cpu", &err), "bf16-o2 on CPU");
+    RN_CHECK(rn_policy_check(rn_policy_get(RN_PREC_FP16), cpu_dev, &err) && strstr(err.msg, "CUDA"),
              "fp16 rejected on CPU: %s", err.msg);
-    RN_CHECK(!rn_policy_check(rn_policy_get(RN_PREC_FP16), RN_BACKEND_CUDA, &err), "fp16 described for CUDA");
+    RN_CHECK(rn_policy_check_device(rn_policy_get(RN_PREC_FP32), "tpu", &err) && strstr(err.msg, "'tpu'"),
+             "unknown device named: %s", err.msg);
+    RN_CHECK(rn_policy_get(RN_PREC_FP16)->conv_compute == RN_NUM_F16 && strstr(rn_policy_get(RN_PREC_FP16)->missing, "CUDA"),
+             "fp16 described for CUDA");
     RN_CHECK(rn_policy_get(RN_PREC_FP16)->default_scaling == RN_SCALE_DYNAMIC, "fp16 defaults to dynamic scaling");
     rn_model_opts o = {0};
     rn_policy_apply(rn_policy_get(RN_PREC_BF16), &o);
     RN_CHECK(o.compute == RN_COMPUTE_BF16, "bf16 -> bf16 conv compute");
     rn_policy_apply(rn_policy_get(RN_PREC_FP32), &o);
     RN_CHECK(o.compute == RN_COMPUTE_F32, "fp32 -> f32 conv compute");
-    rn_backend *be;
-    RN_CHECK(!rn_backend_create(&be, 0, &err), "backend");
     rn_conv_shape s = {.n = 1, .ic = 16, .ih = 8, .iw = 8, .oc = 16, .oh = 8, .ow = 8, .kh = 3, .kw = 3,
                        .sh = 1, .sw = 1, .ph = 1, .pw = 1, .compute = RN_COMPUTE_F16};
     rn_conv *c = NULL;
-    RN_CHECK(rn_conv_create(&c, be, &s, &err) && strstr(err.msg, "CUDA") && !c, "oneDNN rejects f16: %s", err.msg);
-    rn_backend_destroy(be);
+    RN_CHECK(rn_conv_create(&c, cpu_dev, &s, &err) && strstr(err.msg, "CUDA") && !c, "oneDNN rejects f16: %s", err.msg);
 }
 
 static void test_unscale_check(void)
@@ -56,7 +61,7 @@ static void test_unscale_check(void)
     enum { N = 1003 };
     float *g = malloc(N * sizeof *g);
     for (int i = 0; i < N; i++) g[i] = (float)(i - 500) * 4.0f;
-    RN_CHECK(rn_grad_unscale_check(g, N, 0.25f), "finite buffer");
+    RN_CHECK(rn_grad_unscale_check(cpu_dev, g, N, 0.25f), "finite buffer");
     int exact = 1;
     for (int i = 0; i < N; i++) exact &= g[i] == (float)(i - 500);
     RN_CHECK(exact, "unscaled by 1/4 exactly");
@@ -64,12 +69,12 @@ static void test_unscale_check(void)
     const int where[3] = {N - 1, 0, 517};
     for (int b = 0; b < 3; b++) {
         g[where[b]] = bad[b];
-        RN_CHECK(!rn_grad_unscale_check(g, N, 1.0f), "non-finite %d at %d found (scale 1)", b, where[b]);
-        RN_CHECK(!rn_grad_unscale_check(g, N, 0.5f), "non-finite %d at %d found (scale 2)", b, where[b]);
+        RN_CHECK(!rn_grad_unscale_check(cpu_dev, g, N, 1.0f), "non-finite %d at %d found (scale 1)", b, where[b]);
+        RN_CHECK(!rn_grad_unscale_check(cpu_dev, g, N, 0.5f), "non-finite %d at %d found (scale 2)", b, where[b]);
         g[where[b]] = 1.0f;
     }
     g[3] = 3.0e38f;
-    RN_CHECK(rn_grad_unscale_check(g, N, 1.0f), "large finite is finite");
+    RN_CHECK(rn_grad_unscale_check(cpu_dev, g, N, 1.0f), "large finite is finite");
     free(g);
 }
 
@@ -122,7 +127,7 @@ static void test_scaled_adam(void)
         memcpy(before, p, sizeof p), memcpy(mb, m, sizeof m), memcpy(vb, v, sizeof v);
         float scale = s.scale;
         long steps = a.step;
-        int applied = rn_scaled_adam_step(&s, &a, p, g, m, v, N);
+        int applied = rn_scaled_adam_step(&s, &a, cpu_dev, p, g, m, v, N);
         if (inject) {
             RN_CHECK(!applied, "overflow step skipped");
             RN_CHECK(!memcmp(before, p, sizeof p) && !memcmp(mb, m, sizeof m) && !memcmp(vb, v, sizeof v),
@@ -130,7 +135,7 @@ static void test_scaled_adam(void)
             RN_CHECK(a.step == steps, "Adam step count untouched");
             RN_CHECK(s.scale == scale / 2, "scale halved: %g", (double)s.scale);
         } else {
-            rn_adam_step(&b, p2, g2, m2, v2, N);
+            rn_adam_step(&b, cpu_dev, p2, g2, m2, v2, N);
             RN_CHECK(applied && !memcmp(p, p2, sizeof p), "step %d equals unscaled Adam", step);
         }
     }
@@ -285,7 +290,7 @@ static double grads_of(rn_params *p, const inputs *in, rn_compute c, rn_act_type
 {
     rn_model m;
     if (make_model_act(&m, p, c, act, NULL)) return NAN;
-    rn_params_zero_grad(p);
+    rn_model_zero_grad(&m);
     rn_model_forward(&m, in->x, in->k, 1);
     double loss = rn_model_backward(&m, in->t, in->v, in->d);
     memcpy(g, p->grad, p->n_param * sizeof *g);
@@ -340,11 +345,11 @@ static int scaled_step(rn_tuning *t, rn_model *m, rn_adam *opt, const inputs *in
     rn_params *p = m->p;
     rn_err err = {{0}};
     m->loss_scale = t->scaler.scale;
-    rn_params_zero_grad(p);
+    rn_model_zero_grad(m);
     rn_model_forward(m, in->x, in->k, 1);
     double loss = rn_model_backward(m, in->t, in->v, in->d);
     if (rn_tuning_on_grads(t, p, &loss, &err)) return 0;
-    rn_adam_step(opt, p->param, p->grad, p->m, p->v, p->n_param);
+    rn_adam_step(opt, m->dev, p->param, p->grad, p->m, p->v, p->n_param);
     rn_model_sync_weights(m);
     return 1;
 }
@@ -357,16 +362,16 @@ static void test_model_scaling(rn_params *p, const inputs *in)
     rn_model m;
     if (make_model(&m, p, RN_COMPUTE_F32, NULL)) return;
     float *g1 = malloc(p->n_param * sizeof *g1);
-    rn_params_zero_grad(p);
+    rn_model_zero_grad(&m);
     rn_model_forward(&m, in->x, in->k, 1);
     double l1 = rn_model_backward(&m, in->t, in->v, in->d);
     memcpy(g1, p->grad, p->n_param * sizeof *g1);
     m.loss_scale = 1024.0f;
-    rn_params_zero_grad(p);
+    rn_model_zero_grad(&m);
     rn_model_forward(&m, in->x, in->k, 1);
     double l2 = rn_model_backward(&m, in->t, in->v, in->d);
     RN_CHECK(l1 == l2, "loss is reported unscaled");
-    RN_CHECK(rn_grad_unscale_check(p->grad, p->n_param, 1.0f / 1024.0f), "finite at 1024");
+    RN_CHECK(rn_grad_unscale_check(m.dev, p->grad, p->n_param, 1.0f / 1024.0f), "finite at 1024");
     RN_CHECK(!memcmp(g1, p->grad, p->n_param * sizeof *g1), "scale 1024 then unscale == unscaled gradients");
     free(g1);
 
@@ -462,7 +467,7 @@ static void test_profile_model(rn_params *p, const inputs *in)
     rn_profile_init(&pr, 4096);
     rn_model m;
     if (make_model(&m, p, RN_COMPUTE_F32, &pr)) return;
-    rn_params_zero_grad(p);
+    rn_model_zero_grad(&m);
     double t0 = rn_prof_now();
     int sp = rn_prof_begin(&pr, "forward", "step", 0);
     rn_model_forward(&m, in->x, in->k, 1);
@@ -550,8 +555,8 @@ static void test_autotune(const char *dir)
     rn_conv_shape s1 = s;
     s1.kh = s1.kw = 1, s1.ph = s1.pw = 0;
     t.iters = 1;
-    RN_CHECK(!rn_autotune_choose(&t, NULL, &s, &err) && t.timed == 1, "3x3 timed: %s", err.msg);
-    RN_CHECK(!rn_autotune_choose(&t, NULL, &s1, &err) && s1.algo == RN_ALGO_DIRECT && t.timed == 1 && t.n == 1,
+    RN_CHECK(!rn_autotune_choose(&t, cpu_dev, &s, &err) && t.timed == 1, "3x3 timed: %s", err.msg);
+    RN_CHECK(!rn_autotune_choose(&t, cpu_dev, &s1, &err) && s1.algo == RN_ALGO_DIRECT && t.timed == 1 && t.n == 1,
              "1x1 has one candidate: not timed, not cached");
     rn_conv_algo chosen = s.algo;
     RN_CHECK(t.e[0].ms[RN_ALGO_DIRECT] > 0, "direct timed");
@@ -559,15 +564,13 @@ static void test_autotune(const char *dir)
     rn_autotune_close(&t);
     RN_CHECK(!rn_autotune_open(&t, path, &err) && t.n == 1, "reopen");
     s.algo = RN_ALGO_DIRECT;
-    RN_CHECK(!rn_autotune_choose(&t, NULL, &s, &err) && t.reused == 1 && t.timed == 0 && s.algo == chosen,
+    RN_CHECK(!rn_autotune_choose(&t, cpu_dev, &s, &err) && t.reused == 1 && t.timed == 0 && s.algo == chosen,
              "reused from the file: %s", rn_conv_algo_name(s.algo));
-    rn_backend *be;
     rn_conv *c;
-    RN_CHECK(!rn_backend_create(&be, 0, &err) && !rn_conv_create(&c, be, &s, &err), "chosen algo builds: %s", err.msg);
+    RN_CHECK(!rn_conv_create(&c, cpu_dev, &s, &err), "chosen algo builds: %s", err.msg);
     printf("autotune 32x14x14 3x3: %s (%s), direct %.3f ms, winograd %.3f ms\n", rn_conv_algo_name(s.algo),
            rn_conv_impl_name(c, 0), t.e[0].ms[0], t.e[0].ms[1]);
     rn_conv_destroy(c);
-    rn_backend_destroy(be);
     rn_autotune_close(&t);
     FILE *f = fopen(path, "a");
     fputs("garbage line\n", f);
@@ -576,17 +579,17 @@ static void test_autotune(const char *dir)
              "malformed cache named with its line: %s", err.msg);
 }
 
-/* bf16 staging reuse (backend.h): gradients with the forward's kept src and
+/* bf16 staging reuse (cpu/dnnl.h): gradients with the forward's kept src and
  * the shared diff_dst equal those computed without reuse, bit for bit; a
  * different src pointer or an intervening conv defeats the reuse. */
 static void test_staging_reuse(void)
 {
     rn_err err = {{0}};
-    rn_backend *be;
+    rn_device *be;
     rn_conv *c, *o;
     rn_conv_shape s = {.n = 2, .ic = 32, .ih = 12, .iw = 12, .oc = 48, .oh = 12, .ow = 12, .kh = 3, .kw = 3,
                        .sh = 1, .sw = 1, .ph = 1, .pw = 1, .compute = RN_COMPUTE_BF16};
-    if (rn_backend_create(&be, 0, &err) || rn_conv_create(&c, be, &s, &err) || rn_conv_create(&o, be, &s, &err)) {
+    if (rn_device_create(&be, "cpu", 0, &err) || rn_conv_create(&c, be, &s, &err) || rn_conv_create(&o, be, &s, &err)) {
         RN_CHECK(0, "bf16 convs: %s", err.msg);
         return;
     }
@@ -617,7 +620,7 @@ static void test_staging_reuse(void)
     free(x), free(x2), free(y), free(dy), free(dy2), free(w);
     rn_conv_destroy(c);
     rn_conv_destroy(o);
-    rn_backend_destroy(be);
+    rn_device_destroy(be);
 }
 
 /* The trainer-hook adapters: on_grads skips on overflow and keeps attached
@@ -636,7 +639,7 @@ static void test_hooks(rn_params *p, const inputs *in)
     rn_tuning_attach(&t, &m);
     RN_CHECK(m.loss_scale == 0x1p127f && m.prof == t.prof, "attach: scale and profiler");
     rn_tuning_span_begin(&t, "forward");
-    rn_params_zero_grad(p);
+    rn_model_zero_grad(&m);
     rn_model_forward(&m, in->x, in->k, 1);
     rn_tuning_span_end(&t, "forward");
     rn_tuning_span_begin(&t, "backward");
@@ -644,11 +647,11 @@ static void test_hooks(rn_params *p, const inputs *in)
     rn_tuning_span_end(&t, "backward");
     RN_CHECK(rn_tuning_on_grads(&t, p, &loss, &err) == 1, "overflow: hook says skip");
     RN_CHECK(m.loss_scale == 0x1p126f, "attached model follows the halved scale");
-    rn_params_zero_grad(p);
+    rn_model_zero_grad(&m);
     rn_model_forward(&m, in->x, in->k, 1);
     loss = rn_model_backward(&m, in->t, in->v, in->d);
     t.scaler.scale = m.loss_scale = 1024.0f;
-    rn_params_zero_grad(p);
+    rn_model_zero_grad(&m);
     rn_model_forward(&m, in->x, in->k, 1);
     loss = rn_model_backward(&m, in->t, in->v, in->d);
     RN_CHECK(rn_tuning_on_grads(&t, p, &loss, &err) == 0 && t.depth == 0, "clean: hook says update");
@@ -683,6 +686,11 @@ int main(void)
 {
     char dir[] = "/tmp/rn_precXXXXXX";
     if (!mkdtemp(dir)) return 1;
+    rn_err derr = {{0}};
+    if (rn_device_create(&cpu_dev, "cpu", 0, &derr)) {
+        fprintf(stderr, "%s\n", derr.msg);
+        return 1;
+    }
     test_policy();
     test_unscale_check();
     test_scaler_trace();
@@ -706,6 +714,7 @@ int main(void)
     test_hooks(&p, in);
     free(in);
     rn_params_free(&p);
+    rn_device_destroy(cpu_dev);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);

@@ -12,7 +12,7 @@
 #include "train/snapshot.h"
 
 typedef struct demo_cli {
-    const char *snapshot, *image, *format, *focal, *princpt, *out;
+    const char *snapshot, *image, *format, *focal, *princpt, *out, *device;
     rn_multi bbox;
     long input_size, threads, backbone;
     int json, fast_decode;
@@ -45,6 +45,7 @@ static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_
     in->boxes = (const double(*)[4])boxes;
     in->n = c->bbox.n;
     in->threads = (int)c->threads;
+    in->device = c->device;
     return 0;
 }
 
@@ -179,6 +180,7 @@ int rn_cmd_demo(int argc, char **argv)
         RN_FLAG_RANGE("--backbone", &c.backbone, 0, 1000, "expected ResNet depth (default: from the snapshot)"),
         RN_FLAG_ALIAS("--weights", "--snapshot"),
         RN_FLAG_ALIAS("--out", "--output"),
+        RN_FLAG_STR("--device", &c.device, "cpu (default) | ref: the compute device"),
         {0}};
     const char *syn = "--snapshot FILE --image IMG --bbox x,y,w,h [--bbox ...] [--bbox-format xywh|xyxy] "
                       "[--focal fx,fy] [--princpt cx,cy] [--json] [--output OUT.png]";

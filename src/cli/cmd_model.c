@@ -14,6 +14,7 @@
 #include "nn/model.h"
 #include "nn/weights.h"
 #include "optim/adam.h"
+#include "train/step.h"
 
 /* An input array read from .npy as float32, with its leading dimension N. */
 typedef struct input {
@@ -109,7 +110,7 @@ static int check_k(const input *k, const char *path, rn_err *err)
 
 int rn_cmd_forward(int argc, char **argv)
 {
-    const char *weights = NULL, *images = NULL, *kpath = NULL, *out = NULL, *precision = "fp32";
+    const char *weights = NULL, *images = NULL, *kpath = NULL, *out = NULL, *precision = "fp32", *device = NULL;
     int eval = 0;
     long threads = 0, backbone = 0;
     rn_flag flags[] = {
@@ -120,19 +121,21 @@ int rn_cmd_forward(int argc, char **argv)
         RN_FLAG_STR("--output", &out, "output (N,3) .npy: x, y on the output grid, depth (required)"),
         RN_FLAG_RANGE("--backbone", &backbone, 0, 1000, "require this ResNet depth (default: from the weights)"),
         RN_FLAG_RANGE("--threads", &threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_STR("--device", &device, "cpu (default) | ref: the compute device"),
         RN_FLAG_STR("--precision", &precision,
                     "fp32 (default) | bf16: convs compute in bf16 | bf16-o2: activations stored in bf16 too"),
         RN_FLAG_ALIAS("--weights", "--snapshot"),
         RN_FLAG_ALIAS("--out", "--output"),
         {0}};
-    const char *syn = "--snapshot W [--eval] --images X.npy --k K.npy --output OUT.npy [--precision bf16|bf16-o2]";
+    const char *syn = "--snapshot W [--eval] --images X.npy --k K.npy --output OUT.npy [--precision bf16|bf16-o2] "
+                      "[--device cpu|ref]";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
     rn_err err = {{0}};
     if (!weights || !images || !kpath || !out)
         return rn_args_misuse(flags, argv, syn, "--snapshot, --images, --k and --output are required");
     rn_precision prec;
-    if (rn_precision_parse(precision, &prec, &err) || rn_policy_check(rn_policy_get(prec), RN_BACKEND_CPU, &err))
+    if (rn_precision_parse(precision, &prec, &err) || rn_policy_check_device(rn_policy_get(prec), device, &err))
         return fail("forward", &err);
     input x, k;
     int64_t xd[3], want[3] = {3, -1, -1};
@@ -148,7 +151,7 @@ int rn_cmd_forward(int argc, char **argv)
     rn_rng_seed(&rng, 1);
     int rc = rn_weights_load(&p, weights, (int)backbone, &rng, &err);
     if (!rc) {
-        rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32, .inference = 1};
+        rn_model_opts mo = {.device = device, .threads = (int)threads, .compute = RN_COMPUTE_F32, .inference = 1};
         rn_policy_apply(rn_policy_get(prec), &mo);
         rc = rn_model_create(&m, &p, (int)x.n, (int)xd[1], (int)xd[2], &mo, &err);
         if (!rc) {
@@ -222,33 +225,38 @@ static void batch_fill(batch *bt, const step_data *s, long first, int b)
 static rn_model_opts train_opts(long threads, int sync_bn, rn_dist *d, rn_tuning *tn)
 {
     rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32,
-                        .reduce = sync_bn ? rn_dist_bn_reduce(d) : (rn_model_reduce){0},
+                        .reduce = sync_bn ? rn_dist_bn_reduce(d) : (rn_device_reduce){0},
                         .grad_ready = rn_dist_grad_ready(d)};
     rn_tuning_model_opts(tn, &mo);
     return mo;
 }
 
-/* After backward: the gradient all-reduce (and the loss's mean over ranks,
- * rank 0's BN buffers without SyncBN), then the tuning's unscale/overflow
- * check, then Adam and the weight sync unless the check skips the update.
- * Sets *applied; returns 0, or -1 with err. */
-static int finish_step(rn_model *m, rn_adam *opt, rn_dist *d, int sync_bn, rn_tuning *tn, double *loss, int *applied,
-                       rn_err *err)
+/* The hooks of a step/bench training step (train/step.h): after backward the
+ * gradient all-reduce (and the loss's mean over ranks, rank 0's BN buffers
+ * without SyncBN), then the tuning's unscale/overflow check; spans into the
+ * tuning's profile. */
+typedef struct cli_hooks {
+    rn_dist *d;
+    int sync_bn;
+    rn_tuning *tn;
+} cli_hooks;
+
+static void cli_span_begin(void *ctx, const char *name) { rn_tuning_span_begin(((cli_hooks *)ctx)->tn, name); }
+static void cli_span_end(void *ctx, const char *name) { rn_tuning_span_end(((cli_hooks *)ctx)->tn, name); }
+
+static int cli_on_grads(void *ctx, rn_params *p, double *loss, rn_err *err)
 {
-    rn_params *p = m->p;
-    int sp = rn_prof_begin(tn->prof, "allreduce", "step", 0);
-    int rc = rn_dist_after_backward(d, p, loss, !sync_bn, err);
-    rn_prof_end(tn->prof, sp);
-    if (rc) return -1;
-    *applied = !rn_tuning_on_grads(tn, p, loss, err);
-    if (*applied) {
-        sp = rn_prof_begin(tn->prof, "optimizer", "step", 0);
-        rn_adam_step(opt, p->param, p->grad, p->m, p->v, p->n_param);
-        rn_model_sync_weights(m);
-        rn_prof_end(tn->prof, sp);
-    }
-    rn_profile_step_done(tn->prof);
-    return 0;
+    cli_hooks *h = ctx;
+    int sp = rn_prof_begin(h->tn->prof, "allreduce", "step", 0);
+    int rc = rn_dist_after_backward(h->d, p, loss, !h->sync_bn, err);
+    rn_prof_end(h->tn->prof, sp);
+    return rc ? -1 : rn_tuning_on_grads(h->tn, p, loss, err);
+}
+
+static rn_train_hooks cli_step_hooks(cli_hooks *h)
+{
+    return (rn_train_hooks){.ctx = h, .on_grads = cli_on_grads, .span_begin = cli_span_begin,
+                            .span_end = cli_span_end};
 }
 
 /* rootnet step's settings. A step's global batch is ranks x replicas x b
@@ -266,71 +274,30 @@ typedef struct step_cfg {
     const char *save_weights;
 } step_cfg;
 
-/* Per-process state of the emulated replicas: BN running statistics saved
- * before a step's first replica and restored before each one (the emulation
- * ends with replica 0's, as DDP keeps rank 0's), and the gradient sum (each
- * replica's gradient is computed alone, then added, as an all-reduce adds them). */
-typedef struct replica_state {
-    float *stats;
-    int64_t *nbt;
-    float *gsum;
-} replica_state;
-
-static void bn_state_copy(rn_params *p, replica_state *st, int save)
-{
-    if (save) {
-        memcpy(st->stats, p->stats, p->n_stats * sizeof *p->stats);
-        memcpy(st->nbt, p->nbt, p->n_nbt * sizeof *p->nbt);
-    } else {
-        memcpy(p->stats, st->stats, p->n_stats * sizeof *p->stats);
-        memcpy(p->nbt, st->nbt, p->n_nbt * sizeof *p->nbt);
-    }
-}
-
 /* One step's training state in this process. */
 typedef struct stepper {
     rn_model m;
-    batch bt;
-    replica_state st;
+    batch bt[64];          /* one per emulated replica (bt[0] only without) */
+    rn_step_replicas rep;  /* with --emulate-replicas */
     rn_adam opt;
     const step_data *s;
     const step_cfg *c;
     rn_dist *d;
     rn_tuning *tn;
+    cli_hooks h;
+    rn_train_hooks hk;
 } stepper;
 
-/* Forward and backward of this process's replicas for step i, gradients
- * averaged over them; returns their mean loss. */
-static double replicas_step(stepper *sp, long i)
+/* Gathers step i's batches of this process's replicas. */
+static void step_fill(stepper *sp, long i)
 {
     const step_cfg *c = sp->c;
-    rn_params *p = sp->m.p;
-    rn_profile *pr = sp->tn->prof;
     int E = c->replicas;
     long global = (long)rn_dist_size(sp->d) * E * c->b;
-    double loss = 0;
-    rn_params_zero_grad(p);
-    if (E > 1) bn_state_copy(p, &sp->st, 1);
-    for (int e = E - 1; e >= 0; e--) {
-        if (E > 1) bn_state_copy(p, &sp->st, 0), rn_params_zero_grad(p);
-        int s = rn_prof_begin(pr, "data", "step", 0);
-        batch_fill(&sp->bt, sp->s, i * global + (long)(rn_dist_rank(sp->d) * E + e) * c->b, c->b);
-        rn_prof_end(pr, s);
-        s = rn_prof_begin(pr, "forward", "step", 0);
-        rn_model_forward(&sp->m, sp->bt.x, sp->bt.k, 1);
-        rn_prof_end(pr, s);
-        s = rn_prof_begin(pr, "backward", "step", 0);
-        loss += rn_model_backward(&sp->m, sp->bt.t, sp->bt.v, sp->bt.d);
-        rn_prof_end(pr, s);
-        float *g = sp->st.gsum;
-        for (size_t j = 0; E > 1 && j < p->n_param; j++) g[j] = e == E - 1 ? p->grad[j] : g[j] + p->grad[j];
-    }
-    if (E > 1) {
-        float inv = 1.0f / (float)E;
-        for (size_t j = 0; j < p->n_param; j++) p->grad[j] = sp->st.gsum[j] * inv;
-        loss /= E;
-    }
-    return loss;
+    int s = rn_prof_begin(sp->tn->prof, "data", "step", 0);
+    for (int e = 0; e < E; e++)
+        batch_fill(&sp->bt[e], sp->s, i * global + (long)(rn_dist_rank(sp->d) * E + e) * c->b, c->b);
+    rn_prof_end(sp->tn->prof, s);
 }
 
 static int save_snapshot(const rn_params *p, const step_cfg *c, rn_dist *d, rn_err *err)
@@ -354,10 +321,16 @@ static int step_loop(stepper *sp, rn_err *err)
 {
     const step_cfg *c = sp->c;
     rn_params *p = sp->m.p;
+    rn_step_batch b[64];
+    for (int e = 0; e < c->replicas; e++) b[e] = (rn_step_batch){sp->bt[e].x, sp->bt[e].k, sp->bt[e].t, sp->bt[e].v,
+                                                                 sp->bt[e].d};
     for (long i = 0; i < c->steps; i++) {
-        double loss = replicas_step(sp, i);
-        int applied = 0;
-        if (finish_step(&sp->m, &sp->opt, sp->d, c->sync_bn, sp->tn, &loss, &applied, err)) return -1;
+        double loss;
+        int applied;
+        step_fill(sp, i);
+        if (rn_train_step(&sp->m, &sp->opt, b, c->replicas > 1 ? &sp->rep : NULL, &sp->hk, &loss, &applied, err))
+            return -1;
+        rn_profile_step_done(sp->tn->prof);
         print_step(sp, i, loss, applied);
         if (c->save_every > 0 && (i + 1) % c->save_every == 0 && save_snapshot(p, c, sp->d, err)) return -1;
     }
@@ -366,24 +339,28 @@ static int step_loop(stepper *sp, rn_err *err)
 
 static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dist *d, rn_tuning *tn, rn_err *err)
 {
-    stepper sp = {.s = s, .c = c, .d = d, .tn = tn};
+    stepper *sp = rn_xcalloc(1, sizeof *sp);
+    *sp = (stepper){.s = s, .c = c, .d = d, .tn = tn, .h = {d, c->sync_bn, tn}};
+    sp->hk = cli_step_hooks(&sp->h);
     rn_model_opts mo = train_opts(c->threads, c->sync_bn, d, tn);
-    if (rn_model_create(&sp.m, p, c->b, (int)s->xd[1], (int)s->xd[2], &mo, err)) return -1;
-    rn_tuning_attach(tn, &sp.m);
-    sp.bt = batch_alloc(c->b, s->x.per);
+    if (rn_model_create(&sp->m, p, c->b, (int)s->xd[1], (int)s->xd[2], &mo, err)) {
+        free(sp);
+        return -1;
+    }
+    rn_tuning_attach(tn, &sp->m);
     int E = c->replicas;
-    sp.st = (replica_state){rn_xmalloc(p->n_stats * sizeof(float) + 1), rn_xmalloc(p->n_nbt * sizeof(int64_t) + 1),
-                            rn_xmalloc((E > 1 ? p->n_param : 1) * sizeof(float))};
-    sp.opt = rn_adam_default(rn_tuning_lr(tn, c->lr, (long)rn_dist_size(d) * E * c->b));
+    for (int e = 0; e < E; e++) sp->bt[e] = batch_alloc(c->b, s->x.per);
+    if (E > 1) rn_step_replicas_init(&sp->rep, p, E);
+    sp->opt = rn_adam_default(rn_tuning_lr(tn, c->lr, (long)rn_dist_size(d) * E * c->b));
     rn_dist_grads_setup(d, p->grad, p->n_param, c->bucket);
     int rc = rn_dist_bcast_params(d, p, err);
-    rn_model_sync_weights(&sp.m);
-    if (!rc) rc = step_loop(&sp, err);
-    free(sp.st.stats), free(sp.st.nbt), free(sp.st.gsum);
-    batch_free(&sp.bt);
+    if (!rc) rc = step_loop(sp, err);
+    if (E > 1) rn_step_replicas_free(&sp->rep);
+    for (int e = 0; e < E; e++) batch_free(&sp->bt[e]);
     /* before the model: spans borrow its names; rank 0 alone writes the cache, trace and table */
     if (!rc && rn_dist_rank(d) == 0) rc = rn_tuning_finish(tn, stdout, err);
-    rn_model_destroy(&sp.m);
+    rn_model_destroy(&sp->m);
+    free(sp);
     return rc ? -1 : 0;
 }
 
@@ -534,44 +511,40 @@ static void fill_inputs(batch *bt, rn_rng *rng, int b, size_t per, int oh, int o
     }
 }
 
-/* One benchmark step: a training step (under mpirun with the gradient
- * all-reduce) or an inference forward. */
-static int bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *opt, const batch *bt, rn_dist *d,
-                      rn_err *err)
+/* One benchmark step: a training step (train/step.h; under mpirun with the
+ * gradient all-reduce) or an inference forward. */
+static int bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *opt, const batch *bt,
+                      const rn_train_hooks *hk, rn_err *err)
 {
     rn_profile *pr = tn->prof;
-    int sp;
     if (strcmp(c->mode, "train")) {
-        sp = rn_prof_begin(pr, "forward", "step", 0);
+        int sp = rn_prof_begin(pr, "forward", "step", 0);
         rn_model_forward(m, bt->x, bt->k, 0);
         rn_prof_end(pr, sp);
         rn_profile_step_done(pr);
         return 0;
     }
-    sp = rn_prof_begin(pr, "zero_grad", "step", 0);
-    rn_params_zero_grad(m->p);
-    rn_prof_end(pr, sp);
-    sp = rn_prof_begin(pr, "forward", "step", 0);
-    rn_model_forward(m, bt->x, bt->k, 1);
-    rn_prof_end(pr, sp);
-    sp = rn_prof_begin(pr, "backward", "step", 0);
-    double loss = rn_model_backward(m, bt->t, bt->v, bt->d);
-    rn_prof_end(pr, sp);
-    int applied = 0;
-    return finish_step(m, opt, d, c->sync_bn, tn, &loss, &applied, err);
+    rn_step_batch b = {bt->x, bt->k, bt->t, bt->v, bt->d};
+    double loss;
+    int applied;
+    if (rn_train_step(m, opt, &b, NULL, hk, &loss, &applied, err)) return -1;
+    rn_profile_step_done(pr);
+    return 0;
 }
 
 static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const batch *bt, rn_dist *d, double *t,
                       double *comm, rn_err *err)
 {
     rn_adam opt = rn_adam_default(rn_tuning_lr(tn, 1e-3, c->b * rn_dist_size(d)));
+    cli_hooks h = {d, c->sync_bn, tn};
+    rn_train_hooks hk = cli_step_hooks(&h);
     rn_dist_grads_setup(d, m->p->grad, m->p->n_param, c->bucket);
     for (long i = 0; i < c->warmup + c->iters; i++) {
         if (i == c->warmup) rn_tuning_profile_reset(tn);
         if (rn_dist_barrier(d, err)) return -1;
         rn_dist_comm_seconds(d, 1);
         double t0 = now_s();
-        if (bench_step(c, tn, m, &opt, bt, d, err)) return -1;
+        if (bench_step(c, tn, m, &opt, bt, &hk, err)) return -1;
         if (i >= c->warmup) t[i - c->warmup] = now_s() - t0, comm[i - c->warmup] = rn_dist_comm_seconds(d, 0);
     }
     return 0;
@@ -591,7 +564,7 @@ static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *
     fill_inputs(&bt, rng, (int)c->b, per, m.OH, m.OW);
     double *t = rn_xmalloc((size_t)c->iters * sizeof *t), *comm = rn_xmalloc((size_t)c->iters * sizeof *comm);
     int rc = rn_dist_bcast_params(d, p, err);
-    rn_model_sync_weights(&m);
+    rn_model_sync_weights(&m); /* inference; a training step syncs at its start */
     if (!rc) rc = bench_loop(c, tn, &m, &bt, d, t, comm, err);
     if (!rc && rn_dist_rank(d) == 0) {
         print_bench(c, tn, t, d && train ? comm : NULL, rn_dist_size(d));

@@ -14,7 +14,7 @@
 #include "train/tester.h"
 
 typedef struct test_cli {
-    const char *snapshot, *output, *testset, *data_dir, *result_dir, *compute, *gt, *cache_dir, *metrics_json;
+    const char *snapshot, *output, *testset, *data_dir, *result_dir, *compute, *gt, *cache_dir, *metrics_json, *device;
     long epoch, batch, threads, workers, input_size, backbone, limit;
     double ap_thr;
     int gt_bbox, det_bbox, json, no_progress, fast_decode;
@@ -83,6 +83,7 @@ static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap
     o->use_det_bbox = c->det_bbox;
     o->batch = (int)c->batch;
     o->threads = (int)c->threads;
+    o->device = c->device;
     o->workers = (int)c->workers;
     o->result_dir = c->result_dir;
     o->gt_path = c->gt;
@@ -144,6 +145,7 @@ int rn_cmd_test(int argc, char **argv)
         RN_FLAG_RANGE("--input-size", &c.input_size, 0, 2048, "network input size (default: the snapshot's, else 256)"),
         RN_FLAG_BOOL("--fast-decode", &c.fast_decode, "decode JPEGs at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"),
         RN_FLAG_RANGE("--backbone", &c.backbone, 0, 1000, "expected ResNet depth (default: from the snapshot)"),
+        RN_FLAG_STR("--device", &c.device, "cpu (default) | ref: the compute device"),
         RN_FLAG_STR("--compute", &c.compute, "fp32 (default) or bf16"),
         RN_FLAG_STR("--result-dir", &c.result_dir, "where the result JSON goes (default --output, else .)"),
         RN_FLAG_STR("--gt", &c.gt, "MuPoTS GT roots (default D/MuPoTS/data/MuPoTS-3D.json)"),

@@ -15,7 +15,7 @@
 #include "train/trainer.h"
 
 /* Returns rn_trainer_run's 0 / -1 / -2; -2 also when a switch is unusable
- * (precision not on this backend, unreadable autotune cache, bind failure). */
+ * (precision not on this device, device not built in, unreadable autotune cache, bind failure). */
 int rn_train_run_parts(const rn_train_cfg *cfg, const rn_train_hooks *first, rn_train_dist *td, FILE *out,
                        rn_err *err);
 

@@ -10,7 +10,8 @@
 #include "train/tuning.h"
 
 #define RN_TUNING_FLAGS(tf)                                                                                     \
-    RN_FLAG_STR("--precision", &(tf)->precision, "fp32 (default) | bf16 (convs in bf16) | bf16-o2 (+ bf16 activations) | fp16"),   \
+    RN_FLAG_STR("--device", &(tf)->device, "cpu (default) | ref: the compute device (nn/device.h)"),          \
+        RN_FLAG_STR("--precision", &(tf)->precision, "fp32 (default) | bf16 (convs in bf16) | bf16-o2 (+ bf16 activations) | fp16"), \
         RN_FLAG_STR("--loss-scale", &(tf)->loss_scale, "N (static) | dynamic (default: none; fp16: dynamic)"), \
         RN_FLAG_STR("--profile", &(tf)->profile, "write a Chrome-trace JSON here and print a per-layer table"), \
         RN_FLAG_STR("--autotune", &(tf)->autotune, "conv algorithm cache file: time per shape once, reuse"),  \

@@ -5,7 +5,7 @@
  *   rn_bf16 h = rn_bf16_from_f32(1.00390625f);   // a tie: rounds to 1.0f's pattern 0x3f80
  *   float f = rn_bf16_to_f32(h);                 // 1.0f
  *
- * rn_act_type names the storage type of the activations (nn/backend.h,
+ * rn_act_type names the storage type of the activations (nn/device.h,
  * nn/model.h): fp32, or bf16 under the bf16-o2 policy.
  */
 #ifndef RN_CORE_BF16_H

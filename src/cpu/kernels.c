@@ -106,20 +106,59 @@ void rn_depth_backward(float *dfeat, float *dw, float *db, const float *ddepth, 
 
 static float sgn(float x) { return (float)((x > 0) - (x < 0)); }
 
-double rn_loss_forward_backward(float *dcoord, const float *coord, const float *target, const float *vis,
-                                const float *have_depth, int N)
+double rn_loss_forward_backward(float *dxy, float *ddepth, const float *coord, const float *target, const float *vis,
+                                const float *have_depth, float scale, int N)
 {
     double loss = 0;
     for (int n = 0; n < N; n++) {
         const float *c = coord + 3 * n, *t = target + 3 * n;
         loss += (fabs((double)c[0] - t[0]) * vis[n] + fabs((double)c[1] - t[1]) * vis[n] +
                  fabs((double)c[2] - t[2]) * vis[n] * have_depth[n]) / 3.0;
-        if (dcoord) {
+        if (dxy) {
             float s = 1.0f / (3.0f * (float)N);
-            dcoord[3 * n] = sgn(c[0] - t[0]) * vis[n] * s;
-            dcoord[3 * n + 1] = sgn(c[1] - t[1]) * vis[n] * s;
-            dcoord[3 * n + 2] = sgn(c[2] - t[2]) * vis[n] * have_depth[n] * s;
+            float gx = sgn(c[0] - t[0]) * vis[n] * s, gy = sgn(c[1] - t[1]) * vis[n] * s;
+            float gz = sgn(c[2] - t[2]) * vis[n] * have_depth[n] * s;
+            dxy[2 * n] = gx * scale;
+            dxy[2 * n + 1] = gy * scale;
+            ddepth[n] = gz * scale;
         }
     }
     return loss / N;
+}
+
+void rn_adam_update(float *param, const float *grad, float *m, float *v, size_t n, const rn_adam_args *h)
+{
+    double bc1 = 1.0 - pow(h->beta1, (double)h->step);
+    double bc2 = 1.0 - pow(h->beta2, (double)h->step);
+    /* PyTorch's single-tensor Adam, with its scalars rounded to float as its kernels do. */
+    const float b1 = (float)h->beta1, b2 = (float)h->beta2;
+    const float a1 = (float)(1.0 - h->beta1), a2 = (float)(1.0 - h->beta2);
+    const float step_size = (float)(h->lr / bc1), bc2_sqrt = (float)sqrt(bc2), eps = (float)h->eps;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        float g = grad[i];
+        float mi = m[i] * b1 + a1 * g;
+        float vi = v[i] * b2 + a2 * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        float denom = sqrtf(vi) / bc2_sqrt + eps;
+        param[i] = param[i] + (-step_size * mi) / denom;
+    }
+}
+
+int rn_unscale_check(float *grad, size_t n, float inv_scale)
+{
+    float acc = 0.0f;
+    if (inv_scale == 1.0f) {
+#pragma omp parallel for simd reduction(+ : acc) schedule(static)
+        for (size_t i = 0; i < n; i++) acc += grad[i] * 0.0f;
+    } else {
+#pragma omp parallel for simd reduction(+ : acc) schedule(static)
+        for (size_t i = 0; i < n; i++) {
+            float g = grad[i] * inv_scale;
+            grad[i] = g;
+            acc += g * 0.0f;
+        }
+    }
+    return acc == 0.0f;
 }

@@ -25,8 +25,7 @@
 #include <stddef.h>
 
 #include "core/bf16.h"
-
-#define RN_BN_EPS 1e-5
+#include "nn/device.h"
 
 /* Per-channel sum and sum of squares over N*HW: sums[c] and sums[C + c]. */
 void rn_bn_sums(double *sums /* (2C) */, const float *x /* (N, C/16, HW, 16) */, int N, int C, int HW);
@@ -101,11 +100,16 @@ void rn_depth_forward(float *depth /* (N) */, float *gamma /* (N) */, const floa
 void rn_depth_backward(float *dfeat /* (N, C) */, float *dw /* (C) */, float *db /* (1) */,
                        const float *ddepth /* (N) */, const float *feat /* (N, C) */, const float *w /* (C) */,
                        const float *k /* (N) */, int N, int C);
-/* loss = mean_n (|x-tx| v + |y-ty| v + |z-tz| v d) / 3; returns it, and dcoord (N, 3). */
-double rn_loss_forward_backward(float *dcoord /* (N, 3) or NULL */, const float *coord /* (N, 3) */,
+/* loss = mean_n (|x-tx| v + |y-ty| v + |z-tz| v d) / 3; returns it, and unless dxy is NULL the
+ * gradient dL/dcoord times scale split for the heads (nn/device.h's loss op). */
+double rn_loss_forward_backward(float *dxy /* (N, 2) or NULL */, float *ddepth /* (N) */, const float *coord /* (N, 3) */,
                                 const float *target /* (N, 3) */, const float *vis /* (N) */,
-                                const float *have_depth /* (N) */, int N);
-
+                                const float *have_depth /* (N) */, float scale, int N);
+/* One Adam update (nn/device.h's adam op). */
+void rn_adam_update(float *param /* (n) */, const float *grad /* (n) */, float *m /* (n) */, float *v /* (n) */,
+                    size_t n, const rn_adam_args *h);
+/* grad *= inv_scale (skipped when 1); 1 if every element is finite (nn/device.h's unscale_check). */
+int rn_unscale_check(float *grad /* (n) */, size_t n, float inv_scale);
 /* The bf16 twins (see the top of this file). */
 void rn_bn_sums_bf16(double *sums, const rn_bf16 *x, int N, int C, int HW);
 void rn_bn_apply_bf16(rn_bf16 *y, const rn_bf16 *x, const float *scale, const float *shift, int relu, int N, int C,

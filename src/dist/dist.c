@@ -51,7 +51,7 @@ int rn_dist_barrier(rn_dist *d, rn_err *err) { return (void)d, (void)err, 0; }
 void rn_dist_grads_setup(rn_dist *d, float *grad, size_t n, size_t bucket_floats) { (void)d, (void)grad, (void)n, (void)bucket_floats; }
 int rn_dist_grads_finish(rn_dist *d, rn_err *err) { return (void)d, (void)err, 0; }
 double rn_dist_comm_seconds(rn_dist *d, int reset) { return (void)d, (void)reset, 0.0; }
-rn_model_reduce rn_dist_bn_reduce(rn_dist *d) { return (void)d, (rn_model_reduce){0}; }
+rn_device_reduce rn_dist_bn_reduce(rn_dist *d) { return (void)d, (rn_device_reduce){0}; }
 rn_model_grad_ready rn_dist_grad_ready(rn_dist *d) { return (void)d, (rn_model_grad_ready){0}; }
 int rn_dist_check(rn_dist *d, rn_err *err) { return (void)d, (void)err, 0; }
 

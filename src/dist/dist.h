@@ -7,7 +7,7 @@
  *   rn_dist_grads_setup(d, p.grad, p.n_param, bucket_floats);
  *   rn_model_opts o = {..., .reduce = rn_dist_bn_reduce(d),          // --sync-bn
  *                      .grad_ready = rn_dist_grad_ready(d)};         // buckets start in backward
- *   per step: rn_params_zero_grad(&p); forward; loss = backward;
+ *   per step: rn_model_zero_grad(&m); forward; loss = backward;
  *             rn_dist_after_backward(d, &p, &loss, !sync_bn, &err);  // p.grad and loss: means over ranks
  *             Adam (identical on every rank)
  *   rn_dist_finalize(d);
@@ -80,10 +80,11 @@ int rn_dist_after_backward(rn_dist *d, rn_params *p, double *loss, int bcast_sta
 /* Seconds spent inside gradient all-reduce calls (start + wait) since the last reset. */
 double rn_dist_comm_seconds(rn_dist *d, int reset);
 
-/* Model hooks: SyncBN's reduction and the backward's gradient progress.
+/* Model hooks: SyncBN's reduction (on device memory that is host memory) and
+ * the backward's gradient progress.
  * {NULL, NULL} when d is NULL. A failed reduction is kept for the next call
  * that returns a status (rn_dist_check). */
-rn_model_reduce rn_dist_bn_reduce(rn_dist *d);
+rn_device_reduce rn_dist_bn_reduce(rn_dist *d);
 rn_model_grad_ready rn_dist_grad_ready(rn_dist *d);
 /* 0, or -1 with the first error a hook met. */
 int rn_dist_check(rn_dist *d, rn_err *err);

@@ -260,17 +260,23 @@ double rn_dist_comm_seconds(rn_dist *d, int reset)
     return s;
 }
 
-static void bn_reduce(void *ctx, double *buf, int n)
+/* SyncBN's sums, in place: device memory that is host memory (cpu, ref). */
+static int bn_reduce(void *ctx, rn_device *dev, void *buf, size_t n, rn_red_type t, rn_err *err)
 {
     rn_dist *d = ctx;
-    if (d->size == 1 || d->failed) return;
+    if (d->size == 1 || d->failed) return d->failed ? rn_dist_check(d, err) : 0;
+    RN_ASSERT(dev->host_memory && n <= INT32_MAX);
     busy_begin(d, "MPI_Allreduce of SyncBN sums");
-    int rc = MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, t == RN_RED_F64 ? MPI_DOUBLE : MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     busy_end(d);
     if (rc != MPI_SUCCESS) fail_keep(d, rc, "MPI_Allreduce of SyncBN sums");
+    return rn_dist_check(d, err);
 }
 
-rn_model_reduce rn_dist_bn_reduce(rn_dist *d) { return d ? (rn_model_reduce){bn_reduce, d} : (rn_model_reduce){0}; }
+rn_device_reduce rn_dist_bn_reduce(rn_dist *d)
+{
+    return d ? (rn_device_reduce){bn_reduce, d} : (rn_device_reduce){0};
+}
 
 rn_model_grad_ready rn_dist_grad_ready(rn_dist *d)
 {

@@ -18,9 +18,11 @@ static int algo_parse(const char *s)
     return -1;
 }
 
-static void shape_key(char *k, const rn_conv_shape *s)
+/* cpu's keys carry no device name (caches written before devices stay valid); others' start with "<name>:". */
+static void shape_key(char *k, const rn_device *dev, const rn_conv_shape *s)
 {
-    snprintf(k, RN_TUNE_KEY_MAX, "n%d_i%dx%dx%d_o%dx%dx%d_k%dx%d_s%dx%d_p%dx%d_t%d_sp%d_nb%d_fo%d_c%d", s->n, s->ic,
+    int pre = strcmp(dev->name, "cpu") ? snprintf(k, RN_TUNE_KEY_MAX, "%s:", dev->name) : 0;
+    snprintf(k + pre, (size_t)(RN_TUNE_KEY_MAX - pre), "n%d_i%dx%dx%d_o%dx%dx%d_k%dx%d_s%dx%d_p%dx%d_t%d_sp%d_nb%d_fo%d_c%d", s->n, s->ic,
              s->ih, s->iw, s->oc, s->oh, s->ow, s->kh, s->kw, s->sh, s->sw, s->ph, s->pw, s->transposed, s->src_plain,
              s->no_bwd_data, s->forward_only, (int)s->compute);
 }
@@ -100,20 +102,30 @@ typedef struct tbufs {
     float *b[6];
 } tbufs;
 
-static void tbufs_init(tbufs *tb, const rn_conv_shape *s)
+/* src, dst, diff_src, diff_dst, w, diff_w on dev, filled with a fixed pattern
+ * (activation buffers as plain floats: the pattern's layout does not matter). */
+static int tbufs_init(tbufs *tb, rn_device *dev, const rn_conv_shape *s, rn_err *err)
 {
-    size_t n[6] = {(size_t)s->n * s->ic * s->ih * s->iw, (size_t)s->n * s->oc * s->oh * s->ow, 0, 0,
-                   (size_t)s->oc * s->ic * s->kh * s->kw, 0};
+    rn_act_shape in = {s->n, s->ic, s->ih, s->iw, RN_ACT_F32}, out = {s->n, s->oc, s->oh, s->ow, RN_ACT_F32};
+    size_t n[6] = {dev->ops->act_bytes(dev, &in), dev->ops->act_bytes(dev, &out), 0, 0,
+                   (size_t)s->oc * s->ic * s->kh * s->kw * sizeof(float), 0};
     n[2] = n[0], n[3] = n[1], n[5] = n[4];
+    memset(tb, 0, sizeof *tb);
     for (int i = 0; i < 6; i++) {
-        tb->b[i] = rn_xmalloc(n[i] * sizeof(float));
-        for (size_t j = 0; j < n[i]; j++) tb->b[i][j] = (float)((j * 2654435761u) % 1000) * 1e-3f - 0.5f;
+        size_t nf = n[i] / sizeof(float);
+        float *h = rn_xmalloc(nf * sizeof *h);
+        for (size_t j = 0; j < nf; j++) h[j] = (float)((j * 2654435761u) % 1000) * 1e-3f - 0.5f;
+        tb->b[i] = dev->ops->alloc(dev, n[i]);
+        if (tb->b[i]) dev->ops->upload(dev, tb->b[i], h, n[i]);
+        free(h);
+        if (!tb->b[i]) return rn_err_set(err, "autotune: out of device memory (%zu bytes)", n[i]);
     }
+    return 0;
 }
 
-static void tbufs_free(tbufs *tb)
+static void tbufs_free(tbufs *tb, rn_device *dev)
 {
-    for (int i = 0; i < 6; i++) free(tb->b[i]);
+    for (int i = 0; i < 6; i++) dev->ops->free(dev, tb->b[i]);
 }
 
 static void run_once(rn_conv *c, const rn_conv_shape *s, tbufs *tb)
@@ -124,45 +136,51 @@ static void run_once(rn_conv *c, const rn_conv_shape *s, tbufs *tb)
     rn_conv_backward_weights(c, tb->b[5], tb->b[0], tb->b[3]);
 }
 
-/* Best-of-iters ms of one candidate, or -1 if the backend cannot build it. */
-static double time_algo(const rn_autotune *t, const rn_conv_shape *s, rn_conv_algo a, tbufs *tb, rn_err *err)
+/* Best-of-iters ms of one candidate on dev (a fresh device: its own scratch),
+ * or -1 if the device cannot build it. */
+static double time_algo(const rn_autotune *t, rn_device *dev, const rn_conv_shape *s, rn_conv_algo a, tbufs *tb)
 {
-    rn_backend *be;
-    if (rn_backend_create(&be, 0, err)) return -2;
     rn_conv_shape cs = *s;
     cs.algo = a;
     rn_conv *c;
     rn_err ignore = {{0}};
     double best = -1;
-    if (!rn_conv_create(&c, be, &cs, &ignore)) {
+    if (!rn_conv_create(&c, dev, &cs, &ignore)) {
         rn_conv_set_weights(c, tb->b[4]);
         run_once(c, s, tb);
         for (int i = 0; i < t->iters; i++) {
+            dev->ops->synchronize(dev);
             double t0 = rn_prof_now();
             run_once(c, s, tb);
+            dev->ops->synchronize(dev);
             double ms = 1e3 * (rn_prof_now() - t0);
             if (best < 0 || ms < best) best = ms;
         }
         rn_conv_destroy(c);
     }
-    rn_backend_destroy(be);
     return best;
 }
 
-static int tune_shape(rn_autotune *t, const rn_conv_shape *s, const char *key, rn_err *err)
+static int tune_shape(rn_autotune *t, const rn_device *like, const rn_conv_shape *s, const char *key, rn_err *err)
 {
+    rn_device *dev;
+    if (rn_device_create(&dev, like->name, like->threads, err)) return -1;
     tbufs tb;
-    tbufs_init(&tb, s);
+    if (tbufs_init(&tb, dev, s, err)) {
+        tbufs_free(&tb, dev);
+        rn_device_destroy(dev);
+        return -1;
+    }
     rn_tune_entry *e = entry_add(t);
     snprintf(e->key, sizeof e->key, "%s", key);
     e->algo = RN_ALGO_DIRECT;
     int rc = 0;
     for (int a = 0; a < RN_ALGO_COUNT && !rc; a++) {
-        e->ms[a] = time_algo(t, s, (rn_conv_algo)a, &tb, err);
-        if (e->ms[a] < -1.5) rc = -1;
-        else if (e->ms[a] >= 0 && (e->ms[e->algo] < 0 || e->ms[a] < e->ms[e->algo])) e->algo = a;
+        e->ms[a] = time_algo(t, dev, s, (rn_conv_algo)a, &tb);
+        if (e->ms[a] >= 0 && (e->ms[e->algo] < 0 || e->ms[a] < e->ms[e->algo])) e->algo = a;
     }
-    tbufs_free(&tb);
+    tbufs_free(&tb, dev);
+    rn_device_destroy(dev);
     if (rc) t->n--;
     if (e->ms[RN_ALGO_DIRECT] < 0 && !rc) rc = rn_err_set(err, "autotune: the direct algorithm is unavailable");
     t->timed += !rc;
@@ -170,20 +188,19 @@ static int tune_shape(rn_autotune *t, const rn_conv_shape *s, const char *key, r
     return rc;
 }
 
-int rn_autotune_choose(rn_autotune *t, rn_backend *be, rn_conv_shape *s, rn_err *err)
+int rn_autotune_choose(rn_autotune *t, rn_device *dev, rn_conv_shape *s, rn_err *err)
 {
-    (void)be;
     s->algo = RN_ALGO_DIRECT;
     if (!has_choice(s)) return 0;
     char key[RN_TUNE_KEY_MAX];
-    shape_key(key, s);
+    shape_key(key, dev, s);
     for (int i = 0; i < t->n; i++)
         if (!strcmp(t->e[i].key, key)) {
             s->algo = (rn_conv_algo)t->e[i].algo;
             t->reused++;
             return 0;
         }
-    if (tune_shape(t, s, key, err)) return -1;
+    if (tune_shape(t, dev, s, key, err)) return -1;
     s->algo = (rn_conv_algo)t->e[t->n - 1].algo;
     return 0;
 }

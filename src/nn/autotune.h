@@ -10,9 +10,9 @@
  *
  * Candidates today: oneDNN direct vs Winograd for fp32 3x3 stride-1 Conv2d
  * (other shapes have one candidate and are neither timed nor cached). Each
- * candidate is built in a temporary backend and timed over its forward and,
+ * candidate is built in a temporary device and timed over its forward and,
  * unless the conv is forward-only, both backward directions (best of a few
- * runs); a candidate the backend cannot build is skipped.
+ * runs); a candidate the device cannot build is skipped.
  *
  * File: a first line "# rootnet autotune v1", then one line per shape:
  *   <key> <algo> <ms direct> <ms winograd>      (ms -1: candidate unavailable)
@@ -23,7 +23,7 @@
 #define RN_NN_AUTOTUNE_H
 
 #include "core/status.h"
-#include "nn/backend.h"
+#include "nn/device.h"
 
 #define RN_TUNE_KEY_MAX 128
 
@@ -45,8 +45,10 @@ typedef struct rn_autotune {
 /* path may be NULL (no file). A missing file is an empty cache. */
 int rn_autotune_open(rn_autotune *t, const char *path, rn_err *err);
 void rn_autotune_close(rn_autotune *t);
-/* Sets s->algo from the cache, or by timing the candidates (and caches it). */
-int rn_autotune_choose(rn_autotune *t, rn_backend *be, rn_conv_shape *s, rn_err *err);
+/* Sets s->algo from the cache, or by timing the candidates on a fresh device
+ * like dev (same name and threads) and caches it. Keys of devices other than
+ * "cpu" start with the device's name. */
+int rn_autotune_choose(rn_autotune *t, rn_device *dev, rn_conv_shape *s, rn_err *err);
 /* Writes the cache atomically if it changed (no-op without a path). */
 int rn_autotune_save(rn_autotune *t, rn_err *err);
 const char *rn_conv_algo_name(rn_conv_algo a);

@@ -1,7 +1,7 @@
-/* Backend-independent checks of rn_conv_shape (see nn/backend.h). */
+/* Backend-independent checks of rn_conv_shape (see nn/device.h). */
 #include <stdint.h>
 
-#include "nn/backend.h"
+#include "nn/device.h"
 
 #define RN_CONV_MAX_ELEMS ((int64_t)1 << 34)
 

@@ -3,35 +3,41 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu/kernels.h"
 #include "nn/autotune.h"
 
 #define BN_MOMENTUM 0.1
 
-/* A kernel on the model's activations: fn for float, fn##_bf16 for bf16 (cpu/kernels.h). */
-#define ACT_CALL(m, fn, ...) ((m)->opts.act == RN_ACT_BF16 ? fn##_bf16(__VA_ARGS__) : fn(__VA_ARGS__))
+/* The model's device and its op table. */
+#define DEV(m) ((m)->dev)
+#define OP(m) ((m)->dev->ops)
 
 typedef struct plan {
-    float *base;   /* NULL while counting */
-    size_t used;   /* floats */
-    size_t max_act;
+    rn_device *dev;
+    char *base;    /* NULL while counting */
+    size_t used;   /* bytes */
+    size_t max_act; /* bytes of the largest activation */
     rn_act_type act;
 } plan;
 
-static float *take(plan *pl, size_t n)
+static void *take(plan *pl, size_t bytes)
 {
-    float *r = pl->base ? pl->base + pl->used : NULL;
-    pl->used += (n + 15) & ~(size_t)15;
+    void *r = pl->base ? pl->base + pl->used : NULL;
+    pl->used += (bytes + 63) & ~(size_t)63;
     return r;
 }
 
-/* n activations of the planned type. */
-static void *take_act(plan *pl, size_t n)
+static float *take_f(plan *pl, size_t n) { return take(pl, n * sizeof(float)); }
+
+static size_t act_bytes(plan *pl, int n, int c, int h, int w)
 {
-    return take(pl, pl->act == RN_ACT_BF16 ? (n + 1) / 2 : n);
+    rn_act_shape a = {n, c, h, w, pl->act};
+    size_t b = pl->dev->ops->act_bytes(pl->dev, &a);
+    if (b > pl->max_act) pl->max_act = b;
+    return b;
 }
 
-static size_t out_elems(const rn_conv_shape *s) { return (size_t)s->n * s->oc * s->oh * s->ow; }
+/* An activation (n, c, h, w) of the planned type. */
+static void *take_act(plan *pl, int n, int c, int h, int w) { return take(pl, act_bytes(pl, n, c, h, w)); }
 
 /* Multiply-adds x 2 of one direction of the conv (the same for all three). */
 static double conv_flops(const rn_conv_shape *s)
@@ -138,24 +144,23 @@ static int build_structure(rn_model *m, rn_err *err)
 
 static void plan_cbn(plan *pl, rn_cbn *u, const void *x, int fused)
 {
-    size_t n = out_elems(&u->s);
+    const rn_conv_shape *s = &u->s;
+    u->a = (rn_act_shape){s->n, s->oc, s->oh, s->ow, pl->act};
     u->x = x;
-    u->c = take_act(pl, n);
-    u->y = fused ? NULL : take_act(pl, n);
-    u->mean = take(pl, (size_t)u->s.oc);
-    u->var = take(pl, (size_t)u->s.oc);
-    u->scale = take(pl, (size_t)u->s.oc);
-    u->shift = take(pl, (size_t)u->s.oc);
-    if (n > pl->max_act) pl->max_act = n;
-    size_t in = (size_t)u->s.n * u->s.ic * u->s.ih * u->s.iw;
-    if (in > pl->max_act) pl->max_act = in;
+    u->c = take_act(pl, s->n, s->oc, s->oh, s->ow);
+    u->y = fused ? NULL : take_act(pl, s->n, s->oc, s->oh, s->ow);
+    u->mean = take_f(pl, (size_t)s->oc);
+    u->var = take_f(pl, (size_t)s->oc);
+    u->scale = take_f(pl, (size_t)s->oc);
+    u->shift = take_f(pl, (size_t)s->oc);
+    if (!s->src_plain) act_bytes(pl, s->n, s->ic, s->ih, s->iw);
 }
 
 static void plan_all(rn_model *m, plan *pl)
 {
     int n = m->N, C = m->p->feat_ch;
     plan_cbn(pl, &m->stem, NULL, 0);
-    m->pool = take_act(pl, (size_t)n * 64 * (m->H / 4) * (m->W / 4));
+    m->pool = take_act(pl, n, 64, m->H / 4, m->W / 4);
     const void *in = m->pool;
     for (int i = 0; i < m->nblocks; i++) {
         rn_block *b = &m->blocks[i];
@@ -166,24 +171,27 @@ static void plan_all(rn_model *m, plan *pl)
             x = b->u[j].y;
         }
         if (b->has_down) plan_cbn(pl, &b->d, in, 1);
-        b->out = take_act(pl, out_elems(&b->u[b->nu - 1].s));
+        const rn_conv_shape *last = &b->u[b->nu - 1].s;
+        b->out = take_act(pl, n, last->oc, last->oh, last->ow);
         in = b->out;
     }
     for (int i = 0; i < 3; i++) {
         plan_cbn(pl, &m->head[i], in, 0);
         in = m->head[i].y;
     }
-    m->feat = take(pl, (size_t)n * C);
-    m->dfeat = take(pl, (size_t)n * C);
-    m->prob = take(pl, (size_t)n * m->OH * m->OW);
-    m->xy = take(pl, 2 * (size_t)n);
-    m->dxy = take(pl, 2 * (size_t)n);
-    m->gamma = take(pl, (size_t)n);
-    m->depth = take(pl, (size_t)n);
-    m->ddepth = take(pl, (size_t)n);
-    m->coord = take(pl, 3 * (size_t)n);
-    m->dcoord = take(pl, 3 * (size_t)n);
-    for (int i = 0; i < 4; i++) m->g[i] = take_act(pl, pl->max_act);
+    m->feat = take_f(pl, (size_t)n * C);
+    m->dfeat = take_f(pl, (size_t)n * C);
+    m->prob = take_f(pl, (size_t)n * m->OH * m->OW);
+    m->xy = take_f(pl, 2 * (size_t)n);
+    m->dxy = take_f(pl, 2 * (size_t)n);
+    m->gamma = take_f(pl, (size_t)n);
+    m->depth = take_f(pl, (size_t)n);
+    m->ddepth = take_f(pl, (size_t)n);
+    m->coord_dev = take_f(pl, 3 * (size_t)n);
+    m->lossbuf = take(pl, sizeof(double));
+    m->bnsum = take(pl, (2 * (size_t)(m->p->feat_ch > 256 ? m->p->feat_ch : 256) + 1) * sizeof(double));
+    size_t g = pl->max_act;
+    for (int i = 0; i < 4; i++) m->g[i] = take(pl, g);
 }
 
 static int create_conv(rn_model *m, rn_cbn *u, rn_err *err)
@@ -191,9 +199,9 @@ static int create_conv(rn_model *m, rn_cbn *u, rn_err *err)
     u->s.compute = m->opts.compute;
     u->s.act = m->opts.act;
     u->s.forward_only = m->opts.inference;
-    if (m->opts.tune && rn_autotune_choose(m->opts.tune, m->be, &u->s, err))
+    if (m->opts.tune && rn_autotune_choose(m->opts.tune, m->dev, &u->s, err))
         return rn_err_prefix(err, "%s", m->p->e[u->pw].name);
-    if (rn_conv_create(&u->conv, m->be, &u->s, err)) return rn_err_prefix(err, "%s", m->p->e[u->pw].name);
+    if (rn_conv_create(&u->conv, m->dev, &u->s, err)) return rn_err_prefix(err, "%s", m->p->e[u->pw].name);
     return 0;
 }
 
@@ -211,6 +219,20 @@ static int create_convs(rn_model *m, rn_err *err)
     return 0;
 }
 
+/* Opens the device of m->opts; it must run the precision and share host memory (see model.h). */
+static int open_device(rn_model *m, rn_err *err)
+{
+    const rn_model_opts *o = &m->opts;
+    const char *name = o->device ? o->device : rn_device_default();
+    if (rn_device_create(&m->dev, name, o->threads, err)) return -1;
+    if (!m->dev->host_memory)
+        return rn_err_set(err, "device %s: its memory is not host memory, which the model needs (for now)", name);
+    if (!OP(m)->supports(m->dev, o->compute, o->act))
+        return rn_err_set(err, "device %s: does not run this precision (conv compute %d, %s activations)", name,
+                          (int)o->compute, o->act == RN_ACT_BF16 ? "bf16" : "fp32");
+    return 0;
+}
+
 int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_model_opts *o, rn_err *err)
 {
     memset(m, 0, sizeof *m);
@@ -222,20 +244,21 @@ int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_mod
     m->N = N, m->H = H, m->W = W;
     m->OH = H / 4, m->OW = W / 4, m->FH = H / 32, m->FW = W / 32;
     m->loss_scale = 1.0f;
-    if (build_structure(m, err)) goto fail;
-    plan pl = {.act = o->act};
+    if (open_device(m, err) || build_structure(m, err)) goto fail;
+    plan pl = {.dev = m->dev, .act = o->act};
     plan_all(m, &pl);
-    m->arena_floats = pl.used;
-    m->arena = aligned_alloc(64, pl.used * sizeof(float));
+    m->arena_bytes = pl.used;
+    m->arena = OP(m)->alloc(m->dev, pl.used);
     if (!m->arena) {
-        rn_err_set(err, "cannot allocate %.1f MB of activations for batch %d at %dx%d", pl.used * 4.0 / 1e6, N, H, W);
+        rn_err_set(err, "device %s: cannot allocate %.1f MB of activations for batch %d at %dx%d", m->dev->name,
+                   pl.used / 1e6, N, H, W);
         goto fail;
     }
-    pl = (plan){.base = m->arena, .act = o->act};
+    pl = (plan){.dev = m->dev, .base = m->arena, .act = o->act};
     plan_all(m, &pl);
-    RN_ASSERT(pl.used == m->arena_floats);
-    m->bnsum = rn_xmalloc((2 * (size_t)(p->feat_ch > 256 ? p->feat_ch : 256) + 1) * sizeof *m->bnsum);
-    if (rn_backend_create(&m->be, o->threads, err) || create_convs(m, err)) goto fail;
+    RN_ASSERT(pl.used == m->arena_bytes);
+    m->coord = rn_xmalloc(3 * (size_t)N * sizeof *m->coord);
+    if (create_convs(m, err)) goto fail;
     return 0;
 fail:
     rn_model_destroy(m);
@@ -256,10 +279,10 @@ void rn_model_destroy(rn_model *m)
         cbn_destroy(&m->blocks[i].d);
     }
     for (int i = 0; i < 3; i++) cbn_destroy(&m->head[i]);
-    if (m->be) rn_backend_destroy(m->be);
+    if (m->dev) OP(m)->free(m->dev, m->arena);
+    rn_device_destroy(m->dev);
     free(m->blocks);
-    free(m->arena);
-    free(m->bnsum);
+    free(m->coord);
     memset(m, 0, sizeof *m);
 }
 
@@ -276,78 +299,97 @@ void rn_model_sync_weights(rn_model *m)
     for (int i = 0; i < 3; i++) cbn_sync(m, &m->head[i]);
 }
 
+/* Ends a profiler span after the device has finished its work. */
+static void span_end(rn_model *m, int sp)
+{
+    if (!m->prof) return;
+    OP(m)->synchronize(m->dev);
+    rn_prof_end(m->prof, sp);
+}
+
+/* SyncBN: sums buf[0 .. n) over the replicas (a failure is kept by the hook, see model.h). */
+static void bn_reduce(rn_model *m, double *buf, size_t n)
+{
+    rn_err ignore = {{0}};
+    if (m->opts.reduce.fn) (void)m->opts.reduce.fn(m->opts.reduce.ctx, m->dev, buf, n, RN_RED_F64, &ignore);
+}
+
 /* conv, then BN statistics (train) or running statistics (eval) folded into
  * scale/shift; applies BN(+ReLU) into u->y unless the BN is fused downstream. */
 static void cbn_forward(rn_model *m, rn_cbn *u, int train)
 {
     rn_params *p = m->p;
-    int C = u->s.oc, HW = u->s.oh * u->s.ow;
+    rn_device *dev = DEV(m);
+    int C = u->s.oc;
     int sp = rn_prof_begin(m->prof, p->e[u->pw].name, "fwd", conv_flops(&u->s));
     rn_conv_forward(u->conv, u->c, u->x);
-    const float *mean = rn_params_data(p, u->pm), *var = rn_params_data(p, u->pv);
+    float *rmean = rn_params_data(p, u->pm), *rvar = rn_params_data(p, u->pv);
     if (train) {
         double *sums = m->bnsum;
-        ACT_CALL(m, rn_bn_sums, sums, u->c, u->s.n, C, HW);
-        sums[2 * C] = (double)u->s.n * HW;
-        if (m->opts.reduce.fn) m->opts.reduce.fn(m->opts.reduce.ctx, sums, 2 * C + 1);
-        u->count = sums[2 * C];
-        rn_bn_stats_from_sums(u->mean, u->var, sums, u->count, C);
-        rn_bn_update_running(rn_params_data(p, u->pm), rn_params_data(p, u->pv), u->mean, u->var, BN_MOMENTUM,
-                             (long)u->count, C);
+        OP(m)->bn_sums(dev, sums, u->c, &u->a);
+        bn_reduce(m, sums, 2 * (size_t)C + 1);
+        OP(m)->download(dev, &u->count, sums + 2 * C, sizeof u->count);
+        OP(m)->bn_stats(dev, u->mean, u->var, sums, u->count, C);
+        OP(m)->bn_update_running(dev, rmean, rvar, u->mean, u->var, BN_MOMENTUM, (long)u->count, C);
         p->nbt[p->e[u->pn].offset]++;
-        mean = u->mean, var = u->var;
     } else {
-        memcpy(u->mean, mean, (size_t)C * sizeof *mean);
-        memcpy(u->var, var, (size_t)C * sizeof *var);
+        OP(m)->copy(dev, u->mean, rmean, (size_t)C * sizeof *rmean);
+        OP(m)->copy(dev, u->var, rvar, (size_t)C * sizeof *rvar);
     }
-    rn_bn_fold(u->scale, u->shift, NULL, mean, var, rn_params_data(p, u->pg), rn_params_data(p, u->pb), C);
-    if (u->y) ACT_CALL(m, rn_bn_apply, u->y, u->c, u->scale, u->shift, u->relu, u->s.n, C, HW);
-    rn_prof_end(m->prof, sp);
+    OP(m)->bn_fold(dev, u->scale, u->shift, u->mean, u->var, rn_params_data(p, u->pg), rn_params_data(p, u->pb), C);
+    if (u->y) OP(m)->bn_apply(dev, u->y, u->c, u->scale, u->shift, u->relu, &u->a);
+    span_end(m, sp);
 }
 
 static void block_forward(rn_model *m, rn_block *b, int train)
 {
     for (int j = 0; j < b->nu; j++) cbn_forward(m, &b->u[j], train);
     rn_cbn *last = &b->u[b->nu - 1];
-    int C = last->s.oc, HW = last->s.oh * last->s.ow;
     if (b->has_down) cbn_forward(m, &b->d, train);
     int sp = rn_prof_begin(m->prof, b->name, "fwd", 0);
-    if (b->has_down) {
-        ACT_CALL(m, rn_bn2_add_relu, b->out, last->c, last->scale, last->shift, b->d.c, b->d.scale, b->d.shift, m->N,
-                 C, HW);
-    } else {
-        ACT_CALL(m, rn_bn_add_relu, b->out, last->c, last->scale, last->shift, b->in, m->N, C, HW);
-    }
-    rn_prof_end(m->prof, sp);
+    if (b->has_down)
+        OP(m)->bn2_add_relu(DEV(m), b->out, last->c, last->scale, last->shift, b->d.c, b->d.scale, b->d.shift,
+                            &last->a);
+    else
+        OP(m)->bn_add_relu(DEV(m), b->out, last->c, last->scale, last->shift, b->in, &last->a);
+    span_end(m, sp);
 }
+
+/* The backbone's output and the shapes of the head's inputs. */
+static rn_act_shape backbone_shape(const rn_model *m)
+{
+    return (rn_act_shape){m->N, m->p->feat_ch, m->FH, m->FW, m->opts.act};
+}
+
+static rn_act_shape stem_shape(const rn_model *m) { return m->stem.a; }
 
 void rn_model_forward(rn_model *m, const float *images, const float *k, int train)
 {
     rn_params *p = m->p;
-    m->stem.x = images;
+    rn_device *dev = DEV(m);
+    m->stem.x = images; /* host memory is device memory (model.h) */
     m->k = k;
     m->last_train = train;
     cbn_forward(m, &m->stem, train);
     int sp = rn_prof_begin(m->prof, "backbone.maxpool", "fwd", 0);
-    ACT_CALL(m, rn_maxpool_forward, m->pool, m->stem.y, m->N, 64, m->stem.s.oh, m->stem.s.ow, m->H / 4, m->W / 4);
-    rn_prof_end(m->prof, sp);
+    rn_act_shape sa = stem_shape(m);
+    OP(m)->maxpool_forward(dev, m->pool, m->stem.y, &sa, m->H / 4, m->W / 4);
+    span_end(m, sp);
     for (int i = 0; i < m->nblocks; i++) block_forward(m, &m->blocks[i], train);
     for (int i = 0; i < 3; i++) cbn_forward(m, &m->head[i], train);
     sp = rn_prof_begin(m->prof, "root.xy_depth", "fwd", 0);
     const void *backbone = m->blocks[m->nblocks - 1].out;
     int xyw = rn_params_find(p, "root.xy_layer.weight"), dw = rn_params_find(p, "root.depth_layer.weight");
     RN_ASSERT(xyw >= 0 && dw >= 0);
-    ACT_CALL(m, rn_xy_forward, m->xy, m->prob, m->head[2].y, rn_params_data(p, xyw), rn_params_data(p, xyw + 1),
-             m->N, 256, m->OH, m->OW);
-    ACT_CALL(m, rn_gap_forward, m->feat, backbone, m->N, p->feat_ch, m->FH * m->FW);
-    rn_depth_forward(m->depth, m->gamma, m->feat, rn_params_data(p, dw), rn_params_data(p, dw + 1), k, m->N,
-                     p->feat_ch);
-    for (int n = 0; n < m->N; n++) {
-        m->coord[3 * n] = m->xy[2 * n];
-        m->coord[3 * n + 1] = m->xy[2 * n + 1];
-        m->coord[3 * n + 2] = m->depth[n];
-    }
-    rn_prof_end(m->prof, sp);
+    OP(m)->xy_forward(dev, m->xy, m->prob, m->head[2].y, rn_params_data(p, xyw), rn_params_data(p, xyw + 1),
+                      &m->head[2].a);
+    rn_act_shape ba = backbone_shape(m);
+    OP(m)->gap_forward(dev, m->feat, backbone, &ba);
+    OP(m)->depth_forward(dev, m->depth, m->gamma, m->feat, rn_params_data(p, dw), rn_params_data(p, dw + 1), k, m->N,
+                         p->feat_ch);
+    OP(m)->coords(dev, m->coord_dev, m->xy, m->depth, m->N);
+    OP(m)->download(dev, m->coord, m->coord_dev, 3 * (size_t)m->N * sizeof *m->coord);
+    span_end(m, sp);
 }
 
 /* BN backward of u from dy (masked by u->y when the BN has its own ReLU) into
@@ -356,18 +398,22 @@ void rn_model_forward(rn_model *m, const float *images, const float *k, int trai
 static void cbn_backward_bn(rn_model *m, rn_cbn *u, void *dx, const void *dy)
 {
     rn_params *p = m->p;
+    rn_device *dev = DEV(m);
     int sp = rn_prof_begin(m->prof, p->e[u->pw].name, "bwd", conv_flops(&u->s));
-    int C = u->s.oc, HW = u->s.oh * u->s.ow;
+    int C = u->s.oc;
     const void *relu_out = u->relu ? u->y : NULL;
     double *sums = m->bnsum;
-    ACT_CALL(m, rn_bn_backward_sums, sums, dy, relu_out, u->c, u->mean, u->s.n, C, HW);
-    rn_bn_backward_params(rn_params_grad(p, u->pg), rn_params_grad(p, u->pb), sums, u->var, C);
-    if (m->opts.reduce.fn) m->opts.reduce.fn(m->opts.reduce.ctx, sums, 2 * C);
-    ACT_CALL(m, rn_bn_backward_data, dx, dy, relu_out, u->c, u->mean, u->var, rn_params_data(p, u->pg), sums, u->count,
-             u->s.n, C, HW);
+    OP(m)->bn_backward_sums(dev, sums, dy, relu_out, u->c, u->mean, &u->a);
+    OP(m)->bn_backward_params(dev, rn_params_grad(p, u->pg), rn_params_grad(p, u->pb), sums, u->var, C);
+    bn_reduce(m, sums, 2 * (size_t)C);
+    OP(m)->bn_backward_data(dev, dx, dy, relu_out, u->c, u->mean, u->var, rn_params_data(p, u->pg), sums, u->count,
+                            &u->a);
     rn_conv_backward_weights(u->conv, rn_params_grad(p, u->pw), u->x, dx);
-    if (m->opts.grad_ready.fn) m->opts.grad_ready.fn(m->opts.grad_ready.ctx, p->e[u->pw].offset);
-    rn_prof_end(m->prof, sp);
+    if (m->opts.grad_ready.fn) {
+        OP(m)->synchronize(dev);
+        m->opts.grad_ready.fn(m->opts.grad_ready.ctx, p->e[u->pw].offset);
+    }
+    span_end(m, sp);
 }
 
 /* Backward-data of u's conv: dx from dy. */
@@ -375,17 +421,15 @@ static void cbn_backward_data(rn_model *m, rn_cbn *u, void *dx, const void *dy)
 {
     int sp = rn_prof_begin(m->prof, m->p->e[u->pw].name, "bwd_data", conv_flops(&u->s));
     rn_conv_backward_data(u->conv, dx, dy);
-    rn_prof_end(m->prof, sp);
+    span_end(m, sp);
 }
-
-static size_t in_elems(const rn_conv_shape *s) { return (size_t)s->n * s->ic * s->ih * s->iw; }
 
 /* Gradient of the block output in g[0]; leaves the gradient of its input in g[3]. */
 static void block_backward(rn_model *m, rn_block *b, void **g)
 {
     int sp = rn_prof_begin(m->prof, b->name, "bwd", 0);
-    ACT_CALL(m, rn_relu_backward, g[0], b->out, out_elems(&b->u[b->nu - 1].s));
-    rn_prof_end(m->prof, sp);
+    OP(m)->relu_backward(DEV(m), g[0], b->out, &b->u[b->nu - 1].a);
+    span_end(m, sp);
     if (b->has_down) {
         cbn_backward_bn(m, &b->d, g[1], g[0]);
         cbn_backward_data(m, &b->d, g[3], g[1]);
@@ -400,20 +444,23 @@ static void block_backward(rn_model *m, rn_block *b, void **g)
     }
     cbn_backward_data(m, &b->u[0], b->has_down ? other : g[3], cur);
     sp = rn_prof_begin(m->prof, b->name, "bwd", 0);
-    ACT_CALL(m, rn_add_inplace, g[3], b->has_down ? other : g[0], in_elems(&b->u[0].s));
-    rn_prof_end(m->prof, sp);
+    const rn_conv_shape *s0 = &b->u[0].s;
+    rn_act_shape in = {s0->n, s0->ic, s0->ih, s0->iw, m->opts.act};
+    OP(m)->add(DEV(m), g[3], b->has_down ? other : g[0], &in);
+    span_end(m, sp);
 }
 
 static void head_backward(rn_model *m, void **g)
 {
     rn_params *p = m->p;
+    rn_device *dev = DEV(m);
     int xyw = rn_params_find(p, "root.xy_layer.weight"), dw = rn_params_find(p, "root.depth_layer.weight");
     int sp = rn_prof_begin(m->prof, "root.xy_depth", "bwd", 0);
-    ACT_CALL(m, rn_xy_backward, g[0], rn_params_grad(p, xyw), rn_params_grad(p, xyw + 1), m->dxy, m->prob,
-             m->head[2].y, rn_params_data(p, xyw), m->N, 256, m->OH, m->OW);
-    rn_depth_backward(m->dfeat, rn_params_grad(p, dw), rn_params_grad(p, dw + 1), m->ddepth, m->feat,
-                      rn_params_data(p, dw), m->k, m->N, p->feat_ch);
-    rn_prof_end(m->prof, sp);
+    OP(m)->xy_backward(dev, g[0], rn_params_grad(p, xyw), rn_params_grad(p, xyw + 1), m->dxy, m->prob, m->head[2].y,
+                       rn_params_data(p, xyw), &m->head[2].a);
+    OP(m)->depth_backward(dev, m->dfeat, rn_params_grad(p, dw), rn_params_grad(p, dw + 1), m->ddepth, m->feat,
+                          rn_params_data(p, dw), m->k, m->N, p->feat_ch);
+    span_end(m, sp);
     for (int i = 2; i >= 0; i--) {
         cbn_backward_bn(m, &m->head[i], g[0], g[0]);
         cbn_backward_data(m, &m->head[i], g[1], g[0]);
@@ -421,27 +468,28 @@ static void head_backward(rn_model *m, void **g)
         g[0] = g[1], g[1] = t;
     }
     sp = rn_prof_begin(m->prof, "root.xy_depth", "bwd", 0);
-    ACT_CALL(m, rn_gap_backward, g[0], m->dfeat, m->N, p->feat_ch, m->FH * m->FW);
-    rn_prof_end(m->prof, sp);
+    rn_act_shape ba = backbone_shape(m);
+    OP(m)->gap_backward(dev, g[0], m->dfeat, &ba);
+    span_end(m, sp);
 }
 
 double rn_model_loss(const rn_model *m, const float *target, const float *vis, const float *have_depth)
 {
-    return rn_loss_forward_backward(NULL, m->coord, target, vis, have_depth, m->N);
+    double loss;
+    OP(m)->loss(DEV(m), m->lossbuf, NULL, NULL, m->coord_dev, target, vis, have_depth, 1.0f, m->N);
+    OP(m)->download(DEV(m), &loss, m->lossbuf, sizeof loss);
+    return loss;
 }
 
 double rn_model_backward(rn_model *m, const float *target, const float *vis, const float *have_depth)
 {
     RN_ASSERT(m->last_train && !m->opts.inference);
+    rn_device *dev = DEV(m);
     int sp = rn_prof_begin(m->prof, "loss", "bwd", 0);
-    double loss = rn_loss_forward_backward(m->dcoord, m->coord, target, vis, have_depth, m->N);
-    const float ls = m->loss_scale;
-    for (int n = 0; n < m->N; n++) {
-        m->dxy[2 * n] = m->dcoord[3 * n] * ls;
-        m->dxy[2 * n + 1] = m->dcoord[3 * n + 1] * ls;
-        m->ddepth[n] = m->dcoord[3 * n + 2] * ls;
-    }
-    rn_prof_end(m->prof, sp);
+    double loss;
+    OP(m)->loss(dev, m->lossbuf, m->dxy, m->ddepth, m->coord_dev, target, vis, have_depth, m->loss_scale, m->N);
+    OP(m)->download(dev, &loss, m->lossbuf, sizeof loss);
+    span_end(m, sp);
     void *g[4] = {m->g[0], m->g[1], m->g[2], m->g[3]};
     head_backward(m, g);
     for (int i = m->nblocks - 1; i >= 0; i--) {
@@ -451,10 +499,11 @@ double rn_model_backward(rn_model *m, const float *target, const float *vis, con
     }
     void *dstem = g[1];
     sp = rn_prof_begin(m->prof, "backbone.maxpool", "bwd", 0);
-    ACT_CALL(m, rn_maxpool_backward, dstem, g[0], m->stem.y, m->N, 64, m->stem.s.oh, m->stem.s.ow, m->H / 4, m->W / 4);
-    rn_prof_end(m->prof, sp);
+    rn_act_shape sa = stem_shape(m);
+    OP(m)->maxpool_backward(dev, dstem, g[0], m->stem.y, &sa, m->H / 4, m->W / 4);
+    span_end(m, sp);
     cbn_backward_bn(m, &m->stem, dstem, dstem);
     return loss;
 }
 
-void rn_params_zero_grad(rn_params *p) { memset(p->grad, 0, p->n_param * sizeof *p->grad); }
+void rn_model_zero_grad(rn_model *m) { OP(m)->zero(DEV(m), m->p->grad, m->p->n_param * sizeof *m->p->grad); }

@@ -1,15 +1,22 @@
-/* rn_model: RootNet (ResNet backbone + the authors' root head) on a backend,
+/* rn_model: RootNet (ResNet backbone + the authors' root head) on a device,
  * with every activation planned up front for one batch size and input size.
  *
  *   rn_params p; rn_params_build(&p, 50, &err); rn_params_init(&p, &rng);
  *   rn_model m;
- *   rn_model_opts o = {.threads = 2, .compute = RN_COMPUTE_F32};     // .inference = 1: forward only
+ *   rn_model_opts o = {.device = "cpu", .threads = 2, .compute = RN_COMPUTE_F32};  // .inference = 1: forward only
  *   rn_model_create(&m, &p, 32, 256, 256, &o, &err);
  *   rn_model_sync_weights(&m);                   // after loading or updating p
  *   rn_model_forward(&m, images, k, 1);          // 1: train-mode BN; m.coord is (N, 3)
- *   rn_params_zero_grad(&p);
+ *   rn_model_zero_grad(&m);
  *   double loss = rn_model_backward(&m, target, vis, have_depth);  // p.grad += dL/dp
  *   rn_model_destroy(&m);
+ *
+ * Device. The model opens its own device (nn/device.h) by name and runs every
+ * op there; its activations, statistics and head buffers are device memory
+ * (one arena), laid out as the device says. The parameters, gradients, Adam
+ * moments and running statistics are p's buffers, used in place as device
+ * memory: a device must have host_memory (cpu and ref do); images, k and the
+ * targets are passed in place too. m.coord is a host copy of the output.
  *
  * Activations (every rn_cbn/rn_block buffer, pool, g) are stored in o.act:
  * float, or rn_bf16 under bf16-o2; statistics, head outputs and parameters
@@ -31,15 +38,10 @@
 #define RN_NN_MODEL_H
 
 #include "core/profile.h"
-#include "nn/backend.h"
+#include "nn/device.h"
 #include "nn/params.h"
 
 struct rn_autotune;
-/* Sums buf[0 .. n) in place over all replicas (an all-reduce). */
-typedef struct rn_model_reduce {
-    void (*fn)(void *ctx, double *buf, int n);
-    void *ctx;
-} rn_model_reduce;
 
 /* Gradients at p->grad[off ..) are final for this backward. */
 typedef struct rn_model_grad_ready {
@@ -48,12 +50,13 @@ typedef struct rn_model_grad_ready {
 } rn_model_grad_ready;
 
 typedef struct rn_model_opts {
-    int threads;        /* compute threads, 0 = leave OpenMP's setting */
+    const char *device; /* "cpu" (NULL) | "ref": the device the model opens */
+    int threads;        /* compute threads of its device, 0 = OpenMP's default */
     rn_compute compute; /* conv compute precision */
     rn_act_type act;    /* activation storage: RN_ACT_F32, or RN_ACT_BF16 (bf16-o2; needs RN_COMPUTE_BF16) */
     int inference;      /* 1: forward only (no backward primitives; train-mode BN still allowed) */
     struct rn_autotune *tune; /* NULL: default conv algorithms; else chosen per shape (nn/autotune.h) */
-    rn_model_reduce reduce;         /* fn NULL: BN statistics stay local */
+    rn_device_reduce reduce;        /* fn NULL: BN statistics stay local (errors: the hook keeps them) */
     rn_model_grad_ready grad_ready; /* fn NULL: not told */
 } rn_model_opts;
 
@@ -63,8 +66,9 @@ typedef struct rn_cbn {
     rn_conv_shape s;
     int pw, pg, pb, pm, pv, pn; /* table indices: weight, gamma, beta, running mean/var, counter */
     int relu;                   /* ReLU right after the BN (not for a block's last conv) */
+    rn_act_shape a;             /* conv output's shape (N, OC, OH, OW) */
     const void *x;              /* input activation (the images for the stem: plain fp32) */
-    void *c;                    /* conv output (N, OC/16, OH, OW, 16) */
+    void *c;                    /* conv output */
     void *y;                    /* BN (+ReLU) output, or NULL when fused into the block's add */
     float *mean, *var;          /* (OC): batch statistics (train) or running statistics (eval) */
     float *scale, *shift;       /* (OC): folded BN */
@@ -77,18 +81,18 @@ typedef struct rn_block {
     int has_down; /* downsample branch d */
     rn_cbn d;
     const void *in;
-    void *out;    /* (N, C/16, H, W, 16) */
+    void *out;    /* (N, C, H, W) */
     char name[64]; /* "backbone.layer1.0", for the profiler */
 } rn_block;
 
 typedef struct rn_model {
     rn_params *p;
-    rn_backend *be;
+    rn_device *dev;
     int N, H, W;          /* batch, input size */
     int OH, OW;           /* output grid: H/4, W/4 */
     int FH, FW;           /* backbone feature size: H/32, W/32 */
     rn_cbn stem;
-    void *pool;           /* (N, 4, H/4, W/4, 16) */
+    void *pool;           /* (N, 64, H/4, W/4) */
     rn_block *blocks;
     int nblocks;
     rn_cbn head[3];
@@ -97,17 +101,18 @@ typedef struct rn_model {
     float *xy;            /* (N, 2) */
     float *gamma;         /* (N) */
     float *depth;         /* (N) */
-    float *coord;         /* (N, 3) result */
-    float *dcoord;        /* (N, 3) */
+    float *coord_dev;     /* (N, 3): the result, on the device */
+    float *coord;         /* (N, 3): host copy of the result after each forward */
     float *dxy, *ddepth, *dfeat;
+    double *lossbuf;      /* (1) */
     void *g[4];           /* gradient scratch, each the largest activation */
     const float *k;       /* the last forward's k */
     int last_train;       /* mode of the last forward */
     rn_model_opts opts;
     float loss_scale;     /* backward scales dL/dcoord by this (1 after create; see optim/loss_scale.h) */
     rn_profile *prof;     /* NULL, or spans of every layer's forward and backward are recorded here */
-    float *arena;
-    size_t arena_floats;
+    void *arena;          /* device memory behind every buffer above */
+    size_t arena_bytes;
     double *bnsum;        /* (2 * max channels + 1): BN sums scratch */
 } rn_model;
 
@@ -115,7 +120,7 @@ typedef struct rn_model {
 /* Builds the network for batch N and input H x W (multiples of 32). */
 int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_model_opts *o, rn_err *err);
 void rn_model_destroy(rn_model *m);
-/* Pushes p's weights to the backend (weight reorders). Call after every change to p. */
+/* Pushes p's weights to the device's convs (weight reorders). Call after every change to p. */
 void rn_model_sync_weights(rn_model *m);
 /* train = 1: batch statistics, running statistics updated; 0: running statistics. */
 void rn_model_forward(rn_model *m, const float *images /* (N, 3, H, W) */, const float *k /* (N) */, int train);
@@ -124,6 +129,7 @@ double rn_model_backward(rn_model *m, const float *target /* (N, 3) */, const fl
                          const float *have_depth /* (N) */);
 /* Loss only. */
 double rn_model_loss(const rn_model *m, const float *target, const float *vis, const float *have_depth);
-void rn_params_zero_grad(rn_params *p);
+/* p.grad = 0 on the model's device. */
+void rn_model_zero_grad(rn_model *m);
 
 #endif

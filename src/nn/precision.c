@@ -4,13 +4,13 @@
 
 static const rn_policy POLICIES[RN_PREC_COUNT] = {
     [RN_PREC_FP32] = {RN_PREC_FP32, "fp32", RN_NUM_F32, RN_NUM_F32, RN_NUM_F32, RN_NUM_F32, RN_SCALE_NONE,
-                      RN_BACKEND_CPU | RN_BACKEND_CUDA, NULL},
+                      "fp32 convolutions are missing"},
     [RN_PREC_BF16] = {RN_PREC_BF16, "bf16", RN_NUM_BF16, RN_NUM_F32, RN_NUM_F32, RN_NUM_F32, RN_SCALE_NONE,
-                      RN_BACKEND_CPU | RN_BACKEND_CUDA, NULL},
+                      "it has no bf16 convolutions"},
     [RN_PREC_BF16_O2] = {RN_PREC_BF16_O2, "bf16-o2", RN_NUM_BF16, RN_NUM_BF16, RN_NUM_F32, RN_NUM_F32, RN_SCALE_NONE,
-                         RN_BACKEND_CPU, "bf16 activation storage is not in the CUDA backend yet"},
+                         "it has no bf16 convolutions or bf16 activation storage"},
     [RN_PREC_FP16] = {RN_PREC_FP16, "fp16", RN_NUM_F16, RN_NUM_F32, RN_NUM_F32, RN_NUM_F32, RN_SCALE_DYNAMIC,
-                      RN_BACKEND_CUDA, "fp16 compute needs the CUDA backend"},
+                      "fp16 compute needs a CUDA device"},
 };
 
 int rn_precision_parse(const char *s, rn_precision *out, rn_err *err)
@@ -35,17 +35,32 @@ const char *rn_numtype_name(rn_numtype t)
     return t >= RN_NUM_F32 && t <= RN_NUM_F16 ? names[t] : "?";
 }
 
-int rn_policy_check(const rn_policy *pol, rn_backend_kind backend, rn_err *err)
+static rn_compute compute_of(const rn_policy *pol)
 {
-    if (pol->backends & (int)backend) return 0;
-    return rn_err_set(err, "precision %s: not available on the %s backend: %s", pol->name,
-                      backend == RN_BACKEND_CPU ? "CPU (oneDNN)" : "CUDA", pol->missing ? pol->missing : "unsupported");
+    return pol->conv_compute == RN_NUM_BF16 ? RN_COMPUTE_BF16
+           : pol->conv_compute == RN_NUM_F16 ? RN_COMPUTE_F16
+                                             : RN_COMPUTE_F32;
+}
+
+static rn_act_type act_of(const rn_policy *pol) { return pol->act_storage == RN_NUM_BF16 ? RN_ACT_BF16 : RN_ACT_F32; }
+
+int rn_policy_check(const rn_policy *pol, rn_device *dev, rn_err *err)
+{
+    if (dev->ops->supports(dev, compute_of(pol), act_of(pol))) return 0;
+    return rn_err_set(err, "precision %s: not available on device '%s': %s", pol->name, dev->name, pol->missing);
+}
+
+int rn_policy_check_device(const rn_policy *pol, const char *device, rn_err *err)
+{
+    rn_device *dev;
+    if (rn_device_create(&dev, device, 1, err)) return -1;
+    int rc = rn_policy_check(pol, dev, err);
+    rn_device_destroy(dev);
+    return rc;
 }
 
 void rn_policy_apply(const rn_policy *pol, rn_model_opts *o)
 {
-    o->compute = pol->conv_compute == RN_NUM_BF16 ? RN_COMPUTE_BF16
-                 : pol->conv_compute == RN_NUM_F16 ? RN_COMPUTE_F16
-                                                   : RN_COMPUTE_F32;
-    o->act = pol->act_storage == RN_NUM_BF16 ? RN_ACT_BF16 : RN_ACT_F32;
+    o->compute = compute_of(pol);
+    o->act = act_of(pol);
 }

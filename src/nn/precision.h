@@ -6,7 +6,7 @@
  *   rn_precision id;
  *   if (rn_precision_parse("bf16", &id, &err)) ...;           // fp32 | bf16 | bf16-o2 | fp16
  *   const rn_policy *pol = rn_policy_get(id);
- *   if (rn_policy_check(pol, RN_BACKEND_CPU, &err)) ...;      // can this backend run it?
+ *   if (rn_policy_check_device(pol, "cpu", &err)) ...;        // can this device run it?
  *   rn_model_opts mo = {.threads = 2};
  *   rn_policy_apply(pol, &mo);                                // sets mo.compute
  *   rn_loss_scaler ls = pol->default_scaling == RN_SCALE_DYNAMIC ? rn_loss_scaler_dynamic()
@@ -15,8 +15,9 @@
  * Invariants of every policy: master weights, Adam moments, BatchNorm
  * statistics and running statistics, softmax, loss, k, camera values and
  * targets are fp32 (never quantised, never cast to an integer type).
- * fp16 is described here for a CUDA backend (its exponent range makes a
- * dynamic loss scale mandatory); the CPU backend rejects it.
+ * fp16 is described here for a CUDA device (its exponent range makes a
+ * dynamic loss scale mandatory); the cpu and ref devices reject it. Which
+ * device runs which policy is the device's answer (rn_device_ops.supports).
  */
 #ifndef RN_NN_PRECISION_H
 #define RN_NN_PRECISION_H
@@ -28,15 +29,13 @@ typedef enum {
     RN_PREC_FP32 = 0,
     RN_PREC_BF16 = 1,    /* O1: convs/deconvs compute in bf16, everything stored fp32 */
     RN_PREC_BF16_O2 = 2, /* O2: activations stored bf16 end to end */
-    RN_PREC_FP16 = 3,    /* O1 with fp16 compute: CUDA backend only */
+    RN_PREC_FP16 = 3,    /* O1 with fp16 compute: a CUDA device only */
     RN_PREC_COUNT
 } rn_precision;
 
 typedef enum { RN_NUM_F32 = 0, RN_NUM_BF16 = 1, RN_NUM_F16 = 2 } rn_numtype;
 
 typedef enum { RN_SCALE_NONE = 0, RN_SCALE_DYNAMIC = 1 } rn_scale_default;
-
-typedef enum { RN_BACKEND_CPU = 1, RN_BACKEND_CUDA = 2 } rn_backend_kind;
 
 typedef struct rn_policy {
     rn_precision id;
@@ -46,16 +45,18 @@ typedef struct rn_policy {
     rn_numtype master;            /* weights, gradients, Adam moments: always F32 */
     rn_numtype norm;              /* BN statistics and math, softmax, loss, k: always F32 */
     rn_scale_default default_scaling; /* what --loss-scale defaults to */
-    int backends;                 /* RN_BACKEND_* that implement it */
-    const char *missing;          /* why a backend lacks it, for the error line */
+    const char *missing;          /* why a device lacks it, for the error line */
 } rn_policy;
 
 /* "fp32", "bf16", "bf16-o2" or "fp16"; else -1 naming the accepted values. */
 int rn_precision_parse(const char *s, rn_precision *out, rn_err *err);
 const rn_policy *rn_policy_get(rn_precision id);
 const char *rn_numtype_name(rn_numtype t);
-/* 0 if backend implements pol, else -1 with one line saying why. */
-int rn_policy_check(const rn_policy *pol, rn_backend_kind backend, rn_err *err);
+/* 0 if dev runs pol (its supports op), else -1 with one line saying why. */
+int rn_policy_check(const rn_policy *pol, rn_device *dev, rn_err *err);
+/* The same for the device of that name (NULL: the default), opened for the question;
+ * also fails when the device is not built in. */
+int rn_policy_check_device(const rn_policy *pol, const char *device, rn_err *err);
 /* Sets the model options the policy controls (conv compute type, activation storage). */
 void rn_policy_apply(const rn_policy *pol, rn_model_opts *o);
 

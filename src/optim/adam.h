@@ -1,14 +1,17 @@
 /* rn_adam: Adam exactly as PyTorch's torch.optim.Adam (no weight decay, no
  * amsgrad), fused into one pass over ONE flat parameter buffer, ONE gradient
- * buffer and one buffer per moment.
+ * buffer and one buffer per moment, run by a device (nn/device.h's adam op)
+ * on its memory.
  *
  *   rn_adam opt = rn_adam_default(1e-3);
- *   rn_adam_step(&opt, p.param, p.grad, p.m, p.v, p.n_param);   // opt.step++ inside
+ *   rn_adam_step(&opt, dev, p.param, p.grad, p.m, p.v, p.n_param);   // opt.step++ inside
  */
 #ifndef RN_OPTIM_ADAM_H
 #define RN_OPTIM_ADAM_H
 
 #include <stddef.h>
+
+#include "nn/device.h"
 
 typedef struct rn_adam {
     double lr, beta1, beta2, eps;
@@ -16,8 +19,8 @@ typedef struct rn_adam {
 } rn_adam;
 
 rn_adam rn_adam_default(double lr);
-/* One update of n parameters. */
-void rn_adam_step(rn_adam *opt, float *param /* (n) */, const float *grad /* (n) */, float *m /* (n) */,
-                  float *v /* (n) */, size_t n);
+/* One update of n parameters; every buffer is dev's memory. */
+void rn_adam_step(rn_adam *opt, rn_device *dev, float *param /* (n) */, const float *grad /* (n) */,
+                  float *m /* (n) */, float *v /* (n) */, size_t n);
 
 #endif

@@ -33,21 +33,9 @@ int rn_loss_scale_parse(const char *s, rn_loss_scaler *out, rn_err *err)
     return 0;
 }
 
-int rn_grad_unscale_check(float *grad, size_t n, float inv_scale)
+int rn_grad_unscale_check(rn_device *dev, float *grad, size_t n, float inv_scale)
 {
-    float acc = 0.0f;
-    if (inv_scale == 1.0f) {
-#pragma omp parallel for simd reduction(+ : acc) schedule(static)
-        for (size_t i = 0; i < n; i++) acc += grad[i] * 0.0f;
-    } else {
-#pragma omp parallel for simd reduction(+ : acc) schedule(static)
-        for (size_t i = 0; i < n; i++) {
-            float g = grad[i] * inv_scale;
-            grad[i] = g;
-            acc += g * 0.0f;
-        }
-    }
-    return acc == 0.0f;
+    return dev->ops->unscale_check(dev, grad, n, inv_scale);
 }
 
 int rn_loss_scaler_update(rn_loss_scaler *s, int finite)
@@ -67,11 +55,12 @@ int rn_loss_scaler_update(rn_loss_scaler *s, int finite)
     return 1;
 }
 
-int rn_scaled_adam_step(rn_loss_scaler *s, rn_adam *opt, float *param, float *grad, float *m, float *v, size_t n)
+int rn_scaled_adam_step(rn_loss_scaler *s, rn_adam *opt, rn_device *dev, float *param, float *grad, float *m, float *v,
+                        size_t n)
 {
-    int finite = rn_grad_unscale_check(grad, n, 1.0f / s->scale);
+    int finite = rn_grad_unscale_check(dev, grad, n, 1.0f / s->scale);
     if (!rn_loss_scaler_update(s, finite)) return 0;
-    rn_adam_step(opt, param, grad, m, v, n);
+    rn_adam_step(opt, dev, param, grad, m, v, n);
     return 1;
 }
 

@@ -3,8 +3,8 @@
  *
  *   rn_loss_scaler ls = rn_loss_scaler_dynamic();   // or rn_loss_scaler_static(128)
  *   m.loss_scale = ls.scale;                          // the model scales dL/dcoord
- *   rn_params_zero_grad(&p); forward; backward;
- *   int applied = rn_scaled_adam_step(&ls, &opt, p.param, p.grad, p.m, p.v, p.n_param);
+ *   rn_model_zero_grad(&m); forward; backward;
+ *   int applied = rn_scaled_adam_step(&ls, &opt, m.dev, p.param, p.grad, p.m, p.v, p.n_param);
  *   // applied == 0: overflow, step skipped: weights, moments and opt.step untouched
  *
  * The step is two phases so that no weight is written before the check is
@@ -42,13 +42,13 @@ rn_loss_scaler rn_loss_scaler_dynamic(void);
 int rn_loss_scale_parse(const char *s, rn_loss_scaler *out, rn_err *err);
 
 /* Phase 1: grad *= inv_scale (skipped when inv_scale == 1); returns 1 if every
- * element of grad was finite, 0 otherwise. One pass, OpenMP-parallel. */
-int rn_grad_unscale_check(float *grad /* (n) */, size_t n, float inv_scale);
+ * element of grad was finite, 0 otherwise. One pass on dev (its unscale_check op). */
+int rn_grad_unscale_check(rn_device *dev, float *grad /* (n) */, size_t n, float inv_scale);
 /* Records one step's outcome and updates the scale; returns finite. */
 int rn_loss_scaler_update(rn_loss_scaler *s, int finite);
 /* Phase 1 + the update of the scale + (only if finite) Adam. Returns 1 if
  * the step was applied, 0 if it was skipped. */
-int rn_scaled_adam_step(rn_loss_scaler *s, rn_adam *opt, float *param /* (n) */, float *grad /* (n) */,
+int rn_scaled_adam_step(rn_loss_scaler *s, rn_adam *opt, rn_device *dev, float *param /* (n) */, float *grad /* (n) */,
                         float *m /* (n) */, float *v /* (n) */, size_t n);
 /* One log line: "loss scale S (dynamic), skipped K of N steps". */
 void rn_loss_scaler_log(const rn_loss_scaler *s, FILE *f);

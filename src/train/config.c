@@ -52,6 +52,7 @@ static const key_def KEYS[] = {
     {{"--sync-bn", RN_TK_BOOL, "under mpirun: BN statistics over all ranks (one global batch)"}, F(sync_bn)},
     {{"--bucket-mb", RN_TK_F64, "under mpirun: gradient all-reduce bucket in MB, 0 = one after backward (25)"}, F(bucket_mb)},
     {{"--dist-timeout", RN_TK_F64, "under mpirun: end the job when a collective takes longer, seconds (300)"}, F(dist_timeout)},
+    {{"--device", RN_TK_STR, "cpu (default) | ref: the compute device of training and evaluation"}, F(device)},
     {{"--precision", RN_TK_STR, "fp32 (default) | bf16 (convs in bf16) | bf16-o2 (+ bf16 activations) | fp16"}, F(precision)},
     {{"--loss-scale", RN_TK_STR, "N (static) | dynamic (default: none; fp16: dynamic)"}, F(loss_scale)},
     {{"--profile", RN_TK_STR, "write a Chrome-trace JSON here and print a per-layer table (rank 0)"}, F(profile)},
@@ -81,6 +82,7 @@ void rn_train_cfg_default(rn_train_cfg *c)
     c->bucket_mb = 25, c->dist_timeout = 300;
     c->rank = 0, c->world = 1;
     snprintf(c->precision, sizeof c->precision, "fp32");
+    snprintf(c->device, sizeof c->device, "%s", rn_device_default());
     snprintf(c->lr_scale, sizeof c->lr_scale, "none");
 }
 
@@ -256,7 +258,7 @@ static int known_set(const char *name, const char *const *ok)
     return 0;
 }
 
-/* --precision, --loss-scale, --lr-scale parse (whether the backend runs the precision is rn_tuning_setup's). */
+/* --precision, --loss-scale, --lr-scale parse (whether the device runs the precision is rn_tuning_setup's). */
 static int check_tuning(const rn_train_cfg *c, rn_err *err)
 {
     rn_precision id;

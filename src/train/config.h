@@ -56,6 +56,7 @@ typedef struct rn_train_cfg {
     double bucket_mb;                         /* under mpirun: gradient all-reduce bucket, MB (0: one) */
     double dist_timeout;                      /* under mpirun: collective watchdog, seconds */
     int rank, world;                          /* data-parallel position (set by the MPI driver) */
+    char device[16];                          /* cpu | ref (nn/device.h) */
     char precision[16];                       /* fp32 | bf16 | bf16-o2 | fp16 (train/tuning.h) */
     char loss_scale[32];                      /* "" (the precision's default) | N | dynamic */
     char profile[RN_TRAIN_PATH];              /* Chrome-trace output ("": no profiling) */

@@ -59,7 +59,7 @@ static int ev_on_start(void *ctx, rn_params *p, rn_err *err)
     rn_test_opts o;
     rn_test_opts_default(&o);
     o.testset = c->testset, o.data_dir = c->data_dir, o.result_dir = ev->result_dir;
-    o.input_size = c->input_size, o.threads = rn_train_cfg_threads(c);
+    o.input_size = c->input_size, o.threads = rn_train_cfg_threads(c), o.device = c->device;
     o.fast_decode = c->fast_decode, o.cache_dir = c->cache_dir[0] ? c->cache_dir : NULL;
     o.progress = 0;
     if (rn_tester_create(&ev->tester, p, &o, err)) return rn_err_prefix(err, "--eval-epoch on %s", c->testset);

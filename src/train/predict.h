@@ -18,7 +18,7 @@
 #define RN_TRAIN_PREDICT_H
 
 #include "core/status.h"
-#include "nn/backend.h"
+#include "nn/device.h"
 #include "nn/params.h"
 
 #define RN_DEMO_FOCAL 1500.0
@@ -34,6 +34,7 @@ typedef struct rn_predict_in {
     double f[2], c[2];       /* focal, principal point; f = 0: 1500, c = 0 with f = 0: image centre */
     int have_c;              /* 1: c is given (else the image centre) */
     int input_size;          /* network input (256), multiple of 32 */
+    const char *device;      /* "cpu" (NULL) | "ref" */
     int threads;             /* compute threads, 0: OpenMP's setting */
     int fast_decode;         /* 1: JPEG decoded at 1/2..1/8 size for big boxes (rn_crop_cfg); 0: full size */
     rn_compute compute;

@@ -34,7 +34,7 @@
 #include "core/status.h"
 #include "data/sample.h"
 #include "eval/metrics.h"
-#include "nn/backend.h"
+#include "nn/device.h"
 #include "nn/params.h"
 
 typedef struct rn_test_opts {
@@ -43,6 +43,7 @@ typedef struct rn_test_opts {
     int use_det_bbox;        /* 1: detector boxes (MuPoTS, Human36M) */
     int input_size;          /* network input, square, multiple of 32 (256) */
     int batch;               /* samples per forward (16) */
+    const char *device;      /* "cpu" (NULL) | "ref" */
     int threads;             /* compute threads, 0: OpenMP's setting */
     int workers;             /* loader threads (1) */
     int fast_decode;         /* 1: JPEGs decoded at 1/2..1/8 size for big boxes (rn_crop_cfg); 0: full size */

@@ -9,7 +9,8 @@ int rn_train_tuning_setup(rn_train_tuning *tt, const rn_train_cfg *c, FILE *out,
 {
     tt->main_rank = c->rank == 0;
     tt->out = tt->main_rank ? out : NULL;
-    rn_tuning_flags f = {.precision = c->precision,
+    rn_tuning_flags f = {.device = c->device,
+                         .precision = c->precision,
                          .loss_scale = opt_str(c->loss_scale),
                          .profile = tt->main_rank ? opt_str(c->profile) : NULL,
                          .autotune = opt_str(c->autotune),

@@ -14,6 +14,7 @@
 #include "nn/model.h"
 #include "nn/weights.h"
 #include "optim/adam.h"
+#include "train/step.h"
 #include "train/plot.h"
 #include "train/snapshot.h"
 
@@ -245,30 +246,15 @@ static int dump_batch(const trainer *t, const rn_batch *b, rn_err *err)
     return rc ? -1 : 0;
 }
 
-/* One update on batch b; returns the loss, or NAN with err set on a hook failure. */
+/* One update on batch b (train/step.h); returns 0, or -1 with err on a hook failure or a non-finite loss. */
 static int step(trainer *t, const rn_batch *b, double *loss, rn_err *err)
 {
     rn_model *m = b->n == t->cfg->batch ? &t->m : &t->tail;
     RN_ASSERT(b->n == m->N);
-    span(t, "sync_weights", 1);
-    rn_model_sync_weights(m);
-    span(t, "sync_weights", 0);
-    span(t, "zero_grad", 1);
-    rn_params_zero_grad(&t->p);
-    span(t, "zero_grad", 0);
-    span(t, "forward", 1);
-    rn_model_forward(m, b->images, b->k, 1);
-    span(t, "forward", 0);
-    span(t, "backward", 1);
-    *loss = rn_model_backward(m, b->target, b->vis, b->have_depth);
-    span(t, "backward", 0);
-    int skip = t->hk->on_grads ? t->hk->on_grads(t->hk->ctx, &t->p, loss, err) : 0;
-    if (skip < 0) return -1;
-    if (!isfinite(*loss)) return rn_err_set(err, "iteration %lld: loss is %g", (long long)t->st.iter, *loss);
-    span(t, "optimizer", 1);
-    if (!skip) rn_adam_step(&t->opt, t->p.param, t->p.grad, t->p.m, t->p.v, t->p.n_param);
-    span(t, "optimizer", 0);
-    return 0;
+    rn_step_batch sb = {b->images, b->k, b->target, b->vis, b->have_depth};
+    int applied;
+    if (!rn_train_step(m, &t->opt, &sb, NULL, t->hk, loss, &applied, err)) return 0;
+    return isfinite(*loss) ? -1 : rn_err_prefix(err, "iteration %lld", (long long)t->st.iter);
 }
 
 static void progress(trainer *t, int epoch, int itr)

@@ -32,7 +32,8 @@ int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err 
     rn_precision id = RN_PREC_FP32;
     if (f->precision && rn_precision_parse(f->precision, &id, err)) return -1;
     t->policy = rn_policy_get(id);
-    if (rn_policy_check(t->policy, RN_BACKEND_CPU, err) || scaler_setup(t, f->loss_scale, err)) return -1;
+    t->device = f->device ? f->device : rn_device_default();
+    if (rn_policy_check_device(t->policy, t->device, err) || scaler_setup(t, f->loss_scale, err)) return -1;
     if (f->lr_scale && rn_lr_rule_parse(f->lr_scale, &t->lr_rule, err)) return -1;
     t->bind_cores = f->bind_cores;
     if (t->bind_cores && bind_setup(threads, err)) return -1;
@@ -51,6 +52,7 @@ int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err 
 void rn_tuning_model_opts(rn_tuning *t, rn_model_opts *o)
 {
     rn_policy_apply(t->policy, o);
+    o->device = t->device;
     o->tune = t->tuning ? &t->tune : NULL;
 }
 
@@ -70,7 +72,8 @@ int rn_tuning_on_grads(void *ctx, rn_params *p, double *loss, rn_err *err)
     rn_tuning *t = ctx;
     if (!t->scaling) return 0;
     int sp = rn_prof_begin(t->prof, "loss_scale", "step", 0);
-    int finite = rn_grad_unscale_check(p->grad, p->n_param, 1.0f / t->scaler.scale);
+    RN_ASSERT(t->n_models > 0); /* the gradients are on the attached models' device */
+    int finite = rn_grad_unscale_check(t->models[0]->dev, p->grad, p->n_param, 1.0f / t->scaler.scale);
     rn_loss_scaler_update(&t->scaler, finite);
     for (int i = 0; i < t->n_models; i++) t->models[i]->loss_scale = t->scaler.scale;
     rn_prof_end(t->prof, sp);

@@ -1,14 +1,15 @@
 /* rn_tuning: the precision/performance switches of a training or benchmark
- * run (--precision, --loss-scale, --profile, --autotune, --bind-cores,
- * --lr-scale) resolved once, and the post-backward check that honours them.
+ * run (--device, --precision, --loss-scale, --profile, --autotune,
+ * --bind-cores, --lr-scale) resolved once, and the post-backward check that honours them.
  * Any command that trains (step, bench, train) uses it the same way:
  *
  *   rn_tuning_flags tf = {0};                      // strings from the command line
  *   rn_flag flags[] = {..., RN_TUNING_FLAGS(&tf), {0}};   (cli/tuning_flags.h)
  *   rn_tuning t;
- *   if (rn_tuning_setup(&t, &tf, threads, &err)) ...;  // parses, binds cores, opens the autotune cache
+ *   if (rn_tuning_setup(&t, &tf, threads, &err)) ...;  // parses, asks the device about the precision,
+ *                                                       // binds cores, opens the autotune cache
  *   rn_model_opts mo = {.threads = threads};
- *   rn_tuning_model_opts(&t, &mo);                      // precision, autotune
+ *   rn_tuning_model_opts(&t, &mo);                      // device, precision, autotune
  *   rn_model_create(&m, &p, B, H, W, &mo, &err);
  *   rn_tuning_attach(&t, &m);                           // profiler, loss scale
  *   rn_adam opt = rn_adam_default(rn_tuning_lr(&t, lr, global_batch));
@@ -33,6 +34,7 @@
 #include "optim/lr_scale.h"
 
 typedef struct rn_tuning_flags {
+    const char *device;     /* cpu (NULL, default) | ref: the models' device */
     const char *precision;  /* fp32 (default) | bf16 | bf16-o2 | fp16 */
     const char *loss_scale; /* NULL: the policy's default; "dynamic" or a number */
     const char *profile;    /* Chrome-trace output path, or NULL */
@@ -42,6 +44,7 @@ typedef struct rn_tuning_flags {
 } rn_tuning_flags;
 
 typedef struct rn_tuning {
+    const char *device;     /* the models' device (rn_tuning_model_opts sets it) */
     const rn_policy *policy;
     int scaling;            /* 1: loss scaler in use */
     rn_loss_scaler scaler;

@@ -1,7 +1,7 @@
-/* The oneDNN 2.6 implementation of src/nn/backend.h. Every oneDNN call of
- * rootnet lives in this file.
+/* The cpu device's convolutions on oneDNN 2.6 (cpu/dnnl.h). Every oneDNN
+ * call of rootnet lives in this file.
  *
- * Each rn_conv owns its primitives (fwd, bwd_data, bwd_weights), the weight
+ * Each rn_dnnl_conv owns its primitives (fwd, bwd_data, bwd_weights), the weight
  * reorders (user -> fwd format, user -> bwd_data format, diff weights ->
  * user layout with a sum post-op so that it accumulates) and, when a
  * primitive wants its activations in another type or format than the user's
@@ -11,11 +11,10 @@
  * every conv of a backend, grown at create time. Those shared buffers mean
  * that the convs of one backend must not run concurrently.
  */
-#include "nn/backend.h"
+#include "cpu/dnnl.h"
 
 #include <dnnl.h>
 #include <dnnl_debug.h>
-#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +26,11 @@ typedef struct rn_buf {
     size_t n;
 } rn_buf;
 
-struct rn_backend {
+struct rn_dnnl {
     dnnl_engine_t eng;
     dnnl_stream_t strm;
-    rn_buf buf[BUF_COUNT]; /* shared transient buffers, grown by rn_conv_create */
-    const rn_conv *ddst_conv; /* whose diff_dst BUF_STAGE_DDST holds (bwd_weights), or NULL */
+    rn_buf buf[BUF_COUNT]; /* shared transient buffers, grown by rn_dnnl_conv_create */
+    const rn_dnnl_conv *ddst_conv; /* whose diff_dst BUF_STAGE_DDST holds (bwd_weights), or NULL */
     const void *ddst_ptr;     /* and from which user pointer */
 };
 
@@ -50,8 +49,9 @@ typedef struct rn_stage {
     int buf;
 } rn_stage;
 
-struct rn_conv {
-    rn_backend *be;
+struct rn_dnnl_conv {
+    rn_conv base;                    /* the device's view (nn/device.h); first */
+    rn_dnnl *be;
     rn_conv_shape s;
     rn_prim op[3];                   /* fwd, bwd_data, bwd_weights; op[1].p NULL if not made */
     rn_prim rw_fwd, rw_bwd, rdw;     /* weights user->fwd, user->bwd_data, diff prim->user (+=) */
@@ -106,23 +106,21 @@ static void buf_grow(rn_buf *b, size_t n)
 
 /* ---- backend ---- */
 
-int rn_backend_create(rn_backend **out, int threads, rn_err *err)
+int rn_dnnl_create(rn_dnnl **out, rn_err *err)
 {
     *out = NULL;
-    if (threads < 0) return rn_err_set(err, "backend: thread count %d is negative", threads);
-    if (threads > 0) omp_set_num_threads(threads);
-    rn_backend *be = rn_xcalloc(1, sizeof *be);
+    rn_dnnl *be = rn_xcalloc(1, sizeof *be);
     dnnl_status_t st = dnnl_engine_create(&be->eng, dnnl_cpu, 0);
     if (st == dnnl_success) st = dnnl_stream_create(&be->strm, be->eng, dnnl_stream_default_flags);
     if (st != dnnl_success) {
-        rn_backend_destroy(be);
+        rn_dnnl_destroy(be);
         return rn_err_set(err, "oneDNN: cannot create CPU engine/stream: %s", dnnl_status2str(st));
     }
     *out = be;
     return 0;
 }
 
-void rn_backend_destroy(rn_backend *be)
+void rn_dnnl_destroy(rn_dnnl *be)
 {
     if (!be) return;
     if (be->strm) dnnl_stream_destroy(be->strm);
@@ -131,7 +129,7 @@ void rn_backend_destroy(rn_backend *be)
     free(be);
 }
 
-size_t rn_backend_shared_bytes(const rn_backend *be)
+size_t rn_dnnl_shared_bytes(const rn_dnnl *be)
 {
     size_t n = 0;
     for (int i = 0; i < BUF_COUNT; i++) n += be->buf[i].n;
@@ -141,7 +139,7 @@ size_t rn_backend_shared_bytes(const rn_backend *be)
 /* ---- primitives ---- */
 
 /* Creates the primitive of p->pd and its scratchpad memory; grows the shared scratchpad. */
-static int prim_finish(rn_prim *p, rn_backend *be, rn_err *err)
+static int prim_finish(rn_prim *p, rn_dnnl *be, rn_err *err)
 {
     RN_DNNL_TRY(dnnl_primitive_create(&p->p, p->pd), "primitive creation");
     const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
@@ -151,7 +149,7 @@ static int prim_finish(rn_prim *p, rn_backend *be, rn_err *err)
     return 0;
 }
 
-static int reorder_create(rn_prim *p, rn_backend *be, const dnnl_memory_desc_t *from,
+static int reorder_create(rn_prim *p, rn_dnnl *be, const dnnl_memory_desc_t *from,
                           const dnnl_memory_desc_t *to, const_dnnl_primitive_attr_t attr, rn_err *err)
 {
     RN_DNNL_TRY(dnnl_reorder_primitive_desc_create(&p->pd, from, be->eng, to, be->eng, attr), "reorder");
@@ -172,7 +170,7 @@ static void bind(dnnl_memory_t m, const void *ptr)
 }
 
 /* Runs p with args (n of them, room for one more) plus the shared scratchpad. */
-static void prim_run(rn_backend *be, rn_prim *p, int n, dnnl_exec_arg_t *args)
+static void prim_run(rn_dnnl *be, rn_prim *p, int n, dnnl_exec_arg_t *args)
 {
     bind(p->scratch, be->buf[BUF_SCRATCH].p);
     args[n] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, p->scratch};
@@ -180,7 +178,7 @@ static void prim_run(rn_backend *be, rn_prim *p, int n, dnnl_exec_arg_t *args)
     RN_DNNL_CHECK(dnnl_stream_wait(be->strm));
 }
 
-static void reorder_run(rn_backend *be, rn_prim *p, dnnl_memory_t from, dnnl_memory_t to)
+static void reorder_run(rn_dnnl *be, rn_prim *p, dnnl_memory_t from, dnnl_memory_t to)
 {
     dnnl_exec_arg_t a[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
     prim_run(be, p, 2, a);
@@ -188,7 +186,7 @@ static void reorder_run(rn_backend *be, rn_prim *p, dnnl_memory_t from, dnnl_mem
 
 /* ---- staging of user activations into a primitive's md ---- */
 
-static int stage_create(rn_stage *st, rn_backend *be, const dnnl_memory_desc_t *user,
+static int stage_create(rn_stage *st, rn_dnnl *be, const dnnl_memory_desc_t *user,
                         const dnnl_memory_desc_t *want, int buf, const_dnnl_primitive_attr_t attr,
                         rn_err *err)
 {
@@ -201,7 +199,7 @@ static int stage_create(rn_stage *st, rn_backend *be, const dnnl_memory_desc_t *
 }
 
 /* Returns the memory to hand to the primitive: user itself, or its staged copy. */
-static dnnl_memory_t stage_run(rn_backend *be, rn_stage *st, dnnl_memory_t user)
+static dnnl_memory_t stage_run(rn_dnnl *be, rn_stage *st, dnnl_memory_t user)
 {
     if (!st->r.p) return user;
     bind(st->m, be->buf[st->buf].p);
@@ -268,7 +266,7 @@ static dnnl_status_t op_desc_init(dnnl_convolution_desc_t *od, const rn_conv_sha
 
 static const char *DIR_NAME[3] = {"forward", "backward_data", "backward_weights"};
 
-static int op_create(rn_conv *c, const rn_mds *d, int dir, const_dnnl_primitive_attr_t attr, rn_err *err)
+static int op_create(rn_dnnl_conv *c, const rn_mds *d, int dir, const_dnnl_primitive_attr_t attr, rn_err *err)
 {
     dnnl_convolution_desc_t od;
     dnnl_status_t st = op_desc_init(&od, &c->s, d, dir);
@@ -280,13 +278,13 @@ static int op_create(rn_conv *c, const rn_mds *d, int dir, const_dnnl_primitive_
     return prim_finish(&c->op[dir], c->be, err);
 }
 
-static const dnnl_memory_desc_t *op_md(const rn_conv *c, int dir, dnnl_query_t q)
+static const dnnl_memory_desc_t *op_md(const rn_dnnl_conv *c, int dir, dnnl_query_t q)
 {
     return dnnl_primitive_desc_query_md(c->op[dir].pd, q, 0);
 }
 
 /* Owned weights buffer in direction dir's format and the user->that reorder. */
-static int weights_create(rn_conv *c, const rn_mds *d, int dir, rn_prim *r, dnnl_memory_t *m, void **buf,
+static int weights_create(rn_dnnl_conv *c, const rn_mds *d, int dir, rn_prim *r, dnnl_memory_t *m, void **buf,
                           const_dnnl_primitive_attr_t attr, rn_err *err)
 {
     const dnnl_memory_desc_t *want = op_md(c, dir, dnnl_query_weights_md);
@@ -299,7 +297,7 @@ static int weights_create(rn_conv *c, const rn_mds *d, int dir, rn_prim *r, dnnl
 
 /* bwd_weights: diff weights in the primitive's format (shared buffer) and
  * the accumulating reorder back into the user's layout. */
-static int diff_weights_create(rn_conv *c, const rn_mds *d, rn_err *err)
+static int diff_weights_create(rn_dnnl_conv *c, const rn_mds *d, rn_err *err)
 {
     const dnnl_memory_desc_t *dw = op_md(c, 2, dnnl_query_diff_weights_md);
     dnnl_primitive_attr_t attr = NULL;
@@ -319,7 +317,7 @@ static int diff_weights_create(rn_conv *c, const rn_mds *d, rn_err *err)
     return 0;
 }
 
-static int user_mems_create(rn_conv *c, const rn_mds *d, rn_err *err)
+static int user_mems_create(rn_dnnl_conv *c, const rn_mds *d, rn_err *err)
 {
     dnnl_engine_t e = c->be->eng;
     RN_DNNL_TRY(dnnl_memory_create(&c->m_src, &d->src, e, DNNL_MEMORY_NONE), "src memory");
@@ -331,7 +329,7 @@ static int user_mems_create(rn_conv *c, const rn_mds *d, rn_err *err)
 }
 
 /* fwd and its weights/staging; bwd_data (unless excluded) likewise. */
-static int fwd_bwd_data_create(rn_conv *c, const rn_mds *d, const_dnnl_primitive_attr_t attr, rn_err *err)
+static int fwd_bwd_data_create(rn_dnnl_conv *c, const rn_mds *d, const_dnnl_primitive_attr_t attr, rn_err *err)
 {
     if (op_create(c, d, 0, attr, err)) return -1;
     if (weights_create(c, d, 0, &c->rw_fwd, &c->m_wf, &c->wf, attr, err)) return -1;
@@ -347,7 +345,7 @@ static int fwd_bwd_data_create(rn_conv *c, const rn_mds *d, const_dnnl_primitive
 /* Staging shared between directions: forward's staged src kept for
  * bwd_weights (own buffer) when both want the same md; one staged diff_dst
  * for bwd_weights and the bwd_data call that follows it. */
-static void staging_share(rn_conv *c)
+static void staging_share(rn_dnnl_conv *c)
 {
     if (c->st_fwd_src.r.p && c->st_bww_src.r.p &&
         dnnl_memory_desc_equal(op_md(c, 0, dnnl_query_src_md), op_md(c, 2, dnnl_query_src_md)))
@@ -356,7 +354,7 @@ static void staging_share(rn_conv *c)
                      dnnl_memory_desc_equal(op_md(c, 1, dnnl_query_diff_dst_md), op_md(c, 2, dnnl_query_diff_dst_md));
 }
 
-static int bwd_weights_create(rn_conv *c, const rn_mds *d, const_dnnl_primitive_attr_t attr, rn_err *err)
+static int bwd_weights_create(rn_dnnl_conv *c, const rn_mds *d, const_dnnl_primitive_attr_t attr, rn_err *err)
 {
     if (op_create(c, d, 2, attr, err)) return -1;
     if (diff_weights_create(c, d, err)) return -1;
@@ -369,7 +367,7 @@ static int bwd_weights_create(rn_conv *c, const rn_mds *d, const_dnnl_primitive_
     return 0;
 }
 
-static int conv_build(rn_conv *c, rn_err *err)
+static int conv_build(rn_dnnl_conv *c, rn_err *err)
 {
     rn_mds d;
     if (mds_init(&d, &c->s, err) || user_mems_create(c, &d, err)) return -1;
@@ -384,7 +382,7 @@ static int conv_build(rn_conv *c, rn_err *err)
     return rc;
 }
 
-int rn_conv_create(rn_conv **out, rn_backend *be, const rn_conv_shape *s, rn_err *err)
+int rn_dnnl_conv_create(rn_dnnl_conv **out, rn_dnnl *be, const rn_conv_shape *s, rn_err *err)
 {
     *out = NULL;
     if (rn_conv_shape_check(s, err)) return -1;
@@ -393,11 +391,12 @@ int rn_conv_create(rn_conv **out, rn_backend *be, const rn_conv_shape *s, rn_err
         return rn_err_set(err, "oneDNN backend: bf16 activations need bf16 compute");
     if (s->algo == RN_ALGO_WINOGRAD && (s->transposed || s->compute != RN_COMPUTE_F32))
         return rn_err_set(err, "oneDNN backend: Winograd is only for fp32 Conv2d");
-    rn_conv *c = rn_xcalloc(1, sizeof *c);
+    rn_dnnl_conv *c = rn_xcalloc(1, sizeof *c);
     c->be = be;
     c->s = *s;
+    c->base.s = *s;
     if (conv_build(c, err)) {
-        rn_conv_destroy(c);
+        rn_dnnl_conv_destroy(c);
         return rn_err_prefix(err, "conv %dx%dx%d -> %dx%dx%d, kernel %dx%d", s->ic, s->ih, s->iw, s->oc, s->oh, s->ow,
                              s->kh, s->kw);
     }
@@ -405,7 +404,7 @@ int rn_conv_create(rn_conv **out, rn_backend *be, const rn_conv_shape *s, rn_err
     return 0;
 }
 
-void rn_conv_destroy(rn_conv *c)
+void rn_dnnl_conv_destroy(rn_dnnl_conv *c)
 {
     if (!c) return;
     for (int i = 0; i < 3; i++) prim_destroy(&c->op[i]);
@@ -426,7 +425,7 @@ void rn_conv_destroy(rn_conv *c)
     free(c);
 }
 
-const char *rn_conv_impl_name(const rn_conv *c, int direction)
+const char *rn_dnnl_conv_impl_name(const rn_dnnl_conv *c, int direction)
 {
     if (direction < 0 || direction > 2 || !c->op[direction].pd) return "none";
     const char *name = NULL;
@@ -437,14 +436,14 @@ const char *rn_conv_impl_name(const rn_conv *c, int direction)
 
 /* ---- step calls ---- */
 
-void rn_conv_set_weights(rn_conv *c, const float *w)
+void rn_dnnl_conv_set_weights(rn_dnnl_conv *c, const float *w)
 {
     bind(c->m_wu, w);
     reorder_run(c->be, &c->rw_fwd, c->m_wu, c->m_wf);
     if (c->rw_bwd.p) reorder_run(c->be, &c->rw_bwd, c->m_wu, c->m_wb);
 }
 
-void rn_conv_forward(rn_conv *c, void *dst, const void *src)
+void rn_dnnl_conv_forward(rn_dnnl_conv *c, void *dst, const void *src)
 {
     bind(c->m_src, src);
     bind(c->m_dst, dst);
@@ -461,7 +460,7 @@ void rn_conv_forward(rn_conv *c, void *dst, const void *src)
     prim_run(c->be, &c->op[0], 3, a);
 }
 
-void rn_conv_backward_data(rn_conv *c, void *diff_src, const void *diff_dst)
+void rn_dnnl_conv_backward_data(rn_dnnl_conv *c, void *diff_src, const void *diff_dst)
 {
     RN_ASSERT(c->op[1].p);
     bind(c->m_ddst, diff_dst);
@@ -477,7 +476,7 @@ void rn_conv_backward_data(rn_conv *c, void *diff_src, const void *diff_dst)
     prim_run(c->be, &c->op[1], 3, a);
 }
 
-void rn_conv_backward_weights(rn_conv *c, float *diff_w, const void *src, const void *diff_dst)
+void rn_dnnl_conv_backward_weights(rn_dnnl_conv *c, float *diff_w, const void *src, const void *diff_dst)
 {
     RN_ASSERT(c->op[2].p);
     bind(c->m_src, src);

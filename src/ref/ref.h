@@ -1,0 +1,136 @@
+/* The reference backend's math: plain C11 over plain NCHW float arrays,
+ * obvious loops, every sum in double, no threads. It is the oracle every
+ * faster backend is tested against (tests/test_backend_ops.c), so it favours
+ * being evidently right over being fast.
+ *
+ *   rn_ref_conv_dims d = {.n = 1, .ic = 64, .ih = 8, .iw = 8, .oc = 64, .oh = 8, .ow = 8,
+ *                         .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1};
+ *   rn_ref_conv_forward(y, x, w, &d);                 // y = conv(x, w)
+ *   rn_ref_bn_sums(sums, y, 1, 64, 64);               // then stats, fold, apply ...
+ *
+ * ref_device.c puts these behind nn/device.h's op table as the "ref" device
+ * (rn_device_create(&dev, "ref", 1, &err)): malloc'd host buffers, activations
+ * plain NCHW fp32.
+ *
+ * Conventions. Outputs come first. Parameter gradients (conv weights, BN gamma
+ * and beta, the heads' w and b) and GAP's backward accumulate (+=); every
+ * other output is overwritten. Weights are
+ * in PyTorch's layout: Conv2d (OC, IC, KH, KW), ConvTranspose2d (IC, OC, KH, KW);
+ * no bias. BatchNorm is PyTorch's: biased variance to normalise, eps 1e-5;
+ * the running variance takes the unbiased one.
+ */
+#ifndef RN_REF_REF_H
+#define RN_REF_REF_H
+
+#include <stddef.h>
+
+#define RN_REF_BN_EPS 1e-5
+
+/* One Conv2d or ConvTranspose2d (output_padding 0). For a Conv2d input pixel
+ * ih = oh*sh - ph + kh; for a ConvTranspose2d output pixel oh = ih*sh - ph + kh. */
+typedef struct rn_ref_conv_dims {
+    int n, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw, ph, pw;
+} rn_ref_conv_dims;
+
+/* Conv2d. y, dx overwritten; dw accumulated. */
+void rn_ref_conv_forward(float *y /* (N, OC, OH, OW) */, const float *x /* (N, IC, IH, IW) */,
+                         const float *w /* (OC, IC, KH, KW) */, const rn_ref_conv_dims *d);
+void rn_ref_conv_backward_data(float *dx /* (N, IC, IH, IW) */, const float *dy /* (N, OC, OH, OW) */,
+                               const float *w /* (OC, IC, KH, KW) */, const rn_ref_conv_dims *d);
+void rn_ref_conv_backward_weights(float *dw /* (OC, IC, KH, KW) */, const float *x /* (N, IC, IH, IW) */,
+                                  const float *dy /* (N, OC, OH, OW) */, const rn_ref_conv_dims *d);
+/* ConvTranspose2d, the same three directions. */
+void rn_ref_deconv_forward(float *y /* (N, OC, OH, OW) */, const float *x /* (N, IC, IH, IW) */,
+                           const float *w /* (IC, OC, KH, KW) */, const rn_ref_conv_dims *d);
+void rn_ref_deconv_backward_data(float *dx /* (N, IC, IH, IW) */, const float *dy /* (N, OC, OH, OW) */,
+                                 const float *w /* (IC, OC, KH, KW) */, const rn_ref_conv_dims *d);
+void rn_ref_deconv_backward_weights(float *dw /* (IC, OC, KH, KW) */, const float *x /* (N, IC, IH, IW) */,
+                                    const float *dy /* (N, OC, OH, OW) */, const rn_ref_conv_dims *d);
+
+/* BatchNorm statistics, split for SyncBN: per-replica sums, an all-reduce of
+ * them (and of the count), then the statistics from the global sums. */
+/* sums[c] = sum of x, sums[C + c] = sum of x^2, over N*HW values. */
+void rn_ref_bn_sums(double *sums /* (2C) */, const float *x /* (N, C, HW) */, int N, int C, int HW);
+/* mean = sum / count; biased var = sumsq / count - mean^2, clamped at 0. */
+void rn_ref_bn_stats_from_sums(float *mean /* (C) */, float *var /* (C) */, const double *sums /* (2C) */,
+                               double count, int C);
+/* running = (1 - momentum) running + momentum batch, with var * count / (count - 1). */
+void rn_ref_bn_update_running(float *rmean /* (C) */, float *rvar /* (C) */, const float *mean /* (C) */,
+                              const float *var /* (C) */, double momentum, double count, int C);
+/* BN as y = x * scale + shift: scale = gamma / sqrt(var + eps), shift = beta - mean * scale
+ * (train: the batch statistics, eval: the running ones). */
+void rn_ref_bn_fold(float *scale /* (C) */, float *shift /* (C) */, const float *mean /* (C) */,
+                    const float *var /* (C) */, const float *gamma /* (C) */, const float *beta /* (C) */, int C);
+/* y = x * scale + shift, then ReLU if relu. y may equal x. */
+void rn_ref_bn_apply(float *y /* (N, C, HW) */, const float *x /* (N, C, HW) */, const float *scale /* (C) */,
+                     const float *shift /* (C) */, int relu, int N, int C, int HW);
+/* A residual block's end: y = ReLU(x1 * s1 + h1 + x2 * s2 + h2 + r), where the
+ * second BN is left out when x2 is NULL and the residual r when r is NULL. */
+void rn_ref_bn_add_relu(float *y /* (N, C, HW) */, const float *x1 /* (N, C, HW) */, const float *s1 /* (C) */,
+                        const float *h1 /* (C) */, const float *x2 /* (N, C, HW) or NULL */, const float *s2,
+                        const float *h2, const float *r /* (N, C, HW) or NULL */, int N, int C, int HW);
+/* Training-mode BatchNorm backward in three steps (SyncBN all-reduces the
+ * sums between the second and the third). dz = dy, masked by relu_out > 0
+ * when relu_out is not NULL (a ReLU after the BN).
+ * sums[c] = sum dz, sums[C + c] = sum dz (x - mean). */
+void rn_ref_bn_backward_sums(double *sums /* (2C) */, const float *dy /* (N, C, HW) */,
+                             const float *relu_out /* (N, C, HW) or NULL */, const float *x /* (N, C, HW) BN input */,
+                             const float *mean /* (C) */, int N, int C, int HW);
+/* dgamma += sum dz (x - mean) / sqrt(var + eps); dbeta += sum dz. */
+void rn_ref_bn_backward_params(float *dgamma /* (C) */, float *dbeta /* (C) */, const double *sums /* (2C) */,
+                               const float *var /* (C) */, int C);
+/* dx = gamma istd (dz - sum dz / count - (x - mean) istd^2 sum dz (x - mean) / count). dx may equal dy. */
+void rn_ref_bn_backward_data(float *dx /* (N, C, HW) */, const float *dy /* (N, C, HW) */,
+                             const float *relu_out /* (N, C, HW) or NULL */, const float *x /* (N, C, HW) */,
+                             const float *mean /* (C) */, const float *var /* (C) */, const float *gamma /* (C) */,
+                             const double *sums /* (2C) */, double count, int N, int C, int HW);
+
+/* y = max(x, 0); y may equal x. */
+void rn_ref_relu_forward(float *y /* (n) */, const float *x /* (n) */, size_t n);
+/* d = 0 where y <= 0: ReLU backward from the ReLU's output. */
+void rn_ref_relu_backward(float *d /* (n) */, const float *y /* (n) */, size_t n);
+/* y += x */
+void rn_ref_add(float *y /* (n) */, const float *x /* (n) */, size_t n);
+
+/* 3x3, stride 2, padding 1 max-pool. The first maximum in scan order (row,
+ * then column) takes the gradient, as PyTorch. dx overwritten. */
+void rn_ref_maxpool_forward(float *y /* (N, C, OH, OW) */, const float *x /* (N, C, H, W) */, int N, int C, int H,
+                            int W, int OH, int OW);
+void rn_ref_maxpool_backward(float *dx /* (N, C, H, W) */, const float *dy /* (N, C, OH, OW) */,
+                             const float *x /* (N, C, H, W) */, int N, int C, int H, int W, int OH, int OW);
+/* out[n, c] = mean over HW; backward: dx += dout / HW. */
+void rn_ref_gap_forward(float *out /* (N, C) */, const float *x /* (N, C, HW) */, int N, int C, int HW);
+void rn_ref_gap_backward(float *dx /* (N, C, HW) */, const float *dout /* (N, C) */, int N, int C, int HW);
+
+/* xy head: logit[p] = b + sum_c w[c] a[c, p]; prob = softmax over all H*W
+ * positions; x = sum prob * column, y = sum prob * row. */
+void rn_ref_xy_forward(float *coord /* (N, 2) */, float *prob /* (N, H*W) */, const float *a /* (N, C, H, W) */,
+                       const float *w /* (C) */, const float *b /* (1) */, int N, int C, int H, int W);
+/* da overwritten; dw, db accumulated; prob: in the forward's softmax, out the logits' gradient. */
+void rn_ref_xy_backward(float *da /* (N, C, H, W) */, float *dw /* (C) */, float *db /* (1) */,
+                        const float *dcoord /* (N, 2) */, float *prob /* (N, H*W) */,
+                        const float *a /* (N, C, H, W) */, const float *w /* (C) */, int N, int C, int H, int W);
+/* depth head: gamma[n] = w . feat[n] + b, depth = gamma * k. Backward: dfeat overwritten, dw, db accumulated. */
+void rn_ref_depth_forward(float *depth /* (N) */, float *gamma /* (N) */, const float *feat /* (N, C) */,
+                          const float *w /* (C) */, const float *b /* (1) */, const float *k /* (N) */, int N, int C);
+void rn_ref_depth_backward(float *dfeat /* (N, C) */, float *dw /* (C) */, float *db /* (1) */,
+                           const float *ddepth /* (N) */, const float *feat /* (N, C) */, const float *w /* (C) */,
+                           const float *k /* (N) */, int N, int C);
+/* coord[n] = (xy[n, 0], xy[n, 1], depth[n]). */
+void rn_ref_coords(float *coord /* (N, 3) */, const float *xy /* (N, 2) */, const float *depth /* (N) */, int N);
+/* loss = mean over n of (|x - tx| v + |y - ty| v + |z - tz| v d) / 3, returned.
+ * Unless dxy is NULL, its gradient times scale (the loss scale), split for the
+ * two heads: dxy[n] = scale dL/d(x, y), ddepth[n] = scale dL/dz; sign(0) = 0. */
+double rn_ref_loss(float *dxy /* (N, 2) or NULL */, float *ddepth /* (N) */, const float *coord /* (N, 3) */,
+                   const float *target /* (N, 3) */, const float *vis /* (N) */, const float *have_depth /* (N) */,
+                   float scale, int N);
+
+/* PyTorch's Adam (no weight decay) for the t-th update (t >= 1):
+ * m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
+ * param -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps). */
+void rn_ref_adam(float *param /* (n) */, float *m /* (n) */, float *v /* (n) */, const float *grad /* (n) */,
+                 size_t n, double lr, double beta1, double beta2, double eps, long t);
+/* grad *= inv_scale; returns 1 if every result is finite, else 0. */
+int rn_ref_unscale_check(float *grad /* (n) */, size_t n, float inv_scale);
+
+#endif

@@ -1,0 +1,367 @@
+/* The reference device ("ref"): nn/device.h's op table over the plain math of
+ * ref/ref.h. Buffers are malloc'd host memory, activations plain NCHW fp32,
+ * one thread, fp32 only. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/device.h"
+#include "ref/ref.h"
+
+typedef struct ref_conv {
+    rn_conv base;
+    rn_ref_conv_dims d;
+    float *w; /* the weights as last set, PyTorch's layout */
+} ref_conv;
+
+/* Elements of an activation; the reference stores fp32 only. */
+static size_t elems(const rn_act_shape *a)
+{
+    RN_ASSERT(a->type == RN_ACT_F32);
+    return (size_t)a->n * a->c * a->h * a->w;
+}
+
+/* H * W of an fp32 activation. */
+static int plane(const rn_act_shape *a)
+{
+    RN_ASSERT(a->type == RN_ACT_F32);
+    return a->h * a->w;
+}
+
+static int supports(rn_device *dev, rn_compute compute, rn_act_type act)
+{
+    (void)dev;
+    return compute == RN_COMPUTE_F32 && act == RN_ACT_F32;
+}
+
+static void *buf_alloc(rn_device *dev, size_t bytes)
+{
+    (void)dev;
+    return aligned_alloc(64, (bytes + 63) / 64 * 64 + 64 * !bytes);
+}
+
+static void buf_free(rn_device *dev, void *buf)
+{
+    (void)dev;
+    free(buf);
+}
+
+static size_t act_bytes(rn_device *dev, const rn_act_shape *a)
+{
+    (void)dev;
+    return elems(a) * sizeof(float);
+}
+
+static void buf_copy(rn_device *dev, void *dst, const void *src, size_t bytes)
+{
+    (void)dev;
+    memcpy(dst, src, bytes);
+}
+
+static void buf_zero(rn_device *dev, void *buf, size_t bytes)
+{
+    (void)dev;
+    memset(buf, 0, bytes);
+}
+
+static void buf_fill(rn_device *dev, float *buf, float value, size_t n)
+{
+    (void)dev;
+    for (size_t i = 0; i < n; i++) buf[i] = value;
+}
+
+static void act_upload(rn_device *dev, void *dst, const float *src, const rn_act_shape *a)
+{
+    (void)dev;
+    memcpy(dst, src, elems(a) * sizeof(float));
+}
+
+static void act_download(rn_device *dev, float *dst, const void *src, const rn_act_shape *a)
+{
+    (void)dev;
+    memcpy(dst, src, elems(a) * sizeof(float));
+}
+
+static void synchronize(rn_device *dev) { (void)dev; }
+
+static size_t weight_elems(const rn_conv_shape *s) { return (size_t)s->oc * s->ic * s->kh * s->kw; }
+
+static int conv_create(rn_device *dev, rn_conv **out, const rn_conv_shape *s, rn_err *err)
+{
+    *out = NULL;
+    if (rn_conv_shape_check(s, err)) return -1;
+    if (!supports(dev, s->compute, s->act)) return rn_err_set(err, "device ref: computes in fp32 only");
+    if (s->algo != RN_ALGO_DIRECT) return rn_err_set(err, "device ref: has only the direct algorithm");
+    ref_conv *c = rn_xcalloc(1, sizeof *c);
+    c->base.s = *s;
+    c->base.dev = dev;
+    c->d = (rn_ref_conv_dims){.n = s->n, .ic = s->ic, .ih = s->ih, .iw = s->iw, .oc = s->oc, .oh = s->oh,
+                              .ow = s->ow, .kh = s->kh, .kw = s->kw, .sh = s->sh, .sw = s->sw, .ph = s->ph, .pw = s->pw};
+    c->w = rn_xcalloc(weight_elems(s), sizeof *c->w);
+    *out = &c->base;
+    return 0;
+}
+
+static void conv_destroy(rn_device *dev, rn_conv *c)
+{
+    (void)dev;
+    if (!c) return;
+    free(((ref_conv *)c)->w);
+    free(c);
+}
+
+static void conv_set_weights(rn_device *dev, rn_conv *c, const float *w)
+{
+    (void)dev;
+    memcpy(((ref_conv *)c)->w, w, weight_elems(&c->s) * sizeof *w);
+}
+
+static void conv_forward(rn_device *dev, rn_conv *conv, void *dst, const void *src)
+{
+    (void)dev;
+    ref_conv *c = (ref_conv *)conv;
+    (conv->s.transposed ? rn_ref_deconv_forward : rn_ref_conv_forward)(dst, src, c->w, &c->d);
+}
+
+static void conv_backward_data(rn_device *dev, rn_conv *conv, void *diff_src, const void *diff_dst)
+{
+    (void)dev;
+    ref_conv *c = (ref_conv *)conv;
+    RN_ASSERT(!conv->s.src_plain && !conv->s.no_bwd_data && !conv->s.forward_only);
+    (conv->s.transposed ? rn_ref_deconv_backward_data : rn_ref_conv_backward_data)(diff_src, diff_dst, c->w, &c->d);
+}
+
+static void conv_backward_weights(rn_device *dev, rn_conv *conv, float *diff_w, const void *src, const void *diff_dst)
+{
+    (void)dev;
+    ref_conv *c = (ref_conv *)conv;
+    RN_ASSERT(!conv->s.forward_only);
+    (conv->s.transposed ? rn_ref_deconv_backward_weights : rn_ref_conv_backward_weights)(diff_w, src, diff_dst, &c->d);
+}
+
+static const char *conv_impl_name(rn_device *dev, const rn_conv *c, int direction)
+{
+    (void)dev, (void)c, (void)direction;
+    return "ref";
+}
+
+static void bn_sums(rn_device *dev, double *sums, const void *x, const rn_act_shape *a)
+{
+    (void)dev;
+    rn_ref_bn_sums(sums, x, a->n, a->c, plane(a));
+    sums[2 * a->c] = (double)a->n * a->h * a->w;
+}
+
+static void bn_stats(rn_device *dev, float *mean, float *var, const double *sums, double count, int C)
+{
+    (void)dev;
+    rn_ref_bn_stats_from_sums(mean, var, sums, count, C);
+}
+
+static void bn_update_running(rn_device *dev, float *rmean, float *rvar, const float *mean, const float *var,
+                              double momentum, long count, int C)
+{
+    (void)dev;
+    rn_ref_bn_update_running(rmean, rvar, mean, var, momentum, (double)count, C);
+}
+
+static void bn_fold(rn_device *dev, float *scale, float *shift, const float *mean, const float *var,
+                    const float *gamma, const float *beta, int C)
+{
+    (void)dev;
+    rn_ref_bn_fold(scale, shift, mean, var, gamma, beta, C);
+}
+
+static void bn_apply(rn_device *dev, void *y, const void *x, const float *scale, const float *shift, int relu,
+                     const rn_act_shape *a)
+{
+    (void)dev;
+    rn_ref_bn_apply(y, x, scale, shift, relu, a->n, a->c, plane(a));
+}
+
+static void bn_add_relu(rn_device *dev, void *y, const void *x, const float *scale, const float *shift,
+                        const void *r, const rn_act_shape *a)
+{
+    (void)dev;
+    rn_ref_bn_add_relu(y, x, scale, shift, NULL, NULL, NULL, r, a->n, a->c, plane(a));
+}
+
+static void bn2_add_relu(rn_device *dev, void *y, const void *x1, const float *s1, const float *h1, const void *x2,
+                         const float *s2, const float *h2, const rn_act_shape *a)
+{
+    (void)dev;
+    rn_ref_bn_add_relu(y, x1, s1, h1, x2, s2, h2, NULL, a->n, a->c, plane(a));
+}
+
+static void bn_backward_sums(rn_device *dev, double *sums, const void *dy, const void *relu_out, const void *x,
+                             const float *mean, const rn_act_shape *a)
+{
+    (void)dev;
+    rn_ref_bn_backward_sums(sums, dy, relu_out, x, mean, a->n, a->c, plane(a));
+}
+
+static void bn_backward_params(rn_device *dev, float *dgamma, float *dbeta, const double *sums, const float *var,
+                               int C)
+{
+    (void)dev;
+    rn_ref_bn_backward_params(dgamma, dbeta, sums, var, C);
+}
+
+static void bn_backward_data(rn_device *dev, void *dx, const void *dy, const void *relu_out, const void *x,
+                             const float *mean, const float *var, const float *gamma, const double *sums,
+                             double count, const rn_act_shape *a)
+{
+    (void)dev;
+    rn_ref_bn_backward_data(dx, dy, relu_out, x, mean, var, gamma, sums, count, a->n, a->c, plane(a));
+}
+
+static void relu_backward(rn_device *dev, void *d, const void *y, const rn_act_shape *a)
+{
+    (void)dev;
+    rn_ref_relu_backward(d, y, elems(a));
+}
+
+static void add(rn_device *dev, void *y, const void *x, const rn_act_shape *a)
+{
+    (void)dev;
+    rn_ref_add(y, x, elems(a));
+}
+
+static void maxpool_forward(rn_device *dev, void *y, const void *x, const rn_act_shape *a, int oh, int ow)
+{
+    (void)dev;
+    RN_ASSERT(a->type == RN_ACT_F32);
+    rn_ref_maxpool_forward(y, x, a->n, a->c, a->h, a->w, oh, ow);
+}
+
+static void maxpool_backward(rn_device *dev, void *dx, const void *dy, const void *x, const rn_act_shape *a, int oh,
+                             int ow)
+{
+    (void)dev;
+    RN_ASSERT(a->type == RN_ACT_F32);
+    rn_ref_maxpool_backward(dx, dy, x, a->n, a->c, a->h, a->w, oh, ow);
+}
+
+static void gap_forward(rn_device *dev, float *out, const void *x, const rn_act_shape *a)
+{
+    (void)dev;
+    rn_ref_gap_forward(out, x, a->n, a->c, plane(a));
+}
+
+static void gap_backward(rn_device *dev, void *dx, const float *dout, const rn_act_shape *a)
+{
+    (void)dev;
+    rn_ref_gap_backward(dx, dout, a->n, a->c, plane(a));
+}
+
+static void xy_forward(rn_device *dev, float *coord, float *prob, const void *a_in, const float *w, const float *b,
+                       const rn_act_shape *a)
+{
+    (void)dev;
+    RN_ASSERT(a->type == RN_ACT_F32);
+    rn_ref_xy_forward(coord, prob, a_in, w, b, a->n, a->c, a->h, a->w);
+}
+
+static void xy_backward(rn_device *dev, void *da, float *dw, float *db, const float *dcoord, float *prob,
+                        const void *a_in, const float *w, const rn_act_shape *a)
+{
+    (void)dev;
+    RN_ASSERT(a->type == RN_ACT_F32);
+    rn_ref_xy_backward(da, dw, db, dcoord, prob, a_in, w, a->n, a->c, a->h, a->w);
+}
+
+static void depth_forward(rn_device *dev, float *depth, float *gamma, const float *feat, const float *w,
+                          const float *b, const float *k, int N, int C)
+{
+    (void)dev;
+    rn_ref_depth_forward(depth, gamma, feat, w, b, k, N, C);
+}
+
+static void depth_backward(rn_device *dev, float *dfeat, float *dw, float *db, const float *ddepth, const float *feat,
+                           const float *w, const float *k, int N, int C)
+{
+    (void)dev;
+    rn_ref_depth_backward(dfeat, dw, db, ddepth, feat, w, k, N, C);
+}
+
+static void coords(rn_device *dev, float *coord, const float *xy, const float *depth, int N)
+{
+    (void)dev;
+    rn_ref_coords(coord, xy, depth, N);
+}
+
+static void loss(rn_device *dev, double *out, float *dxy, float *ddepth, const float *coord, const float *target,
+                 const float *vis, const float *have_depth, float scale, int N)
+{
+    (void)dev;
+    *out = rn_ref_loss(dxy, ddepth, coord, target, vis, have_depth, scale, N);
+}
+
+static void adam(rn_device *dev, float *param, const float *grad, float *m, float *v, size_t n, const rn_adam_args *h)
+{
+    (void)dev;
+    rn_ref_adam(param, m, v, grad, n, h->lr, h->beta1, h->beta2, h->eps, h->step);
+}
+
+static int unscale_check(rn_device *dev, float *grad, size_t n, float inv_scale)
+{
+    (void)dev;
+    return rn_ref_unscale_check(grad, n, inv_scale);
+}
+
+static void destroy(rn_device *dev) { free(dev); }
+
+static const rn_device_ops ref_ops = {
+    .destroy = destroy,
+    .supports = supports,
+    .alloc = buf_alloc,
+    .free = buf_free,
+    .act_bytes = act_bytes,
+    .upload = buf_copy,
+    .download = buf_copy,
+    .copy = buf_copy,
+    .zero = buf_zero,
+    .fill = buf_fill,
+    .act_upload = act_upload,
+    .act_download = act_download,
+    .synchronize = synchronize,
+    .conv_create = conv_create,
+    .conv_destroy = conv_destroy,
+    .conv_set_weights = conv_set_weights,
+    .conv_forward = conv_forward,
+    .conv_backward_data = conv_backward_data,
+    .conv_backward_weights = conv_backward_weights,
+    .conv_impl_name = conv_impl_name,
+    .bn_sums = bn_sums,
+    .bn_stats = bn_stats,
+    .bn_update_running = bn_update_running,
+    .bn_fold = bn_fold,
+    .bn_apply = bn_apply,
+    .bn_add_relu = bn_add_relu,
+    .bn2_add_relu = bn2_add_relu,
+    .bn_backward_sums = bn_backward_sums,
+    .bn_backward_params = bn_backward_params,
+    .bn_backward_data = bn_backward_data,
+    .relu_backward = relu_backward,
+    .add = add,
+    .maxpool_forward = maxpool_forward,
+    .maxpool_backward = maxpool_backward,
+    .gap_forward = gap_forward,
+    .gap_backward = gap_backward,
+    .xy_forward = xy_forward,
+    .xy_backward = xy_backward,
+    .depth_forward = depth_forward,
+    .depth_backward = depth_backward,
+    .coords = coords,
+    .loss = loss,
+    .adam = adam,
+    .unscale_check = unscale_check,
+};
+
+int rn_ref_device_create(rn_device **out, int threads, rn_err *err)
+{
+    (void)threads, (void)err;
+    rn_device *dev = rn_xcalloc(1, sizeof *dev);
+    *dev = (rn_device){.ops = &ref_ops, .name = "ref", .threads = 1, .host_memory = 1};
+    *out = dev;
+    return 0;
+}

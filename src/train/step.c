@@ -1,0 +1,91 @@
+#include "train/step.h"
+
+#include <math.h>
+#include <string.h>
+
+void rn_step_replicas_init(rn_step_replicas *r, const rn_params *p, int n)
+{
+    *r = (rn_step_replicas){.n = n,
+                            .stats = rn_xmalloc(p->n_stats * sizeof(float) + 1),
+                            .nbt = rn_xmalloc(p->n_nbt * sizeof(int64_t) + 1),
+                            .gsum = rn_xmalloc(p->n_param * sizeof(float) + 1)};
+}
+
+void rn_step_replicas_free(rn_step_replicas *r)
+{
+    free(r->stats), free(r->nbt), free(r->gsum);
+    memset(r, 0, sizeof *r);
+}
+
+static void span(const rn_train_hooks *hk, const char *name, int begin)
+{
+    if (begin && hk->span_begin) hk->span_begin(hk->ctx, name);
+    if (!begin && hk->span_end) hk->span_end(hk->ctx, name);
+}
+
+static double forward_backward(rn_model *m, const rn_step_batch *b, const rn_train_hooks *hk)
+{
+    span(hk, "forward", 1);
+    rn_model_forward(m, b->images, b->k, 1);
+    span(hk, "forward", 0);
+    span(hk, "backward", 1);
+    double loss = rn_model_backward(m, b->target, b->vis, b->have_depth);
+    span(hk, "backward", 0);
+    return loss;
+}
+
+static void bn_state_copy(rn_params *p, rn_step_replicas *r, int save)
+{
+    if (save) {
+        memcpy(r->stats, p->stats, p->n_stats * sizeof *p->stats);
+        memcpy(r->nbt, p->nbt, p->n_nbt * sizeof *p->nbt);
+    } else {
+        memcpy(p->stats, r->stats, p->n_stats * sizeof *p->stats);
+        memcpy(p->nbt, r->nbt, p->n_nbt * sizeof *p->nbt);
+    }
+}
+
+/* Replicas r->n - 1 .. 0 one after the other (see step.h); returns the mean loss. */
+static double replicas_forward_backward(rn_model *m, const rn_step_batch *b, rn_step_replicas *r,
+                                        const rn_train_hooks *hk)
+{
+    rn_params *p = m->p;
+    RN_ASSERT(m->dev->host_memory && r->n >= 2);
+    double loss = 0;
+    bn_state_copy(p, r, 1);
+    for (int e = r->n - 1; e >= 0; e--) {
+        bn_state_copy(p, r, 0);
+        rn_model_zero_grad(m);
+        loss += forward_backward(m, &b[e], hk);
+        m->dev->ops->synchronize(m->dev);
+        float *g = r->gsum;
+        for (size_t j = 0; j < p->n_param; j++) g[j] = e == r->n - 1 ? p->grad[j] : g[j] + p->grad[j];
+    }
+    float inv = 1.0f / (float)r->n;
+    for (size_t j = 0; j < p->n_param; j++) p->grad[j] = r->gsum[j] * inv;
+    return loss / r->n;
+}
+
+int rn_train_step(rn_model *m, rn_adam *opt, const rn_step_batch *b, rn_step_replicas *r, const rn_train_hooks *hk,
+                  double *loss, int *applied, rn_err *err)
+{
+    static const rn_train_hooks none = {0};
+    rn_params *p = m->p;
+    hk = hk ? hk : &none;
+    *applied = 0;
+    span(hk, "sync_weights", 1);
+    rn_model_sync_weights(m);
+    span(hk, "sync_weights", 0);
+    span(hk, "zero_grad", 1);
+    rn_model_zero_grad(m);
+    span(hk, "zero_grad", 0);
+    *loss = r ? replicas_forward_backward(m, b, r, hk) : forward_backward(m, b, hk);
+    int skip = hk->on_grads ? hk->on_grads(hk->ctx, p, loss, err) : 0;
+    if (skip < 0) return -1;
+    if (!isfinite(*loss)) return rn_err_set(err, "loss is %g", *loss);
+    span(hk, "optimizer", 1);
+    if (!skip) rn_adam_step(opt, m->dev, p->param, p->grad, p->m, p->v, p->n_param);
+    span(hk, "optimizer", 0);
+    *applied = !skip;
+    return 0;
+}

@@ -1,0 +1,1289 @@
+/* test_backend_ops: every op of the device interface, checked three ways.
+ *
+ * 1. The reference backend's own math (src/ref) against hand-worked values,
+ *    directly and through the ref device's op table.
+ * 2. Its backward ops against central finite differences of its forward ops
+ *    (inputs chosen away from the ReLU and max-pool kinks; an entry whose
+ *    perturbation flips a ReLU anyway is skipped and counted).
+ * 3. Every other compiled backend against the reference, op by op, over the
+ *    shapes and channel counts RootNet uses and every precision the backend
+ *    supports. A device that is not built in is reported "skipped".
+ *
+ * Each line names the op, the shape and the precision, the worst error and
+ * the tolerance; the run ends with "N passed, N failed".
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/rng.h"
+#include "core/status.h"
+#include "nn/device.h"
+#include "ref/ref.h"
+
+/* One line per check, and the check itself. A NaN error fails. */
+static void report(const char *op, const char *shape, const char *prec, double err, double tol)
+{
+    int ok = err <= tol;
+    printf("%-4s %-26s %-40s %-8s worst %-10.3g tol %.3g\n", ok ? "ok" : "FAIL", op, shape, prec, err, tol);
+    RN_CHECK(ok, "%s %s %s: worst error %g above tolerance %g", op, shape, prec, err, tol);
+}
+
+static float *fvec(size_t n) { return rn_xcalloc(n ? n : 1, sizeof(float)); }
+
+static float *randn(size_t n, double sd, rn_rng *r)
+{
+    float *v = fvec(n);
+    for (size_t i = 0; i < n; i++) v[i] = (float)(sd * rn_rng_normal(r));
+    return v;
+}
+
+/* Uniform with standard deviation sd (cheaper than randn for the big weight tensors). */
+static float *randu(size_t n, double sd, rn_rng *r)
+{
+    float *v = fvec(n);
+    for (size_t i = 0; i < n; i++) v[i] = (float)(sd * sqrt(3.0) * (2 * rn_rng_uniform(r) - 1));
+    return v;
+}
+
+static double dot(const float *a, const float *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)a[i] * b[i];
+    return s;
+}
+
+/* max |got - want| / max(|want|, floor): the error relative to the tensor's scale. */
+static double scaled_err(const float *got, const double *want, size_t n, double floor)
+{
+    double num = 0, den = floor;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (!(d <= num)) num = d; /* also catches NaN */
+        if (fabs(want[i]) > den) den = fabs(want[i]);
+    }
+    return num / den;
+}
+
+/* ---- 1. hand-worked values ---- */
+
+/* A hand case with `live` input channels and one output channel, run on device d as a
+ * 16 -> 16 channel conv (s.ic = s.oc = 16) whose other channels and weights are 0:
+ * x (live, IH, IW), w (live, KH, KW) = the live part of the PyTorch-layout weight,
+ * dy (OH, OW); y (OH, OW), dx (live, IH, IW) overwritten, dw (live, KH, KW) accumulated.
+ * Returns how many values outside the live channels came out non-zero. */
+static int conv16(rn_device *d, const rn_conv_shape *s, int live, const float *x, const float *w, const float *dy,
+                  float *y, float *dx, float *dw)
+{
+    size_t kk = (size_t)s->kh * s->kw, pin = (size_t)s->ih * s->iw, pout = (size_t)s->oh * s->ow;
+    float *x16 = fvec(16 * pin), *w16 = fvec(256 * kk), *dy16 = fvec(16 * pout), *dw16 = fvec(256 * kk);
+    float *y16 = fvec(16 * pout), *dx16 = fvec(16 * pin);
+    memcpy(x16, x, live * pin * sizeof *x);
+    memcpy(dy16, dy, pout * sizeof *dy);
+    for (int c = 0; c < live; c++) { /* weight (0, c) of a Conv2d, (c, 0) of a ConvTranspose2d */
+        size_t at = (s->transposed ? (size_t)c * 16 : (size_t)c) * kk;
+        memcpy(w16 + at, w + c * kk, kk * sizeof *w);
+        memcpy(dw16 + at, dw + c * kk, kk * sizeof *w);
+    }
+    rn_conv *c = NULL;
+    rn_err err = {0};
+    RN_ASSERT(!d->ops->conv_create(d, &c, s, &err));
+    d->ops->conv_set_weights(d, c, w16);
+    d->ops->conv_forward(d, c, y16, x16);
+    d->ops->conv_backward_weights(d, c, dw16, x16, dy16);
+    d->ops->conv_backward_data(d, c, dx16, dy16);
+    d->ops->conv_destroy(d, c);
+    int stray = 0;
+    for (size_t i = pout; i < 16 * pout; i++) stray += y16[i] != 0;
+    for (size_t i = live * pin; i < 16 * pin; i++) stray += dx16[i] != 0;
+    for (int c = 0; c < live; c++) {
+        size_t at = (s->transposed ? (size_t)c * 16 : (size_t)c) * kk;
+        memcpy(dw + c * kk, dw16 + at, kk * sizeof *dw);
+        memset(dw16 + at, 0, kk * sizeof *dw16);
+    }
+    for (size_t i = 0; i < 256 * kk; i++) stray += dw16[i] != 0;
+    memcpy(y, y16, pout * sizeof *y);
+    memcpy(dx, dx16, live * pin * sizeof *dx);
+    free(x16), free(w16), free(dy16), free(dw16), free(y16), free(dx16);
+    return stray;
+}
+
+static void hand_conv(rn_device *ref)
+{
+    /* 3x3 input 1..9, all-ones 3x3 kernel, stride 2, padding 1: each output sums a 2x2 corner. */
+    float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w[9], y[4];
+    for (int i = 0; i < 9; i++) w[i] = 1;
+    rn_ref_conv_dims d = {.n = 1, .ic = 1, .ih = 3, .iw = 3, .oc = 1, .oh = 2, .ow = 2, .kh = 3, .kw = 3,
+                          .sh = 2, .sw = 2, .ph = 1, .pw = 1};
+    rn_ref_conv_forward(y, x, w, &d);
+    double want[4] = {12, 16, 24, 28};
+    report("hand conv forward", "1x1x3x3 k3 s2 p1", "fp32", scaled_err(y, want, 4, 1), 0);
+    /* Backward-data of dy = 1: each input counts the outputs whose window holds it. */
+    float dy[4] = {1, 1, 1, 1}, dx[9];
+    rn_ref_conv_backward_data(dx, dy, w, &d);
+    double wdx[9] = {1, 2, 1, 2, 4, 2, 1, 2, 1};
+    report("hand conv backward_data", "1x1x3x3 k3 s2 p1", "fp32", scaled_err(dx, wdx, 9, 1), 0);
+    /* dw[kh][kw] += sum of the inputs under that tap over the 4 outputs, on top of dw = 1. */
+    float dw[9];
+    for (int i = 0; i < 9; i++) dw[i] = 1;
+    rn_ref_conv_backward_weights(dw, x, dy, &d);
+    double wdw[9] = {1 + 5, 1 + 4 + 6, 1 + 5, 1 + 2 + 8, 1 + 1 + 3 + 7 + 9, 1 + 2 + 8, 1 + 5, 1 + 4 + 6, 1 + 5};
+    report("hand conv backward_weights", "1x1x3x3 k3 s2 p1 (+=)", "fp32", scaled_err(dw, wdw, 9, 1), 0);
+    /* The same through the ref device's op table, as channel 0 of a 16-channel conv. */
+    rn_conv_shape s = {.n = 1, .ic = 16, .ih = 3, .iw = 3, .oc = 16, .oh = 2, .ow = 2, .kh = 3, .kw = 3,
+                       .sh = 2, .sw = 2, .ph = 1, .pw = 1};
+    for (int i = 0; i < 9; i++) dw[i] = 1;
+    int stray = conv16(ref, &s, 1, x, w, dy, y, dx, dw);
+    double e = fmax(scaled_err(y, want, 4, 1), fmax(scaled_err(dx, wdx, 9, 1), scaled_err(dw, wdw, 9, 1)));
+    report("hand conv on the ref device", "16x3x3 k3 s2 p1, channel 0", "fp32", e + stray, 0);
+}
+
+static void hand_deconv(rn_device *ref)
+{
+    /* ConvTranspose2d, 1x2 input [1, 10], 1x3 kernel [1, 2, 3], stride 2: the two copies overlap at column 2. */
+    float x[2] = {1, 10}, w[3] = {1, 2, 3}, y[5];
+    rn_ref_conv_dims d = {.n = 1, .ic = 1, .ih = 1, .iw = 2, .oc = 1, .oh = 1, .ow = 5, .kh = 1, .kw = 3,
+                          .sh = 1, .sw = 2, .ph = 0, .pw = 0};
+    rn_ref_deconv_forward(y, x, w, &d);
+    double want[5] = {1, 2, 3 + 10, 20, 30};
+    report("hand deconv forward", "1x1x1x2 k1x3 s2", "fp32", scaled_err(y, want, 5, 1), 0);
+    /* With padding 1 the first and last columns are cut: [2, 13, 20]. */
+    rn_ref_conv_dims dp = d;
+    dp.pw = 1, dp.ow = 3;
+    rn_ref_deconv_forward(y, x, w, &dp);
+    double wantp[3] = {2, 13, 20};
+    report("hand deconv forward", "1x1x1x2 k1x3 s2 p1", "fp32", scaled_err(y, wantp, 3, 1), 0);
+    /* Two channels in, the weight is (IC, OC, KH, KW): channel 1's kernel is [4, 5, 6]. */
+    float x2[4] = {1, 10, 2, 0}, w2[6] = {1, 2, 3, 4, 5, 6}, y2[5];
+    rn_ref_conv_dims d2 = d;
+    d2.ic = 2;
+    rn_ref_deconv_forward(y2, x2, w2, &d2);
+    double want2[5] = {1 + 8, 2 + 10, 13 + 12, 20, 30};
+    report("hand deconv forward", "1x2x1x2 k1x3 s2 (IC,OC,K)", "fp32", scaled_err(y2, want2, 5, 1), 0);
+    float dy[5] = {1, 0, 0, 0, 1}, dx[2];
+    rn_ref_deconv_backward_data(dx, dy, w, &d);
+    double wdx[2] = {1, 3};
+    report("hand deconv backward_data", "1x1x1x2 k1x3 s2", "fp32", scaled_err(dx, wdx, 2, 1), 0);
+    float dw[3] = {0, 0, 0};
+    rn_ref_deconv_backward_weights(dw, x, dy, &d);
+    double wdw[3] = {1, 0, 10};
+    report("hand deconv backward_weights", "1x1x1x2 k1x3 s2", "fp32", scaled_err(dw, wdw, 3, 1), 0);
+    /* The two-channel case through the ref device. dx: [1, 3] from channel 0's kernel and
+     * [4, 6] from channel 1's; dw[c][kw] = sum over iw of x[c][iw] dy[2 iw + kw]. */
+    rn_conv_shape s = {.n = 1, .ic = 16, .ih = 1, .iw = 2, .oc = 16, .oh = 1, .ow = 5, .kh = 1, .kw = 3,
+                       .sh = 1, .sw = 2, .transposed = 1};
+    float dx2[4], dw2[6] = {0};
+    int stray = conv16(ref, &s, 2, x2, w2, dy, y2, dx2, dw2);
+    double wdx2[4] = {1, 3, 4, 6}, wdw2[6] = {1, 0, 10, 2, 0, 0};
+    double e = fmax(scaled_err(y2, want2, 5, 1), fmax(scaled_err(dx2, wdx2, 4, 1), scaled_err(dw2, wdw2, 6, 1)));
+    report("hand deconv on the ref device", "16x1x2 k1x3 s2, channels 0-1", "fp32", e + stray, 0);
+}
+
+/* The ops below run on the ref device through its op table, on host arrays
+ * (its memory is host memory), so its wrapper is checked along with the math. */
+static void hand_bn(rn_device *d)
+{
+    const rn_device_ops *op = d->ops;
+    /* One channel, x = 1, 2, 3, 4 as (N, C, H, W) = (2, 1, 1, 2): mean 2.5, biased var 1.25, unbiased 5/3. */
+    rn_act_shape a = {2, 1, 1, 2, RN_ACT_F32};
+    float x[4] = {1, 2, 3, 4}, mean, var, y[4];
+    double sums[3];
+    op->bn_sums(d, sums, x, &a);
+    op->bn_stats(d, &mean, &var, sums, sums[2], 1);
+    double ms[2] = {2.5, 1.25};
+    float got[2] = {mean, var};
+    report("hand bn sums + stats", "2x1x1x2", "fp32", scaled_err(got, ms, 2, 1) + fabs(sums[2] - 4), 0);
+    float rm = 0, rv = 1;
+    op->bn_update_running(d, &rm, &rv, &mean, &var, 0.1, 4, 1);
+    double rs[2] = {0.25, 0.9 + 0.1 * 5.0 / 3.0};
+    float rgot[2] = {rm, rv};
+    report("hand bn running update", "momentum 0.1, count 4", "fp32", scaled_err(rgot, rs, 2, 1), 1e-7);
+    float g = 2, b = 1;
+    float scale, shift;
+    op->bn_fold(d, &scale, &shift, &mean, &var, &g, &b, 1);
+    op->bn_apply(d, y, x, &scale, &shift, 0, &a);
+    double is = 1 / sqrt(1.25 + 1e-5), wy[4] = {1 - 3 * is, 1 - is, 1 + is, 1 + 3 * is};
+    report("hand bn fold + apply", "gamma 2 beta 1", "fp32", scaled_err(y, wy, 4, 1), 1e-7);
+    op->bn_apply(d, y, x, &scale, &shift, 1, &a);
+    double wyr[4] = {0, 1 - is, 1 + is, 1 + 3 * is};
+    report("hand bn apply + relu", "gamma 2 beta 1", "fp32", scaled_err(y, wyr, 4, 1), 1e-7);
+    /* Block ends: ReLU(x s + h + r) and ReLU(x s + h + x2 s2 + h2), scale 2, shift -5. */
+    float s2 = 2, h2 = -5, r[4] = {10, -1, 0.5f, 0}, x2[4] = {0, 1, 2, 3};
+    op->bn_add_relu(d, y, x, &s2, &h2, r, &a);
+    double wa[4] = {7, 0, 1.5, 3};
+    report("hand bn add relu", "residual", "fp32", scaled_err(y, wa, 4, 1), 0);
+    op->bn2_add_relu(d, y, x, &s2, &h2, x2, &s2, &h2, &a);
+    double wa2[4] = {0, 0, 0, 4};
+    report("hand bn2 add relu", "downsample branch", "fp32", scaled_err(y, wa2, 4, 1), 0);
+    /* dy = (1, 0, 0, 0): sum dz = 1, sum dz (x - mean) = -1.5; dgamma = -1.5 is, dbeta = 1. */
+    float dy[4] = {1, 0, 0, 0}, dx[4], dg = 0, db = 0;
+    op->bn_backward_sums(d, sums, dy, NULL, x, &mean, &a);
+    op->bn_backward_params(d, &dg, &db, sums, &var, 1);
+    op->bn_backward_data(d, dx, dy, NULL, x, &mean, &var, &g, sums, 4, &a);
+    float pg[2] = {dg, db};
+    double wp[2] = {-1.5 * is, 1};
+    report("hand bn backward params", "dy = e0", "fp32", scaled_err(pg, wp, 2, 1), 1e-7);
+    double wdx[4];
+    for (int i = 0; i < 4; i++) wdx[i] = 2 * is * ((i == 0) - 0.25 - (x[i] - 2.5) * is * is * -1.5 / 4);
+    report("hand bn backward data", "dy = e0", "fp32", scaled_err(dx, wdx, 4, 1), 1e-7);
+    /* A ReLU after the BN that was off at element 0 stops its gradient entirely. */
+    float relu_out[4] = {0, 1, 1, 1};
+    op->bn_backward_sums(d, sums, dy, relu_out, x, &mean, &a);
+    double wz[2] = {0, 0};
+    float zs[2] = {(float)sums[0], (float)sums[1]};
+    report("hand bn backward relu mask", "relu_out[0] = 0", "fp32", scaled_err(zs, wz, 2, 1), 0);
+}
+
+static void hand_pool_gap(rn_device *d)
+{
+    const rn_device_ops *op = d->ops;
+    rn_act_shape a = {1, 1, 3, 3, RN_ACT_F32};
+    /* All-equal 3x3 input: PyTorch routes each output's gradient to the first
+     * element of its window in scan order: (0,0), (0,1), (1,0), (1,1). */
+    float x[9], y[4], dy[4] = {1, 2, 3, 4}, dx[9];
+    for (int i = 0; i < 9; i++) x[i] = 5;
+    op->maxpool_forward(d, y, x, &a, 2, 2);
+    double wy[4] = {5, 5, 5, 5};
+    report("hand maxpool forward", "ties 1x1x3x3", "fp32", scaled_err(y, wy, 4, 1), 0);
+    op->maxpool_backward(d, dx, dy, x, &a, 2, 2);
+    double wdx[9] = {1, 2, 0, 3, 4, 0, 0, 0, 0};
+    report("hand maxpool backward", "ties: first max", "fp32", scaled_err(dx, wdx, 9, 1), 0);
+    /* All negative: the padding is not a 0 that could win. */
+    float x2[9] = {-1, -2, -3, -4, -5, -6, -7, -8, -9};
+    op->maxpool_forward(d, y, x2, &a, 2, 2);
+    double wy2[4] = {-1, -2, -4, -5};
+    report("hand maxpool forward", "negative 1x1x3x3", "fp32", scaled_err(y, wy2, 4, 1), 0);
+    float g[2], gx[6] = {1, 2, 3, 4, 5, 6}, gd[2] = {3, 6}, gdx[6] = {1, 1, 1, 1, 1, 1};
+    rn_act_shape ag = {2, 1, 1, 3, RN_ACT_F32};
+    op->gap_forward(d, g, gx, &ag);
+    double wg[2] = {2, 5};
+    report("hand gap forward", "2x1x3", "fp32", scaled_err(g, wg, 2, 1), 0);
+    op->gap_backward(d, gdx, gd, &ag);
+    double wgd[6] = {2, 2, 2, 3, 3, 3};
+    report("hand gap backward", "2x1x3 (+=)", "fp32", scaled_err(gdx, wgd, 6, 1), 0);
+}
+
+static void hand_head(rn_device *d)
+{
+    const rn_device_ops *op = d->ops;
+    rn_act_shape a2 = {2, 1, 2, 3, RN_ACT_F32};
+    /* a = 0: uniform softmax over a 2x3 grid, x = mean column = 1, y = mean row = 0.5. */
+    float a[12] = {0}, w = 1, b = 3, coord[4], prob[12];
+    a[6 + 2] = 40; /* sample 1, channel 0, position (0, 2): dominates */
+    op->xy_forward(d, coord, prob, a, &w, &b, &a2);
+    double wc[4] = {1, 0.5, 2, 0};
+    report("hand xy forward", "2x1x2x3", "fp32", scaled_err(coord, wc, 4, 1), 1e-7);
+    /* d x / d logit_p = prob_p (col_p - x): at a uniform 2x3 softmax, (c - 1) / 6; sample 1 gets no gradient. */
+    float dc[4] = {1, 0, 0, 0}, da[12], dw = 0, db = 0;
+    op->xy_backward(d, da, &dw, &db, dc, prob, a, &w, &a2);
+    double wda[12] = {-1 / 6.0, 0, 1 / 6.0, -1 / 6.0, 0, 1 / 6.0};
+    report("hand xy backward", "uniform softmax", "fp32", scaled_err(da, wda, 12, 1), 1e-7);
+    float feat[4] = {1, 2, 3, 4}, dwt[2] = {0.5f, -1}, dbias = 2, k[2] = {10, 100}, depth[2], gam[2];
+    op->depth_forward(d, depth, gam, feat, dwt, &dbias, k, 2, 2);
+    double wd[2] = {(0.5 - 2 + 2) * 10, (1.5 - 4 + 2) * 100};
+    report("hand depth forward", "2x2", "fp32", scaled_err(depth, wd, 2, 1), 0);
+    /* loss: sample 0 off by (1, -2, 3) visible with depth, sample 1 off by (4, 0, 5) invisible. */
+    float c[6] = {1, -2, 3, 4, 0, 5}, t[6] = {0}, vis[2] = {1, 0}, hd[2] = {1, 1}, dxy[4], dd[2];
+    double loss;
+    op->loss(d, &loss, dxy, dd, c, t, vis, hd, 2, 2);
+    float lf = (float)loss;
+    double wl = (1 + 2 + 3) / 3.0 / 2;
+    report("hand loss", "N=2", "fp32", scaled_err(&lf, &wl, 1, 1), 1e-7);
+    /* Gradient sign(e) v / (3N), times the loss scale 2. */
+    double wdxy[4] = {2 / 6.0, -2 / 6.0, 0, 0}, wdd[2] = {2 / 6.0, 0};
+    report("hand loss gradient", "N=2 scale 2", "fp32", fmax(scaled_err(dxy, wdxy, 4, 1), scaled_err(dd, wdd, 2, 1)),
+           1e-7);
+    float xy[4] = {1, 2, 3, 4}, co[6];
+    op->coords(d, co, xy, dd, 2);
+    double wco[6] = {1, 2, 2 / 6.0, 3, 4, 0};
+    report("hand coords", "N=2", "fp32", scaled_err(co, wco, 6, 1), 1e-7);
+}
+
+static void hand_adam(rn_device *d)
+{
+    const rn_device_ops *op = d->ops;
+    rn_adam_args h = {.lr = 0.1, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .step = 1};
+    /* Step 1 from zero moments: m = 0.1 g, v = 0.001 g^2, both bias corrections
+     * undo the betas exactly, so the update is lr * g / (|g| + eps). */
+    float p[2] = {1, -1}, m[2] = {0, 0}, v[2] = {0, 0}, g[2] = {0.5f, -4};
+    op->adam(d, p, g, m, v, 2, &h);
+    double wp[2] = {1 - 0.1 * 0.5 / (0.5 + 1e-8), -1 + 0.1 * 4 / (4 + 1e-8)};
+    report("hand adam step 1", "n=2", "fp32", scaled_err(p, wp, 2, 1), 1e-7);
+    /* Step 2 with the same g: m = 0.19 g, v = 0.001999 g^2, corrections 0.19 and 0.001999. */
+    h.step = 2;
+    op->adam(d, p, g, m, v, 2, &h);
+    double wp2[2] = {wp[0] - 0.1 * 0.5 / (0.5 + 1e-8), wp[1] + 0.1 * 4 / (4 + 1e-8)};
+    report("hand adam step 2", "n=2", "fp32", scaled_err(p, wp2, 2, 1), 1e-7);
+    double wm[2] = {0.19 * 0.5, 0.19 * -4}, wv[2] = {0.001999 * 0.25, 0.001999 * 16};
+    report("hand adam moments", "n=2", "fp32", fmax(scaled_err(m, wm, 2, 1e-30), scaled_err(v, wv, 2, 1e-30)), 1e-7);
+    float gs[3] = {2, -4, 8};
+    int fin = op->unscale_check(d, gs, 3, 0.25f);
+    double wg[3] = {0.5, -1, 2};
+    report("hand unscale", "finite", "fp32", scaled_err(gs, wg, 3, 1) + (fin != 1), 0);
+    float gi[3] = {1, INFINITY, 2}, gn[2] = {NAN, 0};
+    int fi = op->unscale_check(d, gi, 3, 1.0f), fn = op->unscale_check(d, gn, 2, 0.5f);
+    report("hand unscale", "inf, nan -> not finite", "fp32", fi + fn, 0);
+}
+
+/* ---- 2. finite differences of the reference's own ops ---- */
+
+/* The loss whose gradient is checked, evaluated at the current inputs; sig
+ * is a signature of the kinks (ReLU pattern) the evaluation went through. */
+typedef double (*fd_loss)(void *ctx, unsigned long *sig);
+
+#define FD_SAMPLES 24
+
+/* Worst |central difference - analytic| over up to FD_SAMPLES random entries
+ * of v, relative to max |analytic|. Entries whose +-h evaluations cross a
+ * kink (signature changes) are skipped and counted in *skipped. */
+static double fd_check(float *v, size_t n, const float *an, double h, fd_loss f, void *ctx, rn_rng *r, int *skipped)
+{
+    unsigned long s0, sp, sm;
+    f(ctx, &s0);
+    double worst = 0, scale = 1e-30;
+    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(an[i]));
+    for (int k = 0; k < FD_SAMPLES; k++) {
+        size_t i = rn_rng_below(r, n);
+        float keep = v[i], hi = (float)(keep + h), lo = (float)(keep - h);
+        v[i] = hi;
+        double lp = f(ctx, &sp);
+        v[i] = lo;
+        double lm = f(ctx, &sm);
+        v[i] = keep;
+        if (sp != s0 || sm != s0) {
+            (*skipped)++;
+            continue;
+        }
+        double fd = (lp - lm) / ((double)hi - lo), d = fabs(fd - an[i]);
+        if (!(d <= worst)) worst = d;
+    }
+    return worst / scale;
+}
+
+static unsigned long relu_sig(const float *y, size_t n)
+{
+    unsigned long s = 1469598103934665603ul;
+    for (size_t i = 0; i < n; i++) s = (s ^ (y[i] > 0)) * 1099511628211ul;
+    return s;
+}
+
+typedef struct conv_fd {
+    rn_ref_conv_dims d;
+    int transposed;
+    float *x, *w, *y, *r;
+} conv_fd;
+
+static size_t conv_nx(const rn_ref_conv_dims *d) { return (size_t)d->n * d->ic * d->ih * d->iw; }
+static size_t conv_ny(const rn_ref_conv_dims *d) { return (size_t)d->n * d->oc * d->oh * d->ow; }
+static size_t conv_nw(const rn_ref_conv_dims *d) { return (size_t)d->oc * d->ic * d->kh * d->kw; }
+
+static double conv_loss(void *ctx, unsigned long *sig)
+{
+    conv_fd *c = ctx;
+    (c->transposed ? rn_ref_deconv_forward : rn_ref_conv_forward)(c->y, c->x, c->w, &c->d);
+    *sig = 0;
+    return dot(c->r, c->y, conv_ny(&c->d));
+}
+
+static void fd_conv(rn_ref_conv_dims d, int transposed, const char *shape, rn_rng *r)
+{
+    conv_fd c = {.d = d, .transposed = transposed};
+    size_t nx = conv_nx(&d), ny = conv_ny(&d), nw = conv_nw(&d);
+    c.x = randn(nx, 1, r), c.w = randn(nw, 1, r), c.y = fvec(ny), c.r = randn(ny, 1, r);
+    float *dx = fvec(nx), *dw = fvec(nw);
+    if (transposed) {
+        rn_ref_deconv_backward_data(dx, c.r, c.w, &d);
+        rn_ref_deconv_backward_weights(dw, c.x, c.r, &d);
+    } else {
+        rn_ref_conv_backward_data(dx, c.r, c.w, &d);
+        rn_ref_conv_backward_weights(dw, c.x, c.r, &d);
+    }
+    int sk = 0;
+    char op[64];
+    snprintf(op, sizeof op, "fd %s backward_data", transposed ? "deconv" : "conv");
+    report(op, shape, "fp32", fd_check(c.x, nx, dx, 1e-2, conv_loss, &c, r, &sk), 1e-4);
+    snprintf(op, sizeof op, "fd %s backward_weights", transposed ? "deconv" : "conv");
+    report(op, shape, "fp32", fd_check(c.w, nw, dw, 1e-2, conv_loss, &c, r, &sk), 1e-4);
+    free(c.x), free(c.w), free(c.y), free(c.r), free(dx), free(dw);
+}
+
+typedef struct bn_fd {
+    int N, C, HW, relu;
+    float *x, *gamma, *beta, *y, *r, *mean, *var, *scale, *shift;
+    double *sums;
+} bn_fd;
+
+static double bn_loss(void *ctx, unsigned long *sig)
+{
+    bn_fd *b = ctx;
+    size_t n = (size_t)b->N * b->C * b->HW;
+    rn_ref_bn_sums(b->sums, b->x, b->N, b->C, b->HW);
+    rn_ref_bn_stats_from_sums(b->mean, b->var, b->sums, (double)b->N * b->HW, b->C);
+    rn_ref_bn_fold(b->scale, b->shift, b->mean, b->var, b->gamma, b->beta, b->C);
+    rn_ref_bn_apply(b->y, b->x, b->scale, b->shift, b->relu, b->N, b->C, b->HW);
+    *sig = b->relu ? relu_sig(b->y, n) : 0;
+    return dot(b->r, b->y, n);
+}
+
+/* Train-mode BN (+ReLU): dx, dgamma, dbeta against finite differences. */
+static void fd_bn(int N, int C, int H, int W, int relu, rn_rng *r)
+{
+    int HW = H * W;
+    size_t n = (size_t)N * C * HW;
+    bn_fd b = {.N = N, .C = C, .HW = HW, .relu = relu};
+    b.x = randn(n, 2, r), b.gamma = randn(C, 1, r), b.beta = randn(C, 0.5, r), b.y = fvec(n), b.r = randn(n, 1, r);
+    b.mean = fvec(C), b.var = fvec(C), b.scale = fvec(C), b.shift = fvec(C);
+    b.sums = rn_xmalloc(2 * (size_t)C * sizeof *b.sums);
+    for (size_t i = 0; i < n; i++) b.x[i] += 3; /* an offset the mean must remove */
+    unsigned long sig;
+    bn_loss(&b, &sig);
+    float *dx = fvec(n), *dg = fvec(C), *db = fvec(C);
+    rn_ref_bn_backward_sums(b.sums, b.r, relu ? b.y : NULL, b.x, b.mean, N, C, HW);
+    rn_ref_bn_backward_params(dg, db, b.sums, b.var, C);
+    rn_ref_bn_backward_data(dx, b.r, relu ? b.y : NULL, b.x, b.mean, b.var, b.gamma, b.sums, (double)N * HW, N, C, HW);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%dx%dx%dx%d%s", N, C, H, W, relu ? " +relu" : "");
+    int sk = 0;
+    report("fd bn backward_data", shape, "fp32", fd_check(b.x, n, dx, 1e-3, bn_loss, &b, r, &sk), 2e-3);
+    report("fd bn backward gamma", shape, "fp32", fd_check(b.gamma, C, dg, 1e-3, bn_loss, &b, r, &sk), 2e-3);
+    report("fd bn backward beta", shape, "fp32", fd_check(b.beta, C, db, 1e-3, bn_loss, &b, r, &sk), 2e-3);
+    if (sk) printf("     (fd bn %s: %d entries skipped, their +-h crossed a ReLU kink)\n", shape, sk);
+    free(b.x), free(b.gamma), free(b.beta), free(b.y), free(b.r), free(b.mean), free(b.var), free(b.sums);
+    free(b.scale), free(b.shift);
+    free(dx), free(dg), free(db);
+}
+
+typedef struct pool_fd {
+    int N, C, H, W, OH, OW;
+    float *x, *y, *r;
+} pool_fd;
+
+static double pool_loss(void *ctx, unsigned long *sig)
+{
+    pool_fd *p = ctx;
+    rn_ref_maxpool_forward(p->y, p->x, p->N, p->C, p->H, p->W, p->OH, p->OW);
+    *sig = 0;
+    return dot(p->r, p->y, (size_t)p->N * p->C * p->OH * p->OW);
+}
+
+/* Max-pool on distinct values at least 0.01 apart, perturbed by 1e-3: no kink is crossed. */
+static void fd_pool(int N, int C, int H, int W, rn_rng *r)
+{
+    pool_fd p = {.N = N, .C = C, .H = H, .W = W, .OH = (H - 1) / 2 + 1, .OW = (W - 1) / 2 + 1};
+    size_t n = (size_t)N * C * H * W, ny = (size_t)N * C * p.OH * p.OW;
+    p.x = fvec(n), p.y = fvec(ny), p.r = randn(ny, 1, r);
+    for (size_t i = 0; i < n; i++) p.x[i] = (float)(0.01 * i);
+    for (size_t i = n - 1; i > 0; i--) { /* shuffle */
+        size_t j = rn_rng_below(r, i + 1);
+        float t = p.x[i];
+        p.x[i] = p.x[j], p.x[j] = t;
+    }
+    float *dx = fvec(n);
+    rn_ref_maxpool_backward(dx, p.r, p.x, N, C, H, W, p.OH, p.OW);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%dx%dx%dx%d", N, C, H, W);
+    int sk = 0;
+    report("fd maxpool backward", shape, "fp32", fd_check(p.x, n, dx, 1e-3, pool_loss, &p, r, &sk), 1e-3);
+    free(p.x), free(p.y), free(p.r), free(dx);
+}
+
+typedef struct head_fd {
+    int N, C, H, W;
+    float *a, *w, *b, *coord, *prob, *r; /* xy */
+    float *feat, *dw, *db, *k, *depth, *gam, *rd; /* depth */
+} head_fd;
+
+static double xy_loss(void *ctx, unsigned long *sig)
+{
+    head_fd *h = ctx;
+    rn_ref_xy_forward(h->coord, h->prob, h->a, h->w, h->b, h->N, h->C, h->H, h->W);
+    *sig = 0;
+    return dot(h->r, h->coord, 2 * (size_t)h->N);
+}
+
+static double depth_loss(void *ctx, unsigned long *sig)
+{
+    head_fd *h = ctx;
+    rn_ref_depth_forward(h->depth, h->gam, h->feat, h->dw, h->db, h->k, h->N, h->C);
+    *sig = 0;
+    return dot(h->rd, h->depth, (size_t)h->N);
+}
+
+static void fd_head(int N, int C, int H, int W, rn_rng *r)
+{
+    head_fd h = {.N = N, .C = C, .H = H, .W = W};
+    size_t na = (size_t)N * C * H * W;
+    h.a = randn(na, 1, r), h.w = randn(C, 1.0 / sqrt(C), r), h.b = randn(1, 1, r);
+    h.coord = fvec(2 * (size_t)N), h.prob = fvec((size_t)N * H * W), h.r = randn(2 * (size_t)N, 1, r);
+    unsigned long sig;
+    xy_loss(&h, &sig);
+    float *da = fvec(na), *dw = fvec(C), db = 0;
+    rn_ref_xy_backward(da, dw, &db, h.r, h.prob, h.a, h.w, N, C, H, W);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%dx%dx%dx%d", N, C, H, W);
+    int sk = 0;
+    report("fd xy backward da", shape, "fp32", fd_check(h.a, na, da, 1e-3, xy_loss, &h, r, &sk), 2e-3);
+    report("fd xy backward dw", shape, "fp32", fd_check(h.w, C, dw, 1e-3, xy_loss, &h, r, &sk), 2e-3);
+    /* The softmax ignores a shift of every logit, so d/db is exactly 0. */
+    report("xy backward db = 0", shape, "fp32", fabs(db), 1e-6);
+
+    h.feat = randn((size_t)N * C, 1, r), h.dw = randn(C, 1, r), h.db = randn(1, 1, r), h.k = randn(N, 3, r);
+    h.depth = fvec(N), h.gam = fvec(N), h.rd = randn(N, 1, r);
+    float *dfeat = fvec((size_t)N * C), *ddw = fvec(C), ddb = 0;
+    rn_ref_depth_backward(dfeat, ddw, &ddb, h.rd, h.feat, h.dw, h.k, N, C);
+    snprintf(shape, sizeof shape, "%dx%d", N, C);
+    report("fd depth backward dfeat", shape, "fp32", fd_check(h.feat, (size_t)N * C, dfeat, 1e-2, depth_loss, &h, r, &sk), 1e-4);
+    report("fd depth backward dw", shape, "fp32", fd_check(h.dw, C, ddw, 1e-2, depth_loss, &h, r, &sk), 1e-4);
+    report("fd depth backward db", shape, "fp32", fd_check(h.db, 1, &ddb, 1e-2, depth_loss, &h, r, &sk), 1e-4);
+    free(h.a), free(h.w), free(h.b), free(h.coord), free(h.prob), free(h.r), free(da), free(dw);
+    free(h.feat), free(h.dw), free(h.db), free(h.k), free(h.depth), free(h.gam), free(h.rd), free(dfeat), free(ddw);
+}
+
+typedef struct simple_fd {
+    int N, C, HW;
+    float *x, *y, *r;
+    float *target, *vis, *hd; /* loss */
+} simple_fd;
+
+static double gap_loss(void *ctx, unsigned long *sig)
+{
+    simple_fd *s = ctx;
+    rn_ref_gap_forward(s->y, s->x, s->N, s->C, s->HW);
+    *sig = 0;
+    return dot(s->r, s->y, (size_t)s->N * s->C);
+}
+
+static double relu_loss(void *ctx, unsigned long *sig)
+{
+    simple_fd *s = ctx;
+    size_t n = (size_t)s->N * s->C * s->HW;
+    rn_ref_relu_forward(s->y, s->x, n);
+    *sig = relu_sig(s->y, n);
+    return dot(s->r, s->y, n);
+}
+
+static double l1_loss(void *ctx, unsigned long *sig)
+{
+    simple_fd *s = ctx;
+    *sig = 0;
+    return rn_ref_loss(NULL, NULL, s->x, s->target, s->vis, s->hd, 1, s->N);
+}
+
+static void fd_simple(int N, int C, int HW, rn_rng *r)
+{
+    size_t n = (size_t)N * C * HW;
+    simple_fd s = {.N = N, .C = C, .HW = HW};
+    s.x = randn(n, 1, r), s.y = fvec(n), s.r = randn(n, 1, r);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%dx%dx%d", N, C, HW);
+    int sk = 0;
+    float *dx = fvec(n);
+    rn_ref_gap_backward(dx, s.r, N, C, HW);
+    report("fd gap backward", shape, "fp32", fd_check(s.x, n, dx, 1e-2, gap_loss, &s, r, &sk), 1e-4);
+    for (size_t i = 0; i < n; i++) s.x[i] += s.x[i] < 0 ? -0.05f : 0.05f; /* away from the kink */
+    rn_ref_relu_forward(s.y, s.x, n);
+    memcpy(dx, s.r, n * sizeof *dx);
+    rn_ref_relu_backward(dx, s.y, n);
+    report("fd relu backward", shape, "fp32", fd_check(s.x, n, dx, 1e-3, relu_loss, &s, r, &sk), 1e-3);
+    free(s.x), free(s.y), free(s.r), free(dx);
+
+    /* L1 loss over N samples, every error at least 0.05 from 0; vis and have_depth in {0, 1}. */
+    s.x = randn(3 * (size_t)N, 1, r), s.target = fvec(3 * (size_t)N), s.vis = fvec(N), s.hd = fvec(N);
+    for (int i = 0; i < 3 * N; i++) s.target[i] = s.x[i] + (i % 2 ? 0.05f : -0.07f) * (1 + i % 5);
+    for (int i = 0; i < N; i++) s.vis[i] = i % 3 != 1, s.hd[i] = i % 4 != 2;
+    float *dc = fvec(3 * (size_t)N), *dxy = fvec(2 * (size_t)N), *dd = fvec(N);
+    rn_ref_loss(dxy, dd, s.x, s.target, s.vis, s.hd, 1, N);
+    rn_ref_coords(dc, dxy, dd, N);
+    snprintf(shape, sizeof shape, "N=%d", N);
+    report("fd loss gradient", shape, "fp32", fd_check(s.x, 3 * (size_t)N, dc, 1e-3, l1_loss, &s, r, &sk), 1e-3);
+    free(s.x), free(s.target), free(s.vis), free(s.hd), free(dc), free(dxy), free(dd);
+}
+
+static void finite_differences(rn_rng *r)
+{
+    rn_ref_conv_dims stem = {.n = 2, .ic = 3, .ih = 13, .iw = 10, .oc = 4, .oh = 7, .ow = 5, .kh = 7, .kw = 7,
+                             .sh = 2, .sw = 2, .ph = 3, .pw = 3};
+    fd_conv(stem, 0, "2x3x13x10 -> 4 k7 s2 p3", r);
+    rn_ref_conv_dims k3 = {.n = 1, .ic = 5, .ih = 7, .iw = 6, .oc = 6, .oh = 7, .ow = 6, .kh = 3, .kw = 3,
+                           .sh = 1, .sw = 1, .ph = 1, .pw = 1};
+    fd_conv(k3, 0, "1x5x7x6 -> 6 k3 s1 p1", r);
+    rn_ref_conv_dims down = {.n = 2, .ic = 6, .ih = 7, .iw = 5, .oc = 8, .oh = 4, .ow = 3, .kh = 1, .kw = 1,
+                             .sh = 2, .sw = 2, .ph = 0, .pw = 0};
+    fd_conv(down, 0, "2x6x7x5 -> 8 k1 s2", r);
+    rn_ref_conv_dims k3s2 = {.n = 1, .ic = 4, .ih = 9, .iw = 8, .oc = 5, .oh = 5, .ow = 4, .kh = 3, .kw = 3,
+                             .sh = 2, .sw = 2, .ph = 1, .pw = 1};
+    fd_conv(k3s2, 0, "1x4x9x8 -> 5 k3 s2 p1", r);
+    rn_ref_conv_dims up = {.n = 2, .ic = 4, .ih = 3, .iw = 5, .oc = 3, .oh = 6, .ow = 10, .kh = 4, .kw = 4,
+                           .sh = 2, .sw = 2, .ph = 1, .pw = 1};
+    fd_conv(up, 1, "2x4x3x5 -> 3 k4 s2 p1", r);
+    fd_bn(2, 3, 5, 3, 0, r);
+    fd_bn(1, 4, 3, 7, 1, r);
+    fd_pool(2, 3, 7, 6, r);
+    fd_pool(1, 2, 8, 5, r);
+    fd_head(2, 5, 3, 4, r);
+    fd_head(1, 7, 5, 2, r);
+    fd_simple(3, 4, 5, r);
+}
+
+/* ---- 3. every compiled device against the reference device ---- */
+
+#define U32 (1.0 / 16777216.0) /* fp32 unit roundoff, 2^-24 */
+#define U16 (1.0 / 256.0)      /* bf16 unit roundoff, 2^-8 */
+
+typedef struct prec {
+    const char *name;
+    rn_compute compute;
+    rn_act_type act;
+} prec;
+
+static const prec PRECS[] = {
+    {"fp32", RN_COMPUTE_F32, RN_ACT_F32},
+    {"bf16", RN_COMPUTE_BF16, RN_ACT_F32},
+    {"bf16-o2", RN_COMPUTE_BF16, RN_ACT_BF16},
+};
+
+/* The device under test in one precision, and the reference device (fp32). */
+typedef struct pair {
+    rn_device *dev, *ref;
+    prec p;
+} pair;
+
+/* Tolerance of an op that computes in fp32 (k32 float roundings' worth) and
+ * rounds what it writes once to the activation type when out_act. */
+static double tol_op(const pair *pr, double k32, int out_act)
+{
+    return k32 * U32 + (out_act && pr->p.act == RN_ACT_BF16 ? U16 : 0);
+}
+
+/* Tolerance of a conv output: in bf16 compute each product has up to two
+ * roundings (input, weight) of 2^-8 with random signs, and the worst element
+ * of the tensor gets a margin of 2: 4 * 2^-8. */
+static double tol_conv(const pair *pr, double k32, int out_act)
+{
+    return (pr->p.compute == RN_COMPUTE_BF16 ? 4 * U16 : k32 * U32) + (out_act && pr->p.act == RN_ACT_BF16 ? U16 : 0);
+}
+
+static double scaled_err_f(const float *got, const float *want, size_t n)
+{
+    double num = 0, den = 1e-30;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (!(d <= num)) num = d;
+        if (fabs(want[i]) > den) den = fabs(want[i]);
+    }
+    return num / den;
+}
+
+static void cmp(const pair *pr, const char *op, const char *shape, const float *got, const float *want, size_t n,
+                double tol)
+{
+    report(op, shape, pr->p.name, scaled_err_f(got, want, n), tol);
+}
+
+/* Device k of the pair (0 under test, 1 reference) and the activation type it runs. */
+static rn_device *pick(const pair *pr, int k) { return k ? pr->ref : pr->dev; }
+static rn_act_type pick_act(const pair *pr, int k) { return k ? RN_ACT_F32 : pr->p.act; }
+
+/* n values ~ N(mean, sd), each exactly representable in t (both devices see the same input). */
+static float *act_rand(size_t n, double mean, double sd, rn_act_type t, rn_rng *r)
+{
+    float *v = randn(n, sd, r);
+    for (size_t i = 0; i < n; i++) {
+        v[i] += (float)mean;
+        if (t == RN_ACT_BF16) v[i] = rn_bf16_to_f32(rn_bf16_from_f32(v[i]));
+    }
+    return v;
+}
+
+static size_t act_n(const rn_act_shape *a) { return (size_t)a->n * a->c * a->h * a->w; }
+
+static const char *act_label(char *buf, size_t len, const rn_act_shape *a)
+{
+    snprintf(buf, len, "%dx%dx%dx%d", a->n, a->c, a->h, a->w);
+    return buf;
+}
+
+/* Device buffers of one run, freed together. */
+#define DM_MAX 20
+typedef struct dmem {
+    rn_device *dev;
+    void *p[DM_MAX];
+    int n;
+} dmem;
+
+static void *dm_alloc(dmem *m, size_t bytes)
+{
+    RN_ASSERT(m->n < DM_MAX);
+    void *p = m->dev->ops->alloc(m->dev, bytes);
+    RN_ASSERT(p);
+    return m->p[m->n++] = p;
+}
+
+static void *dm_put(dmem *m, const void *host, size_t bytes)
+{
+    void *p = dm_alloc(m, bytes);
+    m->dev->ops->upload(m->dev, p, host, bytes);
+    return p;
+}
+
+/* An activation of shape a (type t), uploaded from host NCHW fp32 unless host is NULL. */
+static void *dm_act(dmem *m, const float *host, const rn_act_shape *a)
+{
+    void *p = dm_alloc(m, m->dev->ops->act_bytes(m->dev, a));
+    if (host) m->dev->ops->act_upload(m->dev, p, host, a);
+    return p;
+}
+
+static void dm_free(dmem *m)
+{
+    for (int i = 0; i < m->n; i++) m->dev->ops->free(m->dev, m->p[i]);
+    m->n = 0;
+}
+
+static void get(dmem *m, void *host, const void *buf, size_t bytes) { m->dev->ops->download(m->dev, host, buf, bytes); }
+static void get_act(dmem *m, float *host, const void *buf, const rn_act_shape *a)
+{
+    m->dev->ops->act_download(m->dev, host, buf, a);
+}
+
+/* Conv2d / ConvTranspose2d: forward, backward-data (unless src_plain), backward-weights (+=). */
+static void x_conv(const pair *pr, rn_conv_shape s, rn_rng *r)
+{
+    size_t nx = (size_t)s.n * s.ic * s.ih * s.iw, ny = (size_t)s.n * s.oc * s.oh * s.ow;
+    size_t nw = (size_t)s.oc * s.ic * s.kh * s.kw;
+    int fan_in = (s.transposed ? s.oc : s.ic) * s.kh * s.kw;
+    float *x = s.src_plain ? randn(nx, 1, r) : act_rand(nx, 0, 1, pr->p.act, r), *w = randu(nw, 1 / sqrt(fan_in), r);
+    float *dy = act_rand(ny, 0, 1, pr->p.act, r), *dw0 = randu(nw, 0.5, r);
+    float *y[2] = {fvec(ny), fvec(ny)}, *dx[2] = {fvec(nx), fvec(nx)}, *dw[2] = {fvec(nw), fvec(nw)};
+    char shape[96];
+    snprintf(shape, sizeof shape, "%dx%dx%dx%d->%d k%d s%d p%d%s", s.n, s.ic, s.ih, s.iw, s.oc, s.kh, s.sh, s.ph,
+             s.src_plain ? " plain" : "");
+    const char *kind = s.transposed ? "deconv" : "conv";
+    int ok = 1;
+    for (int k = 0; k < 2 && ok; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        rn_conv_shape sk = s;
+        sk.compute = k ? RN_COMPUTE_F32 : pr->p.compute;
+        sk.act = pick_act(pr, k);
+        rn_act_shape ain = {s.n, s.ic, s.ih, s.iw, sk.act}, aout = {s.n, s.oc, s.oh, s.ow, sk.act};
+        rn_conv *c = NULL;
+        rn_err err = {0};
+        if (m.dev->ops->conv_create(m.dev, &c, &sk, &err)) {
+            RN_CHECK(0, "%s %s %s on %s: conv_create failed: %s", kind, shape, pr->p.name, m.dev->name, err.msg);
+            ok = 0;
+            break;
+        }
+        void *dsrc = s.src_plain ? dm_put(&m, x, nx * sizeof *x) : dm_act(&m, x, &ain);
+        void *ddst = dm_act(&m, NULL, &aout), *ddy = dm_act(&m, dy, &aout), *ddx = dm_act(&m, NULL, &ain);
+        float *ddw = dm_put(&m, dw0, nw * sizeof *dw0);
+        m.dev->ops->conv_set_weights(m.dev, c, w);
+        m.dev->ops->conv_forward(m.dev, c, ddst, dsrc);
+        m.dev->ops->conv_backward_weights(m.dev, c, ddw, dsrc, ddy);
+        if (!s.src_plain) m.dev->ops->conv_backward_data(m.dev, c, ddx, ddy);
+        get_act(&m, y[k], ddst, &aout);
+        if (!s.src_plain) get_act(&m, dx[k], ddx, &ain);
+        get(&m, dw[k], ddw, nw * sizeof *dw[k]);
+        m.dev->ops->conv_destroy(m.dev, c);
+        dm_free(&m);
+    }
+    char op[48];
+    if (ok) {
+        snprintf(op, sizeof op, "%s forward", kind);
+        cmp(pr, op, shape, y[0], y[1], ny, tol_conv(pr, 64, 1));
+        if (!s.src_plain) {
+            snprintf(op, sizeof op, "%s backward_data", kind);
+            cmp(pr, op, shape, dx[0], dx[1], nx, tol_conv(pr, 64, 1));
+        }
+        snprintf(op, sizeof op, "%s backward_weights", kind);
+        cmp(pr, op, shape, dw[0], dw[1], nw, tol_conv(pr, 64, 0));
+    }
+    free(x), free(w), free(dy), free(dw0);
+    for (int k = 0; k < 2; k++) free(y[k]), free(dx[k]), free(dw[k]);
+}
+
+/* BN training statistics: sums, stats, running update, fold. */
+static void x_bn_stats(const pair *pr, rn_act_shape a, rn_rng *r)
+{
+    size_t n = act_n(&a);
+    int C = a.c;
+    long count = (long)a.n * a.h * a.w;
+    float *x = act_rand(n, 0.7, 1.5, pr->p.act, r), *rm0 = randn(C, 0.2, r), *rv0 = randn(C, 0.2, r);
+    float *gamma = randn(C, 1, r), *beta = randn(C, 1, r);
+    for (int c = 0; c < C; c++) rv0[c] = 1 + fabsf(rv0[c]);
+    /* per device: sums (2C + 1, as floats), mean, var, rmean, rvar, scale, shift */
+    float *out[2] = {fvec(8 * (size_t)C + 1), fvec(8 * (size_t)C + 1)};
+    double *sums = rn_xmalloc((2 * (size_t)C + 1) * sizeof *sums);
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        const rn_device_ops *op = m.dev->ops;
+        rn_act_shape ak = a;
+        ak.type = pick_act(pr, k);
+        void *dx = dm_act(&m, x, &ak);
+        double *ds = dm_alloc(&m, (2 * (size_t)C + 1) * sizeof *ds);
+        float *st = dm_alloc(&m, 6 * (size_t)C * sizeof(float)); /* mean, var, rmean, rvar, scale, shift */
+        op->upload(m.dev, st + 2 * C, rm0, C * sizeof(float));
+        op->upload(m.dev, st + 3 * C, rv0, C * sizeof(float));
+        float *dg = dm_put(&m, gamma, C * sizeof(float)), *db = dm_put(&m, beta, C * sizeof(float));
+        op->bn_sums(m.dev, ds, dx, &ak);
+        op->bn_stats(m.dev, st, st + C, ds, (double)count, C);
+        op->bn_update_running(m.dev, st + 2 * C, st + 3 * C, st, st + C, 0.1, count, C);
+        op->bn_fold(m.dev, st + 4 * C, st + 5 * C, st, st + C, dg, db, C);
+        get(&m, sums, ds, (2 * (size_t)C + 1) * sizeof *sums);
+        for (int i = 0; i < 2 * C + 1; i++) out[k][i] = (float)sums[i];
+        get(&m, out[k] + 2 * C + 1, st, 6 * (size_t)C * sizeof(float));
+        dm_free(&m);
+    }
+    char shape[64];
+    act_label(shape, sizeof shape, &a);
+    const char *names[4] = {"bn_stats mean,var", "bn_update_running", "bn_fold scale,shift", NULL};
+    cmp(pr, "bn_sums (+count)", shape, out[0], out[1], 2 * (size_t)C + 1, tol_op(pr, 4, 0));
+    for (int j = 0; j < 3; j++) {
+        size_t off = 2 * (size_t)C + 1 + 2 * (size_t)j * C;
+        cmp(pr, names[j], shape, out[0] + off, out[1] + off, 2 * (size_t)C, tol_op(pr, 8, 0));
+    }
+    free(x), free(rm0), free(rv0), free(gamma), free(beta), free(sums), free(out[0]), free(out[1]);
+}
+
+/* bn_apply (with and without ReLU), bn_add_relu, bn2_add_relu, relu_backward, add. */
+static void x_bn_apply(const pair *pr, rn_act_shape a, rn_rng *r)
+{
+    size_t n = act_n(&a);
+    int C = a.c;
+    rn_act_type t = pr->p.act;
+    float *x1 = act_rand(n, 0, 1, t, r), *x2 = act_rand(n, 0, 1, t, r), *res = act_rand(n, 0, 1, t, r);
+    float *sc = randn(2 * (size_t)C, 1, r), *sh = randn(2 * (size_t)C, 0.5, r), *d0 = act_rand(n, 0, 1, t, r);
+    float *yrelu = act_rand(n, 0, 1, t, r);
+    for (size_t i = 0; i < n; i++) yrelu[i] = yrelu[i] > 0.3f ? yrelu[i] : 0; /* a ReLU output: exact zeros */
+    float *out[2] = {fvec(6 * n), fvec(6 * n)};
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        const rn_device_ops *op = m.dev->ops;
+        rn_act_shape ak = a;
+        ak.type = pick_act(pr, k);
+        void *dx1 = dm_act(&m, x1, &ak), *dx2 = dm_act(&m, x2, &ak), *dr = dm_act(&m, res, &ak);
+        void *dd = dm_act(&m, d0, &ak), *dyr = dm_act(&m, yrelu, &ak), *dadd = dm_act(&m, d0, &ak);
+        void *y = dm_act(&m, NULL, &ak);
+        float *dsc = dm_put(&m, sc, 2 * (size_t)C * sizeof(float)), *dsh = dm_put(&m, sh, 2 * (size_t)C * sizeof(float));
+        op->bn_apply(m.dev, y, dx1, dsc, dsh, 0, &ak);
+        get_act(&m, out[k], y, &ak);
+        op->bn_apply(m.dev, y, dx1, dsc, dsh, 1, &ak);
+        get_act(&m, out[k] + n, y, &ak);
+        op->bn_add_relu(m.dev, y, dx1, dsc, dsh, dr, &ak);
+        get_act(&m, out[k] + 2 * n, y, &ak);
+        op->bn2_add_relu(m.dev, y, dx1, dsc, dsh, dx2, dsc + C, dsh + C, &ak);
+        get_act(&m, out[k] + 3 * n, y, &ak);
+        op->relu_backward(m.dev, dd, dyr, &ak);
+        get_act(&m, out[k] + 4 * n, dd, &ak);
+        op->add(m.dev, dadd, dr, &ak);
+        get_act(&m, out[k] + 5 * n, dadd, &ak);
+        dm_free(&m);
+    }
+    char shape[64];
+    act_label(shape, sizeof shape, &a);
+    const char *names[6] = {"bn_apply", "bn_apply +relu", "bn_add_relu", "bn2_add_relu", "relu_backward", "add"};
+    const double k32[6] = {8, 8, 8, 16, 0, 1};
+    for (int j = 0; j < 6; j++) cmp(pr, names[j], shape, out[0] + j * n, out[1] + j * n, n, tol_op(pr, k32[j], 1));
+    free(x1), free(x2), free(res), free(sc), free(sh), free(d0), free(yrelu), free(out[0]), free(out[1]);
+}
+
+/* Training BN backward (+ an optional ReLU after it): sums, params (+=), data. */
+static void x_bn_backward(const pair *pr, rn_act_shape a, int relu, rn_rng *r)
+{
+    size_t n = act_n(&a);
+    int C = a.c, HW = a.h * a.w;
+    rn_act_type t = pr->p.act;
+    float *x = act_rand(n, 0.5, 1.5, t, r), *dy = act_rand(n, 0, 1, t, r), *gamma = randn(C, 1, r);
+    float *mean = fvec(C), *var = fvec(C), *dg0 = randn(C, 1, r), *db0 = randn(C, 1, r), *ro = fvec(n);
+    double *hs = rn_xmalloc(2 * (size_t)C * sizeof *hs);
+    rn_ref_bn_sums(hs, x, a.n, C, HW);
+    rn_ref_bn_stats_from_sums(mean, var, hs, (double)a.n * HW, C);
+    for (size_t i = 0; i < n; i++) {
+        int c = (int)(i / HW % C);
+        float v = (float)((x[i] - mean[c]) / sqrt(var[c] + RN_BN_EPS) * gamma[c]);
+        ro[i] = t == RN_ACT_BF16 ? rn_bf16_to_f32(rn_bf16_from_f32(v > 0 ? v : 0)) : (v > 0 ? v : 0);
+    }
+    float *out[2] = {fvec(n + 4 * (size_t)C), fvec(n + 4 * (size_t)C)}; /* dx, sums (2C), dgamma, dbeta */
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        const rn_device_ops *op = m.dev->ops;
+        rn_act_shape ak = a;
+        ak.type = pick_act(pr, k);
+        void *dx_in = dm_act(&m, x, &ak), *ddy = dm_act(&m, dy, &ak), *dro = relu ? dm_act(&m, ro, &ak) : NULL;
+        void *ddx = dm_act(&m, NULL, &ak);
+        float *dmean = dm_put(&m, mean, C * sizeof(float)), *dvar = dm_put(&m, var, C * sizeof(float));
+        float *dgam = dm_put(&m, gamma, C * sizeof(float));
+        float *dg = dm_put(&m, dg0, C * sizeof(float)), *db = dm_put(&m, db0, C * sizeof(float));
+        double *ds = dm_alloc(&m, 2 * (size_t)C * sizeof *ds);
+        op->bn_backward_sums(m.dev, ds, ddy, dro, dx_in, dmean, &ak);
+        op->bn_backward_params(m.dev, dg, db, ds, dvar, C);
+        op->bn_backward_data(m.dev, ddx, ddy, dro, dx_in, dmean, dvar, dgam, ds, (double)a.n * HW, &ak);
+        get_act(&m, out[k], ddx, &ak);
+        get(&m, hs, ds, 2 * (size_t)C * sizeof *hs);
+        for (int i = 0; i < 2 * C; i++) out[k][n + i] = (float)hs[i];
+        get(&m, out[k] + n + 2 * C, dg, C * sizeof(float));
+        get(&m, out[k] + n + 3 * C, db, C * sizeof(float));
+        dm_free(&m);
+    }
+    char shape[96], lab[64];
+    snprintf(shape, sizeof shape, "%s%s", act_label(lab, sizeof lab, &a), relu ? " +relu" : "");
+    cmp(pr, "bn_backward_sums", shape, out[0] + n, out[1] + n, 2 * (size_t)C, tol_op(pr, 4, 0));
+    cmp(pr, "bn_backward_params", shape, out[0] + n + 2 * C, out[1] + n + 2 * C, 2 * (size_t)C, tol_op(pr, 4, 0));
+    cmp(pr, "bn_backward_data", shape, out[0], out[1], n, tol_op(pr, 16, 1));
+    free(x), free(dy), free(gamma), free(mean), free(var), free(dg0), free(db0), free(ro), free(hs);
+    free(out[0]), free(out[1]);
+}
+
+/* Max-pool forward and backward; values on a coarse grid so that most windows hold ties. */
+static void x_maxpool(const pair *pr, rn_act_shape a, rn_rng *r)
+{
+    size_t n = act_n(&a);
+    int oh = (a.h - 1) / 2 + 1, ow = (a.w - 1) / 2 + 1;
+    rn_act_shape ao = {a.n, a.c, oh, ow, a.type};
+    size_t no = act_n(&ao);
+    float *x = act_rand(n, 0, 1, pr->p.act, r), *dy = act_rand(no, 0, 1, pr->p.act, r);
+    for (size_t i = 0; i < n; i++) x[i] = roundf(x[i] * 2) / 2;
+    float *out[2] = {fvec(no + n), fvec(no + n)};
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        rn_act_shape ak = a, aok = ao;
+        ak.type = aok.type = pick_act(pr, k);
+        void *dx = dm_act(&m, x, &ak), *y = dm_act(&m, NULL, &aok), *ddy = dm_act(&m, dy, &aok);
+        void *ddx = dm_act(&m, NULL, &ak);
+        m.dev->ops->maxpool_forward(m.dev, y, dx, &ak, oh, ow);
+        m.dev->ops->maxpool_backward(m.dev, ddx, ddy, dx, &ak, oh, ow);
+        get_act(&m, out[k], y, &aok);
+        get_act(&m, out[k] + no, ddx, &ak);
+        dm_free(&m);
+    }
+    char shape[64];
+    act_label(shape, sizeof shape, &a);
+    cmp(pr, "maxpool_forward", shape, out[0], out[1], no, tol_op(pr, 0, 1));
+    /* An element can be the first maximum of up to 4 windows; a device may add each window's
+     * gradient into the bf16 dx in turn (cpu does), rounding up to 3 partial sums. */
+    double bf16_adds = pr->p.act == RN_ACT_BF16 ? 2 * U16 : 0;
+    cmp(pr, "maxpool_backward (ties)", shape, out[0] + no, out[1] + no, n, tol_op(pr, 2, 1) + bf16_adds);
+    free(x), free(dy), free(out[0]), free(out[1]);
+}
+
+/* GAP forward and backward (+=). */
+static void x_gap(const pair *pr, rn_act_shape a, rn_rng *r)
+{
+    size_t n = act_n(&a), nc = (size_t)a.n * a.c;
+    float *x = act_rand(n, 0.5, 1, pr->p.act, r), *dout = randn(nc, 1, r), *dx0 = act_rand(n, 0, 1, pr->p.act, r);
+    float *out[2] = {fvec(nc + n), fvec(nc + n)};
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        rn_act_shape ak = a;
+        ak.type = pick_act(pr, k);
+        void *dx = dm_act(&m, x, &ak), *ddx = dm_act(&m, dx0, &ak);
+        float *o = dm_alloc(&m, nc * sizeof(float)), *dd = dm_put(&m, dout, nc * sizeof(float));
+        m.dev->ops->gap_forward(m.dev, o, dx, &ak);
+        m.dev->ops->gap_backward(m.dev, ddx, dd, &ak);
+        get(&m, out[k], o, nc * sizeof(float));
+        get_act(&m, out[k] + nc, ddx, &ak);
+        dm_free(&m);
+    }
+    char shape[64];
+    act_label(shape, sizeof shape, &a);
+    cmp(pr, "gap_forward", shape, out[0], out[1], nc, tol_op(pr, 4, 0));
+    cmp(pr, "gap_backward (+=)", shape, out[0] + nc, out[1] + nc, n, tol_op(pr, 4, 1));
+    free(x), free(dout), free(dx0), free(out[0]), free(out[1]);
+}
+
+/* The xy head: forward (coord, softmax) and backward (da, dw +=, db +=, the logits' gradient). */
+static void x_xy(const pair *pr, rn_act_shape a, rn_rng *r)
+{
+    size_t n = act_n(&a), np = (size_t)a.n * a.h * a.w, N = (size_t)a.n;
+    int C = a.c;
+    float *x = act_rand(n, 0, 1, pr->p.act, r), *w = randn(C, 2 / sqrt(C), r), *b = randn(1, 1, r);
+    float *dc = randn(2 * N, 1, r), *dw0 = randn(C, 1, r), *db0 = randn(1, 1, r);
+    /* per device: coord (2N), prob (np), da (n), dw (C), db (1), dlogits (np) */
+    size_t len = 2 * N + np + n + C + 1 + np;
+    float *out[2] = {fvec(len), fvec(len)};
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        const rn_device_ops *op = m.dev->ops;
+        rn_act_shape ak = a;
+        ak.type = pick_act(pr, k);
+        void *dx = dm_act(&m, x, &ak), *dda = dm_act(&m, NULL, &ak);
+        float *dwt = dm_put(&m, w, C * sizeof(float)), *dbias = dm_put(&m, b, sizeof(float));
+        float *coord = dm_alloc(&m, 2 * N * sizeof(float)), *prob = dm_alloc(&m, np * sizeof(float));
+        float *ddc = dm_put(&m, dc, 2 * N * sizeof(float)), *ddw = dm_put(&m, dw0, C * sizeof(float));
+        float *ddb = dm_put(&m, db0, sizeof(float));
+        float *o = out[k];
+        op->xy_forward(m.dev, coord, prob, dx, dwt, dbias, &ak);
+        get(&m, o, coord, 2 * N * sizeof(float));
+        get(&m, o + 2 * N, prob, np * sizeof(float));
+        op->xy_backward(m.dev, dda, ddw, ddb, ddc, prob, dx, dwt, &ak);
+        get_act(&m, o + 2 * N + np, dda, &ak);
+        get(&m, o + 2 * N + np + n, ddw, C * sizeof(float));
+        get(&m, o + 2 * N + np + n + C, ddb, sizeof(float));
+        get(&m, o + 2 * N + np + n + C + 1, prob, np * sizeof(float));
+        dm_free(&m);
+    }
+    char shape[64];
+    act_label(shape, sizeof shape, &a);
+    size_t off = 0;
+    const char *names[6] = {"xy_forward coord", "xy_forward prob", "xy_backward da", "xy_backward dw (+=)",
+                            "xy_backward db (+=)", "xy_backward dlogits"};
+    const size_t lens[6] = {2 * N, np, n, (size_t)C, 1, np};
+    const int is_act[6] = {0, 0, 1, 0, 0, 0};
+    /* Each device's float softmax carries its own rounding, and the backward multiplies it by
+     * (dcoord . position - sum prob dcoord . position), which cancels: 64 roundings' worth. */
+    for (int j = 0; j < 6; j++) {
+        cmp(pr, names[j], shape, out[0] + off, out[1] + off, lens[j], tol_op(pr, 64, is_act[j]));
+        off += lens[j];
+    }
+    free(x), free(w), free(b), free(dc), free(dw0), free(db0), free(out[0]), free(out[1]);
+}
+
+/* The depth head, coords and the loss (no activations: fp32 in every precision). */
+static void x_depth_loss(const pair *pr, int N, int C, float scale, rn_rng *r)
+{
+    float *feat = randn((size_t)N * C, 1, r), *w = randn(C, 1 / sqrt(C), r), *b = randn(1, 1, r);
+    float *k = randn(N, 3, r), *dd = randn(N, 1, r), *dw0 = randn(C, 1, r), *db0 = randn(1, 1, r);
+    float *xy = randn(2 * (size_t)N, 5, r), *tgt = randn(3 * (size_t)N, 5, r), *vis = fvec(N), *hd = fvec(N);
+    for (int n = 0; n < N; n++) vis[n] = n % 3 != 1, hd[n] = n % 4 != 2;
+    /* per device: depth, gamma (N each), dfeat (NC), dw (C), db (1), coord (3N), loss (1), dxy (2N), ddepth (N) */
+    size_t len = 2 * (size_t)N + (size_t)N * C + C + 1 + 3 * (size_t)N + 1 + 3 * (size_t)N;
+    float *out[2] = {fvec(len), fvec(len)};
+    for (int j = 0; j < 2; j++) {
+        dmem m = {.dev = pick(pr, j)};
+        const rn_device_ops *op = m.dev->ops;
+        size_t fb = (size_t)N * C * sizeof(float), nb = (size_t)N * sizeof(float);
+        float *dfeat = dm_put(&m, feat, fb), *dw = dm_put(&m, w, C * sizeof(float)), *dbias = dm_put(&m, b, 4);
+        float *dk = dm_put(&m, k, nb), *ddd = dm_put(&m, dd, nb), *ddw = dm_put(&m, dw0, C * sizeof(float));
+        float *ddb = dm_put(&m, db0, 4), *ddepth = dm_alloc(&m, 2 * nb), *dgf = dm_alloc(&m, fb);
+        float *dxy = dm_put(&m, xy, 2 * nb), *dt = dm_put(&m, tgt, 3 * nb), *dv = dm_put(&m, vis, nb);
+        float *dh = dm_put(&m, hd, nb), *coord = dm_alloc(&m, 3 * nb), *gxy = dm_alloc(&m, 2 * nb);
+        float *gd = dm_alloc(&m, nb);
+        double *dl = dm_alloc(&m, sizeof(double)), loss;
+        float *o = out[j];
+        op->depth_forward(m.dev, ddepth, ddepth + N, dfeat, dw, dbias, dk, N, C);
+        op->depth_backward(m.dev, dgf, ddw, ddb, ddd, dfeat, dw, dk, N, C);
+        /* a target that equals the prediction in one coordinate: the gradient's sign(0) = 0 */
+        op->coords(m.dev, coord, dxy, ddepth, N);
+        op->copy(m.dev, dt, coord, sizeof(float));
+        op->loss(m.dev, dl, gxy, gd, coord, dt, dv, dh, scale, N);
+        get(&m, o, ddepth, 2 * nb);
+        get(&m, o + 2 * N, dgf, fb);
+        get(&m, o + 2 * N + (size_t)N * C, ddw, C * sizeof(float));
+        get(&m, o + 2 * N + (size_t)N * C + C, ddb, 4);
+        float *tail = o + 2 * N + (size_t)N * C + C + 1;
+        get(&m, tail, coord, 3 * nb);
+        get(&m, &loss, dl, sizeof loss);
+        tail[3 * N] = (float)loss;
+        get(&m, tail + 3 * N + 1, gxy, 2 * nb);
+        get(&m, tail + 5 * N + 1, gd, nb);
+        dm_free(&m);
+    }
+    char shape[64];
+    snprintf(shape, sizeof shape, "N=%d C=%d scale %g", N, C, scale);
+    const char *names[7] = {"depth_forward depth,gamma", "depth_backward dfeat", "depth_backward dw (+=)",
+                            "depth_backward db (+=)", "coords", "loss", "loss gradient dxy,ddepth"};
+    const size_t lens[7] = {2 * (size_t)N, (size_t)N * C, (size_t)C, 1, 3 * (size_t)N, 1, 3 * (size_t)N};
+    size_t off = 0;
+    for (int j = 0; j < 7; j++) {
+        cmp(pr, names[j], shape, out[0] + off, out[1] + off, lens[j], tol_op(pr, 8, 0));
+        off += lens[j];
+    }
+    free(feat), free(w), free(b), free(k), free(dd), free(dw0), free(db0), free(xy), free(tgt), free(vis), free(hd);
+    free(out[0]), free(out[1]);
+}
+
+/* Three consecutive Adam updates of one flat buffer; param, m and v after each. */
+static void x_adam(const pair *pr, size_t n, rn_rng *r)
+{
+    float *p0 = randn(n, 1, r), *g[3] = {randn(n, 1e-2, r), randn(n, 1e-2, r), randn(n, 1e-2, r)};
+    float *out[2] = {fvec(9 * n), fvec(9 * n)};
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        const rn_device_ops *op = m.dev->ops;
+        float *dp = dm_put(&m, p0, n * sizeof(float)), *dm = dm_alloc(&m, n * sizeof(float));
+        float *dv = dm_alloc(&m, n * sizeof(float)), *dg = dm_alloc(&m, n * sizeof(float));
+        op->zero(m.dev, dm, n * sizeof(float));
+        op->zero(m.dev, dv, n * sizeof(float));
+        for (int t = 0; t < 3; t++) {
+            rn_adam_args h = {.lr = 1e-2, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .step = t + 1};
+            op->upload(m.dev, dg, g[t], n * sizeof(float));
+            op->adam(m.dev, dp, dg, dm, dv, n, &h);
+            get(&m, out[k] + 3 * t * n, dp, n * sizeof(float));
+            get(&m, out[k] + (3 * t + 1) * n, dm, n * sizeof(float));
+            get(&m, out[k] + (3 * t + 2) * n, dv, n * sizeof(float));
+        }
+        dm_free(&m);
+    }
+    char shape[64];
+    for (int t = 0; t < 3; t++) {
+        snprintf(shape, sizeof shape, "n=%zu step %d", n, t + 1);
+        cmp(pr, "adam param", shape, out[0] + 3 * t * n, out[1] + 3 * t * n, n, tol_op(pr, 8, 0));
+        cmp(pr, "adam m,v", shape, out[0] + (3 * t + 1) * n, out[1] + (3 * t + 1) * n, 2 * n, tol_op(pr, 8, 0));
+    }
+    free(p0), free(g[0]), free(g[1]), free(g[2]), free(out[0]), free(out[1]);
+}
+
+/* unscale_check on finite gradients (inv_scale 1/1024 and 1) and with one Inf or NaN. */
+static void x_unscale(const pair *pr, size_t n, rn_rng *r)
+{
+    float *g = randn(n, 100, r);
+    const float inv[4] = {1.0f / 1024, 1.0f, 0.5f, 0.5f};
+    float *out[2] = {fvec(2 * n), fvec(2 * n)};
+    int fin[2][4];
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        float *dg = dm_alloc(&m, n * sizeof(float));
+        for (int j = 0; j < 4; j++) {
+            m.dev->ops->upload(m.dev, dg, g, n * sizeof(float));
+            float bad = j == 2 ? INFINITY : NAN;
+            if (j >= 2) m.dev->ops->upload(m.dev, dg + n / 2 + j, &bad, sizeof bad);
+            fin[k][j] = m.dev->ops->unscale_check(m.dev, dg, n, inv[j]);
+            if (j < 2) get(&m, out[k] + j * n, dg, n * sizeof(float));
+        }
+        dm_free(&m);
+    }
+    char shape[64];
+    snprintf(shape, sizeof shape, "n=%zu", n);
+    cmp(pr, "unscale_check 1/1024", shape, out[0], out[1], n, tol_op(pr, 0, 0));
+    cmp(pr, "unscale_check 1", shape, out[0] + n, out[1] + n, n, tol_op(pr, 0, 0));
+    int agree = 0;
+    for (int j = 0; j < 4; j++) agree += fin[0][j] == fin[1][j] && fin[1][j] == (j < 2);
+    report("unscale_check finite flags", "finite x2, Inf, NaN", pr->p.name, 4 - agree, 0);
+    free(g), free(out[0]), free(out[1]);
+}
+
+/* Buffers: upload, copy, download, zero, fill, and the activation round trip. */
+static void x_buffers(const pair *pr, rn_act_shape a, rn_rng *r)
+{
+    size_t n = act_n(&a);
+    float *x = randn(n, 1, r), *want = fvec(n), *got = fvec(n);
+    for (size_t i = 0; i < n; i++)
+        want[i] = pr->p.act == RN_ACT_BF16 ? rn_bf16_to_f32(rn_bf16_from_f32(x[i])) : x[i];
+    dmem m = {.dev = pr->dev};
+    const rn_device_ops *op = m.dev->ops;
+    rn_act_shape ak = a;
+    ak.type = pr->p.act;
+    void *da = dm_act(&m, x, &ak);
+    get_act(&m, got, da, &ak);
+    char shape[64];
+    act_label(shape, sizeof shape, &a);
+    report("act_upload/act_download", shape, pr->p.name, scaled_err_f(got, want, n), 0);
+    float *b1 = dm_put(&m, x, n * sizeof(float)), *b2 = dm_alloc(&m, n * sizeof(float));
+    op->copy(m.dev, b2, b1, n * sizeof(float));
+    get(&m, got, b2, n * sizeof(float));
+    report("upload/copy/download", shape, pr->p.name, scaled_err_f(got, x, n), 0);
+    op->fill(m.dev, b2, 0.25f, n - 1);
+    op->zero(m.dev, b1, n * sizeof(float));
+    get(&m, got, b2, n * sizeof(float));
+    for (size_t i = 0; i < n; i++) want[i] = i + 1 < n ? 0.25f : x[i];
+    report("fill", shape, pr->p.name, scaled_err_f(got, want, n), 0);
+    get(&m, got, b1, n * sizeof(float));
+    memset(want, 0, n * sizeof *want);
+    report("zero", shape, pr->p.name, scaled_err_f(got, want, n), 0);
+    dm_free(&m);
+    free(x), free(want), free(got);
+}
+
+static void cross_precision(const pair *pr, rn_rng *r)
+{
+    const rn_conv_shape convs[] = {
+        {.n = 2, .ic = 3, .ih = 13, .iw = 10, .oc = 64, .oh = 7, .ow = 5, .kh = 7, .kw = 7, .sh = 2, .sw = 2, .ph = 3,
+         .pw = 3, .src_plain = 1, .no_bwd_data = 1},
+        {.n = 1, .ic = 64, .ih = 7, .iw = 5, .oc = 64, .oh = 7, .ow = 5, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1},
+        {.n = 2, .ic = 64, .ih = 9, .iw = 6, .oc = 128, .oh = 5, .ow = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1},
+        {.n = 1, .ic = 128, .ih = 5, .iw = 3, .oc = 256, .oh = 3, .ow = 2, .kh = 1, .kw = 1, .sh = 2, .sw = 2},
+        {.n = 1, .ic = 256, .ih = 3, .iw = 2, .oc = 256, .oh = 3, .ow = 2, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1},
+        {.n = 2, .ic = 512, .ih = 3, .iw = 2, .oc = 2048, .oh = 3, .ow = 2, .kh = 1, .kw = 1, .sh = 1, .sw = 1},
+        {.n = 1, .ic = 1024, .ih = 3, .iw = 3, .oc = 2048, .oh = 2, .ow = 2, .kh = 1, .kw = 1, .sh = 2, .sw = 2},
+        {.n = 1, .ic = 2048, .ih = 2, .iw = 2, .oc = 512, .oh = 2, .ow = 2, .kh = 1, .kw = 1, .sh = 1, .sw = 1},
+        {.n = 1, .ic = 512, .ih = 3, .iw = 2, .oc = 256, .oh = 6, .ow = 4, .kh = 4, .kw = 4, .sh = 2, .sw = 2, .ph = 1,
+         .pw = 1, .transposed = 1},
+        {.n = 2, .ic = 2048, .ih = 1, .iw = 1, .oc = 256, .oh = 2, .ow = 2, .kh = 4, .kw = 4, .sh = 2, .sw = 2, .ph = 1,
+         .pw = 1, .transposed = 1},
+        {.n = 1, .ic = 256, .ih = 5, .iw = 3, .oc = 256, .oh = 10, .ow = 6, .kh = 4, .kw = 4, .sh = 2, .sw = 2, .ph = 1,
+         .pw = 1, .transposed = 1},
+    };
+    for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) x_conv(pr, convs[i], r);
+    if (pr->p.compute != RN_COMPUTE_F32 && pr->p.act == RN_ACT_F32) {
+        printf("     (%s: fp32 activations, so every op but the convs is the fp32 call checked above)\n", pr->p.name);
+        return;
+    }
+    const rn_act_shape acts[] = {{2, 64, 13, 10, 0}, {1, 128, 5, 3, 0},  {2, 256, 6, 10, 0},
+                                 {1, 512, 3, 2, 0},  {2, 1024, 3, 3, 0}, {1, 2048, 2, 3, 0}};
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+        x_bn_stats(pr, acts[i], r);
+        x_bn_apply(pr, acts[i], r);
+        x_bn_backward(pr, acts[i], (int)i % 2, r);
+    }
+    x_bn_backward(pr, (rn_act_shape){1, 64, 3, 3, 0}, 1, r);
+    x_maxpool(pr, (rn_act_shape){2, 64, 13, 10, 0}, r);
+    x_maxpool(pr, (rn_act_shape){1, 64, 8, 7, 0}, r);
+    x_gap(pr, (rn_act_shape){2, 512, 3, 4, 0}, r);
+    x_gap(pr, (rn_act_shape){1, 2048, 2, 3, 0}, r);
+    x_xy(pr, (rn_act_shape){2, 256, 6, 5, 0}, r);
+    x_xy(pr, (rn_act_shape){1, 256, 4, 7, 0}, r);
+    x_buffers(pr, (rn_act_shape){2, 64, 5, 3, 0}, r);
+}
+
+/* Every precision device `name` supports, op by op, against the reference. */
+static void cross_device(const char *name, rn_rng *r)
+{
+    rn_device *dev = NULL, *ref = NULL;
+    rn_err err = {0};
+    if (rn_device_create(&dev, name, 2, &err) || rn_device_create(&ref, "ref", 1, &err)) {
+        RN_CHECK(0, "device %s or ref: %s", name, err.msg);
+        rn_device_destroy(dev);
+        return;
+    }
+    printf("---- device %s against ref ----\n", name);
+    for (size_t i = 0; i < sizeof PRECS / sizeof PRECS[0]; i++) {
+        pair pr = {.dev = dev, .ref = ref, .p = PRECS[i]};
+        if (!dev->ops->supports(dev, pr.p.compute, pr.p.act)) {
+            printf("skipped: device %s does not support %s\n", name, pr.p.name);
+            continue;
+        }
+        cross_precision(&pr, r);
+        if (i) continue;
+        /* no activations: the same float computation in every precision */
+        x_depth_loss(&pr, 2, 512, 1, r);
+        x_depth_loss(&pr, 5, 2048, 1024, r);
+        x_adam(&pr, 5003, r);
+        x_unscale(&pr, 4099, r);
+    }
+    rn_device_destroy(dev);
+    rn_device_destroy(ref);
+}
+
+/* Each device built in besides ref; "skipped" when there is none. */
+static void cross_devices(rn_rng *r)
+{
+    char names[128];
+    snprintf(names, sizeof names, "%s", rn_device_names());
+    int others = 0;
+    for (char *save = NULL, *t = strtok_r(names, " ", &save); t; t = strtok_r(NULL, " ", &save))
+        if (strcmp(t, "ref")) cross_device(t, r), others++;
+    if (!others) printf("skipped: no device built in besides ref (built in: %s), nothing to compare it with\n", rn_device_names());
+}
+
+int main(void)
+{
+    rn_rng r;
+    rn_rng_seed(&r, 11);
+    rn_device *ref = NULL;
+    rn_err err = {0};
+    if (rn_device_create(&ref, "ref", 1, &err)) {
+        RN_CHECK(0, "the ref device: %s", err.msg);
+        RN_CHECK_DONE();
+    }
+    RN_ASSERT(ref->host_memory);
+    hand_conv(ref);
+    hand_deconv(ref);
+    hand_bn(ref);
+    hand_pool_gap(ref);
+    hand_head(ref);
+    hand_adam(ref);
+    rn_device_destroy(ref);
+    finite_differences(&r);
+    cross_devices(&r);
+    RN_CHECK_DONE();
+}
