@@ -115,7 +115,7 @@ FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -Wall -Wex
                 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Wno-pass-failed
 FUZZ_LDFLAGS := -fopenmp -fsanitize=fuzzer,address,undefined
 FUZZ_LIB_SRC := $(wildcard src/core/*.c src/data/*.c src/io/*.c src/eval/*.c) src/train/config.c src/train/predict_box.c \
-                $(wildcard src/optim/*.c) src/nn/precision.c
+                $(wildcard src/optim/*.c) src/nn/precision.c src/nn/device.c
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)

@@ -69,6 +69,8 @@ expect "wrong parameter shape" "root.xy_layer.weight" -- fwd "$t/badshape.safete
 expect "integer parameter" "root.xy_layer.bias" -- fwd "$t/intweight.safetensors" "$X" "$K"
 expect "NaN in weights" "backbone.conv1.weight" -- fwd "$t/nanweight.safetensors" "$X" "$K"
 expect "wrong backbone" "ResNet-18 backbone, but ResNet-50" -- "$RN" forward --backbone 50 --weights "$W" --images "$X" --k "$K" --out "$t/out.npy"
+expect "unknown device" "device 'tpu' is not built in" -- "$RN" forward --device tpu --weights "$W" --images "$X" --k "$K" --out "$t/out.npy"
+expect "step: unknown device" "device 'tpu' is not built in" -- "$RN" step --device tpu --weights "$W" --images "$X" --k "$K" --target "$t/t0.npy" --vis "$t/v0.npy" --have-depth "$t/d0.npy"
 expect "missing images" "none.npy" -- fwd "$W" "$t/none.npy" "$K"
 expect "truncated npy" "trunc.npy" -- fwd "$W" "$t/trunc.npy" "$K"
 expect "corrupt npy" "garbage.npy" -- fwd "$W" "$t/garbage.npy" "$K"

@@ -67,7 +67,7 @@ static void cpu_free(rn_device *dev, void *buf)
 static size_t cpu_act_bytes(rn_device *dev, const rn_act_shape *a)
 {
     (void)dev;
-    size_t cp = ((size_t)a->c + L - 1) / L * L;
+    size_t ch = a->c, cp = (ch + L - 1) / L * L;
     return (size_t)a->n * cp * a->h * a->w * rn_act_size(a->type);
 }
 
@@ -94,7 +94,7 @@ static void cpu_fill(rn_device *dev, float *buf, float value, size_t n)
 /* Offset of element (n, c, p) of a in nChw16c, p = h * W + w. */
 static size_t blk(const rn_act_shape *a, int n, int c, size_t p)
 {
-    size_t cb = ((size_t)a->c + L - 1) / L, hw = (size_t)a->h * a->w;
+    size_t ch = a->c, cb = (ch + L - 1) / L, hw = (size_t)a->h * a->w;
     return (((size_t)n * cb + (size_t)c / L) * hw + p) * L + (size_t)c % L;
 }
 

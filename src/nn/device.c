@@ -41,7 +41,9 @@ int rn_device_create(rn_device **out, const char *name, int threads, rn_err *err
     name = name ? name : rn_device_default();
     for (const entry *e = DEVICES; e->name; e++)
         if (!strcmp(e->name, name)) return e->create(out, threads, err);
-    return rn_err_set(err, "device '%s' is not built in (built in: %s)", name, rn_device_names());
+    const char *names = rn_device_names();
+    return rn_err_set(err, "device '%s' is not built in (%s%s)", name, names[0] ? "built in: " : "no device is built in",
+                      names);
 }
 
 void rn_device_destroy(rn_device *dev)
