@@ -63,7 +63,7 @@ expect_fail() { # pattern cmd...
 }
 expect_fail "unknown flag '--bogus'" "$BIN" synth --out "$T/x" --bogus
 expect_fail "unknown format 'coco'" "$BIN" synth --out "$T/x" --format coco
-expect_fail "must be > 0" "$BIN" synth --out "$T/x" --images 0
+expect_fail "--images 0: out of range, must be 1\.\." "$BIN" synth --output "$T/x" --images 0
 expect_fail "is not an integer" "$BIN" synth --out "$T/x" --images ten
 expect_fail "$T/nowhere/MuCo/data/MuCo-3DHP.json: cannot open" "$BIN" dataset --name MuCo --data "$T/nowhere"
 expect_fail "unknown dataset 'Foo'" "$BIN" dataset --name Foo --data "$T/d"
