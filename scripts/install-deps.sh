@@ -10,9 +10,19 @@ PKGS=(
   clang libclang-rt-14-dev libomp-14-dev   # make fuzz / t_fuzz: libFuzzer targets (clang, its fuzzer runtime, OpenMP)
   libopenblas0-pthread   # the BLAS PyTorch (the reference and the benchmark peer) should run on; without it Debian falls back to the netlib reference BLAS, 16x slower
   python3 python3-numpy python3-torch python3-torchvision python3-opencv
+  libexif-dev            # predict: focal length from a photo's EXIF
+  libprotobuf-c-dev protobuf-c-compiler libonnx-dev   # export --onnx: protobuf-c code generated from Debian's onnx.proto
+  python3-onnx           # tests: onnx.checker on exported models
+  libcairo2-dev fonts-dejavu-core   # pictures: labels in a real font, plots
+  python3-pil            # tests: writes EXIF into test images
 )
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${PKGS[@]}"
+# The ONNX tests run onnxruntime-node, which needs node and npm. This image's nodejs (nodesource)
+# ships npm itself and conflicts with Debian's npm package, so install Debian's only when absent.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  $SUDO apt-get install -y -q --no-install-recommends nodejs npm
+fi
