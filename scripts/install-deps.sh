@@ -26,3 +26,4 @@ $SUDO apt-get install -y -q --no-install-recommends "${PKGS[@]}"
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   $SUDO apt-get install -y -q --no-install-recommends nodejs npm
 fi
+bash "$(dirname "$0")/install-ort.sh"   # onnxruntime-node for the ONNX tests (npm)
