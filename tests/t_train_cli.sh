@@ -12,6 +12,9 @@ misuse "data-dir is required" --backbone 18
 misuse "--lr: 'fast' is not a finite number" --data-dir "$tmp/data" --lr fast
 bad "input-size: 100 is not a multiple of 32" --data-dir "$tmp/data" --input-size 100
 bad "none.cfg: cannot open config file" --config "$tmp/none.cfg"
+# a line longer than the reader's buffer is refused, not split into two lines
+{ printf 'lr = 1e-3%3000s\n' ''; echo 'backbone = 18'; } > "$tmp/long.cfg"
+bad "long.cfg:1: line longer than 2046 characters" --config "$tmp/long.cfg" --data-dir "$tmp/data"
 
 cat > "$tmp/t.cfg" <<CFG
 # tiny run

@@ -219,11 +219,15 @@ static int load_line(rn_train_cfg *c, char *line, const char *path, int ln, FILE
     return 0;
 }
 
-int rn_train_cfg_read(rn_train_cfg *c, FILE *f, const char *path, FILE *warn, rn_err *err)
+static int read_lines(rn_train_cfg *c, FILE *f, const char *path, FILE *warn, rn_err *err)
 {
     char line[2048];
     int ln = 0, rc = 0;
-    while (!rc && fgets(line, sizeof line, f)) rc = load_line(c, line, path, ++ln, warn, err);
+    while (!rc && fgets(line, sizeof line, f)) {
+        if (!strchr(line, '\n') && !feof(f))
+            return rn_err_set(err, "%s:%d: line longer than %zu characters", path, ln + 1, sizeof line - 2);
+        rc = load_line(c, line, path, ++ln, warn, err);
+    }
     return rc;
 }
 
@@ -246,7 +250,7 @@ int rn_train_cfg_load(rn_train_cfg *c, const char *path, FILE *warn, rn_err *err
 {
     FILE *f = fopen(path, "r");
     if (!f) return rn_err_set(err, "%s: cannot open config file: %s", path, strerror(errno));
-    int rc = rn_train_cfg_read(c, f, path, warn, err);
+    int rc = read_lines(c, f, path, warn, err);
     fclose(f);
     return rc;
 }
