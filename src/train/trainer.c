@@ -372,7 +372,15 @@ static int plot(trainer *t, rn_err *err)
     if (!t->main_rank) return 0;
     char path[RN_TRAIN_PATH + 64];
     snprintf(path, sizeof path, "%s/loss.png", t->dir_log);
-    return rn_plot_train_png(path, t->st.loss, t->st.iter, t->ipe, t->metric, t->cfg->end_epoch, err);
+    const rn_train_cfg *c = t->cfg;
+    double *lr = rn_xmalloc((size_t)c->end_epoch * sizeof *lr);
+    for (int e = 0; e < c->end_epoch; e++) lr[e] = rn_train_lr(c, e);
+    char name[64];
+    snprintf(name, sizeof name, strcmp(c->testset, "MuPoTS") ? "MRPE on %s (mm)" : "AP_root on %s (0-1)", c->testset);
+    rn_plot_train_in in = {t->st.loss, t->st.iter, t->ipe, t->metric, c->end_epoch, name, lr, c->end_epoch};
+    int rc = rn_plot_train_png(path, &in, err);
+    free(lr);
+    return rc;
 }
 
 static int train(trainer *t, rn_err *err)

@@ -92,25 +92,28 @@ static int first_free(const rn_rect *c, int n, const rn_rect *placed, int np, rn
     return -1;
 }
 
-static int place_one(rn_rect *out, const rn_label_req *q, const rn_rect *placed, int np, rn_rect area,
+/* Candidates that need no leader line: above the anchor or inside its top, as is or slid into the area. */
+static int at_home(int i) { return i % (N_BESIDE / 2) < 2; }
+
+static int place_one(rn_rect *out, int *home, const rn_label_req *q, const rn_rect *placed, int np, rn_rect area,
                      const rn_rect *avoid, int na)
 {
     rn_rect c[N_BESIDE];
     beside(c, q, area);
-    for (int strict = 1; strict >= 0; strict--) {
-        int i = first_free(c, N_BESIDE, placed, np, area, avoid, na, strict);
-        if (i >= 0) return *out = c[i], 0;
-    }
     spot *s = NULL;
-    int ns = grid(&s, q, area);
+    int ns = grid(&s, q, area), found = -1, beside_i = -1;
     rn_rect *g = rn_xmalloc((size_t)(ns > 0 ? ns : 1) * sizeof *g);
     for (int i = 0; i < ns; i++) g[i] = s[i].r;
     free(s);
-    int found = -1;
-    for (int strict = 1; strict >= 0 && found < 0; strict--) found = first_free(g, ns, placed, np, area, avoid, na, strict);
-    *out = found >= 0 ? g[found] : c[N_BESIDE / 2];
+    /* Clear of everything beside, then anywhere; then clear of labels only. */
+    for (int strict = 1; strict >= 0 && found < 0 && beside_i < 0; strict--) {
+        beside_i = first_free(c, N_BESIDE, placed, np, area, avoid, na, strict);
+        if (beside_i < 0) found = first_free(g, ns, placed, np, area, avoid, na, strict);
+    }
+    *out = beside_i >= 0 ? c[beside_i] : found >= 0 ? g[found] : c[N_BESIDE / 2];
+    *home = beside_i >= 0 && at_home(beside_i) && rn_rect_dist(*out, q->anchor) <= q->gap + 1;
     free(g);
-    return found >= 0 ? 0 : 1;
+    return beside_i >= 0 || found >= 0 ? 0 : 1;
 }
 
 int rn_labels_place(rn_rect *out, int *moved, const rn_label_req *req, int n, rn_rect area, const rn_rect *avoid,
@@ -118,8 +121,9 @@ int rn_labels_place(rn_rect *out, int *moved, const rn_label_req *req, int n, rn
 {
     int bad = 0;
     for (int i = 0; i < n; i++) {
-        bad += place_one(&out[i], &req[i], out, i, area, avoid, avoid ? n_avoid : 0);
-        if (moved) moved[i] = rn_rect_dist(out[i], req[i].anchor) > req[i].gap + 1;
+        int home;
+        bad += place_one(&out[i], &home, &req[i], out, i, area, avoid, avoid ? n_avoid : 0);
+        if (moved) moved[i] = !home;
     }
     return bad;
 }

@@ -8,14 +8,15 @@
  *   int moved[2];
  *   int bad = rn_labels_place(out, moved, req, 2, (rn_rect){0, 0, 640, 480}, NULL, 0);
  *   // bad == 0: out[] are pairwise disjoint and inside the area; moved[i] = 1
- *   // when label i does not touch its anchor (draw a leader line to it)
+ *   // when label i is not right above its anchor or inside its top (draw a
+ *   // leader line to it)
  *
- * Each label tries, in order: positions beside its anchor (above, inside the
- * top, below, right, left, slid into the area), then every position of a grid
- * over the area (step h / 2), nearest the anchor first. A position must not
- * overlap a label placed before it; positions that also keep clear of `avoid`
- * (say, root markers) are preferred. A label with no free position at all
- * keeps its first position and is counted in the return value.
+ * Each label tries positions beside its anchor (above, inside the top, below,
+ * right, left; as is, then slid into the area), then every position of a grid
+ * over the area (step h / 2), nearest the anchor first: first those clear of
+ * the labels placed before it and of `avoid` (say, root markers), then those
+ * clear of the labels only. A label with no free position at all keeps a
+ * position beside its anchor and is counted in the return value.
  */
 #ifndef RN_VIZ_LABELS_H
 #define RN_VIZ_LABELS_H

@@ -222,21 +222,24 @@ static int dots(rn_canvas *c, const view *v, const rn_people_picture *p, double 
         avoid[i + 1] = shown(q) ? (rn_rect){x - r, y - r, 2 * r, 2 * r} : (rn_rect){-1e9, -1e9, 0, 0};
     }
     int bad = rn_labels_place(out, moved, req, n, v->plot, avoid, n);
-    for (int i = 0; i < p->n; i++) {
-        const rn_person_root *q = &p->people[i];
-        if (lab) memset(lab[i].dot_rect, 0, sizeof lab[i].dot_rect);
-        if (!shown(q)) continue;
-        double x = req[i + 1].anchor.x, y = req[i + 1].anchor.y;
-        if (moved[i + 1]) leader(c, out[i + 1], x, y, 1.5, rn_person_colour(i));
-        cairo_arc(c->cr, x, y, r, 0, 2 * M_PI);
-        rn_canvas_rgb(c, rn_person_colour(i));
-        cairo_fill_preserve(c->cr);
-        rn_canvas_rgb(c, RN_BLACK);
-        cairo_set_line_width(c->cr, 1.5);
-        cairo_stroke(c->cr);
-        snprintf(s, sizeof s, "%d", i + 1);
-        label_box(c, out[i + 1], s, rn_person_colour(i));
-        if (lab) set_rect(lab[i].dot_rect, out[i + 1]);
+    for (int pass = 0; pass < 3; pass++)
+        for (int i = 0; i < p->n; i++) {
+            if (!shown(&p->people[i])) continue;
+            double x = req[i + 1].anchor.x, y = req[i + 1].anchor.y;
+            if (pass == 0 && moved[i + 1]) leader(c, out[i + 1], x, y, 1.5, rn_person_colour(i));
+            if (pass == 1) {
+                cairo_arc(c->cr, x, y, r, 0, 2 * M_PI);
+                rn_canvas_rgb(c, rn_person_colour(i));
+                cairo_fill_preserve(c->cr);
+                rn_canvas_rgb(c, RN_BLACK);
+                cairo_set_line_width(c->cr, 1.5);
+                cairo_stroke(c->cr);
+            }
+            if (pass == 2) snprintf(s, sizeof s, "%d", i + 1), label_box(c, out[i + 1], s, rn_person_colour(i));
+        }
+    for (int i = 0; lab && i < p->n; i++) {
+        memset(lab[i].dot_rect, 0, sizeof lab[i].dot_rect);
+        if (shown(&p->people[i])) set_rect(lab[i].dot_rect, out[i + 1]);
     }
     rn_canvas_text(c, out[0].x + out[0].w / 2, out[0].y + out[0].h / 2, "camera", 0.5, 0.5, RN_BLACK);
     free(req), free(avoid), free(out), free(moved);
