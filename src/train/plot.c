@@ -86,7 +86,7 @@ static void axes_and_ticks(rn_canvas *c, const axes *a, int have_metric, const c
         double y = floor(px_y(a, t[i])) + 0.5;
         rn_canvas_rgb(c, RULE), seg(c, a->x0, y, a->x1, y);
         rn_canvas_rgb(c, RN_BLACK), seg(c, a->x0 - 5, y, a->x0, y);
-        snprintf(s, sizeof s, "%.3g", t[i]);
+        snprintf(s, sizeof s, "%.4g", t[i]);
         rn_canvas_text(c, a->x0 - 8, y, s, 1, 0.5, RN_BLACK);
     }
     if (have_metric) {
@@ -237,12 +237,12 @@ int rn_plot_train_png(const char *path, const rn_plot_train_in *in, rn_err *err)
     rn_canvas_text(&c, a.x0, 8, "rootnet training", 0, 0, RN_BLACK);
     int drops = draw_epochs(&c, &a, in);
     axes_and_ticks(&c, &a, have_metric, mname);
-    int64_t win = in->n / 50 > 1 ? in->n / 50 : 1;
+    int64_t small = in->n / 4 < 5 ? in->n / 4 : 5, win = in->n / 50 > small ? in->n / 50 : small > 1 ? small : 1;
     draw_series(&c, &a, in->loss, in->n, 1, 1, LIGHT);
     draw_series(&c, &a, in->loss, in->n, win, 2.5, DARK);
     epoch_points(&c, &a, in, have_metric);
     char mean[64], metric[96];
-    snprintf(mean, sizeof mean, "running mean (%lld iterations)", (long long)win);
+    snprintf(mean, sizeof mean, "running mean (%lld iteration%s)", (long long)win, win > 1 ? "s" : "");
     snprintf(metric, sizeof metric, "%s per epoch (right axis)", mname);
     const char *text[5] = {"loss per iteration", mean, "mean loss per epoch", metric, "learning-rate drop"};
     const sample kind[5] = {S_LINE, S_THICK, S_SQUARE, S_DIAMOND, S_DASH};

@@ -8,8 +8,8 @@
  * RN_PLOT_W x RN_PLOT_H pixels, white. x: iteration (0 .. n), ticked, with
  * epoch boundaries as light grey lines numbered along the top. Left axis:
  * loss on a log scale with ticks and values: each iteration's loss (light
- * blue), its running mean over max(1, n/50) iterations (dark blue, RGB 20, 40,
- * 160), each epoch's mean loss (red squares). Right axis, its own scale: the
+ * blue), its running mean over n/50 iterations (at least min(5, n/4), at
+ * least 1; dark blue, RGB 20, 40, 160), each epoch's mean loss (red squares). Right axis, its own scale: the
  * per-epoch metric (green diamonds joined by a line; 0..1 when it lies there,
  * e.g. AP_root, else its own range, e.g. MRPE in mm), when any is finite.
  * Learning-rate drops (lr[e] < lr[e-1]) as dashed orange lines at the start
