@@ -147,7 +147,7 @@ static void grid(rn_canvas *c, const view *v, double fp)
     double x1 = v->x0 + v->plot.w / v->scale, step = rn_nice_step(0, fmax(x1 - v->x0, v->z1), 6), t[64];
     char s[32];
     rn_canvas_font(c, fp, 0);
-    cairo_set_line_width(c->cr, 1);
+    cairo_set_line_width(c->cr, fmax(1, fp / 14));
     int nx = rn_nice_ticks(t, 64, v->x0, x1, (int)lround((x1 - v->x0) / step));
     for (int i = 0; i < nx; i++) {
         double x = floor(vx(v, t[i])) + 0.5;
@@ -191,7 +191,7 @@ static void fov_and_camera(rn_canvas *c, const view *v, double fov_l, double fov
 static void frame_and_titles(rn_canvas *c, const view *v, rn_rect panel, double fp)
 {
     rn_canvas_rgb(c, RN_BLACK);
-    cairo_set_line_width(c->cr, 1);
+    cairo_set_line_width(c->cr, fmax(1, fp / 14));
     cairo_rectangle(c->cr, floor(v->plot.x) + 0.5, floor(v->plot.y) + 0.5, floor(v->plot.w), floor(v->plot.h));
     cairo_stroke(c->cr);
     rn_canvas_font(c, fp, 1);
@@ -226,13 +226,13 @@ static int dots(rn_canvas *c, const view *v, const rn_people_picture *p, double 
         for (int i = 0; i < p->n; i++) {
             if (!shown(&p->people[i])) continue;
             double x = req[i + 1].anchor.x, y = req[i + 1].anchor.y;
-            if (pass == 0 && moved[i + 1]) leader(c, out[i + 1], x, y, 1.5, rn_person_colour(i));
+            if (pass == 0 && moved[i + 1]) leader(c, out[i + 1], x, y, fmax(1.5, fp / 10), rn_person_colour(i));
             if (pass == 1) {
                 cairo_arc(c->cr, x, y, r, 0, 2 * M_PI);
                 rn_canvas_rgb(c, rn_person_colour(i));
                 cairo_fill_preserve(c->cr);
                 rn_canvas_rgb(c, RN_BLACK);
-                cairo_set_line_width(c->cr, 1.5);
+                cairo_set_line_width(c->cr, fmax(1.5, fp / 10));
                 cairo_stroke(c->cr);
             }
             if (pass == 2) snprintf(s, sizeof s, "%d", i + 1), label_box(c, out[i + 1], s, rn_person_colour(i));
