@@ -6,6 +6,11 @@ LDLIBS  += -ljpeg -lpng -ljansson -lpthread -lm
 LDFLAGS += -fopenmp
 BUILD   ?= build
 
+# Cairo (src/viz: the demo/predict picture and the loss plot), Debian's libcairo2-dev; its headers as system
+# headers so -Werror does not judge them.
+CFLAGS  += $(patsubst -I%,-isystem %,$(shell pkg-config --cflags cairo))
+LDLIBS  += $(shell pkg-config --libs cairo)
+
 # Optional parts, detected and skipped cleanly when absent.
 # MPI (src/dist, mpirun, --sync-bn): on when mpicc is found; `make MPI=0 BUILD=build-nompi` builds without it.
 MPI   ?= 1

@@ -3,8 +3,10 @@
 #  - demo's geometry against an independent Python version of the authors'
 #    demo.py steps (process_bbox, k, pixel2cam), the root inside its box, xywh
 #    and xyxy giving the same answer, the focal rescaling it prints holding
-#    (depth at focal f = depth at 1500 * f / 1500), the drawn image (box
-#    green, root cross red, depth label), PNG and JPEG output;
+#    (depth at focal f = depth at 1500 * f / 1500), the drawn image (box and
+#    root cross in the person's colour, the bird's-eye view beside it), PNG
+#    and JPEG output; five overlapping people in 640 x 480 get labels that
+#    never overlap (the rectangles from --labels-json);
 #  - bad input: one clear line naming the problem, exit != 0; command-line
 #    misuse (unknown flag, a required flag missing) also the usage.
 set -u
@@ -27,7 +29,7 @@ img=$(ls "$d"/data/MuPoTS/data/MultiPersonTestSet/*/*.jpg | head -1)
 demo() { "$RN" demo --snapshot "$W" --image "$img" --input-size 64 --threads 2 "$@"; }
 
 # geometry and the drawn image
-demo --bbox 40,30,60,150 --bbox 200.5,10,90,200 --json --out "$d/a.png" > "$d/a.json"
+demo --bbox 40,30,60,150 --bbox 200.5,10,90,200 --json --out "$d/a.png" --labels-json "$d/al.json" > "$d/a.json"
 check "demo xywh" $?
 demo --bbox 40,30,100,180 --bbox 200.5,10,290.5,210 --bbox-format xyxy --json --out "$d/b.jpg" > "$d/b.json"
 check "demo xyxy" $?
@@ -38,7 +40,7 @@ check "demo text" $?
 grep -q "focal 1500" "$d/t.txt" && grep -q "depth_true = depth \* sqrt(fx \* fy) / 1500" "$d/t.txt" \
     && grep -q "person 1: .*depth .* mm  camera X" "$d/t.txt"
 check "text output: the default focal said, the rescaling explained, one line per person" $?
-"$PY" - "$d/a.json" "$d/b.json" "$d/c.json" "$d/a.png" "$d/b.jpg" <<'PYEOF'
+"$PY" - "$d/a.json" "$d/b.json" "$d/c.json" "$d/a.png" "$d/b.jpg" "$d/al.json" <<'PYEOF'
 import json, math, sys
 import cv2
 a, b, c = (json.load(open(p)) for p in sys.argv[1:4])
@@ -72,18 +74,49 @@ for pa, pb, pc in zip(a['people'], b['people'], c['people']):
     assert close(pc['root_img'][2], z * 3000 / 1500, 1e-6), (pc['root_img'][2], z)
     assert close(pc['root_img'][0], x, 1e-9)
 img = cv2.imread(sys.argv[4])[:, :, ::-1]  # RGB
-assert img.shape == (H, W, 3)
-for p in a['people']:
+labels = json.load(open(sys.argv[6]))
+# the image on the left, the bird's-eye view to its right
+assert img.shape == (max(H, 360), W + max(H, 360), 3) and labels['panel_x'] == W, (img.shape, labels)
+for p, l in zip(a['people'], labels['labels']):
     rx, ry = (math.floor(v + 0.5) for v in p["root_img"][:2])
     if 0 <= rx < W and 0 <= ry < H:
-        assert tuple(img[ry, rx]) == (255, 0, 0), ('root cross not red', rx, ry, img[ry, rx])
+        assert tuple(img[ry, rx]) == tuple(l['colour']), ('root cross not in the person colour', rx, ry, img[ry, rx])
     bx, by, bw, bh = p['box']
     lx, my = math.floor(bx + 0.5), math.floor(by + bh / 2 + 0.5)  # C lround: halves away from 0
-    assert tuple(img[my, lx]) == (0, 255, 0), ('box edge not green', lx, my, img[my, lx])
-assert cv2.imread(sys.argv[5]).shape == (H, W, 3)
+    assert tuple(img[my, lx]) == tuple(l['colour']), ('box edge not in the person colour', lx, my, img[my, lx])
+assert cv2.imread(sys.argv[5]).shape == img.shape
 print('geometry and image ok')
 PYEOF
 check "demo geometry equals the Python version of demo.py; image drawn" $?
+
+# five overlapping people in a 640 x 480 frame: the labels never overlap, stay in the image, are drawn where reported
+"$PY" -c "import cv2, numpy as np; y, x = np.mgrid[0:480, 0:640]; cv2.imwrite('$d/crowd.jpg', np.dstack([x % 256, y % 256, (x + y) % 256]).astype(np.uint8))"
+"$RN" demo --snapshot "$W" --image "$d/crowd.jpg" --input-size 64 --threads 2 --out "$d/crowd.png" \
+    --labels-json "$d/crowd.json" --bbox 200,100,130,330 --bbox 215,106,130,330 --bbox 230,112,130,330 \
+    --bbox 245,118,130,330 --bbox 260,124,130,330 --json > "$d/crowd_roots.json"
+check "demo: five overlapping people" $?
+"$PY" - "$d/crowd.json" "$d/crowd.png" "$d/crowd_roots.json" <<'PYEOF'
+import json, sys
+import cv2
+lab = json.load(open(sys.argv[1]))
+roots = json.load(open(sys.argv[3]))['people']
+img = cv2.imread(sys.argv[2])[:, :, ::-1]
+L = lab['labels']
+assert len(L) == 5 and lab['overlaps'] == 0, lab
+def overlap(a, b):
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+bad = [(p['person'], q['person']) for i, p in enumerate(L) for q in L[i + 1:] if overlap(p['rect'], q['rect'])]
+assert not bad, ('labels overlap', bad)
+for p in L:
+    x, y, w, h = p['rect']
+    assert x >= 0 and y >= 0 and x + w <= 640 and y + h <= 480, ('label outside the image', p)
+    assert w >= 40 and h >= 12, ('label too small to read', p)
+    assert tuple(img[int(y) + 2, int(x) + 2]) == tuple(p['colour']), ('label not drawn at its rectangle', p)
+    in_front = roots[p['person'] - 1]['root_cam'][2] > 0  # untrained weights: depth may be negative
+    assert (p['dot_rect'][0] >= 640 and p['dot_rect'][2] > 0) == in_front, ('bird\'s-eye view dot', p, in_front)
+print('labels ok', [p['rect'] for p in L])
+PYEOF
+check "demo: five overlapping people get disjoint labels inside the image" $?
 
 # bad input: exit != 0, one line naming the problem; misuse: that line, then the usage
 bad_run() { # bad_run NAME PATTERN CMD...: sets rc, leaves stderr in err.txt

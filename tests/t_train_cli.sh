@@ -49,9 +49,11 @@ rows = [json.loads(l) for l in open(sys.argv[2])]
 steps = [r for r in rows if "event" not in r]
 ok &= [r["iter"] for r in steps] == [1, 2] and abs(steps[1]["loss"] - float(t["train.loss"][1])) < 1e-3 * steps[1]["loss"]
 img = cv2.imread(sys.argv[3])
-# Mostly white, with the dark-blue running-mean curve (RGB 20, 40, 160) drawn.
-ok &= img is not None and img.shape == (420, 900, 3) and (img.min(axis=2) > 250).mean() > 0.5
-ok &= img is not None and ((img[:, :, 0] == 160) & (img[:, :, 1] == 40) & (img[:, :, 2] == 20)).sum() > 0
+# Mostly white, with the dark-blue running-mean curve (RGB 20, 40, 160) drawn inside the plot area
+# (x 80..920, y 50..445), left of the legend (top right).
+ok &= img is not None and img.shape == (500, 1000, 3) and (img.min(axis=2) > 250).mean() > 0.5
+blue = img is not None and (abs(img[50:445, 80:600].astype(int) - [160, 40, 20]).max(axis=2) <= 12)
+ok &= img is not None and blue.sum() > 20
 print("snapshot/jsonl/png check:", "ok" if ok else "FAILED", int(t["optimizer.step"]), int(t["train.loader_batch"]),
       t["train.loss"].shape, meta["backbone"], [r["iter"] for r in steps], None if img is None else img.shape)
 sys.exit(0 if ok else 1)

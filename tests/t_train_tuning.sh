@@ -7,7 +7,8 @@
 # text logs carry the loss scale and the skipped count); --lr-scale linear
 # logs lr x batch / 32; --eval-epoch logs per-epoch metrics equal to what
 # `rootnet test` prints for each epoch's snapshot and keeps the best epoch's
-# snapshot byte for byte; bad switch values: one line, exit 2.
+# snapshot byte for byte, and after --continue log/loss.png still shows the
+# earlier epochs' metrics; bad switch values: one line, exit 2.
 source "$(dirname "$0")/train_lib.sh"
 source tests/need_device.sh cpu
 "$RN" synth --out "$tmp/data" --format muco --images 24 --width 256 --height 256 --seed 3 > /dev/null || exit 1
@@ -127,5 +128,26 @@ check test "$best" -ge 0
 check cmp -s "$tmp/ev/model_dump/snapshot_best.safetensors" "$tmp/ev/model_dump/snapshot_$best.safetensors"
 check grep -q "^AP_root@25cm: " "$tmp/ev.log"
 check grep -Eq "^epoch $((E - 1)) done: .* AP_root: [0-9.e-]+ MRPE: [0-9.e+]+ best_epoch: $best " "$tmp/ev/log/train_log.txt"
+# 4. --continue keeps the earlier epochs' metrics in log/loss.png: a green diamond (RGB 20, 160, 40) at every
+# epoch's end at its AP_root on the right axis (plot area x 80..920 over the iterations, y 445..50 for 0..1).
+"$RN" train "${tiny[@]}" --end-epoch $((E + 1)) --eval-epoch --output "$tmp/ev" --continue > "$tmp/ev2.log" 2>&1
+check test $? -eq 0
+"$PY" - "$tmp/ev/log/train.jsonl" "$tmp/ev/log/loss.png" <<'PYEOF'
+import json, sys
+import cv2
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ends = {r["epoch"]: r["metric"] for r in rows if r.get("event") == "epoch_end"}
+n = max(r["iter"] for r in rows if "iter" in r)
+ipe = next((r["itr_per_epoch"] for r in rows if "itr_per_epoch" in r), None)
+img = cv2.imread(sys.argv[2])[:, :, ::-1]
+ok = sorted(ends) == [0, 1, 2, 3] and ipe
+for e, m in sorted(ends.items()):
+    x, y = 80 + 840 * min((e + 1) * ipe, n) / n, 445 - 395 * m
+    hit = any(tuple(img[round(y) + dy, round(x) + dx]) == (20, 160, 40) for dy in (-1, 0, 1) for dx in (-1, 0, 1))
+    print(f"epoch {e}: AP_root {m:.4f} at ({x:.1f}, {y:.1f}): {'diamond' if hit else 'MISSING'}", file=sys.stderr)
+    ok = ok and hit
+sys.exit(0 if ok else 1)
+PYEOF
+check test $? -eq 0
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

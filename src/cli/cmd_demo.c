@@ -8,11 +8,13 @@
 #include "cli/commands.h"
 #include "data/draw.h"
 #include "data/image.h"
+#include "io/file.h"
 #include "train/predict.h"
 #include "train/snapshot.h"
+#include "viz/people.h"
 
 typedef struct demo_cli {
-    const char *snapshot, *image, *format, *focal, *princpt, *out, *device;
+    const char *snapshot, *image, *format, *focal, *princpt, *out, *device, *labels_json;
     rn_multi bbox;
     long input_size, threads, backbone;
     int json, fast_decode;
@@ -81,36 +83,45 @@ static void print_json(const rn_person_root *r, int n, const rn_predict_info *in
     printf("]}\n");
 }
 
-/* Box (green), root cross (red) and depth label "1234mm" above the box. */
-static void draw_people(rn_rgb *img, const rn_person_root *r, int n)
+/* The label rectangles of the picture as JSON (a debugging aid; tests check them). */
+static int write_labels(const char *path, const rn_person_label *lab, int n, const rn_people_layout *lay, rn_err *err)
 {
-    static const uint8_t green[3] = {0, 255, 0}, red[3] = {255, 0, 0}, white[3] = {255, 255, 255};
-    int big = img->w > img->h ? img->w : img->h;
-    int thick = big >= 800 ? 3 : 2, scale = big >= 1200 ? 3 : 2;
+    size_t cap = 256 + (size_t)n * 256, len = 0;
+    char *buf = rn_xmalloc(cap);
+    len += (size_t)snprintf(buf, cap, "{\"width\": %d, \"height\": %d, \"panel_x\": %d, \"overlaps\": %d, \"labels\": [",
+                            lay->width, lay->height, lay->panel_x, lay->overlaps);
     for (int i = 0; i < n; i++) {
-        int x0 = (int)lround(r[i].box[0]), y0 = (int)lround(r[i].box[1]);
-        rn_draw_rect(img, x0, y0, (int)lround(r[i].box[0] + r[i].box[2]) - 1,
-                     (int)lround(r[i].box[1] + r[i].box[3]) - 1, thick, green);
-        rn_draw_cross(img, (int)lround(r[i].img[0]), (int)lround(r[i].img[1]), 4 * thick, thick, red);
-        char label[32];
-        snprintf(label, sizeof label, "%.0fmm", r[i].img[2]);
-        int ty = y0 - (RN_FONT_H + 2) * scale;
-        rn_draw_text(img, x0 + scale, ty < scale ? y0 + thick + scale : ty, label, scale, white, 1);
+        const rn_person_label *l = &lab[i];
+        len += (size_t)snprintf(buf + len, cap - len,
+                                "%s{\"person\": %d, \"rect\": [%.3f, %.3f, %.3f, %.3f], \"moved\": %s, "
+                                "\"dot_rect\": [%.3f, %.3f, %.3f, %.3f], \"colour\": [%d, %d, %d]}",
+                                i ? ", " : "", i + 1, l->rect[0], l->rect[1], l->rect[2], l->rect[3],
+                                l->moved ? "true" : "false", l->dot_rect[0], l->dot_rect[1], l->dot_rect[2],
+                                l->dot_rect[3], l->colour[0], l->colour[1], l->colour[2]);
     }
+    len += (size_t)snprintf(buf + len, cap - len, "]}\n");
+    rn_afile f;
+    int rc = rn_afile_open(&f, path, err) || rn_afile_write(&f, buf, len, err) || rn_afile_commit(&f, err) ? -1 : 0;
+    free(buf);
+    return rc;
 }
 
-static int write_image(const char *out, const char *path, const rn_person_root *r, int n, rn_err *err)
+static int write_image(const demo_cli *c, const char *out, const rn_person_root *r, int n, const rn_predict_info *info,
+                       rn_err *err)
 {
     rn_image im = {0};
     rn_bytes scratch = {0};
-    int rc = rn_image_load(&im, &scratch, path, err);
+    int rc = rn_image_load(&im, &scratch, c->image, err);
     rn_rgb img = {0};
+    rn_person_label lab[RN_PREDICT_MAX_BOXES];
+    rn_people_layout lay;
     if (!rc) {
         img = (rn_rgb){.px = rn_xmalloc((size_t)3 * im.w * im.h), .w = im.w, .h = im.h};
         for (int y = 0; y < im.h; y++) memcpy(img.px + (size_t)3 * im.w * y, im.px + im.stride * y, (size_t)3 * im.w);
-        draw_people(&img, r, n);
-        rc = rn_rgb_write(out, &img, err);
+        rn_people_picture pic = {.image = &img, .people = r, .n = n, .intr = info};
+        rc = rn_draw_people(&pic, out, lab, &lay, err);
     }
+    if (!rc && c->labels_json) rc = write_labels(c->labels_json, lab, n, &lay, err);
     free(img.px);
     rn_image_free(&im);
     rn_bytes_free(&scratch);
@@ -156,7 +167,7 @@ static int run_demo(const demo_cli *c, rn_err *err)
     if (rc) return 2;
     warn_outside(c, r, in.n, &info);
     const char *out = c->out ? c->out : "demo_output.png";
-    if (write_image(out, c->image, r, in.n, err)) return 1;
+    if (write_image(c, out, r, in.n, &info, err)) return 1;
     if (c->json) print_json(r, in.n, &info, out);
     else print_text(r, in.n, &info, out);
     return 0;
@@ -174,6 +185,7 @@ int rn_cmd_demo(int argc, char **argv)
         RN_FLAG_STR("--princpt", &c.princpt, "cx,cy in pixels (default: the image centre)"),
         RN_FLAG_STR("--output", &c.out, "output image, .png or .jpg (default demo_output.png)"),
         RN_FLAG_BOOL("--json", &c.json, "print the roots as one JSON object"),
+        RN_FLAG_STR("--labels-json", &c.labels_json, "also write where the picture's labels went (JSON; for checks)"),
         RN_FLAG_RANGE("--input-size", &c.input_size, 0, 2048, "network input size (default: the snapshot's, else 256)"),
         RN_FLAG_BOOL("--fast-decode", &c.fast_decode, "decode the JPEG at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"),
         RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),

@@ -1,14 +1,19 @@
-/* rn_plot: the training curve as a PNG (libpng), drawn with plain lines.
+/* rn_plot: the training curve log/loss.png, drawn with cairo (viz/canvas.h).
  *
- *   rn_plot_train_png("out/log/loss.png", st.loss, st.iter, itr_per_epoch, ap, n_epochs, &err);
+ *   rn_plot_train_in in = {.loss = st.loss, .n = st.iter, .itr_per_epoch = ipe,
+ *                          .metric = ap, .n_metric = n_epochs, .metric_name = "AP_root",
+ *                          .lr = lr_per_epoch, .n_lr = n_epochs};
+ *   if (rn_plot_train_png("out/log/loss.png", &in, &err)) ...
  *
- * Layout: 900 x 420 pixels, white. Plot area x = iterations (0 .. n), y =
- * log10(loss) from the smallest to the largest loss. Per-iteration loss in
- * light blue, its running mean over max(1, n/50) iterations in dark blue,
- * epoch boundaries in grey, each epoch's mean loss as a red square at the
- * epoch's end, and (if metric != NULL) a per-epoch metric in 0..1 (e.g.
- * AP_root) as green squares on a linear axis (bottom 0, top 1).
- * No text: the JSONL log holds the numbers.
+ * RN_PLOT_W x RN_PLOT_H pixels, white. x: iteration (0 .. n), ticked, with
+ * epoch boundaries as light grey lines numbered along the top. Left axis:
+ * loss on a log scale with ticks and values: each iteration's loss (light
+ * blue), its running mean over n/50 iterations (at least min(5, n/4), at
+ * least 1; dark blue, RGB 20, 40, 160), each epoch's mean loss (red squares). Right axis, its own scale: the
+ * per-epoch metric (green diamonds joined by a line; 0..1 when it lies there,
+ * e.g. AP_root, else its own range, e.g. MRPE in mm), when any is finite.
+ * Learning-rate drops (lr[e] < lr[e-1]) as dashed orange lines at the start
+ * of epoch e, labelled with the new rate. A legend names every series drawn.
  */
 #ifndef RN_TRAIN_PLOT_H
 #define RN_TRAIN_PLOT_H
@@ -17,9 +22,19 @@
 
 #include "core/status.h"
 
-enum { RN_PLOT_W = 900, RN_PLOT_H = 420, RN_PLOT_MARGIN = 30 };
+enum { RN_PLOT_W = 1000, RN_PLOT_H = 500 };
 
-int rn_plot_train_png(const char *path, const float *loss /* (n) */, int64_t n, int itr_per_epoch,
-                      const double *metric /* (n_metric) or NULL */, int n_metric, rn_err *err);
+typedef struct rn_plot_train_in {
+    const float *loss;       /* (n) per-iteration loss */
+    int64_t n;
+    int itr_per_epoch;
+    const double *metric;    /* (n_metric) per-epoch metric, NAN for none; or NULL */
+    int n_metric;
+    const char *metric_name; /* right axis label, e.g. "AP_root (MuPoTS)"; NULL: "metric" */
+    const double *lr;        /* (n_lr) learning rate per epoch; or NULL */
+    int n_lr;
+} rn_plot_train_in;
+
+int rn_plot_train_png(const char *path, const rn_plot_train_in *in, rn_err *err);
 
 #endif

@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "data/loader.h"
 #include "io/file.h"
 #include "nn/model.h"
@@ -136,6 +138,28 @@ static void jsonl(trainer *t, const char *obj)
     if (t->jsonl) fprintf(t->jsonl, "%s\n", obj), fflush(t->jsonl);
 }
 
+/* The per-epoch metrics of the epochs before a resume, from the epoch_end
+ * events of log/train.jsonl (for the loss plot); unreadable lines are skipped. */
+static void metrics_from_log(trainer *t)
+{
+    char path[RN_TRAIN_PATH + 32];
+    snprintf(path, sizeof path, "%s/train.jsonl", t->dir_log);
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    while (f && getline(&line, &cap, f) > 0) {
+        if (!strstr(line, "\"epoch_end\"")) continue;
+        json_t *o = json_loads(line, 0, NULL);
+        json_t *e = json_object_get(o, "epoch"), *m = json_object_get(o, "metric");
+        if (json_is_integer(e) && json_is_number(m) && json_integer_value(e) >= 0 &&
+            json_integer_value(e) < t->st.loader_epoch && json_integer_value(e) < t->cfg->end_epoch)
+            t->metric[json_integer_value(e)] = json_number_value(m);
+        json_decref(o);
+    }
+    free(line);
+    if (f) fclose(f);
+}
+
 static int resume(trainer *t, int *resumed, rn_err *err)
 {
     char path[RN_TRAIN_PATH + 128], line[RN_TRAIN_PATH + 300];
@@ -152,6 +176,7 @@ static int resume(trainer *t, int *resumed, rn_err *err)
     if (t->st.loader_batch > t->ipe)
         return rn_err_set(err, "%s: resumes at batch %d but an epoch has %d batches (different data or batch size?)",
                           path, t->st.loader_batch, t->ipe);
+    metrics_from_log(t);
     snprintf(line, sizeof line, "resuming from %s: epoch %d batch %d, iteration %lld", path, t->st.loader_epoch,
              t->st.loader_batch, (long long)t->st.iter);
     emit(t, line);
@@ -372,7 +397,15 @@ static int plot(trainer *t, rn_err *err)
     if (!t->main_rank) return 0;
     char path[RN_TRAIN_PATH + 64];
     snprintf(path, sizeof path, "%s/loss.png", t->dir_log);
-    return rn_plot_train_png(path, t->st.loss, t->st.iter, t->ipe, t->metric, t->cfg->end_epoch, err);
+    const rn_train_cfg *c = t->cfg;
+    double *lr = rn_xmalloc((size_t)c->end_epoch * sizeof *lr);
+    for (int e = 0; e < c->end_epoch; e++) lr[e] = rn_train_lr(c, e);
+    char name[64];
+    snprintf(name, sizeof name, strcmp(c->testset, "MuPoTS") ? "MRPE on %s (mm)" : "AP_root on %s (0-1)", c->testset);
+    rn_plot_train_in in = {t->st.loss, t->st.iter, t->ipe, t->metric, c->end_epoch, name, lr, c->end_epoch};
+    int rc = rn_plot_train_png(path, &in, err);
+    free(lr);
+    return rc;
 }
 
 static int train(trainer *t, rn_err *err)

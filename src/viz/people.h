@@ -1,0 +1,56 @@
+/* rn_draw_people: the picture of `rootnet demo` (and predict): the image with
+ * each person's box, root and a depth label, and beside it a bird's-eye view
+ * (camera X against depth Z in metres) with a dot per person.
+ *
+ *   rn_people_picture pic = {.image = &rgb, .people = roots, .n = n, .intr = &info};
+ *   rn_person_label lab[n];                          // optional: where the labels went
+ *   if (rn_draw_people(&pic, "out.png", lab, &err)) ...
+ *
+ * Person i (1-based on the picture) has colour rn_person_colour(i - 1) for its
+ * box, root cross, label and dot. Labels read "i: Z.ZZ m" (depth in metres)
+ * in DejaVu Sans, the font scaled with the image (at least 12 px); they never
+ * overlap each other and stay inside the image (viz/labels.h); a label that
+ * could not sit beside its box has a leader line to the root. The bird's-eye
+ * view, to the right of the image, has equal metres on both axes, a grid with
+ * tick labels, the camera at the origin with its field of view (from the
+ * intrinsics) and each person's dot with its number. The output is
+ * (image width + panel) x max(image height, 360) pixels, PNG or JPEG.
+ */
+#ifndef RN_VIZ_PEOPLE_H
+#define RN_VIZ_PEOPLE_H
+
+#include <stdint.h>
+
+#include "core/status.h"
+#include "data/draw.h"
+#include "train/predict.h"
+
+typedef struct rn_people_picture {
+    const rn_rgb *image;          /* the input image, (h, w, 3) */
+    const rn_person_root *people; /* (n) roots from rn_predict_roots */
+    int n;
+    const rn_predict_info *intr;  /* intrinsics used (focal, principal point) */
+} rn_people_picture;
+
+typedef struct rn_person_label {
+    double rect[4];      /* image label x, y, w, h in output pixels */
+    int moved;           /* 1: not beside its box; a leader line joins it to the root */
+    double dot_rect[4];  /* bird's-eye label x, y, w, h (w = 0: the person is not shown there) */
+    uint8_t colour[3];
+} rn_person_label;
+
+typedef struct rn_people_layout {
+    int width, height;   /* output picture */
+    int panel_x;         /* bird's-eye view starts at this column */
+    int overlaps;        /* labels that found no free place (0 unless the image is crowded) */
+} rn_people_layout;
+
+/* The colour of person i (0-based; the palette repeats after 10). */
+const uint8_t *rn_person_colour(int i);
+
+/* Draws pic into out (.png/.jpg/.jpeg, atomic). labels: (n) or NULL;
+ * layout: NULL or filled. Returns 0, or -1 with err naming out. */
+int rn_draw_people(const rn_people_picture *pic, const char *out, rn_person_label *labels, rn_people_layout *layout,
+                   rn_err *err);
+
+#endif
