@@ -39,6 +39,8 @@
  * is freed by rootnet_destroy. Strings returned by the library are constant
  * (version, status) or owned by the handle (last error, valid until the next
  * call on it). No call exits or prints; failures are a status and a message.
+ * Running out of memory, or a broken internal invariant, aborts the process
+ * (as everywhere in rootnet).
  *
  * ABI: the soname is librootnet.so.0. rootnet_options starts with its size,
  * so fields can be added at its end: a program built against an older header

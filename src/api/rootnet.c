@@ -168,19 +168,17 @@ ROOTNET_API int rootnet_input_size(const rootnet_predictor *h)
 static rootnet_status check_call(const rootnet_image *im, const rootnet_box *boxes, int n, rootnet_root *out,
                                  rn_err *err)
 {
-    if (!im || !im->rgb || !boxes || !out)
-        return rn_err_set(err, "rootnet_predict: %s is NULL", !im ? "image" : !im->rgb ? "image.rgb" : !boxes ? "boxes"
-                                                                                                       : "out"),
-               ROOTNET_ERR_ARGUMENT;
-    if (im->width < 1 || im->height < 1 || im->width > RN_IMAGE_MAX_SIDE || im->height > RN_IMAGE_MAX_SIDE)
-        return rn_err_set(err, "image: %d x %d: each side must be 1..%d", im->width, im->height, RN_IMAGE_MAX_SIDE),
-               ROOTNET_ERR_ARGUMENT;
-    if (im->stride < (size_t)3 * (size_t)im->width)
-        return rn_err_set(err, "image: stride %zu is below 3 * width = %zu", im->stride, (size_t)3 * im->width),
-               ROOTNET_ERR_ARGUMENT;
-    if (n < 1 || n > RN_PREDICT_MAX_BOXES)
-        return rn_err_set(err, "%d boxes: need 1..%d", n, RN_PREDICT_MAX_BOXES), ROOTNET_ERR_ARGUMENT;
-    return ROOTNET_OK;
+    const char *null = !im ? "image" : !im->rgb ? "image.rgb" : !boxes ? "boxes" : !out ? "out" : NULL;
+    if (null) rn_err_set(err, "rootnet_predict: %s is NULL", null);
+    else if (im->width < 1 || im->height < 1 || im->width > RN_IMAGE_MAX_SIDE || im->height > RN_IMAGE_MAX_SIDE)
+        rn_err_set(err, "image: %d x %d: each side must be 1..%d", im->width, im->height, RN_IMAGE_MAX_SIDE);
+    else if (im->stride < (size_t)3 * (size_t)im->width)
+        rn_err_set(err, "image: stride %zu is below 3 * width = %zu", im->stride, (size_t)3 * (size_t)im->width);
+    else if (n < 1 || n > RN_PREDICT_MAX_BOXES)
+        rn_err_set(err, "%d boxes: need 1..%d", n, RN_PREDICT_MAX_BOXES);
+    else
+        return ROOTNET_OK;
+    return ROOTNET_ERR_ARGUMENT;
 }
 
 static void copy_results(rootnet_root *out, rootnet_info *info, const rn_person_root *r, int n,

@@ -283,7 +283,7 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
     rn_image_info info;
     if (rn_bytes_read(&ctx->file, in->path, err)) return -1;
     if (rn_image_probe(&info, ctx->file.p, ctx->file.n, err)) return rn_err_prefix(err, "%s", in->path);
-    double inv[6];
+    double inv[6] = {0};
     if (crop_affine(out, inv, in, aug, cfg, info.w, info.h, err)) return -1;
     out->scale = info.is_jpeg ? rn_crop_pick_scale(in->bbox, cfg) : 1;
     int roi[4];
@@ -299,7 +299,7 @@ int rn_crop_sample_decoded(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const
 {
     RN_ASSERT(img->scale == 1 && img->x0 == 0 && img->y0 == 0 && img->w == img->full_w && img->h == img->full_h);
     if (check_input(in, err)) return -1;
-    double inv[6];
+    double inv[6] = {0};
     if (crop_affine(out, inv, in, aug, cfg, img->w, img->h, err)) return -1;
     out->scale = 1;
     crop_finish(dst, out, ctx, img, inv, in, aug, cfg);
