@@ -76,28 +76,34 @@ static int crop_all(float *x, float *k, rn_crop_ctx *ctx, rn_person_root *out, c
     return rc;
 }
 
-/* A model for at least in->n images with in's device, threads, compute and
- * input size: the one held when it fits, else a new one (the batch grows to n). */
+/* Input buffers for at least in->n crops at in's input size (kept when they fit). */
+static void reserve_inputs(rn_predictor *pr, const rn_predict_in *in)
+{
+    if (pr->rows >= in->n && pr->size == in->input_size) return;
+    free(pr->x);
+    free(pr->k);
+    pr->rows = in->n, pr->size = in->input_size;
+    pr->x = rn_xcalloc((size_t)pr->rows * 3 * pr->size * pr->size, sizeof *pr->x);
+    pr->k = rn_xcalloc((size_t)pr->rows, sizeof *pr->k);
+}
+
+/* A model for the input buffers' batch and size with in's device, threads and
+ * compute: the one held when it matches, else a new one. */
 static int ensure_model(rn_predictor *pr, const rn_predict_in *in, rn_err *err)
 {
     const char *dev = in->device ? in->device : "";
-    if (pr->cap >= in->n && pr->m.H == in->input_size && !strcmp(pr->device, dev) &&
+    if (pr->cap == pr->rows && pr->m.H == pr->size && !strcmp(pr->device, dev) &&
         pr->m.opts.threads == in->threads && pr->m.opts.compute == in->compute)
         return 0;
-    int cap = pr->cap >= in->n && pr->m.H == in->input_size ? pr->cap : in->n;
     if (pr->cap) rn_model_destroy(&pr->m);
-    free(pr->x);
-    free(pr->k);
-    pr->x = NULL, pr->k = NULL, pr->cap = 0;
+    pr->cap = 0;
     if (strlen(dev) >= sizeof pr->device) return rn_err_set(err, "device '%s': unknown", dev);
     rn_model_opts mo = {.device = in->device, .threads = in->threads, .compute = in->compute, .inference = 1};
-    if (rn_model_create(&pr->m, pr->p, cap, in->input_size, in->input_size, &mo, err)) return -1;
+    if (rn_model_create(&pr->m, pr->p, pr->rows, pr->size, pr->size, &mo, err)) return -1;
     rn_model_sync_weights(&pr->m);
     snprintf(pr->device, sizeof pr->device, "%s", dev);
     pr->m.opts.device = pr->device;
-    pr->cap = cap;
-    pr->x = rn_xcalloc((size_t)cap * 3 * in->input_size * in->input_size, sizeof *pr->x);
-    pr->k = rn_xcalloc((size_t)cap, sizeof *pr->k);
+    pr->cap = pr->rows;
     return 0;
 }
 
@@ -158,8 +164,9 @@ int rn_predictor_run(rn_predictor *pr, rn_person_root *out, rn_predict_info *inf
         return rn_err_set(err, "input size %d: must be a positive multiple of 32", in->input_size);
     if (check_intrinsics(in, err) || probe(info, in, err)) return -1;
     intrinsics(info, in);
-    if (ensure_model(pr, in, err)) return RN_PREDICT_EMODEL;
+    reserve_inputs(pr, in);
     if (crop_all(pr->x, pr->k, &pr->ctx, out, info, in, err)) return -1;
+    if (ensure_model(pr, in, err)) return RN_PREDICT_EMODEL;
     rn_model_forward(&pr->m, pr->x, pr->k, 0);
     return run_model(out, info, &pr->m, in, err);
 }

@@ -79,7 +79,8 @@ typedef struct rn_predictor {
     char device[32];  /* m's device as asked for ("" for the default) */
     rn_model m;
     rn_crop_ctx ctx;
-    float *x, *k;     /* (cap, 3, S, S), (cap) */
+    int rows, size;   /* x and k hold rows crops of size x size (the model is built for them) */
+    float *x, *k;     /* (rows, 3, size, size), (rows) */
 } rn_predictor;
 
 void rn_predictor_init(rn_predictor *pr, rn_params *p);
