@@ -8,7 +8,8 @@
 #    images with one predictor, reproduces `rootnet demo --json`'s roots
 #    (same snapshot, images, boxes, intrinsics) to the last digit;
 #  - tests/capi_contract.c (bad arguments, options size, reuse, threads);
-#  - bad input to the example: one line naming the file, exit 1.
+#  - bad input to the example: one line naming the file, exit 1;
+#  - `make uninstall` leaves no file behind.
 set -u
 set -o pipefail
 cd "$(dirname "$0")/.."
@@ -24,14 +25,17 @@ pass=0; fail=0
 check() { if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
 
 P="$d/prefix"
-make --no-print-directory -s BUILD="$BUILD" PREFIX="$P" install > "$d/install.log" 2>&1
+# The build's own version string: a tree edited since the build must not make install recompile
+# (with this make's default flags, in a sanitizer build's folder).
+mk() { make --no-print-directory -s BUILD="$BUILD" RN_VERSION="$(cat "$BUILD/version.txt")" "$@"; }
+mk PREFIX="$P" install > "$d/install.log" 2>&1
 ok=$?; check "make install PREFIX=$P ($(tail -1 "$d/install.log"))" $ok
 for f in include/rootnet.h lib/librootnet.a lib/librootnet.so lib/librootnet.so.0 lib/pkgconfig/rootnet.pc bin/rootnet; do
     [ -e "$P/$f" ]; check "installed $f" $?
 done
 [ "$(readlink "$P/lib/librootnet.so")" = librootnet.so.0 ] && [ -f "$P/lib/$(readlink "$P/lib/librootnet.so.0")" ]
 check "librootnet.so -> librootnet.so.0 -> the library file" $?
-make --no-print-directory -s BUILD="$BUILD" PREFIX=/opt/rn DESTDIR="$d/stage" install > "$d/stage.log" 2>&1 \
+mk PREFIX=/opt/rn DESTDIR="$d/stage" install > "$d/stage.log" 2>&1 \
     && [ -f "$d/stage/opt/rn/include/rootnet.h" ] && grep -q '^prefix=/opt/rn$' "$d/stage/opt/rn/lib/pkgconfig/rootnet.pc"
 check "DESTDIR honoured, the .pc names PREFIX (not the staging folder)" $?
 
@@ -122,6 +126,10 @@ ok=$?; check "example: a missing snapshot is named (rc $rc: $(head -1 "$d/bad.tx
 rc=$?
 [ "$rc" -eq 1 ] && grep -q "box 1.*outside" "$d/bad.txt"
 ok=$?; check "example: a box outside the image is refused by the library (rc $rc: $(head -1 "$d/bad.txt"))" $ok
+
+mk PREFIX="$P" uninstall > "$d/uninstall.log" 2>&1 \
+    && [ -z "$(find "$P" -type f -o -type l)" ]
+check "make uninstall removes every installed file" $?
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
