@@ -1,7 +1,7 @@
 # rootnet build. Targets: all (default), test, bench, asan, fuzz, clean.
 CC      ?= gcc
 OPT     ?= -O3 -march=native -mprefer-vector-width=512
-CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -fopenmp -Isrc -MMD -MP
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -fopenmp -Isrc -Iinclude -MMD -MP
 LDLIBS  += -ljpeg -lpng -ljansson -lpthread -lm
 LDFLAGS += -fopenmp
 BUILD   ?= build
@@ -58,8 +58,14 @@ CAMERA_SRC := $(wildcard src/data/*.c src/eval/*.c) src/train/predict.c src/trai
               src/cli/cmd_demo.c src/cli/cmd_test.c src/cli/cmd_dataset.c src/cli/cmd_inspect.c
 $(CAMERA_SRC:%.c=$(BUILD)/%.o): CFLAGS += -Wfloat-conversion
 
-.PHONY: all test bench asan fuzz fuzz-build clean FORCE
-all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices
+# Library objects are position-independent, so one set of them builds both librootnet.a and
+# librootnet.so; -fvisibility=hidden keeps every internal symbol out of the .so (only RN_API
+# functions of include/rootnet.h are exported) and lets calls inside the library bind directly,
+# without the PLT, so PIC costs the model nothing measurable (README, "C API").
+$(LIB_OBJ): CFLAGS += -fPIC -fvisibility=hidden
+
+.PHONY: all test bench asan fuzz fuzz-build clean install uninstall FORCE
+all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices $(BUILD)/librootnet.so
 
 # The devices built in, one line ("cpu ref"): tests/run.sh skips the tests that need a missing one.
 $(BUILD)/devices: FORCE
@@ -70,15 +76,51 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-# main.o is rebuilt when the version changes (version.txt is rewritten only then).
-$(BUILD)/src/cli/main.o: CFLAGS += -DRN_VERSION='"$(RN_VERSION)"'
-$(BUILD)/src/cli/main.o: $(BUILD)/version.txt
+# main.o and the C API are rebuilt when the version changes (version.txt is rewritten only then).
+$(BUILD)/src/cli/main.o $(BUILD)/src/api/rootnet.o: CFLAGS += -DRN_VERSION='"$(RN_VERSION)"'
+$(BUILD)/src/cli/main.o $(BUILD)/src/api/rootnet.o: $(BUILD)/version.txt
 $(BUILD)/version.txt: FORCE
 	@mkdir -p $(dir $@) && echo '$(RN_VERSION)' | cmp -s - $@ || echo '$(RN_VERSION)' > $@
 
 $(BUILD)/librootnet.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
+
+# The shared library (the C API of include/rootnet.h): soname librootnet.so.$(RN_SOVERSION), bumped on
+# an incompatible ABI change; src/api/rootnet.map exports the rootnet_* functions and nothing else.
+RN_SOVERSION  := 0
+RN_LIBVERSION := $(RN_SOVERSION).1.0
+$(BUILD)/librootnet.so: $(BUILD)/librootnet.so.$(RN_LIBVERSION)
+	ln -sf librootnet.so.$(RN_LIBVERSION) $(BUILD)/librootnet.so.$(RN_SOVERSION)
+	ln -sf librootnet.so.$(RN_SOVERSION) $@
+
+$(BUILD)/librootnet.so.$(RN_LIBVERSION): $(LIB_OBJ) src/api/rootnet.map
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,librootnet.so.$(RN_SOVERSION) -Wl,--version-script=src/api/rootnet.map \
+	    -Wl,-z,defs -o $@ $(LIB_OBJ) $(LDLIBS)
+
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: bin/rootnet, include/rootnet.h, lib/librootnet.{so,a}
+# and lib/pkgconfig/rootnet.pc (Libs.private: what a static link of librootnet.a needs).
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+RN_PC_LIBS := $(filter-out -ljpeg -lpng -ljansson,$(LDLIBS)) -lgomp
+install: $(BUILD)/rootnet $(BUILD)/librootnet.so $(BUILD)/librootnet.a src/api/rootnet.pc.in
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 755 $(BUILD)/rootnet $(DESTDIR)$(BINDIR)/rootnet
+	install -m 644 include/rootnet.h $(DESTDIR)$(INCLUDEDIR)/rootnet.h
+	install -m 755 $(BUILD)/librootnet.so.$(RN_LIBVERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf librootnet.so.$(RN_LIBVERSION) $(DESTDIR)$(LIBDIR)/librootnet.so.$(RN_SOVERSION)
+	ln -sf librootnet.so.$(RN_SOVERSION) $(DESTDIR)$(LIBDIR)/librootnet.so
+	install -m 644 $(BUILD)/librootnet.a $(DESTDIR)$(LIBDIR)/librootnet.a
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(RN_LIBVERSION)|' -e 's|@LIBS_PRIVATE@|$(RN_PC_LIBS)|' src/api/rootnet.pc.in \
+	    > $(DESTDIR)$(LIBDIR)/pkgconfig/rootnet.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/rootnet $(DESTDIR)$(INCLUDEDIR)/rootnet.h $(DESTDIR)$(LIBDIR)/librootnet.a \
+	    $(DESTDIR)$(LIBDIR)/librootnet.so $(DESTDIR)$(LIBDIR)/librootnet.so.$(RN_SOVERSION) \
+	    $(DESTDIR)$(LIBDIR)/librootnet.so.$(RN_LIBVERSION) $(DESTDIR)$(LIBDIR)/pkgconfig/rootnet.pc
 
 $(BUILD)/rootnet: $(CLI_OBJ) $(BUILD)/librootnet.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/librootnet.a $(LDLIBS)

@@ -187,7 +187,8 @@ static void test_default_decode_exact(const ref_case *cs)
     rn_crop_ctx_free(&ctx);
 }
 
-/* The region-of-interest decode must give the same patch as decoding the whole image. */
+/* The region-of-interest decode must give the same patch as decoding the whole
+ * image; rn_crop_sample_decoded on the whole image gives rn_crop_sample's tensor. */
 static void test_roi_equals_full(void)
 {
     char path[1024];
@@ -198,10 +199,11 @@ static void test_roi_equals_full(void)
     RN_CHECK(rn_image_load(&full, &scratch, path, &err) == 0, "%s", err.msg);
     rn_crop_cfg cfg;
     rn_crop_cfg_default(&cfg);
-    rn_crop_ctx ctx = {0};
+    rn_crop_ctx ctx = {0}, ctx2 = {0};
     uint8_t *want = malloc(256 * 256 * 3);
     int32_t xy[512];
-    float *t = malloc(sizeof(float) * 3 * 256 * 256);
+    float *t = malloc(sizeof(float) * 3 * 256 * 256), *t2 = malloc(sizeof(float) * 3 * 256 * 256);
+    long diff_decoded = 0;
     rn_rng r;
     rn_rng_seed(&r, 11);
     long diff = 0;
@@ -221,10 +223,17 @@ static void test_roi_equals_full(void)
         rn_affine_invert(mp.m, inv);
         rn_warp_bilinear_u8(want, full.px, xy, &mp, full.w, full.h, full.stride, 256, 256);
         for (int k = 0; k < 256 * 256 * 3; k++) diff += want[k] != ctx.patch[k];
+        rn_crop_out out2;
+        RN_CHECK(rn_crop_sample_decoded(t2, &out2, &ctx2, &full, &in, &aug, &cfg, &err) == 0, "%s", err.msg);
+        diff_decoded += memcmp(t, t2, sizeof(float) * 3 * 256 * 256) != 0;
+        diff_decoded += memcmp(out.trans, out2.trans, sizeof out.trans) || memcmp(out.inv, out2.inv, sizeof out.inv) ||
+                        out.root[0] != out2.root[0] || out.root[1] != out2.root[1] || out.root_vis != out2.root_vis ||
+                        out2.scale != 1 || out2.img_w != full.w || out2.img_h != full.h;
     }
     RN_CHECK(full.w == 640 && diff == 0, "ROI decode differs from full decode in %ld values", diff);
-    free(want), free(t);
-    rn_image_free(&full), rn_bytes_free(&scratch), rn_crop_ctx_free(&ctx);
+    RN_CHECK(diff_decoded == 0, "rn_crop_sample_decoded differs from rn_crop_sample in %ld of 40 crops", diff_decoded);
+    free(want), free(t), free(t2);
+    rn_image_free(&full), rn_bytes_free(&scratch), rn_crop_ctx_free(&ctx), rn_crop_ctx_free(&ctx2);
 }
 
 /* DCT-domain downscaling against full decoding, boxes 2x..5x the input: the

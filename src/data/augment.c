@@ -247,6 +247,35 @@ static int check_input(const rn_crop_in *in, rn_err *err)
     return 0;
 }
 
+/* The authors' trans for this sample and its inverse (into inv, and the
+ * unflipped one into out->inv), for a w x h image; name is for messages. */
+static int crop_affine(rn_crop_out *out, double inv[6], const rn_crop_in *in, const rn_aug *aug,
+                       const rn_crop_cfg *cfg, int w, int h, rn_err *err)
+{
+    out->img_w = w, out->img_h = h;
+    double cx = in->bbox[0] + 0.5 * in->bbox[2], cy = in->bbox[1] + 0.5 * in->bbox[3];
+    if (aug->flip) cx = w - cx - 1;
+    if (rn_affine_from_box(out->trans, cx, cy, in->bbox[2], in->bbox[3], cfg->in_w, cfg->in_h, aug->rot))
+        return rn_err_set(err, "%s: box (%g, %g, %g, %g) is too small for float precision at its position in the %d "
+                          "x %d image", in->path, in->bbox[0], in->bbox[1], in->bbox[2], in->bbox[3], w, h);
+    rn_affine_invert(inv, out->trans);
+    memcpy(out->inv, inv, 6 * sizeof *inv);
+    if (aug->flip) out->inv[0] = -inv[0], out->inv[1] = -inv[1], out->inv[2] = w - 1 - inv[2];
+    return 0;
+}
+
+/* Warp from the decoded img, colour, normalise into dst; the root into out. */
+static void crop_finish(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_image *img, const double inv[6],
+                        const rn_crop_in *in, const rn_aug *aug, const rn_crop_cfg *cfg)
+{
+    ctx_reserve(ctx, cfg);
+    rn_warp_map mp;
+    buffer_map(&mp, inv, img, aug->flip);
+    rn_warp_bilinear_u8(ctx->patch, img->px, ctx->xy, &mp, img->w, img->h, img->stride, cfg->in_w, cfg->in_h);
+    rn_normalize_chw(dst, ctx->patch, aug->color, cfg->pixel_scale, cfg->mean, cfg->std, cfg->in_w, cfg->in_h);
+    root_to_output(out, in, aug->flip, cfg);
+}
+
 int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop_in *in, const rn_aug *aug,
                    const rn_crop_cfg *cfg, rn_err *err)
 {
@@ -254,27 +283,25 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
     rn_image_info info;
     if (rn_bytes_read(&ctx->file, in->path, err)) return -1;
     if (rn_image_probe(&info, ctx->file.p, ctx->file.n, err)) return rn_err_prefix(err, "%s", in->path);
-    out->img_w = info.w, out->img_h = info.h;
-    double cx = in->bbox[0] + 0.5 * in->bbox[2], cy = in->bbox[1] + 0.5 * in->bbox[3];
-    if (aug->flip) cx = info.w - cx - 1;
-    if (rn_affine_from_box(out->trans, cx, cy, in->bbox[2], in->bbox[3], cfg->in_w, cfg->in_h, aug->rot))
-        return rn_err_set(err, "%s: box (%g, %g, %g, %g) is too small for float precision at its position in the %d "
-                          "x %d image", in->path, in->bbox[0], in->bbox[1], in->bbox[2], in->bbox[3], info.w, info.h);
-    double inv[6];
-    rn_affine_invert(inv, out->trans);
-    memcpy(out->inv, inv, sizeof inv);
-    if (aug->flip) out->inv[0] = -inv[0], out->inv[1] = -inv[1], out->inv[2] = info.w - 1 - inv[2];
+    double inv[6] = {0};
+    if (crop_affine(out, inv, in, aug, cfg, info.w, info.h, err)) return -1;
     out->scale = info.is_jpeg ? rn_crop_pick_scale(in->bbox, cfg) : 1;
     int roi[4];
     source_roi(roi, inv, info.w, aug->flip, out->scale, cfg);
     if (rn_image_decode(&ctx->img, ctx->file.p, ctx->file.n, out->scale, roi, err))
         return rn_err_prefix(err, "%s", in->path);
-    ctx_reserve(ctx, cfg);
-    rn_warp_map mp;
-    buffer_map(&mp, inv, &ctx->img, aug->flip);
-    rn_warp_bilinear_u8(ctx->patch, ctx->img.px, ctx->xy, &mp, ctx->img.w, ctx->img.h, ctx->img.stride, cfg->in_w,
-                        cfg->in_h);
-    rn_normalize_chw(dst, ctx->patch, aug->color, cfg->pixel_scale, cfg->mean, cfg->std, cfg->in_w, cfg->in_h);
-    root_to_output(out, in, aug->flip, cfg);
+    crop_finish(dst, out, ctx, &ctx->img, inv, in, aug, cfg);
+    return 0;
+}
+
+int rn_crop_sample_decoded(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_image *img, const rn_crop_in *in,
+                           const rn_aug *aug, const rn_crop_cfg *cfg, rn_err *err)
+{
+    RN_ASSERT(img->scale == 1 && img->x0 == 0 && img->y0 == 0 && img->w == img->full_w && img->h == img->full_h);
+    if (check_input(in, err)) return -1;
+    double inv[6] = {0};
+    if (crop_affine(out, inv, in, aug, cfg, img->w, img->h, err)) return -1;
+    out->scale = 1;
+    crop_finish(dst, out, ctx, img, inv, in, aug, cfg);
     return 0;
 }

@@ -119,5 +119,11 @@ int rn_crop_pick_scale(const float bbox[4], const rn_crop_cfg *cfg);
  * normalises one sample into dst. Returns 0, or -1 with "path: problem". */
 int rn_crop_sample(float *dst /* (3, in_h, in_w) */, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop_in *in,
                    const rn_aug *aug, const rn_crop_cfg *cfg, rn_err *err);
+/* The same from an image already decoded in memory: img is the whole image at
+ * full size (scale 1, x0 = y0 = 0, w = full_w, h = full_h; px borrowed) and
+ * in->path only names it in messages. Gives what rn_crop_sample gives for the
+ * file img was decoded from (with the same decoder settings) without fast_decode. */
+int rn_crop_sample_decoded(float *dst /* (3, in_h, in_w) */, rn_crop_out *out, rn_crop_ctx *ctx, const rn_image *img,
+                           const rn_crop_in *in, const rn_aug *aug, const rn_crop_cfg *cfg, rn_err *err);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "data/augment.h"
@@ -11,8 +12,13 @@
 #include "eval/metrics.h"
 #include "nn/model.h"
 
-static int probe(rn_predict_info *info, const char *path, rn_err *err)
+static int probe(rn_predict_info *info, const rn_predict_in *in, rn_err *err)
 {
+    if (in->pixels) {
+        info->width = in->pixels->w, info->height = in->pixels->h;
+        return 0;
+    }
+    const char *path = in->image;
     rn_bytes b = {0};
     rn_image_info ii;
     int rc = rn_bytes_read(&b, path, err);
@@ -34,15 +40,14 @@ static void intrinsics(rn_predict_info *info, const rn_predict_in *in)
 }
 
 /* Crops every box into x (n, 3, S, S) and fills box, bbox and k. */
-static int crop_all(float *x, float *k, rn_person_root *out, const rn_predict_info *info, const rn_predict_in *in,
-                    rn_err *err)
+static int crop_all(float *x, float *k, rn_crop_ctx *ctx, rn_person_root *out, const rn_predict_info *info,
+                    const rn_predict_in *in, rn_err *err)
 {
     rn_crop_cfg cfg;
     rn_crop_cfg_default(&cfg);
     cfg.in_w = cfg.in_h = in->input_size;
     cfg.out_w = cfg.out_h = in->input_size / 4;
     cfg.fast_decode = in->fast_decode;
-    rn_crop_ctx ctx = {0};
     rn_aug aug;
     rn_aug_none(&aug);
     size_t plane = (size_t)3 * in->input_size * in->input_size;
@@ -64,32 +69,58 @@ static int crop_all(float *x, float *k, rn_person_root *out, const rn_predict_in
         rn_crop_in ci = {.path = in->image, .root_vis = 0};
         for (int j = 0; j < 4; j++) ci.bbox[j] = (float)o->bbox[j];
         rn_crop_out co;
-        rc = rn_crop_sample(x + (size_t)i * plane, &co, &ctx, &ci, &aug, &cfg, err);
+        float *dst = x + (size_t)i * plane;
+        rc = in->pixels ? rn_crop_sample_decoded(dst, &co, ctx, in->pixels, &ci, &aug, &cfg, err)
+                        : rn_crop_sample(dst, &co, ctx, &ci, &aug, &cfg, err);
     }
-    rn_crop_ctx_free(&ctx);
     return rc;
 }
 
-static int run_model(rn_person_root *out, const rn_predict_info *info, rn_params *p, const rn_predict_in *in,
-                     const float *x, const float *k, rn_err *err)
+/* Input buffers for at least in->n crops at in's input size (kept when they fit). */
+static void reserve_inputs(rn_predictor *pr, const rn_predict_in *in)
 {
-    rn_model m;
+    if (pr->rows >= in->n && pr->size == in->input_size) return;
+    free(pr->x);
+    free(pr->k);
+    pr->rows = in->n, pr->size = in->input_size;
+    pr->x = rn_xcalloc((size_t)pr->rows * 3 * pr->size * pr->size, sizeof *pr->x);
+    pr->k = rn_xcalloc((size_t)pr->rows, sizeof *pr->k);
+}
+
+/* A model for the input buffers' batch and size with in's device, threads and
+ * compute: the one held when it matches, else a new one. */
+static int ensure_model(rn_predictor *pr, const rn_predict_in *in, rn_err *err)
+{
+    const char *dev = in->device ? in->device : "";
+    if (pr->cap == pr->rows && pr->m.H == pr->size && !strcmp(pr->device, dev) &&
+        pr->m.opts.threads == in->threads && pr->m.opts.compute == in->compute)
+        return 0;
+    if (pr->cap) rn_model_destroy(&pr->m);
+    pr->cap = 0;
+    if (strlen(dev) >= sizeof pr->device) return rn_err_set(err, "device '%s': unknown", dev);
     rn_model_opts mo = {.device = in->device, .threads = in->threads, .compute = in->compute, .inference = 1};
-    if (rn_model_create(&m, p, in->n, in->input_size, in->input_size, &mo, err)) return -1;
-    rn_model_sync_weights(&m);
-    rn_model_forward(&m, x, k, 0);
+    if (rn_model_create(&pr->m, pr->p, pr->rows, pr->size, pr->size, &mo, err)) return -1;
+    rn_model_sync_weights(&pr->m);
+    snprintf(pr->device, sizeof pr->device, "%s", dev);
+    pr->m.opts.device = pr->device;
+    pr->cap = pr->rows;
+    return 0;
+}
+
+static int run_model(rn_person_root *out, const rn_predict_info *info, rn_model *m, const rn_predict_in *in,
+                     rn_err *err)
+{
     int rc = 0;
     for (int i = 0; i < in->n && !rc; i++) {
         float bb[4];
         for (int j = 0; j < 4; j++) bb[j] = (float)out[i].bbox[j];
-        rn_eval_output_to_image(out[i].img, m.coord + 3 * i, bb, m.OW, m.OH);
+        rn_eval_output_to_image(out[i].img, m->coord + 3 * i, bb, m->OW, m->OH);
         rn_eval_image_to_cam(out[i].cam, out[i].img, info->f, info->c);
         for (int j = 0; j < 3 && !rc; j++)
             if (!isfinite(out[i].img[j]) || !isfinite(out[i].cam[j]))
                 rc = rn_err_set(err, "%s: box %d: the root is not finite (focal %g, %g, principal point %g, %g)",
                                 in->image, i + 1, info->f[0], info->f[1], info->c[0], info->c[1]);
     }
-    rn_model_destroy(&m);
     return rc;
 }
 
@@ -107,7 +138,22 @@ static int check_intrinsics(const rn_predict_in *in, rn_err *err)
     return 0;
 }
 
-int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, const rn_predict_in *in, rn_err *err)
+void rn_predictor_init(rn_predictor *pr, rn_params *p)
+{
+    *pr = (rn_predictor){.p = p};
+}
+
+void rn_predictor_free(rn_predictor *pr)
+{
+    if (pr->cap) rn_model_destroy(&pr->m);
+    rn_crop_ctx_free(&pr->ctx);
+    free(pr->x);
+    free(pr->k);
+    *pr = (rn_predictor){0};
+}
+
+int rn_predictor_run(rn_predictor *pr, rn_person_root *out, rn_predict_info *info, const rn_predict_in *in,
+                     rn_err *err)
 {
     rn_predict_info local;
     if (!info) info = &local;
@@ -116,13 +162,20 @@ int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, c
         return rn_err_set(err, "%d boxes: need 1..%d", in->n, RN_PREDICT_MAX_BOXES);
     if (in->input_size < 32 || in->input_size % 32)
         return rn_err_set(err, "input size %d: must be a positive multiple of 32", in->input_size);
-    if (check_intrinsics(in, err) || probe(info, in->image, err)) return -1;
+    if (check_intrinsics(in, err) || probe(info, in, err)) return -1;
     intrinsics(info, in);
-    size_t plane = (size_t)3 * in->input_size * in->input_size;
-    float *x = rn_xcalloc((size_t)in->n * plane, sizeof *x), *k = rn_xcalloc((size_t)in->n, sizeof *k);
-    int rc = crop_all(x, k, out, info, in, err);
-    if (!rc) rc = run_model(out, info, p, in, x, k, err);
-    free(x);
-    free(k);
+    reserve_inputs(pr, in);
+    if (crop_all(pr->x, pr->k, &pr->ctx, out, info, in, err)) return -1;
+    if (ensure_model(pr, in, err)) return RN_PREDICT_EMODEL;
+    rn_model_forward(&pr->m, pr->x, pr->k, 0);
+    return run_model(out, info, &pr->m, in, err);
+}
+
+int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, const rn_predict_in *in, rn_err *err)
+{
+    rn_predictor pr;
+    rn_predictor_init(&pr, p);
+    int rc = rn_predictor_run(&pr, out, info, in, err);
+    rn_predictor_free(&pr);
     return rc;
 }

@@ -18,7 +18,9 @@
 #define RN_TRAIN_PREDICT_H
 
 #include "core/status.h"
+#include "data/augment.h"
 #include "nn/device.h"
+#include "nn/model.h"
 #include "nn/params.h"
 
 #define RN_DEMO_FOCAL 1500.0
@@ -28,7 +30,8 @@
 #define RN_PREDICT_MAX_COORD (1 << 24)
 
 typedef struct rn_predict_in {
-    const char *image;       /* JPEG or PNG */
+    const char *image;       /* JPEG or PNG; with pixels, only its name in messages */
+    const rn_image *pixels;  /* NULL: read image; else this whole image, decoded at full size (borrowed) */
     const double (*boxes)[4];/* (n, 4) x, y, w, h in pixels */
     int n;                   /* 1..RN_PREDICT_MAX_BOXES */
     double f[2], c[2];       /* focal, principal point; f = 0: 1500, c = 0 with f = 0: image centre */
@@ -55,9 +58,38 @@ typedef struct rn_predict_info {
     int default_c;      /* 1: the image centre was used */
 } rn_predict_info;
 
-/* Predicts the root of every box. info may be NULL. Returns 0, or -1 with
- * "image: problem" or "image: box i: problem" (1-based) in err. */
+/* Predicts the root of every box. info may be NULL. Returns 0, or non-zero with
+ * "image: problem" or "image: box i: problem" (1-based) in err (see rn_predictor_run). */
 int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, const rn_predict_in *in, rn_err *err);
+
+/* Keeps a model, its input buffers and crop scratch between images, so that
+ * a caller running many images builds the model once:
+ *
+ *   rn_predictor pr; rn_predictor_init(&pr, &params);
+ *   for (...) if (rn_predictor_run(&pr, out, &info, &in, &err)) ...
+ *   rn_predictor_free(&pr);
+ *
+ * The model is rebuilt only when in->n exceeds its batch (it grows to n), or
+ * the device, threads, compute or input size change; rows beyond n are padding.
+ * Borrows p (not freed; call rn_predictor_free and init again after changing
+ * it). One thread at a time per predictor. */
+typedef struct rn_predictor {
+    rn_params *p;
+    int cap;          /* batch of m, 0: no model yet */
+    char device[32];  /* m's device as asked for ("" for the default) */
+    rn_model m;
+    rn_crop_ctx ctx;
+    int rows, size;   /* x and k hold rows crops of size x size (the model is built for them) */
+    float *x, *k;     /* (rows, 3, size, size), (rows) */
+} rn_predictor;
+
+void rn_predictor_init(rn_predictor *pr, rn_params *p);
+void rn_predictor_free(rn_predictor *pr);
+/* rn_predict_roots with pr's model: 0, -1 (bad input), or RN_PREDICT_EMODEL
+ * when the model cannot be built (device, precision), each with err set. */
+#define RN_PREDICT_EMODEL (-2)
+int rn_predictor_run(rn_predictor *pr, rn_person_root *out, rn_predict_info *info, const rn_predict_in *in,
+                     rn_err *err);
 
 /* Validates a box against a width x height image and applies process_bbox
  * (aspect 1 for a square input). Returns 0, or -1 saying why it is unusable. */

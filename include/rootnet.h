@@ -1,0 +1,163 @@
+/* rootnet.h: the C API of rootnet for embedding. A predictor holds a RootNet
+ * snapshot's model; given a decoded RGB image, each person's box and the
+ * camera intrinsics, it returns each person's root (the authors' demo.py).
+ *
+ *   #include <rootnet.h>
+ *   rootnet_options o;
+ *   rootnet_options_init(&o);                   // defaults; o.size = sizeof o
+ *   o.threads = 2;
+ *   char msg[256];
+ *   rootnet_predictor *p;
+ *   if (rootnet_create(&p, "snapshot.safetensors", &o, msg, sizeof msg)) { fprintf(stderr, "%s\n", msg); ... }
+ *   rootnet_image img = {.rgb = pixels, .width = w, .height = h, .stride = 3 * w};   // RGB8, row-major
+ *   rootnet_box boxes[2] = {{40, 30, 60, 150}, {200, 10, 90, 200}};                 // x, y, w, h in pixels
+ *   rootnet_camera cam = {.focal = {1480, 1480}, .princpt = {w / 2.0, h / 2.0}, .has_princpt = 1};
+ *   rootnet_root roots[2];
+ *   if (rootnet_predict(p, &img, boxes, 2, &cam, roots, NULL))
+ *       fprintf(stderr, "%s\n", rootnet_last_error(p));
+ *   else
+ *       printf("depth %.0f mm, camera X %.0f mm\n", roots[0].img[2], roots[0].cam[0]);
+ *   rootnet_destroy(p);
+ *
+ * Build: cc app.c $(pkg-config --cflags --libs rootnet)
+ *
+ * Per box: the authors' process_bbox (clip to the image, square, x1.25),
+ * k = sqrt(2000 * 2000 * fx * fy / area), the crop, the network, x, y mapped
+ * back to the image, depth = gamma * k, camera X = (x - cx) / fx * Z, likewise Y.
+ * Depth is tied to the focal length. Without one (camera NULL or focal 0) the
+ * authors' 1500 px is used, which is right only for a camera of that focal:
+ * depth_true = depth * sqrt(fx * fy) / 1500 (X, Y and Z scale alike).
+ *
+ * Threads: a predictor is used by one thread at a time (calls on one handle
+ * must not overlap; its error message and buffers are per handle). Different
+ * predictors share nothing and may run concurrently on different threads:
+ * the library keeps no global state. Compute threads (options.threads) are
+ * set per call on the calling thread and restored afterwards.
+ *
+ * Ownership: everything passed in is borrowed for the call only (the pixels,
+ * boxes, strings); results are written into the caller's arrays; a handle
+ * is freed by rootnet_destroy. Strings returned by the library are constant
+ * (version, status) or owned by the handle (last error, valid until the next
+ * call on it). No call exits or prints; failures are a status and a message.
+ * Running out of memory, or a broken internal invariant, aborts the process
+ * (as everywhere in rootnet).
+ *
+ * ABI: the soname is librootnet.so.0. rootnet_options starts with its size,
+ * so fields can be added at its end: a program built against an older header
+ * passes the smaller size (the new fields take their defaults); a newer
+ * program on an older library is refused only if it sets a field the library
+ * does not know. The other structs are fixed; growth there comes as new calls.
+ */
+#ifndef ROOTNET_H
+#define ROOTNET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ROOTNET_API __attribute__((visibility("default")))
+#else
+#define ROOTNET_API
+#endif
+
+/* Version of this header's API (the options struct and calls): 1. */
+#define ROOTNET_API_VERSION 1
+
+typedef enum rootnet_status {
+    ROOTNET_OK = 0,
+    ROOTNET_ERR_ARGUMENT = 1, /* a NULL or malformed argument, an unknown option value */
+    ROOTNET_ERR_SNAPSHOT = 2, /* the snapshot cannot be read or is not a RootNet model */
+    ROOTNET_ERR_INPUT = 3,    /* the image, a box or the intrinsics are unusable (the message names which) */
+    ROOTNET_ERR_DEVICE = 4,   /* the device cannot run the model (unknown device, precision it lacks) */
+} rootnet_status;
+
+typedef struct rootnet_predictor rootnet_predictor; /* opaque */
+
+typedef struct rootnet_options {
+    size_t size;           /* sizeof(rootnet_options) as the caller was built: set by rootnet_options_init */
+    const char *device;    /* "cpu" (NULL: the default) or "ref" (plain C, slow) */
+    int threads;           /* compute threads; 0: OpenMP's setting (OMP_NUM_THREADS) */
+    const char *precision; /* "fp32" (NULL: the default) or "bf16" (conv math in bf16, where the CPU has it) */
+    int input_size;        /* network input; 0: the snapshot's (256 for files without a config) */
+    int backbone;          /* expected ResNet depth (18, 34, 50, ...); 0: whatever the snapshot holds */
+} rootnet_options;
+
+/* An 8-bit RGB image, row-major, pixel (x, y) channel c at rgb[y * stride + 3 * x + c]. */
+typedef struct rootnet_image {
+    const uint8_t *rgb;
+    int width, height; /* 1..65535 each */
+    size_t stride;     /* bytes per row, >= 3 * width */
+} rootnet_image;
+
+/* A person's box in pixels: top-left corner, width, height (xyxy: w = x2 - x1). */
+typedef struct rootnet_box {
+    double x, y, w, h;
+} rootnet_box;
+
+/* Intrinsics in pixels. focal {0, 0}: the authors' 1500; has_princpt 0: the image centre. */
+typedef struct rootnet_camera {
+    double focal[2];   /* fx, fy */
+    double princpt[2]; /* cx, cy */
+    int has_princpt;
+} rootnet_camera;
+
+typedef struct rootnet_root {
+    double box[4];  /* the box as given: x, y, w, h */
+    double bbox[4]; /* after the authors' process_bbox: what was cropped */
+    double k;       /* the depth prior used */
+    double img[3];  /* root x, y in pixels, depth in mm */
+    double cam[3];  /* root in camera space: X, Y, Z in mm */
+} rootnet_root;
+
+/* What a call used (filled when a pointer is given). */
+typedef struct rootnet_info {
+    double focal[2], princpt[2];
+    int default_focal;   /* 1: no focal given, the authors' 1500 was used (see above) */
+    int default_princpt; /* 1: the image centre was used */
+} rootnet_info;
+
+/* Library version ("0.1.0-..." from git describe where built from a checkout), constant. */
+ROOTNET_API const char *rootnet_version(void);
+/* ROOTNET_API_VERSION of the library as built. */
+ROOTNET_API int rootnet_api_version(void);
+/* "ok", "bad argument", ...: a constant string for each status. */
+ROOTNET_API const char *rootnet_status_string(rootnet_status s);
+
+/* Fills o with the defaults and o->size = sizeof *o. */
+ROOTNET_API void rootnet_options_init(rootnet_options *o);
+
+/* Loads a snapshot (a rootnet .safetensors snapshot, or the authors' .pth.tar)
+ * and builds the predictor in *out (NULL on failure). opts NULL: defaults.
+ * On failure, a one-line message naming the file and the problem goes into
+ * msg (msg_len bytes with its NUL, truncated; msg may be NULL). */
+ROOTNET_API rootnet_status rootnet_create(rootnet_predictor **out, const char *snapshot, const rootnet_options *opts,
+                                          char *msg, size_t msg_len);
+
+/* Frees p and everything it holds; NULL is a no-op. */
+ROOTNET_API void rootnet_destroy(rootnet_predictor *p);
+
+/* The root of each of the n boxes (1..64) into out[0 .. n). camera NULL: the
+ * authors' focal and the image centre. info may be NULL. The model is built
+ * on the first call and kept; a call with more boxes than any before grows
+ * it. On failure out is undefined and rootnet_last_error(p) says why; one
+ * bad box fails the call (its number in the message, 1-based). */
+ROOTNET_API rootnet_status rootnet_predict(rootnet_predictor *p, const rootnet_image *image, const rootnet_box *boxes,
+                                           int n, const rootnet_camera *camera, rootnet_root *out,
+                                           rootnet_info *info);
+
+/* The message of p's last failed call, "" after a success; owned by p, valid
+ * until its next call. */
+ROOTNET_API const char *rootnet_last_error(const rootnet_predictor *p);
+
+/* The network input size the predictor crops to (the snapshot's, or options.input_size). */
+ROOTNET_API int rootnet_input_size(const rootnet_predictor *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

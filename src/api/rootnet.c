@@ -1,0 +1,229 @@
+/* The C API of include/rootnet.h over train/predict (rn_predictor): argument
+ * checks, options, snapshot loading and the per-handle error message. */
+#include "rootnet.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "data/image.h"
+#include "nn/precision.h"
+#include "train/predict.h"
+#include "train/snapshot.h"
+
+#ifndef RN_VERSION
+#define RN_VERSION "0.1.0"
+#endif
+
+/* Largest options.size believed: beyond it the field was most likely never set. */
+#define OPTIONS_MAX_SIZE 4096
+
+struct rootnet_predictor {
+    rn_params p;
+    rn_predictor pr;
+    rn_predict_in base;     /* device, threads, compute, input size: copied into every call */
+    char device[32];
+    rn_err err;             /* last call's message, "" after a success */
+};
+
+ROOTNET_API const char *rootnet_version(void)
+{
+    return RN_VERSION;
+}
+
+ROOTNET_API int rootnet_api_version(void)
+{
+    return ROOTNET_API_VERSION;
+}
+
+ROOTNET_API const char *rootnet_status_string(rootnet_status s)
+{
+    switch (s) {
+    case ROOTNET_OK: return "ok";
+    case ROOTNET_ERR_ARGUMENT: return "bad argument";
+    case ROOTNET_ERR_SNAPSHOT: return "unusable snapshot";
+    case ROOTNET_ERR_INPUT: return "unusable input";
+    case ROOTNET_ERR_DEVICE: return "device cannot run the model";
+    }
+    return "unknown status";
+}
+
+ROOTNET_API void rootnet_options_init(rootnet_options *o)
+{
+    if (o) *o = (rootnet_options){.size = sizeof *o};
+}
+
+static void copy_msg(char *msg, size_t len, const rn_err *err)
+{
+    if (msg && len) snprintf(msg, len, "%s", err->msg);
+}
+
+/* The caller's options over the defaults, as many bytes as it says it has. */
+static rootnet_status read_options(rootnet_options *o, const rootnet_options *in, rn_err *err)
+{
+    rootnet_options_init(o);
+    if (!in) return ROOTNET_OK;
+    if (in->size < sizeof *o || in->size > OPTIONS_MAX_SIZE) {
+        rn_err_set(err, "options.size %zu: expected %zu (set it with rootnet_options_init)", in->size, sizeof *o);
+        return ROOTNET_ERR_ARGUMENT;
+    }
+    const unsigned char *extra = (const unsigned char *)in + sizeof *o;
+    for (size_t i = 0; i < in->size - sizeof *o; i++)
+        if (extra[i]) {
+            rn_err_set(err, "options: a field at byte %zu is set, which this library (rootnet %s, API %d) does not "
+                       "know; upgrade the library", sizeof *o + i, RN_VERSION, ROOTNET_API_VERSION);
+            return ROOTNET_ERR_ARGUMENT;
+        }
+    *o = *in;
+    o->size = sizeof *o;
+    return ROOTNET_OK;
+}
+
+/* Device, threads, precision and input size into h->base. */
+static rootnet_status apply_options(rootnet_predictor *h, const rootnet_options *o, rn_err *err)
+{
+    if (o->threads < 0 || o->backbone < 0 || o->input_size < 0) {
+        rn_err_set(err, "options: threads %d, backbone %d, input_size %d: none may be negative", o->threads,
+                   o->backbone, o->input_size);
+        return ROOTNET_ERR_ARGUMENT;
+    }
+    if (o->device && strlen(o->device) >= sizeof h->device) {
+        rn_err_set(err, "options.device '%.40s...': unknown device", o->device);
+        return ROOTNET_ERR_DEVICE;
+    }
+    rn_precision prec = RN_PREC_FP32;
+    if (o->precision && rn_precision_parse(o->precision, &prec, err)) return ROOTNET_ERR_ARGUMENT;
+    const rn_policy *pol = rn_policy_get(prec);
+    if (pol->act_storage != RN_NUM_F32) {
+        rn_err_set(err, "options.precision '%s': not for prediction (use fp32 or bf16)", o->precision);
+        return ROOTNET_ERR_ARGUMENT;
+    }
+    if (rn_policy_check_device(pol, o->device, err)) return ROOTNET_ERR_DEVICE;
+    rn_model_opts mo = {0};
+    rn_policy_apply(pol, &mo);
+    if (o->device) snprintf(h->device, sizeof h->device, "%s", o->device);
+    h->base.device = o->device ? h->device : NULL;
+    h->base.threads = o->threads;
+    h->base.compute = mo.compute;
+    return ROOTNET_OK;
+}
+
+static rootnet_status load(rootnet_predictor *h, const char *snapshot, const rootnet_options *o, rn_err *err)
+{
+    rn_rng rng;
+    rn_rng_seed(&rng, 1);
+    rn_run_settings s;
+    if (rn_snapshot_load_weights(&h->p, &s, snapshot, o->backbone, &rng, err)) return ROOTNET_ERR_SNAPSHOT;
+    if (rn_run_settings_merge(&s, o->input_size, 0, snapshot, err)) {
+        rn_params_free(&h->p);
+        return ROOTNET_ERR_ARGUMENT;
+    }
+    h->base.input_size = s.input_size;
+    rn_predictor_init(&h->pr, &h->p);
+    return ROOTNET_OK;
+}
+
+ROOTNET_API rootnet_status rootnet_create(rootnet_predictor **out, const char *snapshot, const rootnet_options *opts,
+                                          char *msg, size_t msg_len)
+{
+    rn_err err = {{0}};
+    if (msg && msg_len) msg[0] = '\0';
+    if (!out || !snapshot) {
+        rn_err_set(&err, "rootnet_create: %s is NULL", out ? "snapshot" : "out");
+        copy_msg(msg, msg_len, &err);
+        return ROOTNET_ERR_ARGUMENT;
+    }
+    *out = NULL;
+    rootnet_options o;
+    rootnet_predictor *h = rn_xcalloc(1, sizeof *h);
+    rootnet_status st = read_options(&o, opts, &err);
+    if (!st) st = apply_options(h, &o, &err);
+    if (!st) st = load(h, snapshot, &o, &err);
+    if (st) {
+        copy_msg(msg, msg_len, &err);
+        free(h);
+        return st;
+    }
+    *out = h;
+    return ROOTNET_OK;
+}
+
+ROOTNET_API void rootnet_destroy(rootnet_predictor *h)
+{
+    if (!h) return;
+    rn_predictor_free(&h->pr);
+    rn_params_free(&h->p);
+    free(h);
+}
+
+ROOTNET_API const char *rootnet_last_error(const rootnet_predictor *h)
+{
+    return h ? h->err.msg : "rootnet_last_error: the predictor is NULL";
+}
+
+ROOTNET_API int rootnet_input_size(const rootnet_predictor *h)
+{
+    return h ? h->base.input_size : 0;
+}
+
+static rootnet_status check_call(const rootnet_image *im, const rootnet_box *boxes, int n, rootnet_root *out,
+                                 rn_err *err)
+{
+    const char *null = !im ? "image" : !im->rgb ? "image.rgb" : !boxes ? "boxes" : !out ? "out" : NULL;
+    if (null) rn_err_set(err, "rootnet_predict: %s is NULL", null);
+    else if (im->width < 1 || im->height < 1 || im->width > RN_IMAGE_MAX_SIDE || im->height > RN_IMAGE_MAX_SIDE)
+        rn_err_set(err, "image: %d x %d: each side must be 1..%d", im->width, im->height, RN_IMAGE_MAX_SIDE);
+    else if (im->stride < (size_t)3 * (size_t)im->width)
+        rn_err_set(err, "image: stride %zu is below 3 * width = %zu", im->stride, (size_t)3 * (size_t)im->width);
+    else if (n < 1 || n > RN_PREDICT_MAX_BOXES)
+        rn_err_set(err, "%d boxes: need 1..%d", n, RN_PREDICT_MAX_BOXES);
+    else
+        return ROOTNET_OK;
+    return ROOTNET_ERR_ARGUMENT;
+}
+
+static void copy_results(rootnet_root *out, rootnet_info *info, const rn_person_root *r, int n,
+                         const rn_predict_info *pi)
+{
+    for (int i = 0; i < n; i++) {
+        memcpy(out[i].box, r[i].box, sizeof out[i].box);
+        memcpy(out[i].bbox, r[i].bbox, sizeof out[i].bbox);
+        out[i].k = r[i].k;
+        memcpy(out[i].img, r[i].img, sizeof out[i].img);
+        memcpy(out[i].cam, r[i].cam, sizeof out[i].cam);
+    }
+    if (!info) return;
+    *info = (rootnet_info){.default_focal = pi->default_focal, .default_princpt = pi->default_c};
+    memcpy(info->focal, pi->f, sizeof info->focal);
+    memcpy(info->princpt, pi->c, sizeof info->princpt);
+}
+
+ROOTNET_API rootnet_status rootnet_predict(rootnet_predictor *h, const rootnet_image *image, const rootnet_box *boxes,
+                                           int n, const rootnet_camera *camera, rootnet_root *out,
+                                           rootnet_info *info)
+{
+    if (!h) return ROOTNET_ERR_ARGUMENT;
+    h->err.msg[0] = '\0';
+    rootnet_status st = check_call(image, boxes, n, out, &h->err);
+    if (st) return st;
+    /* The pixels are only read; rn_image's px is not const because decoding writes it. */
+    rn_image view = {.w = image->width, .h = image->height, .stride = image->stride, .scale = 1,
+                     .full_w = image->width, .full_h = image->height, .px = (uint8_t *)(uintptr_t)image->rgb};
+    double b[RN_PREDICT_MAX_BOXES][4];
+    for (int i = 0; i < n; i++) b[i][0] = boxes[i].x, b[i][1] = boxes[i].y, b[i][2] = boxes[i].w, b[i][3] = boxes[i].h;
+    rn_predict_in in = h->base;
+    in.image = "image";
+    in.pixels = &view;
+    in.boxes = (const double(*)[4])b;
+    in.n = n;
+    if (camera) {
+        memcpy(in.f, camera->focal, sizeof in.f);
+        memcpy(in.c, camera->princpt, sizeof in.c);
+        in.have_c = camera->has_princpt != 0;
+    }
+    rn_person_root r[RN_PREDICT_MAX_BOXES];
+    rn_predict_info pi;
+    int rc = rn_predictor_run(&h->pr, r, &pi, &in, &h->err);
+    if (rc) return rc == RN_PREDICT_EMODEL ? ROOTNET_ERR_DEVICE : ROOTNET_ERR_INPUT;
+    copy_results(out, info, r, n, &pi);
+    return ROOTNET_OK;
+}
