@@ -62,7 +62,13 @@ $(CAMERA_SRC:%.c=$(BUILD)/%.o): CFLAGS += -Wfloat-conversion
 # librootnet.so; -fvisibility=hidden keeps every internal symbol out of the .so (only RN_API
 # functions of include/rootnet.h are exported) and lets calls inside the library bind directly,
 # without the PLT, so PIC costs the model nothing measurable (README, "C API").
-$(LIB_OBJ): CFLAGS += -fPIC -fvisibility=hidden
+LIB_CFLAGS := -fPIC -fvisibility=hidden
+$(LIB_OBJ): CFLAGS += $(LIB_CFLAGS)
+
+# Every object depends on the compiler flags: $(BUILD)/cflags is rewritten only when they change
+# (a different OPT, MPI or DNNL setting, or an upgrade that adds -fPIC), so a stale object built
+# with other flags is never linked. STAMP_FLAGS is expanded here, before any target-specific flag.
+STAMP_FLAGS := $(CC) $(CFLAGS) | library objects: $(LIB_CFLAGS)
 
 .PHONY: all test bench asan fuzz fuzz-build clean install uninstall FORCE
 all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices $(BUILD)/librootnet.so
@@ -72,7 +78,11 @@ $(BUILD)/devices: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(DEVICES)' | cmp -s - $@ || echo '$(DEVICES)' > $@
 
-$(BUILD)/%.o: %.c
+$(BUILD)/cflags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(STAMP_FLAGS)' | cmp -s - $@ || echo '$(STAMP_FLAGS)' > $@
+
+$(BUILD)/%.o: %.c $(BUILD)/cflags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
