@@ -9,8 +9,9 @@
 # exported in the authors' format loads with torch.load strictly into
 # DataParallel(ResPoseNet), equals the snapshot tensor for tensor (BN statistics,
 # num_batches_tracked, Adam moments and step), gives rootnet's forward, and
-# resumes a PyTorch Adam to rootnet's next step (tools/export_ref.py); rootnet
-# reads it back bit-identically; ResNet-50 loads too. Failed writes leave no file.
+# resumes a PyTorch Adam to rootnet's next step (tools/export_ref.py); the zip's
+# CRCs and 64-byte alignment hold; rootnet reads it back bit-identically (and
+# re-exports the same bytes); ResNet-50 loads too. Failed writes leave no file.
 set -u
 cd "$(dirname "$0")/.."
 source tests/need_device.sh cpu
@@ -24,6 +25,9 @@ if ! bash scripts/install-ort.sh > "$tmp/ort.log" 2>&1; then
     exit 77
 fi
 if ! "$PY" -c "import onnx" 2>/dev/null; then echo "skipped: Debian's python3-onnx is missing"; exit 77; fi
+if "$RN" export --snapshot "$tmp/none" --onnx "$tmp/probe.onnx" 2>&1 | grep -q "built without ONNX"; then
+    echo "skipped: this rootnet was built without ONNX export (protoc-c, libprotobuf-c-dev, libonnx-dev)"; exit 77
+fi
 ort() { node tools/ort_run.js "$@"; }
 
 # ---- ONNX ----
@@ -60,6 +64,9 @@ check "$RN" forward --eval --snapshot "$s2" --images "$tmp/r18/x4.npy" --k "$tmp
 check "$RN" convert --snapshot "$tmp/a.pth.tar" --output "$tmp/back.safetensors"
 check "$PY" $REF pth-check --pth "$tmp/a.pth.tar" --snapshot "$s2" --x "$tmp/r18/x4.npy" --k "$tmp/r18/k4.npy" \
     --c-forward "$tmp/c.npy" --next "$s3" --batch "$tmp/dump/batch_000002.safetensors" --back "$tmp/back.safetensors"
+# rootnet reads its own .pth.tar back, Adam state included: exporting it again gives the same bytes.
+check "$RN" export --snapshot "$tmp/a.pth.tar" --pth "$tmp/a2.pth.tar"
+check cmp "$tmp/a.pth.tar" "$tmp/a2.pth.tar"
 # ResNet-50 weights without optimizer state: a fresh Adam, strict load, rootnet's forward.
 check "$RN" export --snapshot "$tmp/r50/w.safetensors" --pth "$tmp/b.pth.tar"
 check "$RN" forward --eval --snapshot "$tmp/b.pth.tar" --images "$tmp/r18/x1.npy" --k "$tmp/r18/k1.npy" --output "$tmp/c50.npy"

@@ -42,6 +42,7 @@ static int export_pth(const export_cfg *c, rn_params *p, const rn_tensors *ts, r
 
 static int export_run(const export_cfg *c, rn_err *err)
 {
+    if (c->onnx && rn_export_onnx_check(c->onnx, err)) return -1;
     rn_tensors ts;
     if (rn_tensors_load(&ts, c->in, err)) return -1;
     rn_params p;

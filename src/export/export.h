@@ -48,6 +48,8 @@ int rn_export_authors_pth(const rn_params *p, int epoch, const rn_export_optim *
  * the graph. BN layers are BatchNormalization nodes with the running
  * statistics; the initializers carry the PyTorch state_dict names. */
 #define RN_ONNX_OPSET 13
+/* 0 when this build can write ONNX; else -1 with a message naming path and what the build lacks. */
+int rn_export_onnx_check(const char *path, rn_err *err);
 int rn_export_onnx(const rn_params *p, int h, int w, const char *path, rn_err *err);
 
 #endif

@@ -7,13 +7,24 @@
 #include "io/file.h"
 
 #ifndef RN_HAVE_ONNX
-int rn_export_onnx(const rn_params *p, int h, int w, const char *path, rn_err *err)
+int rn_export_onnx_check(const char *path, rn_err *err)
 {
-    (void)p, (void)h, (void)w;
     return rn_err_set(err, "%s: this rootnet was built without ONNX export (needs protoc-c, libprotobuf-c-dev and "
                            "libonnx-dev: scripts/install-deps.sh)", path);
 }
+
+int rn_export_onnx(const rn_params *p, int h, int w, const char *path, rn_err *err)
+{
+    (void)p, (void)h, (void)w;
+    return rn_export_onnx_check(path, err);
+}
 #else
+int rn_export_onnx_check(const char *path, rn_err *err)
+{
+    (void)path, (void)err;
+    return 0;
+}
+
 #include "onnx.pb-c.h"
 
 #define IR_VERSION 7 /* ONNX IR of opset 13 (onnx 1.8) */
