@@ -85,6 +85,12 @@ check test ! -e "$tmp/x.pth.tar"
 check one_line_fail "nodir/x.onnx: cannot create" --snapshot "$tmp/r18/w.safetensors" --onnx "$tmp/nodir/x.onnx" --input-size 64
 check one_line_fail "trained at 64x64" --snapshot "$s2" --onnx "$tmp/x.onnx" --input-size 128
 check test ! -e "$tmp/x.onnx"
+# an authors' file with Adam state for some parameters only
+"$PY" -c "import sys, torch; c = torch.load(sys.argv[1]); del c['optimizer']['state'][5]; torch.save(c, sys.argv[2])" \
+    "$tmp/a.pth.tar" "$tmp/partial.pth.tar" || exit 1
+check one_line_fail "partial.pth.tar: Adam moments for some parameters but not for backbone.layer1.0.bn1.bias" \
+    --snapshot "$tmp/partial.pth.tar" --pth "$tmp/y.pth.tar"
+check test ! -e "$tmp/y.pth.tar"
 echo old > "$tmp/keep.pth.tar"
 # a write cut short (file size limit: the process is killed mid-write): the old file is untouched
 ( ulimit -f 1024; "$RN" export --snapshot "$tmp/r18/w.safetensors" --pth "$tmp/keep.pth.tar"; echo $? > "$tmp/rc" ) > /dev/null 2>&1
