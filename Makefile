@@ -2,7 +2,7 @@
 CC      ?= gcc
 OPT     ?= -O3 -march=native -mprefer-vector-width=512
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -fopenmp -Isrc -Iinclude -MMD -MP
-LDLIBS  += -ljpeg -lpng -ljansson -lpthread -lm
+LDLIBS  += -ljpeg -lpng -ljansson -lz -lpthread -lm
 LDFLAGS += -fopenmp
 BUILD   ?= build
 
@@ -41,11 +41,21 @@ else
 CPU_TESTS := $(shell grep -l '"cpu/\|RN_TEST_CPU_ONLY' tests/test_*.c)
 endif
 
+# ONNX export (src/export/onnx.c): protobuf-c code generated at build time by protoc-c from Debian's
+# onnx.proto (libonnx-dev) into $(BUILD)/gen; without protoc-c or the .proto, `export --onnx` says so.
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+ONNX := $(if $(and $(shell command -v protoc-c 2>/dev/null),$(wildcard $(ONNX_PROTO))),1)
+ifeq ($(ONNX),1)
+CFLAGS += -DRN_HAVE_ONNX -I$(BUILD)/gen
+LDLIBS := -lprotobuf-c $(LDLIBS)
+ONNX_OBJ := $(BUILD)/gen/onnx.pb-c.o
+endif
+
 LIB_SRC  := $(filter-out src/cli/% src/cpu/% src/ref/%,$(wildcard src/*/*.c)) $(DEV_SRC)
 CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(filter-out $(CPU_TESTS),$(wildcard tests/test_*.c))
 
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(ONNX_OBJ)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 DEVICES  := $(strip $(if $(filter 1,$(DNNL)),cpu) $(if $(wildcard src/ref/*.c),ref))
@@ -85,6 +95,13 @@ $(BUILD)/cflags: FORCE
 $(BUILD)/%.o: %.c $(BUILD)/cflags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO)
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -I$(dir $(ONNX_PROTO)) $(notdir $(ONNX_PROTO))
+$(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c $(BUILD)/cflags
+	$(CC) $(CFLAGS) -c $< -o $@
+$(BUILD)/src/export/onnx.o: $(if $(ONNX_OBJ),$(BUILD)/gen/onnx.pb-c.h)
 
 # main.o and the C API are rebuilt when the version changes (version.txt is rewritten only then).
 $(BUILD)/src/cli/main.o $(BUILD)/src/api/rootnet.o: CFLAGS += -DRN_VERSION='"$(RN_VERSION)"'
@@ -185,7 +202,7 @@ $(FUZZ_BUILD)/librootnet-fuzz.a: $(FUZZ_LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_BUILD)/librootnet-fuzz.a
-	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $< $(FUZZ_BUILD)/librootnet-fuzz.a -ljpeg -lpng -ljansson -lpthread -lm
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $< $(FUZZ_BUILD)/librootnet-fuzz.a -ljpeg -lpng -ljansson -lz -lpthread -lm
 
 fuzz-build: $(FUZZ_BIN)
 

@@ -6,6 +6,7 @@ PKGS=(
   libdnnl-dev            # oneDNN 2.6: convolutions and deconvolutions
   libjpeg62-turbo-dev libpng-dev
   libjansson-dev         # annotation JSON
+  zlib1g-dev             # export --pth: CRC-32 of the zip records (zip tools and Python's zipfile check them)
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev libomp-14-dev   # make fuzz / t_fuzz: libFuzzer targets (clang, its fuzzer runtime, OpenMP)
   libopenblas0-pthread   # the BLAS PyTorch (the reference and the benchmark peer) should run on; without it Debian falls back to the netlib reference BLAS, 16x slower

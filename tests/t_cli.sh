@@ -13,7 +13,7 @@
 #    a normal box or xyxy), and the text output's processed box and k (k by hand).
 source "$(dirname "$0")/train_lib.sh"
 set -o pipefail
-CMDS=(forward step bench convert train evaluate synth dataset inspect test demo)
+CMDS=(forward step bench convert train evaluate synth dataset inspect test demo export)
 
 "$RN" synth --output "$tmp/data" --format mupots --images 2 --width 320 --height 240 --seed 5 > /dev/null || exit 1
 "$PY" tools/reference.py make-case --backbone 18 --height 64 --width 64 --batch 1 --steps 1 --out "$tmp/w" > /dev/null \
@@ -62,7 +62,7 @@ for c in "${CMDS[@]}"; do
     check test ! -s "$tmp/o"
 done
 # no flags at all: the required ones are named (train: --data-dir; synth: --output; ...)
-for c in forward step convert train evaluate synth dataset inspect test demo; do
+for c in forward step convert train evaluate synth dataset inspect test demo export; do
     run "$c"
     check test "$rc" -eq 2
     check grep -q "^rootnet $c: .*required" <(head -1 "$tmp/e")

@@ -25,6 +25,7 @@ static const command COMMANDS[] = {
     {"dataset", rn_cmd_dataset, "load an annotation set (readers + cache), summary or CSV dump"},
     {"inspect", rn_cmd_inspect, "print one sample record as JSON and write its input patch"},
     {"test", rn_cmd_test, "run a snapshot on a test set: result JSON + AP_root / MRPE"},
+    {"export", rn_cmd_export, "a snapshot as ONNX (--onnx) and/or the authors' .pth.tar (--pth)"},
     {"demo", rn_cmd_demo, "roots of people in one image from their boxes; draws them"},
     {NULL, NULL, NULL},
 };

@@ -46,6 +46,13 @@ static const struct {
     {"ShortStorage", RN_I16}, {"CharStorage", RN_I8}, {"ByteStorage", RN_U8}, {"BoolStorage", RN_BOOL},
 };
 
+const char *rn_pth_storage_type(rn_dtype dtype)
+{
+    for (size_t i = 0; i < sizeof STORAGE_TYPES / sizeof STORAGE_TYPES[0]; i++)
+        if (STORAGE_TYPES[i].dtype == dtype) return STORAGE_TYPES[i].name;
+    return NULL;
+}
+
 static int storage_dtype(const pk_val *g, rn_dtype *out)
 {
     if (g->kind != PK_GLOBAL) return -1;

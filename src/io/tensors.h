@@ -123,5 +123,7 @@ int rn_safetensors_write_hook(const char *path, const rn_tensors *ts, void (*hoo
 int rn_pth_read(rn_tensors *out, const char *path, rn_err *err);
 /* Same, from a file image held in memory. */
 int rn_pth_parse(rn_tensors *out, const uint8_t *buf, size_t size, const char *path, rn_err *err);
+/* torch's storage class for a dtype ("FloatStorage", "LongStorage", ...), NULL for none. */
+const char *rn_pth_storage_type(rn_dtype dtype);
 
 #endif

@@ -329,7 +329,7 @@ void rn_snapshot_prune_epochs(const char *dir, int epoch, int keep)
 }
 
 /* The settings from a "config" metadata text (none, or empty: the defaults). */
-static int settings_from_meta(rn_run_settings *s, const rn_tensors *ts, const char *path, rn_err *err)
+int rn_run_settings_read(rn_run_settings *s, const rn_tensors *ts, const char *path, rn_err *err)
 {
     *s = (rn_run_settings){.input_size = 256};
     const char *text = rn_tensors_get_meta(ts, "config");
@@ -349,7 +349,7 @@ int rn_snapshot_load_weights(rn_params *p, rn_run_settings *s, const char *path,
 {
     rn_tensors ts;
     if (rn_tensors_load(&ts, path, err)) return -1;
-    int rc = settings_from_meta(s, &ts, path, err);
+    int rc = rn_run_settings_read(s, &ts, path, err);
     if (!rc) rc = rn_weights_from_tensors(p, &ts, path, depth, rng, err);
     rn_tensors_free(&ts);
     return rc;

@@ -81,6 +81,8 @@ typedef struct rn_run_settings {
     int fast_decode;  /* JPEG fast decode (0 without a config) */
 } rn_run_settings;
 
+/* The settings of tensors ts read from path (its "config" metadata, else the defaults). */
+int rn_run_settings_read(rn_run_settings *s, const rn_tensors *ts, const char *path, rn_err *err);
 /* rn_weights_load (p built for the file's depth; depth != 0: the file must
  * hold it) plus the file's settings. Errors name the file. */
 int rn_snapshot_load_weights(rn_params *p, rn_run_settings *s, const char *path, int depth, rn_rng *rng, rn_err *err);
