@@ -74,7 +74,8 @@ static int run_model(rn_person_root *out, const rn_predict_info *info, rn_params
                      const float *x, const float *k, rn_err *err)
 {
     rn_model m;
-    rn_model_opts mo = {.device = in->device, .threads = in->threads, .compute = in->compute, .inference = 1};
+    rn_model_opts mo = {.device = in->device, .threads = in->threads, .compute = in->compute, .inference = 1,
+                        .fold = !in->no_fold};
     if (rn_model_create(&m, p, in->n, in->input_size, in->input_size, &mo, err)) return -1;
     rn_model_sync_weights(&m);
     rn_model_forward(&m, x, k, 0);
