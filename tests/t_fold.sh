@@ -6,7 +6,7 @@
 # batch 3) and ResNet-50 (256x256, batch 2), with random BN statistics; the
 # unfused eval forward the same way; bf16 inference (opt-in) within 2x the
 # error of PyTorch's bf16 autocast eval forward + 2^-8 (README has the
-# figures). Then demo's default (folded) against demo --no-fold, and
+# figures). Then demo's and test's default (folded) against --no-fold, and
 # --precision bf16 accepted.
 set -u
 set -o pipefail
@@ -60,6 +60,25 @@ print("demo roots: folded vs unfused max-rel %.3g, bf16 vs unfused %.3g" % (e_fo
 sys.exit(0 if e_fold < 1e-5 and 0 < e_bf16 < 2e-2 else 1)
 PYEOF
 check "demo: folded = unfused up to fp32 rounding; bf16 differs, within 2e-2" $?
+# test: the same three ways on the synthetic MuPoTS set; the result files' roots compared
+for v in fold plain bf16; do
+    case $v in fold) f=();; plain) f=(--no-fold);; bf16) f=(--precision bf16);; esac
+    "$RN" test --snapshot "$d/r18/w0.safetensors" --dataset MuPoTS --data-dir "$d/data" --input-size 64 --batch 4 \
+        --threads 2 --no-progress --result-dir "$d/t_$v" "${f[@]}" > /dev/null 2>&1 || echo "rootnet test ($v) failed"
+done
+"$PY" - "$d/t_fold" "$d/t_plain" "$d/t_bf16" <<'PYEOF'
+import glob, json, sys
+import numpy as np
+def roots(d):
+    (f,) = glob.glob(d + "/*.json")
+    return np.array([r["root_cam"] for r in json.load(open(f))], dtype=np.float64)
+r = [roots(d) for d in sys.argv[1:]]
+e_fold = np.abs(r[0] - r[1]).max() / np.abs(r[1]).max()
+e_bf16 = np.abs(r[2] - r[1]).max() / np.abs(r[1]).max()
+print("test roots (%d people): folded vs unfused max-rel %.3g, bf16 vs unfused %.3g" % (len(r[1]), e_fold, e_bf16))
+sys.exit(0 if len(r[1]) > 0 and e_fold < 1e-5 and 0 < e_bf16 < 2e-2 else 1)
+PYEOF
+check "test: folded = unfused up to fp32 rounding; bf16 differs, within 2e-2" $?
 "$RN" demo --snapshot "$d/r18/w0.safetensors" --image "$img" --bbox 40,30,60,150 --precision fp16 2> "$d/err" > /dev/null
 [ $? -ne 0 ] && grep -q "precision" "$d/err"
 check "demo --precision fp16: refused in one line" $?
