@@ -45,6 +45,8 @@ static int kind_check(const rn_conv_shape *s, rn_err *err)
         return rn_err_set(err, "conv shape: unknown epilogue flags %#x", (unsigned)s->epilogue);
     if (s->epilogue && (!(s->epilogue & RN_EPI_BIAS) || !s->forward_only))
         return rn_err_set(err, "conv shape: a fused epilogue needs RN_EPI_BIAS and forward_only");
+    if ((s->epilogue & RN_EPI_SUM) && s->transposed)
+        return rn_err_set(err, "conv shape: the residual sum epilogue is for a Conv2d, not a ConvTranspose2d");
     return 0;
 }
 

@@ -83,7 +83,7 @@ typedef struct rn_conv_shape {
                            RN_ACT_F32, or RN_ACT_BF16 (bf16-o2; needs RN_COMPUTE_BF16) */
     rn_conv_algo algo;  /* RN_ALGO_DIRECT unless autotuned (nn/autotune.h) */
     int epilogue;       /* 0, or a fused inference conv (needs forward_only): RN_EPI_BIAS, optionally
-                           | RN_EPI_SUM | RN_EPI_RELU; see conv_forward_fused */
+                           | RN_EPI_SUM (Conv2d only) | RN_EPI_RELU; see conv_forward_fused */
 } rn_conv_shape;
 
 /* The epilogue of a fused inference conv (rn_conv_shape.epilogue). */
