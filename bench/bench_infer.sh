@@ -17,7 +17,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 bash scripts/install-ort.sh > /dev/null
 "$PY" tools/reference.py make-case --backbone 50 --height 64 --width 64 --batch 1 --steps 1 --out "$tmp/w" > /dev/null
 W="$tmp/w/w0.safetensors"; onnx="$tmp/rootnet.onnx"
-if "$RN" export --help > /dev/null 2>&1 && "$RN" export --snapshot "$W" --onnx "$onnx" > /dev/null; then
+if "$RN" export --help > /dev/null 2>&1 && "$RN" export --snapshot "$W" --onnx "$onnx" --input-size 256 > /dev/null; then
     echo "onnx: rootnet export --onnx"
 else
     "$PY" tools/onnx_export_torch.py --weights "$W" --out "$onnx" 2> /dev/null
