@@ -747,6 +747,22 @@ static void get_act(dmem *m, float *host, const void *buf, const rn_act_shape *a
     m->dev->ops->act_download(m->dev, host, buf, a);
 }
 
+/* The conv of shape s on device k of the pair in its precision, or NULL (a failed check). */
+static rn_conv *conv_for(const pair *pr, int k, const rn_conv_shape *s, const char *kind, const char *shape)
+{
+    rn_device *d = pick(pr, k);
+    rn_conv_shape sk = *s;
+    sk.compute = k ? RN_COMPUTE_F32 : pr->p.compute;
+    sk.act = pick_act(pr, k);
+    rn_conv *c = NULL;
+    rn_err err = {0};
+    if (d->ops->conv_create(d, &c, &sk, &err)) {
+        RN_CHECK(0, "%s %s %s on %s: conv_create failed: %s", kind, shape, pr->p.name, d->name, err.msg);
+        return NULL;
+    }
+    return c;
+}
+
 /* Conv2d / ConvTranspose2d: forward, backward-data (unless src_plain), backward-weights (+=). */
 static void x_conv(const pair *pr, rn_conv_shape s, rn_rng *r)
 {
@@ -763,14 +779,9 @@ static void x_conv(const pair *pr, rn_conv_shape s, rn_rng *r)
     int ok = 1;
     for (int k = 0; k < 2 && ok; k++) {
         dmem m = {.dev = pick(pr, k)};
-        rn_conv_shape sk = s;
-        sk.compute = k ? RN_COMPUTE_F32 : pr->p.compute;
-        sk.act = pick_act(pr, k);
-        rn_act_shape ain = {s.n, s.ic, s.ih, s.iw, sk.act}, aout = {s.n, s.oc, s.oh, s.ow, sk.act};
-        rn_conv *c = NULL;
-        rn_err err = {0};
-        if (m.dev->ops->conv_create(m.dev, &c, &sk, &err)) {
-            RN_CHECK(0, "%s %s %s on %s: conv_create failed: %s", kind, shape, pr->p.name, m.dev->name, err.msg);
+        rn_act_shape ain = {s.n, s.ic, s.ih, s.iw, pick_act(pr, k)}, aout = {s.n, s.oc, s.oh, s.ow, pick_act(pr, k)};
+        rn_conv *c = conv_for(pr, k, &s, kind, shape);
+        if (!c) {
             ok = 0;
             break;
         }
@@ -800,6 +811,73 @@ static void x_conv(const pair *pr, rn_conv_shape s, rn_rng *r)
     }
     free(x), free(w), free(dy), free(dw0);
     for (int k = 0; k < 2; k++) free(y[k]), free(dx[k]), free(dw[k]);
+}
+
+/* A fused inference conv (BN folded: weights times a per-output-channel scale, a bias;
+ * then the residual sum and ReLU as s.epilogue says), in place (dst = res) when inplace. */
+static void x_conv_fused(const pair *pr, rn_conv_shape s, int inplace, rn_rng *r)
+{
+    size_t nx = (size_t)s.n * s.ic * s.ih * s.iw, ny = (size_t)s.n * s.oc * s.oh * s.ow;
+    size_t nw = (size_t)s.oc * s.ic * s.kh * s.kw;
+    int fan_in = (s.transposed ? s.oc : s.ic) * s.kh * s.kw;
+    float *x = s.src_plain ? randn(nx, 1, r) : act_rand(nx, 0, 1, pr->p.act, r), *w = randu(nw, 1 / sqrt(fan_in), r);
+    float *res = act_rand(ny, 0, 1, pr->p.act, r), *scale = fvec((size_t)s.oc), *bias = randn((size_t)s.oc, 0.5, r);
+    for (int i = 0; i < s.oc; i++) scale[i] = (float)(0.5 + rn_rng_uniform(r));
+    float *y[2] = {fvec(ny), fvec(ny)};
+    int sum = (s.epilogue & RN_EPI_SUM) != 0;
+    char shape[112];
+    snprintf(shape, sizeof shape, "%dx%dx%dx%d->%d k%d s%d%s%s%s%s", s.n, s.ic, s.ih, s.iw, s.oc, s.kh, s.sh,
+             s.transposed ? " T" : "", s.src_plain ? " plain" : "", sum ? (inplace ? " +res(in place)" : " +res") : "",
+             s.epilogue & RN_EPI_RELU ? " relu" : "");
+    s.forward_only = 1;
+    int ok = 1;
+    for (int k = 0; k < 2 && ok; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        rn_act_shape ain = {s.n, s.ic, s.ih, s.iw, pick_act(pr, k)}, aout = {s.n, s.oc, s.oh, s.ow, pick_act(pr, k)};
+        rn_conv *c = conv_for(pr, k, &s, "fused conv", shape);
+        if (!c) {
+            ok = 0;
+            break;
+        }
+        void *dsrc = s.src_plain ? dm_put(&m, x, nx * sizeof *x) : dm_act(&m, x, &ain);
+        void *dres = sum ? dm_act(&m, res, &aout) : NULL, *ddst = inplace && sum ? dres : dm_act(&m, NULL, &aout);
+        float *dsc = dm_put(&m, scale, (size_t)s.oc * sizeof *scale), *db = dm_put(&m, bias, (size_t)s.oc * sizeof *bias);
+        m.dev->ops->conv_set_weights_folded(m.dev, c, w, dsc, db);
+        m.dev->ops->conv_forward_fused(m.dev, c, ddst, dsrc, dres);
+        get_act(&m, y[k], ddst, &aout);
+        m.dev->ops->conv_destroy(m.dev, c);
+        dm_free(&m);
+    }
+    if (ok) cmp(pr, "conv_forward_fused", shape, y[0], y[1], ny, tol_conv(pr, 64, 1));
+    free(x), free(w), free(res), free(scale), free(bias), free(y[0]), free(y[1]);
+}
+
+/* The fused convs of a folded ResNet and its head: stem, 1x1 / 3x3 (+ReLU), a block's
+ * last conv with the residual (+ReLU, also in place), the downsample (bias only), a deconv. */
+static void fused_convs(const pair *pr)
+{
+    rn_rng own; /* its own stream: the inputs of the checks after it stay as they were */
+    rn_rng *r = &own;
+    rn_rng_seed(r, 13 + (uint64_t)pr->p.compute + 2 * (uint64_t)pr->p.act);
+    enum { B = RN_EPI_BIAS, S = RN_EPI_SUM, R = RN_EPI_RELU };
+    const rn_conv_shape convs[] = {
+        {.n = 2, .ic = 3, .ih = 13, .iw = 10, .oc = 64, .oh = 7, .ow = 5, .kh = 7, .kw = 7, .sh = 2, .sw = 2, .ph = 3,
+         .pw = 3, .src_plain = 1, .epilogue = B | R},
+        {.n = 1, .ic = 64, .ih = 7, .iw = 5, .oc = 64, .oh = 7, .ow = 5, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1,
+         .pw = 1, .epilogue = B | R},
+        {.n = 2, .ic = 64, .ih = 9, .iw = 6, .oc = 256, .oh = 9, .ow = 6, .kh = 1, .kw = 1, .sh = 1, .sw = 1,
+         .epilogue = B | S | R},
+        {.n = 1, .ic = 128, .ih = 5, .iw = 3, .oc = 256, .oh = 3, .ow = 2, .kh = 1, .kw = 1, .sh = 2, .sw = 2,
+         .epilogue = B},
+        {.n = 2, .ic = 64, .ih = 9, .iw = 6, .oc = 128, .oh = 5, .ow = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1,
+         .pw = 1, .epilogue = B | S | R},
+        {.n = 2, .ic = 512, .ih = 3, .iw = 2, .oc = 256, .oh = 6, .ow = 4, .kh = 4, .kw = 4, .sh = 2, .sw = 2, .ph = 1,
+         .pw = 1, .transposed = 1, .epilogue = B | R},
+    };
+    for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
+        x_conv_fused(pr, convs[i], 0, r);
+        if (convs[i].epilogue & S) x_conv_fused(pr, convs[i], 1, r);
+    }
 }
 
 /* BN training statistics: sums, stats, running update, fold. */
@@ -1204,6 +1282,7 @@ static void cross_precision(const pair *pr, rn_rng *r)
          .pw = 1, .transposed = 1},
     };
     for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) x_conv(pr, convs[i], r);
+    fused_convs(pr);
     if (pr->p.compute != RN_COMPUTE_F32 && pr->p.act == RN_ACT_F32) {
         printf("     (%s: fp32 activations, so every op but the convs is the fp32 call checked above)\n", pr->p.name);
         return;

@@ -14,10 +14,10 @@
 #include "viz/people.h"
 
 typedef struct demo_cli {
-    const char *snapshot, *image, *format, *focal, *princpt, *out, *device, *labels_json;
+    const char *snapshot, *image, *format, *focal, *princpt, *out, *device, *precision, *labels_json;
     rn_multi bbox;
     long input_size, threads, backbone;
-    int json, fast_decode;
+    int json, fast_decode, no_fold;
 } demo_cli;
 
 static int parse_boxes(double (*boxes)[4], const demo_cli *c, rn_err *err)
@@ -48,6 +48,8 @@ static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_
     in->n = c->bbox.n;
     in->threads = (int)c->threads;
     in->device = c->device;
+    in->no_fold = c->no_fold;
+    if (c->precision && rn_predict_parse_precision(&in->compute, c->precision, err)) return -1;
     return 0;
 }
 
@@ -193,6 +195,8 @@ int rn_cmd_demo(int argc, char **argv)
         RN_FLAG_ALIAS("--weights", "--snapshot"),
         RN_FLAG_ALIAS("--out", "--output"),
         RN_FLAG_STR("--device", &c.device, "cpu (default) | ref: the compute device"),
+        RN_FLAG_STR("--precision", &c.precision, "fp32 (default) | bf16: convs and activations in bf16 (opt-in, see README)"),
+        RN_FLAG_BOOL("--no-fold", &c.no_fold, "unfused eval forward (default: BN folded into the convs, fused epilogues)"),
         {0}};
     const char *syn = "--snapshot FILE --image IMG --bbox x,y,w,h [--bbox ...] [--bbox-format xywh|xyxy] "
                       "[--focal fx,fy] [--princpt cx,cy] [--json] [--output OUT.png]";

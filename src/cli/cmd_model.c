@@ -111,11 +111,12 @@ static int check_k(const input *k, const char *path, rn_err *err)
 int rn_cmd_forward(int argc, char **argv)
 {
     const char *weights = NULL, *images = NULL, *kpath = NULL, *out = NULL, *precision = "fp32", *device = NULL;
-    int eval = 0;
+    int eval = 0, fold = 0;
     long threads = 0, backbone = 0;
     rn_flag flags[] = {
         RN_FLAG_STR("--snapshot", &weights, "weights: safetensors or PyTorch .pth (required)"),
         RN_FLAG_BOOL("--eval", &eval, "use BN running statistics (default: batch statistics)"),
+        RN_FLAG_BOOL("--fold", &fold, "with --eval: BN folded into the convs, fused epilogues (what demo/test run)"),
         RN_FLAG_STR("--images", &images, "(N,3,H,W) float32 .npy, normalised (required)"),
         RN_FLAG_STR("--k", &kpath, "(N) or (N,1) float32 .npy (required)"),
         RN_FLAG_STR("--output", &out, "output (N,3) .npy: x, y on the output grid, depth (required)"),
@@ -134,6 +135,7 @@ int rn_cmd_forward(int argc, char **argv)
     rn_err err = {{0}};
     if (!weights || !images || !kpath || !out)
         return rn_args_misuse(flags, argv, syn, "--snapshot, --images, --k and --output are required");
+    if (fold && !eval) return rn_args_misuse(flags, argv, syn, "--fold needs --eval (folding uses the running statistics)");
     rn_precision prec;
     if (rn_precision_parse(precision, &prec, &err) || rn_policy_check_device(rn_policy_get(prec), device, &err))
         return fail("forward", &err);
@@ -153,6 +155,7 @@ int rn_cmd_forward(int argc, char **argv)
     if (!rc) {
         rn_model_opts mo = {.device = device, .threads = (int)threads, .compute = RN_COMPUTE_F32, .inference = 1};
         rn_policy_apply(rn_policy_get(prec), &mo);
+        mo.fold = fold;
         rc = rn_model_create(&m, &p, (int)x.n, (int)xd[1], (int)xd[2], &mo, &err);
         if (!rc) {
             rn_model_sync_weights(&m);
@@ -475,7 +478,7 @@ static double median(const double *t, long n)
 typedef struct bench_cfg {
     const char *mode;
     long depth, size, b, iters, warmup, threads;
-    int sync_bn;
+    int sync_bn, no_fold;
     size_t bucket;
 } bench_cfg;
 
@@ -486,9 +489,9 @@ static void print_bench(const bench_cfg *c, const rn_tuning *tn, const double *t
     long global = c->b * ranks;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("{\"mode\": \"%s\", \"precision\": \"%s\", \"loss_scale\": %g, \"backbone\": %ld, \"size\": %ld, "
+    printf("{\"mode\": \"%s\", \"fold\": %d, \"precision\": \"%s\", \"loss_scale\": %g, \"backbone\": %ld, \"size\": %ld, "
            "\"batch\": %ld, \"threads\": %ld, \"median_s\": %.6f, \"images_per_s\": %.4f, \"peak_rss_mb\": %.1f, ",
-           c->mode, tn->policy->name, tn->scaling ? (double)tn->scaler.scale : 1.0, c->depth, c->size, global,
+           c->mode, strcmp(c->mode, "train") && !c->no_fold, tn->policy->name, tn->scaling ? (double)tn->scaler.scale : 1.0, c->depth, c->size, global,
            c->threads, med, (double)global / med, ru.ru_maxrss / 1024.0);
     if (comm)
         printf("\"ranks\": %d, \"batch_per_rank\": %ld, \"allreduce_median_s\": %.6f, \"allreduce_share\": %.4f, ",
@@ -556,6 +559,7 @@ static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *
     rn_model m;
     rn_model_opts mo = train_opts(c->threads, c->sync_bn, d, tn);
     mo.inference = !train;
+    mo.fold = !train && !c->no_fold;
     if (!train) mo.grad_ready = (rn_model_grad_ready){0};
     if (rn_model_create(&m, p, (int)c->b, (int)c->size, (int)c->size, &mo, err)) return -1;
     rn_tuning_attach(tn, &m);
@@ -601,6 +605,7 @@ int rn_cmd_bench(int argc, char **argv)
         RN_FLAG_RANGE("--iters", &c.iters, 1, 1000000, "timed steps (5)"),
         RN_FLAG_RANGE("--warmup", &c.warmup, 0, 1000000, "untimed steps first (1)"),
         RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_BOOL("--no-fold", &c.no_fold, "infer: the unfused eval forward (default: BN folded, fused convs)"),
         RN_CLI_DIST_FLAGS(&df),
         RN_TUNING_FLAGS(&tf),
         RN_FLAG_ALIAS("--size", "--input-size"),

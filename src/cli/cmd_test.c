@@ -10,6 +10,7 @@
 #include "cli/snapshot_path.h"
 #include "io/file.h"
 #include "eval/results.h"
+#include "train/predict.h"
 #include "train/snapshot.h"
 #include "train/tester.h"
 
@@ -17,7 +18,7 @@ typedef struct test_cli {
     const char *snapshot, *output, *testset, *data_dir, *result_dir, *compute, *gt, *cache_dir, *metrics_json, *device;
     long epoch, batch, threads, workers, input_size, backbone, limit;
     double ap_thr;
-    int gt_bbox, det_bbox, json, no_progress, fast_decode;
+    int gt_bbox, det_bbox, json, no_progress, fast_decode, no_fold;
 } test_cli;
 
 static void print_json(FILE *f, const rn_test_result *r)
@@ -58,14 +59,6 @@ static int write_metrics(const char *path, const rn_test_result *r, rn_err *err)
     return rc;
 }
 
-static int parse_compute(rn_compute *c, const char *s, rn_err *err)
-{
-    if (!strcmp(s, "fp32")) *c = RN_COMPUTE_F32;
-    else if (!strcmp(s, "bf16")) *c = RN_COMPUTE_BF16;
-    else return rn_err_set(err, "--compute: '%s' is not fp32 or bf16", s);
-    return 0;
-}
-
 static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap_len, rn_err *err)
 {
     rn_test_opts_default(o);
@@ -73,7 +66,8 @@ static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap
     if (c->input_size && (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32))
         return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->input_size);
     if (!(c->ap_thr > 0) || c->ap_thr > 1e9) return rn_err_set(err, "--ap-thr %g: must be > 0 (mm)", c->ap_thr);
-    if (c->compute && parse_compute(&o->compute, c->compute, err)) return -1;
+    if (c->compute && rn_predict_parse_precision(&o->compute, c->compute, err)) return -1;
+    o->no_fold = c->no_fold;
     struct stat st;
     if (stat(c->data_dir, &st) || !S_ISDIR(st.st_mode))
         return rn_err_set(err, "--data-dir '%s': no such directory", c->data_dir);
@@ -146,7 +140,9 @@ int rn_cmd_test(int argc, char **argv)
         RN_FLAG_BOOL("--fast-decode", &c.fast_decode, "decode JPEGs at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"),
         RN_FLAG_RANGE("--backbone", &c.backbone, 0, 1000, "expected ResNet depth (default: from the snapshot)"),
         RN_FLAG_STR("--device", &c.device, "cpu (default) | ref: the compute device"),
-        RN_FLAG_STR("--compute", &c.compute, "fp32 (default) or bf16"),
+        RN_FLAG_STR("--precision", &c.compute, "fp32 (default) | bf16: convs and activations in bf16 (opt-in, see README)"),
+        RN_FLAG_BOOL("--no-fold", &c.no_fold, "unfused eval forward (default: BN folded into the convs, fused epilogues)"),
+        RN_FLAG_ALIAS("--compute", "--precision"),
         RN_FLAG_STR("--result-dir", &c.result_dir, "where the result JSON goes (default --output, else .)"),
         RN_FLAG_STR("--gt", &c.gt, "MuPoTS GT roots (default D/MuPoTS/data/MuPoTS-3D.json)"),
         RN_FLAG_STR("--cache-dir", &c.cache_dir, "cache folder, created if missing (default next to the annotations, or the per-user cache when that is not writable)"),

@@ -156,6 +156,17 @@ static void cpu_conv_forward(rn_device *dev, rn_conv *c, void *dst, const void *
     WITH_THREADS(dev, rn_dnnl_conv_forward((rn_dnnl_conv *)c, dst, src));
 }
 
+static void cpu_conv_set_weights_folded(rn_device *dev, rn_conv *c, const float *w, const float *scale,
+                                        const float *bias)
+{
+    WITH_THREADS(dev, rn_dnnl_conv_set_weights_folded((rn_dnnl_conv *)c, w, scale, bias));
+}
+
+static void cpu_conv_forward_fused(rn_device *dev, rn_conv *c, void *dst, const void *src, const void *res)
+{
+    WITH_THREADS(dev, rn_dnnl_conv_forward_fused((rn_dnnl_conv *)c, dst, src, res));
+}
+
 static void cpu_conv_backward_data(rn_device *dev, rn_conv *c, void *diff_src, const void *diff_dst)
 {
     WITH_THREADS(dev, rn_dnnl_conv_backward_data((rn_dnnl_conv *)c, diff_src, diff_dst));
@@ -354,6 +365,8 @@ static const rn_device_ops CPU_OPS = {
     .conv_backward_data = cpu_conv_backward_data,
     .conv_backward_weights = cpu_conv_backward_weights,
     .conv_impl_name = cpu_conv_impl_name,
+    .conv_set_weights_folded = cpu_conv_set_weights_folded,
+    .conv_forward_fused = cpu_conv_forward_fused,
     .bn_sums = cpu_bn_sums,
     .bn_stats = cpu_bn_stats,
     .bn_update_running = cpu_bn_update_running,

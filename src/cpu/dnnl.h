@@ -53,6 +53,11 @@ void rn_dnnl_conv_destroy(rn_dnnl_conv *c);
 void rn_dnnl_conv_set_weights(rn_dnnl_conv *c, const float *w);
 /* dst: (N, OC/16, OH, OW, 16); src: (N, IC/16, IH, IW, 16) or (N, IC, IH, IW) if src_plain. */
 void rn_dnnl_conv_forward(rn_dnnl_conv *c, void *dst, const void *src);
+/* Fused inference convs (s.epilogue, nn/device.h): weights w * scale[oc] and bias; then
+ * dst = [ReLU](conv(src) + bias [+ res]) with oneDNN post-ops (res copied into dst first
+ * unless it is dst). */
+void rn_dnnl_conv_set_weights_folded(rn_dnnl_conv *c, const float *w, const float *scale, const float *bias);
+void rn_dnnl_conv_forward_fused(rn_dnnl_conv *c, void *dst, const void *src, const void *res);
 /* Overwrites diff_src. Not for no_bwd_data, src_plain or forward_only (asserts). */
 void rn_dnnl_conv_backward_data(rn_dnnl_conv *c, void *diff_src, const void *diff_dst);
 /* diff_w accumulated (+=). Not for forward_only (asserts). */

@@ -41,6 +41,12 @@ static int kind_check(const rn_conv_shape *s, rn_err *err)
     if (!s->src_plain && s->ic % 16)
         return rn_err_set(err, "conv shape: ic=%d is not a multiple of 16 (nChw16c)", s->ic);
     if (s->oc % 16) return rn_err_set(err, "conv shape: oc=%d is not a multiple of 16 (nChw16c)", s->oc);
+    if (s->epilogue & ~(RN_EPI_BIAS | RN_EPI_SUM | RN_EPI_RELU))
+        return rn_err_set(err, "conv shape: unknown epilogue flags %#x", (unsigned)s->epilogue);
+    if (s->epilogue && (!(s->epilogue & RN_EPI_BIAS) || !s->forward_only))
+        return rn_err_set(err, "conv shape: a fused epilogue needs RN_EPI_BIAS and forward_only");
+    if ((s->epilogue & RN_EPI_SUM) && s->transposed)
+        return rn_err_set(err, "conv shape: the residual sum epilogue is for a Conv2d, not a ConvTranspose2d");
     return 0;
 }
 

@@ -82,7 +82,12 @@ typedef struct rn_conv_shape {
     rn_act_type act;    /* type of dst, diff_src, diff_dst and (unless src_plain) src:
                            RN_ACT_F32, or RN_ACT_BF16 (bf16-o2; needs RN_COMPUTE_BF16) */
     rn_conv_algo algo;  /* RN_ALGO_DIRECT unless autotuned (nn/autotune.h) */
+    int epilogue;       /* 0, or a fused inference conv (needs forward_only): RN_EPI_BIAS, optionally
+                           | RN_EPI_SUM (Conv2d only) | RN_EPI_RELU; see conv_forward_fused */
 } rn_conv_shape;
+
+/* The epilogue of a fused inference conv (rn_conv_shape.epilogue). */
+enum { RN_EPI_BIAS = 1, RN_EPI_SUM = 2, RN_EPI_RELU = 4 };
 
 /* An activation tensor: (n, c, h, w) of element type `type`, in the device's layout. */
 typedef struct rn_act_shape {
@@ -165,6 +170,16 @@ struct rn_device_ops {
      * src must be unchanged since forward, and diff_dst unchanged until the matching
      * backward_data (a device may reuse what it staged from them). */
     void (*conv_backward_weights)(rn_device *dev, rn_conv *c, float *diff_w, const void *src, const void *diff_dst);
+    /* ---- fused inference convolutions (s.epilogue != 0; BN folded, see nn/model.h) ---- */
+    /* Takes w * scale[oc] (each output channel's weights times its scale, rounded to float;
+     * w as for conv_set_weights, scale NULL: 1) and bias (OC) into the conv's own format. */
+    void (*conv_set_weights_folded)(rn_device *dev, rn_conv *c, const float *w, const float *scale,
+                                    const float *bias);
+    /* dst = conv(src) + bias, then + res (RN_EPI_SUM; else res must be NULL), then ReLU
+     * (RN_EPI_RELU), each output rounded once to the activation type. res may equal dst (in
+     * place: the residual is read, then overwritten). dst, res: act (N, OC, OH, OW); src as in
+     * conv_forward. conv_forward is not for these convs. */
+    void (*conv_forward_fused)(rn_device *dev, rn_conv *c, void *dst, const void *src, const void *res);
     /* The implementation chosen per direction (0 fwd, 1 bwd-data, 2 bwd-weights), e.g.
      * "jit:avx512_core", for logs and the profiler; a static string. */
     const char *(*conv_impl_name)(rn_device *dev, const rn_conv *c, int direction);

@@ -194,8 +194,10 @@ static void plan_all(rn_model *m, plan *pl)
     for (int i = 0; i < 4; i++) m->g[i] = take(pl, g);
 }
 
-static int create_conv(rn_model *m, rn_cbn *u, rn_err *err)
+/* epi: the fused epilogue beyond the bias (RN_EPI_SUM, RN_EPI_RELU), used when folding. */
+static int create_conv(rn_model *m, rn_cbn *u, int epi, rn_err *err)
 {
+    u->s.epilogue = m->opts.fold ? RN_EPI_BIAS | epi : 0;
     u->s.compute = m->opts.compute;
     u->s.act = m->opts.act;
     u->s.forward_only = m->opts.inference;
@@ -207,15 +209,15 @@ static int create_conv(rn_model *m, rn_cbn *u, rn_err *err)
 
 static int create_convs(rn_model *m, rn_err *err)
 {
-    if (create_conv(m, &m->stem, err)) return -1;
+    if (create_conv(m, &m->stem, RN_EPI_RELU, err)) return -1;
     for (int i = 0; i < m->nblocks; i++) {
         rn_block *b = &m->blocks[i];
         for (int j = 0; j < b->nu; j++)
-            if (create_conv(m, &b->u[j], err)) return -1;
-        if (b->has_down && create_conv(m, &b->d, err)) return -1;
+            if (create_conv(m, &b->u[j], j == b->nu - 1 ? RN_EPI_SUM | RN_EPI_RELU : RN_EPI_RELU, err)) return -1;
+        if (b->has_down && create_conv(m, &b->d, 0, err)) return -1;
     }
     for (int i = 0; i < 3; i++)
-        if (create_conv(m, &m->head[i], err)) return -1;
+        if (create_conv(m, &m->head[i], RN_EPI_RELU, err)) return -1;
     return 0;
 }
 
@@ -244,8 +246,10 @@ int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_mod
     m->N = N, m->H = H, m->W = W;
     m->OH = H / 4, m->OW = W / 4, m->FH = H / 32, m->FW = W / 32;
     m->loss_scale = 1.0f;
+    if (o->fold && !o->inference) return rn_err_set(err, "folded BN is for inference models only");
+    if (o->fold && o->compute == RN_COMPUTE_BF16) m->opts.act = RN_ACT_BF16;
     if (open_device(m, err) || build_structure(m, err)) goto fail;
-    plan pl = {.dev = m->dev, .act = o->act};
+    plan pl = {.dev = m->dev, .act = m->opts.act};
     plan_all(m, &pl);
     m->arena_bytes = pl.used;
     m->arena = OP(m)->alloc(m->dev, pl.used);
@@ -254,7 +258,7 @@ int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_mod
                    pl.used / 1e6, N, H, W);
         goto fail;
     }
-    pl = (plan){.dev = m->dev, .base = m->arena, .act = o->act};
+    pl = (plan){.dev = m->dev, .base = m->arena, .act = m->opts.act};
     plan_all(m, &pl);
     RN_ASSERT(pl.used == m->arena_bytes);
     m->coord = rn_xmalloc(3 * (size_t)N * sizeof *m->coord);
@@ -286,7 +290,18 @@ void rn_model_destroy(rn_model *m)
     memset(m, 0, sizeof *m);
 }
 
-static void cbn_sync(rn_model *m, rn_cbn *u) { rn_conv_set_weights(u->conv, rn_params_data(m->p, u->pw)); }
+/* The conv's weights; folded: with the BN's running statistics folded in (scale, bias = shift). */
+static void cbn_sync(rn_model *m, rn_cbn *u)
+{
+    rn_params *p = m->p;
+    if (!m->opts.fold) {
+        rn_conv_set_weights(u->conv, rn_params_data(p, u->pw));
+        return;
+    }
+    OP(m)->bn_fold(DEV(m), u->scale, u->shift, rn_params_data(p, u->pm), rn_params_data(p, u->pv),
+                   rn_params_data(p, u->pg), rn_params_data(p, u->pb), u->s.oc);
+    OP(m)->conv_set_weights_folded(DEV(m), u->conv, rn_params_data(p, u->pw), u->scale, u->shift);
+}
 
 void rn_model_sync_weights(rn_model *m)
 {
@@ -316,6 +331,32 @@ static void bn_reduce(rn_model *m, double *buf, size_t n)
 
 /* conv, then BN statistics (train) or running statistics (eval) folded into
  * scale/shift; applies BN(+ReLU) into u->y unless the BN is fused downstream. */
+/* dst = the fused conv of u on src (+ res), BN folded in (fold models). */
+static void cbn_fused(rn_model *m, rn_cbn *u, void *dst, const void *src, const void *res)
+{
+    int sp = rn_prof_begin(m->prof, m->p->e[u->pw].name, "fwd", conv_flops(&u->s));
+    OP(m)->conv_forward_fused(DEV(m), u->conv, dst, src, res);
+    span_end(m, sp);
+}
+
+/* A block of a fold model on in; returns its output: in itself (the residual added in
+ * place) unless the block has a downsample branch, which writes b->out first. */
+static void *block_fused(rn_model *m, rn_block *b, void *in)
+{
+    const void *x = in;
+    for (int j = 0; j < b->nu - 1; j++) {
+        cbn_fused(m, &b->u[j], b->u[j].c, x, NULL);
+        x = b->u[j].c;
+    }
+    void *out = in;
+    if (b->has_down) {
+        out = b->out;
+        cbn_fused(m, &b->d, out, in, NULL);
+    }
+    cbn_fused(m, &b->u[b->nu - 1], out, x, out);
+    return out;
+}
+
 static void cbn_forward(rn_model *m, rn_cbn *u, int train)
 {
     rn_params *p = m->p;
@@ -363,26 +404,23 @@ static rn_act_shape backbone_shape(const rn_model *m)
 
 static rn_act_shape stem_shape(const rn_model *m) { return m->stem.a; }
 
-void rn_model_forward(rn_model *m, const float *images, const float *k, int train)
+static void maxpool(rn_model *m, const void *stem_out)
+{
+    int sp = rn_prof_begin(m->prof, "backbone.maxpool", "fwd", 0);
+    rn_act_shape sa = stem_shape(m);
+    OP(m)->maxpool_forward(DEV(m), m->pool, stem_out, &sa, m->H / 4, m->W / 4);
+    span_end(m, sp);
+}
+
+/* The xy and depth heads on the deconv head's output top and the backbone's output. */
+static void heads_forward(rn_model *m, const void *top, const void *backbone, const float *k)
 {
     rn_params *p = m->p;
     rn_device *dev = DEV(m);
-    m->stem.x = images; /* host memory is device memory (model.h) */
-    m->k = k;
-    m->last_train = train;
-    cbn_forward(m, &m->stem, train);
-    int sp = rn_prof_begin(m->prof, "backbone.maxpool", "fwd", 0);
-    rn_act_shape sa = stem_shape(m);
-    OP(m)->maxpool_forward(dev, m->pool, m->stem.y, &sa, m->H / 4, m->W / 4);
-    span_end(m, sp);
-    for (int i = 0; i < m->nblocks; i++) block_forward(m, &m->blocks[i], train);
-    for (int i = 0; i < 3; i++) cbn_forward(m, &m->head[i], train);
-    sp = rn_prof_begin(m->prof, "root.xy_depth", "fwd", 0);
-    const void *backbone = m->blocks[m->nblocks - 1].out;
+    int sp = rn_prof_begin(m->prof, "root.xy_depth", "fwd", 0);
     int xyw = rn_params_find(p, "root.xy_layer.weight"), dw = rn_params_find(p, "root.depth_layer.weight");
     RN_ASSERT(xyw >= 0 && dw >= 0);
-    OP(m)->xy_forward(dev, m->xy, m->prob, m->head[2].y, rn_params_data(p, xyw), rn_params_data(p, xyw + 1),
-                      &m->head[2].a);
+    OP(m)->xy_forward(dev, m->xy, m->prob, top, rn_params_data(p, xyw), rn_params_data(p, xyw + 1), &m->head[2].a);
     rn_act_shape ba = backbone_shape(m);
     OP(m)->gap_forward(dev, m->feat, backbone, &ba);
     OP(m)->depth_forward(dev, m->depth, m->gamma, m->feat, rn_params_data(p, dw), rn_params_data(p, dw + 1), k, m->N,
@@ -390,6 +428,38 @@ void rn_model_forward(rn_model *m, const float *images, const float *k, int trai
     OP(m)->coords(dev, m->coord_dev, m->xy, m->depth, m->N);
     OP(m)->download(dev, m->coord, m->coord_dev, 3 * (size_t)m->N * sizeof *m->coord);
     span_end(m, sp);
+}
+
+/* The eval forward of a fold model: fused convs only. */
+static void forward_fused(rn_model *m, const float *images, const float *k)
+{
+    cbn_fused(m, &m->stem, m->stem.c, images, NULL);
+    maxpool(m, m->stem.c);
+    void *x = m->pool;
+    for (int i = 0; i < m->nblocks; i++) x = block_fused(m, &m->blocks[i], x);
+    const void *h = x;
+    for (int i = 0; i < 3; i++) {
+        cbn_fused(m, &m->head[i], m->head[i].c, h, NULL);
+        h = m->head[i].c;
+    }
+    heads_forward(m, h, x, k);
+}
+
+void rn_model_forward(rn_model *m, const float *images, const float *k, int train)
+{
+    m->stem.x = images; /* host memory is device memory (model.h) */
+    m->k = k;
+    m->last_train = train;
+    RN_ASSERT(!(train && m->opts.fold));
+    if (m->opts.fold) {
+        forward_fused(m, images, k);
+        return;
+    }
+    cbn_forward(m, &m->stem, train);
+    maxpool(m, m->stem.y);
+    for (int i = 0; i < m->nblocks; i++) block_forward(m, &m->blocks[i], train);
+    for (int i = 0; i < 3; i++) cbn_forward(m, &m->head[i], train);
+    heads_forward(m, m->head[2].y, m->blocks[m->nblocks - 1].out, k);
 }
 
 /* BN backward of u from dy (masked by u->y when the BN has its own ReLU) into

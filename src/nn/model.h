@@ -30,6 +30,11 @@
  * .grad_ready = {fn, ctx} is told during backward that every gradient at flat
  * offsets >= off is final (off only decreases), so buckets can start early.
  *
+ * Fast inference (.inference = 1, .fold = 1): the eval forward runs one fused
+ * conv per conv (BN folded in, bias + residual + ReLU as the conv's epilogue),
+ * the residual added in place in the block's input; same result as the
+ * unfused eval forward up to fp32 rounding (tests/t_fold.sh).
+ *
  * Images are plain NCHW float32, already normalised. k is (N). The output
  * coord is (x, y) on the output grid (input / 4) and depth = gamma * k.
  * The model borrows p; it never frees it. Nothing is allocated after create.
@@ -55,6 +60,10 @@ typedef struct rn_model_opts {
     rn_compute compute; /* conv compute precision */
     rn_act_type act;    /* activation storage: RN_ACT_F32, or RN_ACT_BF16 (bf16-o2; needs RN_COMPUTE_BF16) */
     int inference;      /* 1: forward only (no backward primitives; train-mode BN still allowed) */
+    int fold;           /* 1 (needs inference): eval forwards only, each BN folded into its conv's
+                           weights and a bias, ReLU and the residual add fused into the conv
+                           (the device's conv_forward_fused); with bf16 compute the activations
+                           are stored in bf16 too. rn_model_sync_weights folds. */
     struct rn_autotune *tune; /* NULL: default conv algorithms; else chosen per shape (nn/autotune.h) */
     rn_device_reduce reduce;        /* fn NULL: BN statistics stay local (errors: the hook keeps them) */
     rn_model_grad_ready grad_ready; /* fn NULL: not told */

@@ -47,6 +47,15 @@ void rn_ref_deconv_backward_data(float *dx /* (N, IC, IH, IW) */, const float *d
 void rn_ref_deconv_backward_weights(float *dw /* (IC, OC, KH, KW) */, const float *x /* (N, IC, IH, IW) */,
                                     const float *dy /* (N, OC, OH, OW) */, const rn_ref_conv_dims *d);
 
+/* An eval BatchNorm folded into the conv before it: wf = w * scale[oc] per output
+ * channel (float products). w, wf: (OC, IC, KH, KW), or (IC, OC, KH, KW) when transposed. */
+void rn_ref_conv_fold_weights(float *wf, const float *w, const float *scale /* (OC) */, const rn_ref_conv_dims *d,
+                              int transposed);
+/* A fused conv's epilogue: y = x + bias[c] (+ r if r) (then ReLU if relu), summed in double;
+ * y may equal x or r. */
+void rn_ref_bias_add_relu(float *y /* (N, C, HW) */, const float *x /* (N, C, HW) */, const float *bias /* (C) */,
+                          const float *r /* (N, C, HW) or NULL */, int relu, int N, int C, int HW);
+
 /* BatchNorm statistics, split for SyncBN: per-replica sums, an all-reduce of
  * them (and of the count), then the statistics from the global sums. */
 /* sums[c] = sum of x, sums[C + c] = sum of x^2, over N*HW values. */

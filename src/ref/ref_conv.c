@@ -103,3 +103,24 @@ void rn_ref_deconv_backward_weights(float *dw, const float *x, const float *dy, 
     rn_ref_conv_dims c = as_conv(d);
     rn_ref_conv_backward_weights(dw, dy, x, &c);
 }
+
+void rn_ref_conv_fold_weights(float *wf, const float *w, const float *scale, const rn_ref_conv_dims *d, int transposed)
+{
+    size_t kk = (size_t)d->kh * d->kw;
+    for (int i = 0; i < d->ic; i++)
+        for (int o = 0; o < d->oc; o++) {
+            size_t at = (transposed ? (size_t)i * d->oc + o : (size_t)o * d->ic + i) * kk;
+            for (size_t k = 0; k < kk; k++) wf[at + k] = w[at + k] * scale[o];
+        }
+}
+
+void rn_ref_bias_add_relu(float *y, const float *x, const float *bias, const float *r, int relu, int N, int C, int HW)
+{
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++)
+            for (int p = 0; p < HW; p++) {
+                size_t i = ((size_t)n * C + c) * HW + p;
+                double v = (double)x[i] + bias[c] + (r ? r[i] : 0.0);
+                y[i] = (float)(relu && v < 0 ? 0 : v);
+            }
+}

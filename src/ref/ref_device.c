@@ -11,6 +11,7 @@ typedef struct ref_conv {
     rn_conv base;
     rn_ref_conv_dims d;
     float *w; /* the weights as last set, PyTorch's layout */
+    float *bias, *tmp; /* a fused conv's bias (OC) and its conv output (N, OC, OH, OW) */
 } ref_conv;
 
 /* Elements of an activation; the reference stores fp32 only. */
@@ -97,6 +98,10 @@ static int conv_create(rn_device *dev, rn_conv **out, const rn_conv_shape *s, rn
     c->d = (rn_ref_conv_dims){.n = s->n, .ic = s->ic, .ih = s->ih, .iw = s->iw, .oc = s->oc, .oh = s->oh,
                               .ow = s->ow, .kh = s->kh, .kw = s->kw, .sh = s->sh, .sw = s->sw, .ph = s->ph, .pw = s->pw};
     c->w = rn_xcalloc(weight_elems(s), sizeof *c->w);
+    if (s->epilogue) {
+        c->bias = rn_xcalloc((size_t)s->oc, sizeof *c->bias);
+        c->tmp = rn_xcalloc((size_t)s->n * s->oc * s->oh * s->ow, sizeof *c->tmp);
+    }
     *out = &c->base;
     return 0;
 }
@@ -106,6 +111,8 @@ static void conv_destroy(rn_device *dev, rn_conv *c)
     (void)dev;
     if (!c) return;
     free(((ref_conv *)c)->w);
+    free(((ref_conv *)c)->bias);
+    free(((ref_conv *)c)->tmp);
     free(c);
 }
 
@@ -119,7 +126,29 @@ static void conv_forward(rn_device *dev, rn_conv *conv, void *dst, const void *s
 {
     (void)dev;
     ref_conv *c = (ref_conv *)conv;
+    RN_ASSERT(!conv->s.epilogue);
     (conv->s.transposed ? rn_ref_deconv_forward : rn_ref_conv_forward)(dst, src, c->w, &c->d);
+}
+
+static void conv_set_weights_folded(rn_device *dev, rn_conv *conv, const float *w, const float *scale,
+                                    const float *bias)
+{
+    (void)dev;
+    ref_conv *c = (ref_conv *)conv;
+    RN_ASSERT(conv->s.epilogue);
+    if (scale) rn_ref_conv_fold_weights(c->w, w, scale, &c->d, conv->s.transposed);
+    else memcpy(c->w, w, weight_elems(&conv->s) * sizeof *w);
+    memcpy(c->bias, bias, (size_t)conv->s.oc * sizeof *bias);
+}
+
+static void conv_forward_fused(rn_device *dev, rn_conv *conv, void *dst, const void *src, const void *res)
+{
+    (void)dev;
+    ref_conv *c = (ref_conv *)conv;
+    const rn_conv_shape *s = &conv->s;
+    RN_ASSERT(s->epilogue && !res == !(s->epilogue & RN_EPI_SUM));
+    (s->transposed ? rn_ref_deconv_forward : rn_ref_conv_forward)(c->tmp, src, c->w, &c->d);
+    rn_ref_bias_add_relu(dst, c->tmp, c->bias, res, (s->epilogue & RN_EPI_RELU) != 0, s->n, s->oc, s->oh * s->ow);
 }
 
 static void conv_backward_data(rn_device *dev, rn_conv *conv, void *diff_src, const void *diff_dst)
@@ -331,6 +360,8 @@ static const rn_device_ops ref_ops = {
     .conv_backward_data = conv_backward_data,
     .conv_backward_weights = conv_backward_weights,
     .conv_impl_name = conv_impl_name,
+    .conv_set_weights_folded = conv_set_weights_folded,
+    .conv_forward_fused = conv_forward_fused,
     .bn_sums = bn_sums,
     .bn_stats = bn_stats,
     .bn_update_running = bn_update_running,

@@ -93,12 +93,14 @@ static int ensure_model(rn_predictor *pr, const rn_predict_in *in, rn_err *err)
 {
     const char *dev = in->device ? in->device : "";
     if (pr->cap == pr->rows && pr->m.H == pr->size && !strcmp(pr->device, dev) &&
-        pr->m.opts.threads == in->threads && pr->m.opts.compute == in->compute)
+        pr->m.opts.threads == in->threads && pr->m.opts.compute == in->compute &&
+        pr->m.opts.fold == !in->no_fold)
         return 0;
     if (pr->cap) rn_model_destroy(&pr->m);
     pr->cap = 0;
     if (strlen(dev) >= sizeof pr->device) return rn_err_set(err, "device '%s': unknown", dev);
-    rn_model_opts mo = {.device = in->device, .threads = in->threads, .compute = in->compute, .inference = 1};
+    rn_model_opts mo = {.device = in->device, .threads = in->threads, .compute = in->compute, .inference = 1,
+                        .fold = !in->no_fold};
     if (rn_model_create(&pr->m, pr->p, pr->rows, pr->size, pr->size, &mo, err)) return -1;
     rn_model_sync_weights(&pr->m);
     snprintf(pr->device, sizeof pr->device, "%s", dev);

@@ -40,7 +40,8 @@ typedef struct rn_predict_in {
     const char *device;      /* "cpu" (NULL) | "ref" */
     int threads;             /* compute threads, 0: OpenMP's setting */
     int fast_decode;         /* 1: JPEG decoded at 1/2..1/8 size for big boxes (rn_crop_cfg); 0: full size */
-    rn_compute compute;
+    rn_compute compute;      /* RN_COMPUTE_F32 or BF16 (rn_predict_parse_precision) */
+    int no_fold;             /* 1: the unfused eval forward; 0: BN folded, fused convs (nn/model.h) */
 } rn_predict_in;
 
 typedef struct rn_person_root {
@@ -96,6 +97,8 @@ int rn_predictor_run(rn_predictor *pr, rn_person_root *out, rn_predict_info *inf
 int rn_predict_box(double out[4], const double box[4], int width, int height, rn_err *err);
 
 /* Parses "a,b,..." (exactly n finite numbers) into v; flag names the value in messages. */
+/* --precision of the inference commands: "fp32" or "bf16" (convs and activations in bf16). */
+int rn_predict_parse_precision(rn_compute *out, const char *s, rn_err *err);
 int rn_predict_parse_numbers(double *v, int n, const char *s, const char *flag, rn_err *err);
 /* Parses a --bbox value: "x,y,w,h", or with xyxy "x1,y1,x2,y2" (x2 >= x1,
  * y2 >= y1), converted to x, y, w, h. */

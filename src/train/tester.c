@@ -114,7 +114,8 @@ static int build_runtime(rn_tester *t, rn_err *err)
 {
     const rn_test_opts *o = &t->o;
     int N = o->batch < (int)t->n ? o->batch : (int)t->n, S = o->input_size;
-    rn_model_opts mo = {.device = o->device, .threads = o->threads, .compute = o->compute, .inference = 1};
+    rn_model_opts mo = {.device = o->device, .threads = o->threads, .compute = o->compute, .inference = 1,
+                        .fold = !o->no_fold};
     if (rn_model_create(&t->m, t->p, N, S, S, &mo, err)) return -1;
     t->have_model = 1;
     t->sets[0] = &t->ds;

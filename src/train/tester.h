@@ -48,6 +48,7 @@ typedef struct rn_test_opts {
     int workers;             /* loader threads (1) */
     int fast_decode;         /* 1: JPEGs decoded at 1/2..1/8 size for big boxes (rn_crop_cfg); 0: full size */
     rn_compute compute;      /* RN_COMPUTE_F32 (default) or BF16 */
+    int no_fold;             /* 1: the unfused eval forward; 0 (default): BN folded, fused convs */
     const char *result_dir;  /* where the result JSON goes; NULL: not written */
     const char *gt_path;     /* MuPoTS GT roots; NULL: data_dir/MuPoTS/data/MuPoTS-3D.json */
     const char *cache_dir;   /* dataset cache, NULL: next to the annotations */
