@@ -2,7 +2,7 @@
 CC      ?= gcc
 OPT     ?= -O3 -march=native -mprefer-vector-width=512
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -fopenmp -Isrc -MMD -MP
-LDLIBS  += -ljpeg -lpng -ljansson -lpthread -lm
+LDLIBS  += -ljpeg -lpng -ljansson -lexif -lpthread -lm
 LDFLAGS += -fopenmp
 BUILD   ?= build
 
@@ -128,7 +128,7 @@ $(FUZZ_BUILD)/librootnet-fuzz.a: $(FUZZ_LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_BUILD)/librootnet-fuzz.a
-	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $< $(FUZZ_BUILD)/librootnet-fuzz.a -ljpeg -lpng -ljansson -lpthread -lm
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $< $(FUZZ_BUILD)/librootnet-fuzz.a -ljpeg -lpng -ljansson -lexif -lpthread -lm
 
 fuzz-build: $(FUZZ_BIN)
 

@@ -14,5 +14,6 @@ int rn_cmd_dataset(int argc, char **argv);
 int rn_cmd_inspect(int argc, char **argv);
 int rn_cmd_test(int argc, char **argv);
 int rn_cmd_demo(int argc, char **argv);
+int rn_cmd_predict(int argc, char **argv);
 
 #endif

@@ -26,6 +26,7 @@ static const command COMMANDS[] = {
     {"inspect", rn_cmd_inspect, "print one sample record as JSON and write its input patch"},
     {"test", rn_cmd_test, "run a snapshot on a test set: result JSON + AP_root / MRPE"},
     {"demo", rn_cmd_demo, "roots of people in one image from their boxes; draws them"},
+    {"predict", rn_cmd_predict, "roots of every detected person over many images (any detector's boxes)"},
     {NULL, NULL, NULL},
 };
 

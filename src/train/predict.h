@@ -62,6 +62,9 @@ int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, c
 /* Validates a box against a width x height image and applies process_bbox
  * (aspect 1 for a square input). Returns 0, or -1 saying why it is unusable. */
 int rn_predict_box(double out[4], const double box[4], int width, int height, rn_err *err);
+/* The same with integral = 1 when the four numbers were integers (JSON
+ * integers): process_bbox then truncates as numpy's integer array does. */
+int rn_predict_box_int(double out[4], const double box[4], int integral, int width, int height, rn_err *err);
 
 /* Parses "a,b,..." (exactly n finite numbers) into v; flag names the value in messages. */
 int rn_predict_parse_numbers(double *v, int n, const char *s, const char *flag, rn_err *err);
