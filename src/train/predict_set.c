@@ -16,7 +16,7 @@
 
 static const char *const skip_names[RN_PSKIP_N] = {
     "non-person category", "below --score-thr", "unknown image", "malformed record", "box outside the image or empty",
-    "unreadable image", "broken EXIF (image kept, focal 1500)"};
+    "people in unreadable images", "broken EXIF (image kept, focal 1500)"};
 
 const char *rn_pskip_name(rn_pskip r) { return r < RN_PSKIP_N ? skip_names[r] : "?"; }
 
@@ -151,7 +151,7 @@ static int write_csv(const char *path, const rn_pin *in, const run_state *r, rn_
         const rn_pimage *im = &in->img[s->subject];
         fputc('"', f);
         for (const char *c = im->name; *c; c++) fputs(*c == '"' ? "\"\"" : (char[2]){*c, 0}, f);
-        fprintf(f, "\",%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.17g,%.17g,%.17g,%.17g,%.9g,%.9g,%.9g,%.9g,%s\n",
+        fprintf(f, "\",%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.9g,%.9g,%.9g,%.9g,%s\n",
                 (long long)q->image_id, q->score, q->bbox[0], q->bbox[1], q->bbox[2], q->bbox[3], r->img[i][0],
                 r->img[i][1], r->img[i][2], q->root_cam[0], q->root_cam[1], q->root_cam[2], s->f[0], s->f[1], s->c[0], s->c[1],
                 im->src);
