@@ -171,7 +171,9 @@ static int flag_bad(rn_batch *b, int i, const rn_loader_cfg *cfg, int set, int64
     b->set[i] = set;
     b->sample[i] = (int32_t)rec;
     b->bad[i] = 1;
-    snprintf(b->why[i], sizeof b->why[i], "%s", err->msg);
+    size_t l = strnlen(err->msg, sizeof b->why[i] - 1);
+    memcpy(b->why[i], err->msg, l);
+    b->why[i][l] = '\0';
     return 0;
 }
 
