@@ -49,8 +49,9 @@ DEVICES  := $(strip $(if $(filter 1,$(DNNL)),cpu) $(if $(wildcard src/ref/*.c),r
 # metrics, test/predict/demo paths): an implicit float conversion (float to an
 # integer, double to float) is an error there; explicit casts are scanned by
 # tests/nocast.py.
-CAMERA_SRC := $(wildcard src/data/*.c src/eval/*.c) src/train/predict.c src/train/tester.c src/train/trainer.c \
-              src/cli/cmd_demo.c src/cli/cmd_test.c src/cli/cmd_dataset.c src/cli/cmd_inspect.c
+CAMERA_SRC := $(wildcard src/data/*.c src/eval/*.c) src/train/predict.c src/train/predict_inputs.c src/train/predict_set.c \
+              src/train/tester.c src/train/trainer.c \
+              src/cli/cmd_demo.c src/cli/cmd_predict.c src/cli/cmd_test.c src/cli/cmd_dataset.c src/cli/cmd_inspect.c
 $(CAMERA_SRC:%.c=$(BUILD)/%.o): CFLAGS += -Wfloat-conversion
 
 .PHONY: all test bench asan fuzz fuzz-build clean FORCE
