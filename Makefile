@@ -2,7 +2,7 @@
 CC      ?= gcc
 OPT     ?= -O3 -march=native -mprefer-vector-width=512
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -fopenmp -Isrc -Iinclude -MMD -MP
-LDLIBS  += -ljpeg -lpng -ljansson -lz -lpthread -lm
+LDLIBS  += -ljpeg -lpng -ljansson -lz -lexif -lpthread -lm
 LDFLAGS += -fopenmp
 BUILD   ?= build
 
@@ -64,8 +64,9 @@ DEVICES  := $(strip $(if $(filter 1,$(DNNL)),cpu) $(if $(wildcard src/ref/*.c),r
 # metrics, test/predict/demo paths): an implicit float conversion (float to an
 # integer, double to float) is an error there; explicit casts are scanned by
 # tests/nocast.py.
-CAMERA_SRC := $(wildcard src/data/*.c src/eval/*.c) src/train/predict.c src/train/tester.c src/train/trainer.c \
-              src/cli/cmd_demo.c src/cli/cmd_test.c src/cli/cmd_dataset.c src/cli/cmd_inspect.c
+CAMERA_SRC := $(wildcard src/data/*.c src/eval/*.c) src/train/predict.c src/train/predict_inputs.c src/train/predict_set.c \
+              src/train/tester.c src/train/trainer.c \
+              src/cli/cmd_demo.c src/cli/cmd_predict.c src/cli/cmd_test.c src/cli/cmd_dataset.c src/cli/cmd_inspect.c
 $(CAMERA_SRC:%.c=$(BUILD)/%.o): CFLAGS += -Wfloat-conversion
 
 # Library objects are position-independent, so one set of them builds both librootnet.a and
@@ -202,7 +203,7 @@ $(FUZZ_BUILD)/librootnet-fuzz.a: $(FUZZ_LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_BUILD)/librootnet-fuzz.a
-	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $< $(FUZZ_BUILD)/librootnet-fuzz.a -ljpeg -lpng -ljansson -lz -lpthread -lm
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $< $(FUZZ_BUILD)/librootnet-fuzz.a -ljpeg -lpng -ljansson -lz -lexif -lpthread -lm
 
 fuzz-build: $(FUZZ_BIN)
 

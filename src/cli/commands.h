@@ -15,5 +15,6 @@ int rn_cmd_inspect(int argc, char **argv);
 int rn_cmd_test(int argc, char **argv);
 int rn_cmd_demo(int argc, char **argv);
 int rn_cmd_export(int argc, char **argv);
+int rn_cmd_predict(int argc, char **argv);
 
 #endif

@@ -27,6 +27,7 @@ static const command COMMANDS[] = {
     {"test", rn_cmd_test, "run a snapshot on a test set: result JSON + AP_root / MRPE"},
     {"export", rn_cmd_export, "a snapshot as ONNX (--onnx) and/or the authors' .pth.tar (--pth)"},
     {"demo", rn_cmd_demo, "roots of people in one image from their boxes; draws them"},
+    {"predict", rn_cmd_predict, "roots of every detected person over many images (any detector's boxes)"},
     {NULL, NULL, NULL},
 };
 

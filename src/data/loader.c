@@ -162,6 +162,21 @@ static int crop_record(rn_batch *b, int i, worker *w, int set, int64_t rec, rn_r
     return 0;
 }
 
+/* keep_going: the sample stays in its place with a zero patch, k 1 and its failure. */
+static int flag_bad(rn_batch *b, int i, const rn_loader_cfg *cfg, int set, int64_t rec, const rn_err *err)
+{
+    size_t plane = (size_t)3 * cfg->crop.in_w * cfg->crop.in_h;
+    memset(b->images + (size_t)i * plane, 0, plane * sizeof *b->images);
+    b->k[i] = 1.0f;
+    b->set[i] = set;
+    b->sample[i] = (int32_t)rec;
+    b->bad[i] = 1;
+    size_t l = strnlen(err->msg, sizeof b->why[i] - 1);
+    memcpy(b->why[i], err->msg, l);
+    b->why[i][l] = '\0';
+    return 0;
+}
+
 static int fill_sample(rn_batch *b, int i, worker *w, int64_t g, rn_err *err)
 {
     rn_loader *ld = w->ld;
@@ -169,6 +184,7 @@ static int fill_sample(rn_batch *b, int i, worker *w, int64_t g, rn_err *err)
     b->item[i] = (int32_t)c;
     b->pad[i] = g >= ld->L;
     b->replaced[i] = 0;
+    b->bad[i] = 0;
     rn_rng r;
     rn_rng_seed2(&r, ld->cfg.seed, (uint64_t)ld->epoch * (uint64_t)ld->L + (uint64_t)c);
     for (int attempt = 0;; attempt++) {
@@ -176,6 +192,7 @@ static int fill_sample(rn_batch *b, int i, worker *w, int64_t g, rn_err *err)
         int64_t rec;
         item_to_record(ld, c, &r, &set, &rec);
         if (!crop_record(b, i, w, set, rec, &r, err)) return 0;
+        if (ld->cfg.split != RN_SPLIT_TRAIN && ld->cfg.keep_going) return flag_bad(b, i, &ld->cfg, set, rec, err);
         if (ld->cfg.split != RN_SPLIT_TRAIN) return -1;
         atomic_fetch_add(&ld->skipped, 1);
         if (!ld->cfg.quiet) fprintf(stderr, "rootnet: loader: skipping bad image: %s\n", err->msg);
@@ -249,12 +266,15 @@ static void alloc_batch(rn_batch *b, int B, const rn_crop_cfg *c)
     b->replaced = rn_xmalloc(B);
     b->bbox = rn_xmalloc(sizeof(float) * 4 * B);
     b->inv = rn_xmalloc(sizeof(double) * 6 * B);
+    b->bad = rn_xcalloc((size_t)B, 1);
+    b->why = rn_xcalloc((size_t)B, sizeof *b->why);
 }
 
 static void free_batch(rn_batch *b)
 {
     free(b->images), free(b->k), free(b->target), free(b->vis), free(b->have_depth), free(b->item);
     free(b->set), free(b->sample), free(b->pad), free(b->replaced), free(b->bbox), free(b->inv);
+    free(b->bad), free(b->why);
 }
 
 static int check_cfg(const rn_loader_cfg *c, rn_err *err)

@@ -31,7 +31,8 @@
  *
  * Bad images: in training a missing or corrupt image is logged to stderr with
  * its path, counted, and replaced by another item drawn from the sample's
- * own random stream (deterministic); at test time it is an error.
+ * own random stream (deterministic); at test time it is an error, unless
+ * keep_going: then the sample is flagged bad (with why) and the batch goes on.
  */
 #ifndef RN_DATA_LOADER_H
 #define RN_DATA_LOADER_H
@@ -58,8 +59,11 @@ typedef struct rn_loader_cfg {
     const int *loader_cores;
     int n_loader_cores;
     int quiet;            /* 1: do not log skipped images */
+    int keep_going;       /* test split: a bad image flags its sample (rn_batch bad, why) instead of failing */
     rn_crop_cfg crop;
 } rn_loader_cfg;
+
+#define RN_LOADER_WHY 256
 
 typedef struct rn_batch {
     int n;              /* samples in this batch (<= batch) */
@@ -76,6 +80,8 @@ typedef struct rn_batch {
     uint8_t *replaced;  /* (B) 1: the item's image was bad and another record stands in */
     float *bbox;        /* (B, 4) the record's box, x, y, w, h */
     double *inv;        /* (B, 6) input-patch pixels -> original image pixels (flip included) */
+    uint8_t *bad;       /* (B) keep_going: 1 when the sample's image failed (its patch is zeros, k 1) */
+    char (*why)[RN_LOADER_WHY]; /* (B) keep_going: the failure, "path: problem" */
 } rn_batch;
 
 typedef struct rn_loader rn_loader;

@@ -95,6 +95,9 @@ int rn_predictor_run(rn_predictor *pr, rn_person_root *out, rn_predict_info *inf
 /* Validates a box against a width x height image and applies process_bbox
  * (aspect 1 for a square input). Returns 0, or -1 saying why it is unusable. */
 int rn_predict_box(double out[4], const double box[4], int width, int height, rn_err *err);
+/* The same with integral = 1 when the four numbers were integers (JSON
+ * integers): process_bbox then truncates as numpy's integer array does. */
+int rn_predict_box_int(double out[4], const double box[4], int integral, int width, int height, rn_err *err);
 
 /* Parses "a,b,..." (exactly n finite numbers) into v; flag names the value in messages. */
 /* --precision of the inference commands: "fp32" or "bf16" (convs and activations in bf16). */

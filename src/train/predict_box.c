@@ -46,6 +46,11 @@ int rn_predict_parse_box(double out[4], const char *s, int xyxy, rn_err *err)
 
 int rn_predict_box(double out[4], const double box[4], int width, int height, rn_err *err)
 {
+    return rn_predict_box_int(out, box, 0, width, height, err);
+}
+
+int rn_predict_box_int(double out[4], const double box[4], int integral, int width, int height, rn_err *err)
+{
     for (int i = 0; i < 4; i++)
         if (!isfinite(box[i])) return rn_err_set(err, "coordinates must be finite numbers");
     for (int i = 0; i < 4; i++)
@@ -56,7 +61,7 @@ int rn_predict_box(double out[4], const double box[4], int width, int height, rn
     if (box[0] >= width || box[1] >= height || box[0] + box[2] <= 0 || box[1] + box[3] <= 0)
         return rn_err_set(err, "box (%g, %g, %g, %g) lies outside the %d x %d image", box[0], box[1], box[2], box[3],
                           width, height);
-    if (rn_bbox_process(out, box, 0, width, height, 1.0, box[2] * box[3]))
+    if (rn_bbox_process(out, box, integral, width, height, 1.0, box[2] * box[3]))
         return rn_err_set(err, "box (%g, %g, %g, %g) is empty once clipped to the %d x %d image", box[0], box[1],
                           box[2], box[3], width, height);
     return 0;

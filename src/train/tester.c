@@ -187,21 +187,27 @@ static void progress(const rn_tester *t, size_t done, double t0, int final)
     fflush(stderr);
 }
 
+void rn_test_forward_batch(rn_model *m, const rn_batch *b, float *img, float *k)
+{
+    const size_t img_sz = (size_t)3 * m->H * m->W;
+    const float *images = b->images, *kk = b->k;
+    RN_ASSERT(b->n >= 1 && b->n <= m->N);
+    if (b->n < m->N) {
+        memcpy(img, b->images, (size_t)b->n * img_sz * sizeof *img);
+        memcpy(k, b->k, (size_t)b->n * sizeof *k);
+        memset(img + (size_t)b->n * img_sz, 0, (size_t)(m->N - b->n) * img_sz * sizeof *img);
+        for (int i = b->n; i < m->N; i++) k[i] = 1.0f;
+        images = img;
+        kk = k;
+    }
+    rn_model_forward(m, images, kk, 0);
+}
+
 /* Runs one loader batch through the model; writes predictions of its records. */
 static void predict_batch(rn_tester *t, const rn_batch *b)
 {
     rn_model *m = &t->m;
-    const size_t img_sz = (size_t)3 * m->H * m->W;
-    const float *images = b->images, *k = b->k;
-    if (b->n < m->N) {
-        memcpy(t->img, b->images, (size_t)b->n * img_sz * sizeof *t->img);
-        memcpy(t->k, b->k, (size_t)b->n * sizeof *t->k);
-        memset(t->img + (size_t)b->n * img_sz, 0, (size_t)(m->N - b->n) * img_sz * sizeof *t->img);
-        for (int i = b->n; i < m->N; i++) t->k[i] = 1.0f;
-        images = t->img;
-        k = t->k;
-    }
-    rn_model_forward(m, images, k, 0);
+    rn_test_forward_batch(m, b, t->img, t->k);
     for (int i = 0; i < b->n; i++) {
         if (b->pad[i]) continue;
         size_t rec = (size_t)b->sample[i];

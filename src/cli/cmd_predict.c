@@ -1,0 +1,116 @@
+/* rootnet predict: roots of every detected person over many images (train/predict_set.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "train/predict.h"
+#include "train/predict_set.h"
+#include "train/snapshot.h"
+
+typedef struct predict_cli {
+    const char *snapshot, *boxes, *image_list, *image_dir, *coco_images, *intrinsics, *format, *focal, *princpt;
+    const char *output, *device;
+    rn_multi image;
+    double score_thr;
+    long input_size, batch, workers, threads, backbone, log_every;
+    int fast_decode, no_progress;
+} predict_cli;
+
+static int fill_opts(rn_pset_opts *o, const predict_cli *c, rn_err *err)
+{
+    rn_pset_opts_default(o);
+    if (c->format && !strcmp(c->format, "xyxy")) o->xyxy = 1;
+    else if (c->format && strcmp(c->format, "xywh"))
+        return rn_err_set(err, "--bbox-format '%s': expected xywh or xyxy", c->format);
+    if (c->input_size && (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32))
+        return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->input_size);
+    if (c->focal && rn_predict_parse_numbers(o->f, 2, c->focal, "--focal", err)) return -1;
+    if (c->focal && !(o->f[0] > 0 && o->f[1] > 0)) return rn_err_set(err, "--focal: both values must be > 0");
+    if (c->princpt && rn_predict_parse_numbers(o->c, 2, c->princpt, "--princpt", err)) return -1;
+    if (c->focal && c->intrinsics) return rn_err_set(err, "--focal and --intrinsics exclude each other");
+    if (!(c->score_thr >= 0 && c->score_thr <= 1e9)) return rn_err_set(err, "--score-thr %g: must be >= 0", c->score_thr);
+    o->have_f = c->focal != NULL;
+    o->have_c = c->princpt != NULL;
+    o->boxes = c->boxes;
+    o->images = c->image.v;
+    o->n_images = c->image.n;
+    o->image_list = c->image_list;
+    o->image_dir = c->image_dir;
+    o->coco_images = c->coco_images;
+    o->intrinsics = c->intrinsics;
+    o->score_thr = c->score_thr;
+    o->batch = (int)c->batch;
+    o->workers = (int)c->workers;
+    o->threads = (int)c->threads;
+    o->device = c->device;
+    o->output = c->output;
+    o->progress = !c->no_progress;
+    o->log_every = c->log_every;
+    return 0;
+}
+
+static int run_predict(const predict_cli *c, rn_err *err)
+{
+    rn_pset_opts o;
+    if (fill_opts(&o, c, err)) return 2;
+    rn_params p;
+    rn_rng rng;
+    rn_rng_seed(&rng, 1);
+    rn_run_settings s;
+    if (rn_snapshot_load_weights(&p, &s, c->snapshot, (int)c->backbone, &rng, err)) return 1;
+    if (rn_run_settings_merge(&s, (int)c->input_size, c->fast_decode, c->snapshot, err)) {
+        rn_params_free(&p);
+        return 2;
+    }
+    o.input_size = s.input_size;
+    o.fast_decode = s.fast_decode;
+    rn_pset_summary sum;
+    int rc = rn_pset_run(&sum, &p, &o, err);
+    rn_params_free(&p);
+    if (rc) return 1;
+    rn_pset_summary_print(stdout, &sum);
+    if (sum.people) return 0;
+    return rn_err_set(err, "no usable person in %s (%zu detections, %zu images): the outputs hold no root", c->boxes,
+                      sum.detections, sum.images) ? 1 : 1;
+}
+
+int rn_cmd_predict(int argc, char **argv)
+{
+    predict_cli c = {.batch = 16, .workers = 1, .log_every = 100};
+    rn_flag flags[] = {
+        RN_FLAG_STR("--snapshot", &c.snapshot, "weights: a rootnet snapshot (safetensors) or the authors' .pth.tar"),
+        RN_FLAG_STR("--boxes", &c.boxes, "detections: COCO results [{image_id, category_id, bbox, score}] or {\"file\": [[x, y, w, h, score], ...]}"),
+        RN_FLAG_MULTI("--image", &c.image, "an image file (repeat); image_id = its 0-based position"),
+        RN_FLAG_STR("--image-list", &c.image_list, "a file with one image per line; image_id = 0-based line order"),
+        RN_FLAG_STR("--image-dir", &c.image_dir, "every .jpg/.jpeg/.png in it (sorted; image_id = position), and the folder relative names are in"),
+        RN_FLAG_STR("--coco-images", &c.coco_images, "COCO file whose images [{id, file_name}] give the image ids"),
+        RN_FLAG_STR("--bbox-format", &c.format, "xywh (default) or xyxy (x1,y1,x2,y2)"),
+        RN_FLAG_F64("--score-thr", &c.score_thr, "keep detections with score >= this (default 0)"),
+        RN_FLAG_STR("--intrinsics", &c.intrinsics, "JSON {\"file\": [fx, fy, cx, cy] or {\"focal\": [..], \"princpt\": [..]}}"),
+        RN_FLAG_STR("--focal", &c.focal, "fx,fy in pixels for every image (default: per image from --intrinsics, the images file, EXIF, else 1500)"),
+        RN_FLAG_STR("--princpt", &c.princpt, "cx,cy in pixels for every image (default: the image centre)"),
+        RN_FLAG_STR("--output", &c.output, "output folder: bbox_root_output.json and .csv (default .)"),
+        RN_FLAG_RANGE("--batch", &c.batch, 1, 4096, "people per forward (default 16)"),
+        RN_FLAG_RANGE("--workers", &c.workers, 1, 64, "decoding threads (default 1)"),
+        RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_RANGE("--input-size", &c.input_size, 0, 2048, "network input size (default: the snapshot's, else 256)"),
+        RN_FLAG_BOOL("--fast-decode", &c.fast_decode, "decode JPEGs at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"),
+        RN_FLAG_RANGE("--backbone", &c.backbone, 0, 1000, "expected ResNet depth (default: from the snapshot)"),
+        RN_FLAG_STR("--device", &c.device, "cpu (default) | ref: the compute device"),
+        RN_FLAG_RANGE("--log-every", &c.log_every, 0, 1L << 40, "without a terminal: a progress line every N images (default 100, 0: none)"),
+        RN_FLAG_BOOL("--no-progress", &c.no_progress, "no progress bar or lines"),
+        RN_FLAG_ALIAS("--weights", "--snapshot"),
+        RN_FLAG_ALIAS("--out", "--output"),
+        {0}};
+    const char *syn = "--snapshot FILE --boxes DETS.json [--image IMG ... | --image-list F | --image-dir D | "
+                      "--coco-images F] [--score-thr S] [--bbox-format xywh|xyxy] [--intrinsics F | --focal fx,fy] "
+                      "[--princpt cx,cy] [--output DIR]";
+    int h = rn_args_handle(flags, argc, argv, syn);
+    if (h >= 0) return h;
+    if (!c.snapshot || !c.boxes) return rn_args_misuse(flags, argv, syn, "--snapshot and --boxes are required");
+    rn_err err = {{0}};
+    int rc = run_predict(&c, &err);
+    if (rc) fprintf(stderr, "rootnet predict: %s\n", err.msg);
+    return rc;
+}
