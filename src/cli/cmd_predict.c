@@ -10,11 +10,11 @@
 
 typedef struct predict_cli {
     const char *snapshot, *boxes, *image_list, *image_dir, *coco_images, *intrinsics, *format, *focal, *princpt;
-    const char *output, *device;
+    const char *output, *device, *precision;
     rn_multi image;
     double score_thr;
     long input_size, batch, workers, threads, backbone, log_every;
-    int fast_decode, no_progress;
+    int fast_decode, no_progress, no_fold;
 } predict_cli;
 
 static int fill_opts(rn_pset_opts *o, const predict_cli *c, rn_err *err)
@@ -44,6 +44,8 @@ static int fill_opts(rn_pset_opts *o, const predict_cli *c, rn_err *err)
     o->workers = (int)c->workers;
     o->threads = (int)c->threads;
     o->device = c->device;
+    o->no_fold = c->no_fold;
+    if (c->precision && rn_predict_parse_precision(&o->compute, c->precision, err)) return -1;
     o->output = c->output;
     o->progress = !c->no_progress;
     o->log_every = c->log_every;
@@ -98,6 +100,8 @@ int rn_cmd_predict(int argc, char **argv)
         RN_FLAG_BOOL("--fast-decode", &c.fast_decode, "decode JPEGs at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"),
         RN_FLAG_RANGE("--backbone", &c.backbone, 0, 1000, "expected ResNet depth (default: from the snapshot)"),
         RN_FLAG_STR("--device", &c.device, "cpu (default) | ref: the compute device"),
+        RN_FLAG_STR("--precision", &c.precision, "fp32 (default) | bf16: convs and activations in bf16 (opt-in, see README)"),
+        RN_FLAG_BOOL("--no-fold", &c.no_fold, "unfused eval forward (default: BN folded into the convs, fused epilogues)"),
         RN_FLAG_RANGE("--log-every", &c.log_every, 0, 1L << 40, "without a terminal: a progress line every N images (default 100, 0: none)"),
         RN_FLAG_BOOL("--no-progress", &c.no_progress, "no progress bar or lines"),
         RN_FLAG_ALIAS("--weights", "--snapshot"),

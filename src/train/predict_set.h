@@ -69,7 +69,8 @@ typedef struct rn_pset_opts {
     double score_thr;           /* keep score >= thr (0) */
     int input_size, batch, workers, threads, fast_decode;
     const char *device;         /* "cpu" (NULL) | "ref" */
-    rn_compute compute;
+    rn_compute compute;         /* RN_COMPUTE_F32 | RN_COMPUTE_BF16 (opt-in) */
+    int no_fold;                /* 1: unfused eval forward (default: BN folded, as test does) */
     const char *output;         /* output folder, created */
     int progress;               /* 1: bar on a terminal, else a line every log_every images */
     long log_every;             /* 100 */
