@@ -9,6 +9,7 @@
  *
  *   rootnet step --device ref-guard ...     # as --device ref, or a segfault
  */
+#include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -55,13 +56,27 @@ static void protect(guard *g, int prot)
         return r_;                                                                                                     \
     }
 
+/* Fresh pages, PROT_NONE: 2 MB aligned and advised huge when large, so that
+ * protecting them between ops changes few page-table entries. */
+static void *map_pages(size_t *bytes)
+{
+    const size_t huge = (size_t)2 << 20, page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t align = *bytes >= huge ? huge : page;
+    *bytes = *bytes ? (*bytes + align - 1) / align * align : page;
+    char *p = mmap(NULL, *bytes + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    size_t lead = (align - (uintptr_t)p % align) % align;
+    if (lead) munmap(p, lead);
+    munmap(p + lead + *bytes, align - lead);
+    if (align == huge) (void)madvise(p + lead, *bytes, MADV_HUGEPAGE); /* a hint: fine if refused */
+    return p + lead;
+}
+
 static void *g_alloc(rn_device *dev, size_t bytes)
 {
     guard *g = (guard *)dev;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    bytes = bytes ? (bytes + page - 1) / page * page : page;
-    void *p = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return NULL;
+    void *p = map_pages(&bytes);
+    if (!p) return NULL;
     if (g->n == g->cap) {
         g->cap = g->cap ? 2 * g->cap : 16;
         region *r = rn_xcalloc((size_t)g->cap, sizeof *r);
