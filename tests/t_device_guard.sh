@@ -8,6 +8,7 @@
 # (weight file import, Adam, --save-grads/--save-weights, --emulate-replicas),
 # forward in train and eval mode.
 source "$(dirname "$0")/train_lib.sh"
+source tests/need_device.sh ref
 "$RN" synth --out "$tmp/data" --format muco --images 2 --width 256 --height 256 --seed 3 > /dev/null || exit 1
 train() { # train OUT DEVICE END_EPOCH [flags...]
     local out=$1 dev=$2 end=$3; shift 3
