@@ -355,7 +355,7 @@ static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dis
     for (int e = 0; e < E; e++) sp->bt[e] = batch_alloc(c->b, s->x.per);
     if (E > 1) rn_step_replicas_init(&sp->rep, p, E);
     sp->opt = rn_adam_default(rn_tuning_lr(tn, c->lr, (long)rn_dist_size(d) * E * c->b));
-    rn_dist_grads_setup(d, p->grad, p->n_param, c->bucket);
+    rn_dist_grads_setup(d, p, c->bucket);
     int rc = rn_dist_bcast_params(d, p, err);
     if (!rc) rc = step_loop(sp, err);
     if (E > 1) rn_step_replicas_free(&sp->rep);
@@ -541,7 +541,7 @@ static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const batc
     rn_adam opt = rn_adam_default(rn_tuning_lr(tn, 1e-3, c->b * rn_dist_size(d)));
     cli_hooks h = {d, c->sync_bn, tn};
     rn_train_hooks hk = cli_step_hooks(&h);
-    rn_dist_grads_setup(d, m->p->grad, m->p->n_param, c->bucket);
+    rn_dist_grads_setup(d, m->p, c->bucket);
     for (long i = 0; i < c->warmup + c->iters; i++) {
         if (i == c->warmup) rn_tuning_profile_reset(tn);
         if (rn_dist_barrier(d, err)) return -1;

@@ -6,7 +6,7 @@
  *   if (rn_cli_dist_flags_check(&df, "step")) return 2;                // message printed
  *   rn_dist *d = NULL;
  *   if (rn_cli_dist_start(&d, "step", df.sync_bn, df.timeout_s)) return 1;   // message printed
- *   rn_dist_grads_setup(d, p.grad, p.n_param, rn_dist_bucket_floats(df.bucket_mb));
+ *   rn_dist_grads_setup(d, &p, rn_dist_bucket_floats(df.bucket_mb));
  *   ... rn_dist_rank(d) == 0 prints and writes files ...
  *   rn_dist_finalize(d);                          // or: return rn_cli_dist_fail(d, "step", &err);
  */

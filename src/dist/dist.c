@@ -48,7 +48,7 @@ int rn_dist_allreduce_mean(rn_dist *d, double *buf, int n, rn_err *err) { return
 int rn_dist_bcast_params(rn_dist *d, rn_params *p, rn_err *err) { return (void)d, (void)p, (void)err, 0; }
 int rn_dist_bcast_stats(rn_dist *d, rn_params *p, rn_err *err) { return (void)d, (void)p, (void)err, 0; }
 int rn_dist_barrier(rn_dist *d, rn_err *err) { return (void)d, (void)err, 0; }
-void rn_dist_grads_setup(rn_dist *d, float *grad, size_t n, size_t bucket_floats) { (void)d, (void)grad, (void)n, (void)bucket_floats; }
+void rn_dist_grads_setup(rn_dist *d, const rn_params *p, size_t bucket_floats) { (void)d, (void)p, (void)bucket_floats; }
 int rn_dist_grads_finish(rn_dist *d, rn_err *err) { return (void)d, (void)err, 0; }
 double rn_dist_comm_seconds(rn_dist *d, int reset) { return (void)d, (void)reset, 0.0; }
 rn_device_reduce rn_dist_bn_reduce(rn_dist *d) { return (void)d, (rn_device_reduce){0}; }

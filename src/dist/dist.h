@@ -4,7 +4,7 @@
  *   if (rn_dist_launched() && rn_dist_init(&d, 300.0, &err)) fail;   // under mpirun
  *   int K = rn_dist_size(d), r = rn_dist_rank(d);                     // d == NULL: 1 and 0
  *   rn_dist_bcast_params(d, &p, &err);             // every rank starts from rank 0's weights
- *   rn_dist_grads_setup(d, p.grad, p.n_param, bucket_floats);
+ *   rn_dist_grads_setup(d, &p, bucket_floats);                     // after rn_model_create
  *   rn_model_opts o = {..., .reduce = rn_dist_bn_reduce(d),          // --sync-bn
  *                      .grad_ready = rn_dist_grad_ready(d)};         // buckets start in backward
  *   per step: rn_model_zero_grad(&m); forward; loss = backward;
@@ -68,8 +68,10 @@ int rn_dist_barrier(rn_dist *d, rn_err *err);
 
 /* Bucket size in floats of mb megabytes (10^6 bytes) of float32 (0 for mb <= 0). */
 size_t rn_dist_bucket_floats(double mb);
-/* The flat gradient buffer and its bucket size (0: one all-reduce after backward). */
-void rn_dist_grads_setup(rn_dist *d, float *grad, size_t n, size_t bucket_floats);
+/* The flat gradient buffer p->grad and its bucket size (0: one all-reduce after
+ * backward). On a device without host memory each bucket is downloaded when it
+ * starts and the whole gradient uploaded after the wait; else MPI works in place. */
+void rn_dist_grads_setup(rn_dist *d, const rn_params *p, size_t bucket_floats);
 /* After each backward: starts the buckets not yet started, waits for all,
  * divides by the rank count; then ready for the next backward. */
 int rn_dist_grads_finish(rn_dist *d, rn_err *err);
@@ -80,7 +82,7 @@ int rn_dist_after_backward(rn_dist *d, rn_params *p, double *loss, int bcast_sta
 /* Seconds spent inside gradient all-reduce calls (start + wait) since the last reset. */
 double rn_dist_comm_seconds(rn_dist *d, int reset);
 
-/* Model hooks: SyncBN's reduction (on device memory that is host memory) and
+/* Model hooks: SyncBN's reduction (in place on host memory, else through a host copy) and
  * the backward's gradient progress.
  * {NULL, NULL} when d is NULL. A failed reduction is kept for the next call
  * that returns a status (rn_dist_check). */

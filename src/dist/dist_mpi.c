@@ -21,8 +21,10 @@ struct rn_dist {
     atomic_int stop;
     atomic_llong busy_since_ns; /* 0: not inside a collective */
     const char *_Atomic busy_what;
-    /* gradient buckets, bucket b = grad[lo[b] .. hi[b]), b = 0 at the end of the buffer */
-    float *grad;
+    /* gradient buckets, bucket b = grad[lo[b] .. hi[b]), b = 0 at the end of the buffer;
+       reduced in host (= grad in place with host memory, else a host copy) */
+    const rn_params *p;
+    float *grad, *host, *staged;
     size_t n_grad;
     int nb, started;
     size_t lo[MAX_BUCKETS], hi[MAX_BUCKETS];
@@ -111,6 +113,7 @@ void rn_dist_finalize(rn_dist *d)
         pthread_join(d->watchdog, NULL);
     }
     MPI_Finalize();
+    free(d->staged);
     free(d);
 }
 
@@ -157,17 +160,32 @@ static int bcast(rn_dist *d, void *buf, size_t n, MPI_Datatype t, size_t elem, c
     return 0;
 }
 
+/* 1 if p's arenas are host memory (none, or a device with host memory): MPI works on them in place. */
+static int in_place(const rn_params *p) { return !p->dev || p->dev->host_memory; }
+
+/* bcast of n floats of p's arenas at buf: in place, or through a host copy. */
+static int bcast_arena(rn_dist *d, rn_params *p, float *buf, size_t n, const char *what, rn_err *err)
+{
+    if (in_place(p)) return bcast(d, buf, n, MPI_FLOAT, sizeof(float), what, err);
+    float *h = rn_xmalloc(n * sizeof *h + 1);
+    rn_params_download(p, h, buf, n * sizeof *h);
+    int rc = bcast(d, h, n, MPI_FLOAT, sizeof(float), what, err);
+    if (!rc) rn_params_upload(p, buf, h, n * sizeof *h);
+    free(h);
+    return rc;
+}
+
 int rn_dist_bcast_stats(rn_dist *d, rn_params *p, rn_err *err)
 {
     if (!d || d->size == 1) return 0;
-    if (bcast(d, p->stats, p->n_stats, MPI_FLOAT, sizeof(float), "MPI_Bcast of the BN statistics", err)) return -1;
+    if (bcast_arena(d, p, p->stats, p->n_stats, "MPI_Bcast of the BN statistics", err)) return -1;
     return bcast(d, p->nbt, p->n_nbt, MPI_INT64_T, sizeof(int64_t), "MPI_Bcast of the BN counters", err);
 }
 
 int rn_dist_bcast_params(rn_dist *d, rn_params *p, rn_err *err)
 {
     if (!d || d->size == 1) return 0;
-    if (bcast(d, p->param, p->n_param, MPI_FLOAT, sizeof(float), "MPI_Bcast of the weights", err)) return -1;
+    if (bcast_arena(d, p, p->param, p->n_param, "MPI_Bcast of the weights", err)) return -1;
     return rn_dist_bcast_stats(d, p, err);
 }
 
@@ -182,11 +200,16 @@ int rn_dist_barrier(rn_dist *d, rn_err *err)
 
 static double now_s(void) { return (double)now_ns() * 1e-9; }
 
-void rn_dist_grads_setup(rn_dist *d, float *grad, size_t n, size_t bucket_floats)
+void rn_dist_grads_setup(rn_dist *d, const rn_params *p, size_t bucket_floats)
 {
     if (!d) return;
-    d->grad = grad;
+    size_t n = p->n_param;
+    d->p = p;
+    d->grad = p->grad;
     d->n_grad = n;
+    free(d->staged);
+    d->staged = in_place(p) ? NULL : rn_xmalloc(n * sizeof *d->staged + 1);
+    d->host = d->staged ? d->staged : p->grad;
     if (bucket_floats == 0 || bucket_floats >= n) bucket_floats = n;
     size_t min_bucket = (n + MAX_BUCKETS - 1) / MAX_BUCKETS;
     if (bucket_floats < min_bucket) bucket_floats = min_bucket;
@@ -211,7 +234,9 @@ static void start_buckets(rn_dist *d, size_t off)
 {
     while (d->started < d->nb && d->lo[d->started] >= off && !d->failed) {
         int b = d->started++;
-        int rc = MPI_Iallreduce(MPI_IN_PLACE, d->grad + d->lo[b], (int)(d->hi[b] - d->lo[b]), MPI_FLOAT, MPI_SUM,
+        if (d->staged)
+            rn_params_download(d->p, d->staged + d->lo[b], d->grad + d->lo[b], (d->hi[b] - d->lo[b]) * sizeof(float));
+        int rc = MPI_Iallreduce(MPI_IN_PLACE, d->host + d->lo[b], (int)(d->hi[b] - d->lo[b]), MPI_FLOAT, MPI_SUM,
                                 MPI_COMM_WORLD, &d->req[b]);
         if (rc != MPI_SUCCESS) {
             d->started--;
@@ -248,7 +273,8 @@ int rn_dist_grads_finish(rn_dist *d, rn_err *err)
     d->started = 0, d->last_off = d->n_grad; /* ready for the next backward */
     if (rc != MPI_SUCCESS) return mpi_fail(d, rc, "MPI_Waitall of the gradient buckets", err);
     float inv = 1.0f / (float)d->size;
-    for (size_t i = 0; i < d->n_grad; i++) d->grad[i] *= inv;
+    for (size_t i = 0; i < d->n_grad; i++) d->host[i] *= inv;
+    if (d->staged) rn_params_upload((rn_params *)d->p, d->grad, d->staged, d->n_grad * sizeof *d->staged);
     return 0;
 }
 
@@ -260,15 +286,23 @@ double rn_dist_comm_seconds(rn_dist *d, int reset)
     return s;
 }
 
-/* SyncBN's sums, in place: device memory that is host memory (cpu, ref). */
+/* SyncBN's sums: in place on device memory that is host memory (cpu, ref),
+ * else through a host copy (download, all-reduce, upload). */
 static int bn_reduce(void *ctx, rn_device *dev, void *buf, size_t n, rn_red_type t, rn_err *err)
 {
     rn_dist *d = ctx;
     if (d->size == 1 || d->failed) return d->failed ? rn_dist_check(d, err) : 0;
-    RN_ASSERT(dev->host_memory && n <= INT32_MAX);
+    RN_ASSERT(n <= INT32_MAX);
+    size_t bytes = n * (t == RN_RED_F64 ? sizeof(double) : sizeof(float));
+    void *h = dev->host_memory ? buf : rn_xmalloc(bytes);
+    if (h != buf) dev->ops->download(dev, h, buf, bytes);
     busy_begin(d, "MPI_Allreduce of SyncBN sums");
-    int rc = MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, t == RN_RED_F64 ? MPI_DOUBLE : MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, h, (int)n, t == RN_RED_F64 ? MPI_DOUBLE : MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     busy_end(d);
+    if (h != buf) {
+        if (rc == MPI_SUCCESS) dev->ops->upload(dev, buf, h, bytes);
+        free(h);
+    }
     if (rc != MPI_SUCCESS) fail_keep(d, rc, "MPI_Allreduce of SyncBN sums");
     return rn_dist_check(d, err);
 }

@@ -14,6 +14,7 @@ static const entry DEVICES[] = {
 #endif
 #ifdef RN_HAVE_REF
     {"ref", rn_ref_device_create},
+    {"ref-guard", rn_ref_guard_device_create}, /* tests only: not in rn_device_names */
 #endif
     {NULL, NULL},
 };

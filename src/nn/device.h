@@ -279,6 +279,10 @@ struct rn_device_ops {
 /* Opens device `name` with `threads` compute threads (0: OpenMP's default,
  * read once here). Names: "cpu" and "ref", where built in; any other name, or
  * a device not built in, fails with one line ("device 'x' is not built in").
+ * With ref, also "ref-guard" (tests only, not in rn_device_names): ref's
+ * numbers behind memory that is not host memory to its users, every buffer
+ * unreadable between ops, so any host access through a device pointer
+ * faults (src/ref/ref_guard.c).
  * NULL: rn_device_default(). */
 int rn_device_create(rn_device **out, const char *name, int threads, rn_err *err);
 /* The default device: "cpu" when built in, else "ref". */
@@ -290,6 +294,7 @@ const char *rn_device_names(void);
 /* Backend entry points, for the registry (src/nn/device.c) only. */
 int rn_cpu_device_create(rn_device **out, int threads, rn_err *err);
 int rn_ref_device_create(rn_device **out, int threads, rn_err *err);
+int rn_ref_guard_device_create(rn_device **out, int threads, rn_err *err);
 
 /* Shorthands for the conv ops of c's device (c->dev); rn_conv_create fills c->s and c->dev. */
 static inline int rn_conv_create(rn_conv **out, rn_device *dev, const rn_conv_shape *s, rn_err *err)

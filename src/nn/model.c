@@ -156,6 +156,22 @@ static void plan_cbn(plan *pl, rn_cbn *u, const void *x, int fused)
     if (!s->src_plain) act_bytes(pl, s->n, s->ic, s->ih, s->iw);
 }
 
+/* Device copies of the inputs (images, k, target, vis, have_depth) where the
+ * device's memory is not host memory; with host memory they are used in place. */
+static void plan_inputs(rn_model *m, plan *pl)
+{
+    size_t n = (size_t)m->N, sizes[5] = {n * 3 * m->H * m->W, n, 3 * n, n, n};
+    for (int i = 0; i < 5; i++) m->in[i] = pl->dev->host_memory ? NULL : take_f(pl, sizes[i]);
+}
+
+/* Input i (plan_inputs) on the device: host in place with host memory, else uploaded. */
+static const float *stage(const rn_model *m, int i, const float *host, size_t n)
+{
+    if (!m->in[i]) return host;
+    OP(m)->upload(DEV(m), m->in[i], host, n * sizeof *host);
+    return m->in[i];
+}
+
 static void plan_all(rn_model *m, plan *pl)
 {
     int n = m->N, C = m->p->feat_ch;
@@ -192,6 +208,7 @@ static void plan_all(rn_model *m, plan *pl)
     m->bnsum = take(pl, (2 * (size_t)(m->p->feat_ch > 256 ? m->p->feat_ch : 256) + 1) * sizeof(double));
     size_t g = pl->max_act;
     for (int i = 0; i < 4; i++) m->g[i] = take(pl, g);
+    plan_inputs(m, pl);
 }
 
 /* epi: the fused epilogue beyond the bias (RN_EPI_SUM, RN_EPI_RELU), used when folding. */
@@ -221,17 +238,26 @@ static int create_convs(rn_model *m, rn_err *err)
     return 0;
 }
 
-/* Opens the device of m->opts; it must run the precision and share host memory (see model.h). */
+/* The device of p (nn/params.h): p's own when it has one (m->opts.device must
+ * name it, if set), else the device of m->opts, opened here and given to p
+ * with its arenas. It must run the precision. */
 static int open_device(rn_model *m, rn_err *err)
 {
     const rn_model_opts *o = &m->opts;
-    const char *name = o->device ? o->device : rn_device_default();
-    if (rn_device_create(&m->dev, name, o->threads, err)) return -1;
-    if (!m->dev->host_memory)
-        return rn_err_set(err, "device %s: its memory is not host memory, which the model needs (for now)", name);
-    if (!OP(m)->supports(m->dev, o->compute, o->act))
-        return rn_err_set(err, "device %s: does not run this precision (conv compute %d, %s activations)", name,
-                          (int)o->compute, o->act == RN_ACT_BF16 ? "bf16" : "fp32");
+    rn_params *p = m->p;
+    const char *name = o->device ? o->device : p->dev ? p->dev->name : rn_device_default();
+    if (p->dev && strcmp(name, p->dev->name))
+        return rn_err_set(err, "device %s: the parameters live on device %s", name, p->dev->name);
+    rn_device *dev = p->dev;
+    if (!dev && rn_device_create(&dev, name, o->threads, err)) return -1;
+    int rc = dev->ops->supports(dev, o->compute, o->act)
+                 ? 0
+                 : rn_err_set(err, "device %s: does not run this precision (conv compute %d, %s activations)", name,
+                              (int)o->compute, o->act == RN_ACT_BF16 ? "bf16" : "fp32");
+    if (!rc && !p->dev) rc = rn_params_to_device(p, dev, err);
+    if (rc && !p->dev) rn_device_destroy(dev); /* not p's (yet) */
+    if (rc) return -1;
+    m->dev = dev;
     return 0;
 }
 
@@ -284,7 +310,6 @@ void rn_model_destroy(rn_model *m)
     }
     for (int i = 0; i < 3; i++) cbn_destroy(&m->head[i]);
     if (m->dev) OP(m)->free(m->dev, m->arena);
-    rn_device_destroy(m->dev);
     free(m->blocks);
     free(m->coord);
     memset(m, 0, sizeof *m);
@@ -412,8 +437,8 @@ static void maxpool(rn_model *m, const void *stem_out)
     span_end(m, sp);
 }
 
-/* The xy and depth heads on the deconv head's output top and the backbone's output. */
-static void heads_forward(rn_model *m, const void *top, const void *backbone, const float *k)
+/* The xy and depth heads on the deconv head's output top and the backbone's output (k: m->k). */
+static void heads_forward(rn_model *m, const void *top, const void *backbone)
 {
     rn_params *p = m->p;
     rn_device *dev = DEV(m);
@@ -423,7 +448,7 @@ static void heads_forward(rn_model *m, const void *top, const void *backbone, co
     OP(m)->xy_forward(dev, m->xy, m->prob, top, rn_params_data(p, xyw), rn_params_data(p, xyw + 1), &m->head[2].a);
     rn_act_shape ba = backbone_shape(m);
     OP(m)->gap_forward(dev, m->feat, backbone, &ba);
-    OP(m)->depth_forward(dev, m->depth, m->gamma, m->feat, rn_params_data(p, dw), rn_params_data(p, dw + 1), k, m->N,
+    OP(m)->depth_forward(dev, m->depth, m->gamma, m->feat, rn_params_data(p, dw), rn_params_data(p, dw + 1), m->k, m->N,
                          p->feat_ch);
     OP(m)->coords(dev, m->coord_dev, m->xy, m->depth, m->N);
     OP(m)->download(dev, m->coord, m->coord_dev, 3 * (size_t)m->N * sizeof *m->coord);
@@ -431,7 +456,7 @@ static void heads_forward(rn_model *m, const void *top, const void *backbone, co
 }
 
 /* The eval forward of a fold model: fused convs only. */
-static void forward_fused(rn_model *m, const float *images, const float *k)
+static void forward_fused(rn_model *m, const float *images)
 {
     cbn_fused(m, &m->stem, m->stem.c, images, NULL);
     maxpool(m, m->stem.c);
@@ -442,24 +467,24 @@ static void forward_fused(rn_model *m, const float *images, const float *k)
         cbn_fused(m, &m->head[i], m->head[i].c, h, NULL);
         h = m->head[i].c;
     }
-    heads_forward(m, h, x, k);
+    heads_forward(m, h, x);
 }
 
 void rn_model_forward(rn_model *m, const float *images, const float *k, int train)
 {
-    m->stem.x = images; /* host memory is device memory (model.h) */
-    m->k = k;
+    m->stem.x = stage(m, 0, images, (size_t)m->N * 3 * m->H * m->W);
+    m->k = stage(m, 1, k, (size_t)m->N);
     m->last_train = train;
     RN_ASSERT(!(train && m->opts.fold));
     if (m->opts.fold) {
-        forward_fused(m, images, k);
+        forward_fused(m, m->stem.x);
         return;
     }
     cbn_forward(m, &m->stem, train);
     maxpool(m, m->stem.y);
     for (int i = 0; i < m->nblocks; i++) block_forward(m, &m->blocks[i], train);
     for (int i = 0; i < 3; i++) cbn_forward(m, &m->head[i], train);
-    heads_forward(m, m->head[2].y, m->blocks[m->nblocks - 1].out, k);
+    heads_forward(m, m->head[2].y, m->blocks[m->nblocks - 1].out);
 }
 
 /* BN backward of u from dy (masked by u->y when the BN has its own ReLU) into
@@ -546,6 +571,8 @@ static void head_backward(rn_model *m, void **g)
 double rn_model_loss(const rn_model *m, const float *target, const float *vis, const float *have_depth)
 {
     double loss;
+    size_t n = (size_t)m->N;
+    target = stage(m, 2, target, 3 * n), vis = stage(m, 3, vis, n), have_depth = stage(m, 4, have_depth, n);
     OP(m)->loss(DEV(m), m->lossbuf, NULL, NULL, m->coord_dev, target, vis, have_depth, 1.0f, m->N);
     OP(m)->download(DEV(m), &loss, m->lossbuf, sizeof loss);
     return loss;
@@ -557,6 +584,8 @@ double rn_model_backward(rn_model *m, const float *target, const float *vis, con
     rn_device *dev = DEV(m);
     int sp = rn_prof_begin(m->prof, "loss", "bwd", 0);
     double loss;
+    size_t n = (size_t)m->N;
+    target = stage(m, 2, target, 3 * n), vis = stage(m, 3, vis, n), have_depth = stage(m, 4, have_depth, n);
     OP(m)->loss(dev, m->lossbuf, m->dxy, m->ddepth, m->coord_dev, target, vis, have_depth, m->loss_scale, m->N);
     OP(m)->download(dev, &loss, m->lossbuf, sizeof loss);
     span_end(m, sp);

@@ -11,12 +11,15 @@
  *   double loss = rn_model_backward(&m, target, vis, have_depth);  // p.grad += dL/dp
  *   rn_model_destroy(&m);
  *
- * Device. The model opens its own device (nn/device.h) by name and runs every
- * op there; its activations, statistics and head buffers are device memory
- * (one arena), laid out as the device says. The parameters, gradients, Adam
- * moments and running statistics are p's buffers, used in place as device
- * memory: a device must have host_memory (cpu and ref do); images, k and the
- * targets are passed in place too. m.coord is a host copy of the output.
+ * Device. The model runs every op on p's device (nn/params.h): the first
+ * model made from p opens o.device by name and moves p's arenas there (p then
+ * owns it); later models of the same p share it (their o.device, if set, must
+ * name it). Activations, statistics and head buffers are device memory (one
+ * arena), laid out as the device says; the parameters, gradients, Adam
+ * moments and running statistics are p's device buffers. images, k and the
+ * targets are host arrays: used in place on a device whose memory is host
+ * memory (cpu, ref), else uploaded into the arena. m.coord is a host copy of
+ * the output; the loss comes back as a host double.
  *
  * Activations (every rn_cbn/rn_block buffer, pool, g) are stored in o.act:
  * float, or rn_bf16 under bf16-o2; statistics, head outputs and parameters
@@ -123,13 +126,14 @@ typedef struct rn_model {
     void *arena;          /* device memory behind every buffer above */
     size_t arena_bytes;
     double *bnsum;        /* (2 * max channels + 1): BN sums scratch */
+    float *in[5];         /* device copies of images, k, target, vis, have_depth; NULL with host memory */
 } rn_model;
 
 
 /* Builds the network for batch N and input H x W (multiples of 32). */
 int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_model_opts *o, rn_err *err);
 void rn_model_destroy(rn_model *m);
-/* Pushes p's weights to the device's convs (weight reorders). Call after every change to p. */
+/* Pushes p's weights (on the device) to the device's convs (weight reorders). Call after every change to p. */
 void rn_model_sync_weights(rn_model *m);
 /* train = 1: batch statistics, running statistics updated; 0: running statistics. */
 void rn_model_forward(rn_model *m, const float *images /* (N, 3, H, W) */, const float *k /* (N) */, int train);

@@ -1,5 +1,7 @@
 #include "nn/params.h"
 
+#include "nn/device.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -146,30 +148,94 @@ int rn_params_build(rn_params *p, int depth, rn_err *err)
     add_head(p);
     p->param = alloc_arena(p->n_param);
     p->grad = alloc_arena(p->n_param);
-    p->m = alloc_arena(p->n_param);
-    p->v = alloc_arena(p->n_param);
+    p->m = alloc_arena(2 * p->n_param);
+    p->v = p->m + p->n_param;
     p->stats = alloc_arena(p->n_stats);
     p->nbt = rn_xcalloc(p->n_nbt, sizeof *p->nbt);
     return 0;
 }
 
+/* The arenas in one list: param, grad, m (with v), stats; floats of each. */
+enum { N_ARENAS = 4 };
+
+static void arenas(rn_params *p, float ***a, size_t *n)
+{
+    a[0] = &p->param, a[1] = &p->grad, a[2] = &p->m, a[3] = &p->stats;
+    n[0] = n[1] = p->n_param, n[2] = 2 * p->n_param, n[3] = p->n_stats;
+}
+
+static void arena_free(rn_device *dev, float *a)
+{
+    if (dev)
+        dev->ops->free(dev, a);
+    else
+        free(a);
+}
+
 void rn_params_free(rn_params *p)
 {
+    float **a[N_ARENAS];
+    size_t n[N_ARENAS];
+    arenas(p, a, n);
+    for (int i = 0; i < N_ARENAS; i++) arena_free(p->dev, *a[i]);
+    rn_device_destroy(p->dev);
     free(p->e);
-    free(p->param);
-    free(p->grad);
-    free(p->m);
-    free(p->v);
-    free(p->stats);
     free(p->nbt);
     memset(p, 0, sizeof *p);
+}
+
+int rn_params_to_device(rn_params *p, rn_device *dev, rn_err *err)
+{
+    RN_ASSERT(!p->dev && dev);
+    float **a[N_ARENAS], *d[N_ARENAS] = {NULL};
+    size_t n[N_ARENAS], total = 0;
+    arenas(p, a, n);
+    int ok = 1;
+    for (int i = 0; i < N_ARENAS; i++) {
+        d[i] = dev->ops->alloc(dev, n[i] * sizeof(float));
+        ok = ok && d[i];
+        total += n[i] * sizeof(float);
+    }
+    if (!ok) {
+        for (int i = 0; i < N_ARENAS; i++) dev->ops->free(dev, d[i]);
+        return rn_err_set(err, "device %s: cannot allocate %.1f MB of parameters, gradients, moments and BN statistics",
+                          dev->name, total / 1e6);
+    }
+    for (int i = 0; i < N_ARENAS; i++) {
+        dev->ops->upload(dev, d[i], *a[i], n[i] * sizeof(float));
+        free(*a[i]);
+        *a[i] = d[i];
+    }
+    p->v = p->m + p->n_param;
+    p->dev = dev;
+    return 0;
+}
+
+void rn_params_download(const rn_params *p, void *dst, const void *src, size_t bytes)
+{
+    if (p->dev)
+        p->dev->ops->download(p->dev, dst, src, bytes);
+    else
+        memcpy(dst, src, bytes);
+}
+
+void rn_params_upload(rn_params *p, void *dst, const void *src, size_t bytes)
+{
+    if (p->dev)
+        p->dev->ops->upload(p->dev, dst, src, bytes);
+    else
+        memcpy(dst, src, bytes);
 }
 
 void rn_params_init(rn_params *p, rn_rng *rng)
 {
     for (int i = 0; i < p->n; i++) {
         const rn_param_entry *e = &p->e[i];
-        float *d = rn_params_data(p, i);
+        if (e->kind == RN_P_BN_NBT) {
+            p->nbt[e->offset] = 0;
+            continue;
+        }
+        float *d = rn_xmalloc(e->numel * sizeof *d);
         switch (e->kind) {
         case RN_P_CONV:
         case RN_P_DECONV:
@@ -185,8 +251,10 @@ void rn_params_init(rn_params *p, rn_rng *rng)
         case RN_P_BN_MEAN:
             memset(d, 0, e->numel * sizeof *d);
             break;
-        case RN_P_BN_NBT: p->nbt[e->offset] = 0; break;
+        case RN_P_BN_NBT: break;
         }
+        rn_params_upload(p, rn_params_data(p, i), d, e->numel * sizeof *d);
+        free(d);
     }
 }
 

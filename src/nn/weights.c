@@ -74,9 +74,19 @@ static int load_entry(rn_params *p, int i, const rn_tensor *t, const char *path,
         return rn_err_set(err, "%s: tensor '%s': dtype %s, expected a float type", path, t->name,
                           rn_dtype_name(t->dtype));
     if (rn_tensor_check_shape(t, e->ndim, e->shape, err)) return rn_err_prefix(err, "%s", path);
-    float *d = rn_params_data(p, i);
-    if (rn_tensor_to_f32(d, t, e->numel, err)) return rn_err_prefix(err, "%s", path);
-    return check_finite(d, e->numel, path, t->name, err);
+    return rn_weights_tensor_in(p, rn_params_data(p, i), t, e->numel, 1, path, err);
+}
+
+int rn_weights_tensor_in(rn_params *p, float *dst, const rn_tensor *t, size_t n, int finite, const char *path,
+                         rn_err *err)
+{
+    float *h = rn_xmalloc(n * sizeof *h + 1);
+    int rc = rn_tensor_to_f32(h, t, n, err) ? rn_err_prefix(err, "%s", path)
+             : finite                       ? check_finite(h, n, path, t->name, err)
+                                            : 0;
+    if (!rc) rn_params_upload(p, dst, h, n * sizeof *h);
+    free(h);
+    return rc;
 }
 
 static int is_head(const char *name) { return !strncmp(name, "root.", 5); }
@@ -139,13 +149,21 @@ int rn_weights_from_tensors(rn_params *p, const rn_tensors *ts, const char *path
     return rc;
 }
 
+/* Appends entry e's span src of p's arenas to ts as name (a host copy). */
+static int add_span(rn_tensors *ts, const rn_params *p, const char *name, const rn_param_entry *e, const float *src,
+                    rn_err *err)
+{
+    if (rn_tensors_add(ts, name, RN_F32, e->ndim, e->shape, NULL, err)) return -1;
+    rn_params_download(p, ts->t[ts->n - 1].data, src, e->numel * sizeof *src);
+    return 0;
+}
+
 int rn_weights_export(rn_tensors *ts, const rn_params *p, rn_err *err)
 {
     for (int i = 0; i < p->n; i++) {
         const rn_param_entry *e = &p->e[i];
-        int rc = e->kind == RN_P_BN_NBT
-                     ? rn_tensors_add(ts, e->name, RN_I64, 0, e->shape, &p->nbt[e->offset], err)
-                     : rn_tensors_add(ts, e->name, RN_F32, e->ndim, e->shape, rn_params_data(p, i), err);
+        int rc = e->kind == RN_P_BN_NBT ? rn_tensors_add(ts, e->name, RN_I64, 0, e->shape, &p->nbt[e->offset], err)
+                                        : add_span(ts, p, e->name, e, rn_params_data(p, i), err);
         if (rc) return -1;
     }
     return 0;
@@ -158,7 +176,7 @@ int rn_weights_export_buffer(rn_tensors *ts, const rn_params *p, const float *bu
         const rn_param_entry *e = &p->e[i];
         if (!rn_param_trainable(e->kind)) continue;
         snprintf(name, sizeof name, "%s%s", prefix, e->name);
-        if (rn_tensors_add(ts, name, RN_F32, e->ndim, e->shape, buf + e->offset, err)) return -1;
+        if (add_span(ts, p, name, e, buf + e->offset, err)) return -1;
     }
     return 0;
 }

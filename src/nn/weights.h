@@ -37,7 +37,13 @@ int rn_weights_export(rn_tensors *ts, const rn_params *p, rn_err *err);
 int rn_weights_save(const rn_params *p, const char *path, const rn_tensors *extra, rn_err *err);
 /* Writes the gradient of every trainable entry, by parameter name. */
 int rn_grads_save(const rn_params *p, const char *path, rn_err *err);
-/* Copies one flat buffer laid out like p->param (grad, m or v) to ts by name. */
+/* Copies one flat buffer laid out like p->param (grad, m or v) to ts by name.
+ * Export and save download from p's arenas (nn/params.h, Memory). */
 int rn_weights_export_buffer(rn_tensors *ts, const rn_params *p, const float *buf, const char *prefix, rn_err *err);
+/* Converts t (n elements of a float dtype) to float into dst, a span of p's
+ * arenas, through a host copy (rn_params_upload); finite: a non-finite element
+ * fails, naming path and the tensor. Errors name path. */
+int rn_weights_tensor_in(rn_params *p, float *dst, const rn_tensor *t, size_t n, int finite, const char *path,
+                         rn_err *err);
 
 #endif

@@ -170,8 +170,8 @@ static int load_moment(rn_params *p, float *buf, const rn_tensors *ts, const cha
         snprintf(name, sizeof name, "%s%s", prefix, e->name);
         const rn_tensor *t = rn_tensors_find(ts, name);
         if (!t) return rn_err_set(err, "%s: snapshot lacks '%s'", path, name);
-        if (rn_tensor_check_shape(t, e->ndim, e->shape, err) || rn_tensor_to_f32(buf + e->offset, t, e->numel, err))
-            return rn_err_prefix(err, "%s", path);
+        if (rn_tensor_check_shape(t, e->ndim, e->shape, err)) return rn_err_prefix(err, "%s", path);
+        if (rn_weights_tensor_in(p, buf + e->offset, t, e->numel, 0, path, err)) return -1;
     }
     return 0;
 }

@@ -8,12 +8,13 @@ void rn_step_replicas_init(rn_step_replicas *r, const rn_params *p, int n)
     *r = (rn_step_replicas){.n = n,
                             .stats = rn_xmalloc(p->n_stats * sizeof(float) + 1),
                             .nbt = rn_xmalloc(p->n_nbt * sizeof(int64_t) + 1),
-                            .gsum = rn_xmalloc(p->n_param * sizeof(float) + 1)};
+                            .gsum = rn_xmalloc(p->n_param * sizeof(float) + 1),
+                            .grad = rn_xmalloc(p->n_param * sizeof(float) + 1)};
 }
 
 void rn_step_replicas_free(rn_step_replicas *r)
 {
-    free(r->stats), free(r->nbt), free(r->gsum);
+    free(r->stats), free(r->nbt), free(r->gsum), free(r->grad);
     memset(r, 0, sizeof *r);
 }
 
@@ -37,10 +38,10 @@ static double forward_backward(rn_model *m, const rn_step_batch *b, const rn_tra
 static void bn_state_copy(rn_params *p, rn_step_replicas *r, int save)
 {
     if (save) {
-        memcpy(r->stats, p->stats, p->n_stats * sizeof *p->stats);
+        rn_params_download(p, r->stats, p->stats, p->n_stats * sizeof *p->stats);
         memcpy(r->nbt, p->nbt, p->n_nbt * sizeof *p->nbt);
     } else {
-        memcpy(p->stats, r->stats, p->n_stats * sizeof *p->stats);
+        rn_params_upload(p, p->stats, r->stats, p->n_stats * sizeof *p->stats);
         memcpy(p->nbt, r->nbt, p->n_nbt * sizeof *p->nbt);
     }
 }
@@ -50,19 +51,20 @@ static double replicas_forward_backward(rn_model *m, const rn_step_batch *b, rn_
                                         const rn_train_hooks *hk)
 {
     rn_params *p = m->p;
-    RN_ASSERT(m->dev->host_memory && r->n >= 2);
+    RN_ASSERT(r->n >= 2);
     double loss = 0;
     bn_state_copy(p, r, 1);
     for (int e = r->n - 1; e >= 0; e--) {
         bn_state_copy(p, r, 0);
         rn_model_zero_grad(m);
         loss += forward_backward(m, &b[e], hk);
-        m->dev->ops->synchronize(m->dev);
+        rn_params_download(p, r->grad, p->grad, p->n_param * sizeof *r->grad);
         float *g = r->gsum;
-        for (size_t j = 0; j < p->n_param; j++) g[j] = e == r->n - 1 ? p->grad[j] : g[j] + p->grad[j];
+        for (size_t j = 0; j < p->n_param; j++) g[j] = e == r->n - 1 ? r->grad[j] : g[j] + r->grad[j];
     }
     float inv = 1.0f / (float)r->n;
-    for (size_t j = 0; j < p->n_param; j++) p->grad[j] = r->gsum[j] * inv;
+    for (size_t j = 0; j < p->n_param; j++) r->gsum[j] *= inv;
+    rn_params_upload(p, p->grad, r->gsum, p->n_param * sizeof *r->gsum);
     return loss / r->n;
 }
 

@@ -17,7 +17,8 @@
  * forward and backward alone from the BN running statistics before the step
  * (the step ends with replica 0's, as DDP keeps rank 0's), and the gradients
  * and losses are averaged, as an all-reduce of R ranks would. The state is
- * host memory: the model's device must have host_memory.
+ * host memory: host copies of the device's (rn_params_download/upload), as
+ * the distribution's reduce on a device without host memory.
  */
 #ifndef RN_TRAIN_STEP_H
 #define RN_TRAIN_STEP_H
@@ -40,6 +41,7 @@ typedef struct rn_step_replicas {
     float *stats;    /* BN running statistics before the step */
     int64_t *nbt;
     float *gsum;     /* gradient sum */
+    float *grad;     /* one replica's gradient */
 } rn_step_replicas;
 
 void rn_step_replicas_init(rn_step_replicas *r, const rn_params *p, int n);

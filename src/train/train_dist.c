@@ -25,12 +25,22 @@ static uint64_t hash_bytes(uint64_t h, const void *buf, size_t n)
     return h;
 }
 
+/* hash_bytes over a host copy of n floats of p's arenas at buf. */
+static uint64_t hash_arena(uint64_t h, const rn_params *p, const float *buf, size_t n)
+{
+    float *c = rn_xmalloc(n * sizeof *c + 1);
+    rn_params_download(p, c, buf, n * sizeof *c);
+    h = hash_bytes(h, c, n * sizeof *c);
+    free(c);
+    return h;
+}
+
 uint64_t rn_train_dist_state_hash(const rn_params *p)
 {
-    size_t nf = p->n_param * sizeof(float);
+    size_t nf = p->n_param;
     uint64_t h = 0xcbf29ce484222325ULL;
-    h = hash_bytes(h, p->param, nf), h = hash_bytes(h, p->m, nf), h = hash_bytes(h, p->v, nf);
-    h = hash_bytes(h, p->stats, p->n_stats * sizeof(float));
+    h = hash_arena(h, p, p->param, nf), h = hash_arena(h, p, p->m, nf), h = hash_arena(h, p, p->v, nf);
+    h = hash_arena(h, p, p->stats, p->n_stats);
     return hash_bytes(h, p->nbt, p->n_nbt * sizeof(int64_t));
 }
 
@@ -57,7 +67,7 @@ static int check_same_start(rn_dist *d, const rn_params *p, rn_err *err)
 static int on_start(void *ctx, rn_params *p, rn_err *err)
 {
     rn_train_dist *td = ctx;
-    rn_dist_grads_setup(td->d, p->grad, p->n_param, td->bucket_floats);
+    rn_dist_grads_setup(td->d, p, td->bucket_floats);
     return check_same_start(td->d, p, err) || rn_dist_bcast_params(td->d, p, err) ? -1 : 0;
 }
 

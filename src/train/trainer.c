@@ -368,8 +368,11 @@ static double epoch_mean(const trainer *t, int epoch)
 static uint64_t weights_hash(const rn_params *p)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
-    const uint8_t *b = (const uint8_t *)p->param;
-    for (size_t i = 0; i < p->n_param * sizeof(float); i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    size_t bytes = p->n_param * sizeof(float);
+    uint8_t *b = rn_xmalloc(bytes + 1);
+    rn_params_download(p, b, p->param, bytes);
+    for (size_t i = 0; i < bytes; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    free(b);
     return h;
 }
 

@@ -1,0 +1,138 @@
+/* The guard device ("ref-guard", src/ref/ref_guard.c) catches host access to
+ * device memory, and the model keeps its state on the device:
+ *  - a child process that reads or writes a ref-guard buffer through its
+ *    pointer dies; the same access to a host array, and download/upload, work;
+ *  - a ResNet-18 RootNet on ref-guard: forward, backward and Adam give the ref
+ *    device's numbers bit for bit (read back with rn_params_download), and a
+ *    host read of any of its arenas (weights, gradients, moments, BN
+ *    statistics) dies, while its host copy of the output (m.coord) reads fine.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "nn/model.h"
+#include "optim/adam.h"
+
+/* 1 if reading (write 0) or writing (write 1) *p in a child process kills it. */
+static int access_dies(float *p, int write)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY); /* the sanitizers' report of the fault, if any */
+        if (null >= 0) dup2(null, 2);
+        volatile float *v = p;
+        if (write)
+            *v = 1.0f;
+        else
+            (void)*v;
+        _exit(0);
+    }
+    int st = 0;
+    RN_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
+    return !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void test_buffers(void)
+{
+    rn_device *dev;
+    rn_err err = {{0}};
+    RN_CHECK(!rn_device_create(&dev, "ref-guard", 1, &err), "ref-guard opens: %s", err.msg);
+    RN_CHECK(!dev->host_memory, "ref-guard: not host memory");
+    float host[64], back[64];
+    for (int i = 0; i < 64; i++) host[i] = (float)i - 7.5f;
+    float *buf = dev->ops->alloc(dev, sizeof host);
+    dev->ops->upload(dev, buf, host, sizeof host);
+    dev->ops->download(dev, back, buf, sizeof back);
+    RN_CHECK(!memcmp(host, back, sizeof host), "upload then download gives the data back");
+    dev->ops->fill(dev, buf + 8, 3.0f, 4);
+    dev->ops->download(dev, back, buf, sizeof back);
+    RN_CHECK(back[7] == host[7] && back[8] == 3.0f && back[11] == 3.0f && back[12] == host[12], "an op on the buffer");
+    RN_CHECK(access_dies(buf, 0), "a host read of a device buffer dies");
+    RN_CHECK(access_dies(buf + 63, 1), "a host write into a device buffer dies");
+    RN_CHECK(!access_dies(host, 0) && !access_dies(host, 1), "host arrays read and write fine (the check can pass)");
+    dev->ops->free(dev, buf);
+    rn_device_destroy(dev);
+}
+
+enum { N = 2, S = 64 };
+
+typedef struct run {
+    rn_params p;
+    rn_model m;
+    float *w, *g, *mv, *st; /* host copies after one step */
+    double loss;
+} run;
+
+/* One forward, backward and Adam step of a ResNet-18 on device `name`. */
+static int run_step(run *r, const char *name)
+{
+    rn_err err = {{0}};
+    rn_rng rng;
+    rn_rng_seed(&rng, 5);
+    memset(r, 0, sizeof *r);
+    if (rn_params_build(&r->p, 18, &err)) return -1;
+    rn_params_init(&r->p, &rng);
+    rn_model_opts o = {.device = name, .threads = 1, .compute = RN_COMPUTE_F32};
+    if (rn_model_create(&r->m, &r->p, N, S, S, &o, &err)) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        rn_params_free(&r->p);
+        return -1;
+    }
+    float *x = rn_xmalloc((size_t)N * 3 * S * S * sizeof *x);
+    for (size_t i = 0; i < (size_t)N * 3 * S * S; i++) x[i] = (float)rn_rng_normal(&rng);
+    float k[N] = {1500.0f, 2500.0f}, t[3 * N] = {3.0f, 5.0f, 2000.0f, 11.0f, 7.0f, 3000.0f}, v[N] = {1, 1}, d[N] = {1, 0};
+    rn_model_sync_weights(&r->m);
+    rn_model_forward(&r->m, x, k, 1);
+    rn_model_zero_grad(&r->m);
+    r->loss = rn_model_backward(&r->m, t, v, d);
+    rn_params *p = &r->p;
+    size_t np = p->n_param * sizeof(float);
+    r->g = rn_xmalloc(np), r->w = rn_xmalloc(np), r->mv = rn_xmalloc(2 * np), r->st = rn_xmalloc(p->n_stats * 4);
+    rn_params_download(p, r->g, p->grad, np);
+    rn_adam opt = rn_adam_default(1e-3);
+    rn_adam_step(&opt, r->m.dev, p->param, p->grad, p->m, p->v, p->n_param);
+    rn_params_download(p, r->w, p->param, np);
+    rn_params_download(p, r->mv, p->m, 2 * np);
+    rn_params_download(p, r->st, p->stats, p->n_stats * sizeof(float));
+    free(x);
+    return 0;
+}
+
+static void run_free(run *r)
+{
+    rn_model_destroy(&r->m);
+    rn_params_free(&r->p);
+    free(r->w), free(r->g), free(r->mv), free(r->st);
+}
+
+static void test_model(void)
+{
+    run ref, gd;
+    int ok = !run_step(&ref, "ref") && !run_step(&gd, "ref-guard");
+    RN_CHECK(ok, "a step on ref and on ref-guard");
+    if (!ok) return;
+    size_t np = ref.p.n_param * sizeof(float);
+    RN_CHECK(ref.loss == gd.loss, "loss %.17g (ref) == %.17g (ref-guard)", ref.loss, gd.loss);
+    RN_CHECK(!memcmp(ref.m.coord, gd.m.coord, 3 * N * sizeof(float)), "output (host copy) bit-equal");
+    RN_CHECK(!memcmp(ref.g, gd.g, np), "gradients bit-equal");
+    RN_CHECK(!memcmp(ref.w, gd.w, np) && !memcmp(ref.mv, gd.mv, 2 * np), "weights and moments after Adam bit-equal");
+    RN_CHECK(!memcmp(ref.st, gd.st, ref.p.n_stats * sizeof(float)), "BN running statistics bit-equal");
+    rn_params *p = &gd.p;
+    RN_CHECK(access_dies(p->param + 5, 0) && access_dies(p->grad, 0) && access_dies(p->m, 1) &&
+                 access_dies(p->v + 17, 0) && access_dies(p->stats, 0),
+             "host reads/writes of the weights, gradients, moments and BN statistics die");
+    RN_CHECK(!access_dies(gd.m.coord, 0) && !access_dies(ref.p.param, 0), "the host output, and ref's host memory, read fine");
+    run_free(&ref);
+    run_free(&gd);
+}
+
+int main(void)
+{
+    test_buffers();
+    test_model();
+    RN_CHECK_DONE();
+}
