@@ -219,7 +219,7 @@ static int load_line(rn_train_cfg *c, char *line, const char *path, int ln, FILE
     return 0;
 }
 
-static int read_lines(rn_train_cfg *c, FILE *f, const char *path, FILE *warn, rn_err *err)
+int rn_train_cfg_read(rn_train_cfg *c, FILE *f, const char *path, FILE *warn, rn_err *err)
 {
     char line[2048];
     int ln = 0, rc = 0;
@@ -250,7 +250,7 @@ int rn_train_cfg_load(rn_train_cfg *c, const char *path, FILE *warn, rn_err *err
 {
     FILE *f = fopen(path, "r");
     if (!f) return rn_err_set(err, "%s: cannot open config file: %s", path, strerror(errno));
-    int rc = read_lines(c, f, path, warn, err);
+    int rc = rn_train_cfg_read(c, f, path, warn, err);
     fclose(f);
     return rc;
 }

@@ -87,6 +87,8 @@ int rn_train_cfg_set(rn_train_cfg *c, const char *key, const char *value, rn_err
 /* Applies a key = value file (lines up to 2046 characters, longer ones are refused); unknown
  * keys are warned about on warn (may be NULL). */
 int rn_train_cfg_load(rn_train_cfg *c, const char *path, FILE *warn, rn_err *err);
+/* Same, from an open stream (the fuzz target reads through it); path only names it in messages. */
+int rn_train_cfg_read(rn_train_cfg *c, FILE *f, const char *path, FILE *warn, rn_err *err);
 /* The same for config text in memory (a snapshot's "config" metadata); name labels errors. */
 int rn_train_cfg_parse(rn_train_cfg *c, const char *text, const char *name, FILE *warn, rn_err *err);
 /* Range and consistency checks (input size, batch, epochs, sets). */
