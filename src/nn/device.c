@@ -49,5 +49,16 @@ int rn_device_create(rn_device **out, const char *name, int threads, rn_err *err
 
 void rn_device_destroy(rn_device *dev)
 {
-    if (dev) dev->ops->destroy(dev);
+    if (!dev) return;
+    if (dev->refs > 0) {
+        dev->refs--;
+        return;
+    }
+    dev->ops->destroy(dev);
+}
+
+void rn_device_retain(rn_device *dev)
+{
+    RN_ASSERT(dev && dev->refs >= 0);
+    dev->refs++;
 }

@@ -125,6 +125,7 @@ struct rn_device {
     const char *name;  /* "cpu", "ref" */
     int threads;       /* compute threads of this device's ops (>= 1) */
     int host_memory;   /* 1: device memory is host memory (see the top) */
+    int refs;          /* holders beyond the creator: rn_device_retain adds one, rn_device_destroy drops one */
 };
 
 struct rn_device_ops {
@@ -287,7 +288,11 @@ struct rn_device_ops {
 int rn_device_create(rn_device **out, const char *name, int threads, rn_err *err);
 /* The default device: "cpu" when built in, else "ref". */
 const char *rn_device_default(void);
-void rn_device_destroy(rn_device *dev); /* NULL is fine */
+/* Drops one hold on dev and frees it when none is left (the creator's, plus one per
+ * rn_device_retain): a model and the parameters whose arenas live on the device each hold it,
+ * so either may be freed first. NULL is fine. */
+void rn_device_destroy(rn_device *dev);
+void rn_device_retain(rn_device *dev);
 /* The names built into this binary, e.g. "cpu ref" (for usage lines). */
 const char *rn_device_names(void);
 

@@ -257,6 +257,7 @@ static int open_device(rn_model *m, rn_err *err)
     if (!rc && !p->dev) rc = rn_params_to_device(p, dev, err);
     if (rc && !p->dev) rn_device_destroy(dev); /* not p's (yet) */
     if (rc) return -1;
+    rn_device_retain(dev); /* p holds it too: either may be freed first */
     m->dev = dev;
     return 0;
 }
@@ -310,6 +311,7 @@ void rn_model_destroy(rn_model *m)
     }
     for (int i = 0; i < 3; i++) cbn_destroy(&m->head[i]);
     if (m->dev) OP(m)->free(m->dev, m->arena);
+    rn_device_destroy(m->dev);
     free(m->blocks);
     free(m->coord);
     memset(m, 0, sizeof *m);
