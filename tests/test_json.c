@@ -1,11 +1,14 @@
 /* rn_json: numbers against libc strtod (correctly rounded), escapes against
- * hand-written UTF-8, large-object lookups, and malformed input. */
+ * hand-written UTF-8, large-object lookups, and malformed input; the image-id map
+ * (rn_idmap) far beyond its first size. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "data/json.h"
+#include "data/jsonf.h"
 
 static rn_jdoc *parse(const char *s, rn_err *err) { return rn_jdoc_parse(s, strlen(s), "t.json", err); }
 
@@ -162,8 +165,49 @@ static void test_fuzz(void)
     RN_CHECK(ok, "prefixes fail cleanly, the whole parses");
 }
 
+/* Ids a detector's image list gives (sequential, strided by 256, negative, huge), put into a map
+ * sized for 4: every id reads back its own index, a repeated id is refused and keeps its first
+ * index, absent ids are absent. (The map once had a fixed size: the 257th id spun forever.) */
+static int64_t idmap_key(size_t i, size_t n)
+{
+    int64_t j = (int64_t)(i / 4); /* the four forms take disjoint ranges */
+    switch (i % 4) {
+    case 0: return j;
+    case 1: return (j + (int64_t)n) * 256;
+    case 2: return -j - 1;
+    default: return j * 1000003 + ((int64_t)1 << 40);
+    }
+}
+
+static void test_idmap(void)
+{
+    enum { N = 20000 };
+    rn_idmap m;
+    rn_idmap_init(&m, 4);
+    int fresh = 1, found = 1, dup = 1, absent = 1;
+    for (size_t i = 0; i < N; i++) fresh &= rn_idmap_put(&m, idmap_key(i, N), i) == 0;
+    for (size_t i = 0; i < N; i++) {
+        size_t v = SIZE_MAX;
+        found &= rn_idmap_get(&m, idmap_key(i, N), &v) == 1 && v == i;
+        dup &= rn_idmap_put(&m, idmap_key(i, N), N + i) == 1;
+    }
+    for (size_t i = 0; i < N; i++) {
+        size_t v = SIZE_MAX;
+        dup &= rn_idmap_get(&m, idmap_key(i, N), &v) == 1 && v == i;
+        absent &= rn_idmap_get(&m, (int64_t)(N + i) * 3 + ((int64_t)1 << 50), &v) == 0;
+    }
+    RN_CHECK(fresh, "idmap: %d distinct ids are all new", N);
+    RN_CHECK(found, "idmap: each id reads back its index");
+    RN_CHECK(dup, "idmap: a repeated id is refused and keeps its first index");
+    RN_CHECK(absent, "idmap: ids never put are absent");
+    RN_CHECK(m.n == N && m.cap > 2 * m.n, "idmap: %zu keys in %zu slots", m.n, m.cap);
+    rn_idmap_free(&m);
+}
+
 int main(void)
 {
+    alarm(60); /* a map that cannot grow spins: fail by SIGALRM instead of hanging the suite */
+    test_idmap();
     test_fuzz();
     test_numbers();
     test_strings_objects();

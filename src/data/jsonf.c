@@ -135,25 +135,48 @@ static size_t idmap_slot(int64_t key, size_t cap)
     return (size_t)(h ^ (h >> 29)) & (cap - 1);
 }
 
-void rn_idmap_init(rn_idmap *m, size_t n_expected)
+static void idmap_alloc(rn_idmap *m, size_t cap)
 {
-    size_t cap = 16;
-    while (cap < 2 * n_expected + 1) cap *= 2;
     m->cap = cap;
+    m->n = 0;
     m->keys = rn_xmalloc(cap * sizeof *m->keys);
     m->vals = rn_xmalloc(cap * sizeof *m->vals);
     for (size_t i = 0; i < cap; i++) m->vals[i] = SIZE_MAX;
 }
 
-int rn_idmap_put(rn_idmap *m, int64_t key, size_t val)
+void rn_idmap_init(rn_idmap *m, size_t n_expected)
+{
+    size_t cap = 16;
+    while (cap < 2 * n_expected + 1) cap *= 2;
+    idmap_alloc(m, cap);
+}
+
+/* Puts key into a table known to have a free slot and not to hold it. */
+static void idmap_place(rn_idmap *m, int64_t key, size_t val)
 {
     size_t i = idmap_slot(key, m->cap);
-    while (m->vals[i] != SIZE_MAX) {
-        if (m->keys[i] == key) return 1;
-        i = (i + 1) & (m->cap - 1);
-    }
+    while (m->vals[i] != SIZE_MAX) i = (i + 1) & (m->cap - 1);
     m->keys[i] = key;
     m->vals[i] = val;
+    m->n++;
+}
+
+static void idmap_grow(rn_idmap *m)
+{
+    rn_idmap old = *m;
+    idmap_alloc(m, 2 * old.cap);
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.vals[i] != SIZE_MAX) idmap_place(m, old.keys[i], old.vals[i]);
+    rn_idmap_free(&old);
+}
+
+int rn_idmap_put(rn_idmap *m, int64_t key, size_t val)
+{
+    size_t unused;
+    if (rn_idmap_get(m, key, &unused)) return 1;
+    if (2 * (m->n + 1) + 1 > m->cap) idmap_grow(m);
+    idmap_place(m, key, val);
+    RN_ASSERT(2 * m->n < m->cap);
     return 0;
 }
 

@@ -48,11 +48,13 @@ int rn_jget_row(const rn_jctx *c, const rn_jnode *obj, const char *key, size_t r
 /* obj[key] as an array (error if missing or not an array). */
 const rn_jnode *rn_jget_array(const rn_jctx *c, const rn_jnode *obj, const char *key, rn_err *err);
 
-/* Integer id -> index map (open addressing), for image ids. */
+/* Integer id -> index map (open addressing), for image ids. It grows as keys are put: n_expected
+ * only sizes the first table. */
 typedef struct rn_idmap {
     int64_t *keys;
     size_t *vals;
-    size_t cap;
+    size_t cap; /* a power of two, at least 2 * n + 1 */
+    size_t n;   /* keys held */
 } rn_idmap;
 void rn_idmap_init(rn_idmap *m, size_t n_expected);
 /* Inserts; returns 1 if the key was already present (value kept), else 0. */
