@@ -543,6 +543,47 @@ static void test_profile_unit(const char *dir)
     rn_profile_free(&pr);
 }
 
+/* A fused inference conv (BN folded; bias, residual sum, ReLU as post-ops) is timed through its own
+ * forward (it once hit the unfused forward's assert: `bench --mode infer --autotune` aborted), under
+ * its own key; the chosen algorithm's output matches the direct one's (Winograd rounds differently). */
+static void test_autotune_fused(rn_autotune *t, const char *path, rn_err *err)
+{
+    RN_CHECK(!rn_autotune_open(t, path, err) && t->n == 1, "reopen for the fused conv: %s", err->msg);
+    t->iters = 1;
+    rn_conv_shape s = {.n = 1, .ic = 32, .ih = 14, .iw = 14, .oc = 32, .oh = 14, .ow = 14, .kh = 3, .kw = 3, .sh = 1,
+                       .sw = 1, .ph = 1, .pw = 1, .forward_only = 1, .epilogue = RN_EPI_BIAS | RN_EPI_SUM | RN_EPI_RELU};
+    RN_CHECK(!rn_autotune_choose(t, cpu_dev, &s, err) && t->timed == 1 && t->n == 2 && t->e[1].ms[RN_ALGO_DIRECT] > 0,
+             "fused conv timed under a key of its own: %s", err->msg);
+    RN_CHECK(!rn_autotune_save(t, err), "save: %s", err->msg);
+    rn_autotune_close(t);
+    rn_conv_shape d = s;
+    d.algo = RN_ALGO_DIRECT;
+    size_t nx = 32 * 196, nw = 32 * 32 * 9;
+    float *x = malloc(nx * 4), *r = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc(32 * 4), *y[2];
+    for (size_t i = 0; i < nx; i++) x[i] = sinf(0.37f * (float)i), r[i] = 0.5f * cosf(0.11f * (float)i);
+    for (size_t i = 0; i < nw; i++) w[i] = 0.05f * sinf(0.91f * (float)i + 1.0f);
+    for (int i = 0; i < 32; i++) b[i] = 0.01f * (float)(i - 16);
+    rn_conv *c[2] = {NULL, NULL};
+    int built = !rn_conv_create(&c[0], cpu_dev, &d, err) && !rn_conv_create(&c[1], cpu_dev, &s, err);
+    RN_CHECK(built, "direct and chosen (%s) fused convs build: %s", rn_conv_algo_name(s.algo), err->msg);
+    double worst = 0, big = 0;
+    for (int k = 0; k < 2 && built; k++) {
+        y[k] = malloc(nx * 4);
+        cpu_dev->ops->conv_set_weights_folded(cpu_dev, c[k], w, NULL, b);
+        cpu_dev->ops->conv_forward_fused(cpu_dev, c[k], y[k], x, r);
+    }
+    for (size_t i = 0; i < nx && built; i++) {
+        worst = fmax(worst, fabs((double)y[1][i] - y[0][i]));
+        big = fmax(big, fabs((double)y[0][i]));
+    }
+    RN_CHECK(built && big > 0.1 && worst <= 1e-5 * big, "chosen %s vs direct: worst %.3g of max %.3g",
+             rn_conv_algo_name(s.algo), worst, big);
+    if (built) free(y[0]), free(y[1]);
+    rn_conv_destroy(c[0]);
+    rn_conv_destroy(c[1]);
+    free(x), free(r), free(w), free(b);
+}
+
 static void test_autotune(const char *dir)
 {
     char path[512];
@@ -572,10 +613,11 @@ static void test_autotune(const char *dir)
            rn_conv_impl_name(c, 0), t.e[0].ms[0], t.e[0].ms[1]);
     rn_conv_destroy(c);
     rn_autotune_close(&t);
+    test_autotune_fused(&t, path, &err);
     FILE *f = fopen(path, "a");
     fputs("garbage line\n", f);
     fclose(f);
-    RN_CHECK(rn_autotune_open(&t, path, &err) && strstr(err.msg, path) && strstr(err.msg, "line 3"),
+    RN_CHECK(rn_autotune_open(&t, path, &err) && strstr(err.msg, path) && strstr(err.msg, "line 4"),
              "malformed cache named with its line: %s", err.msg);
 }
 

@@ -18,13 +18,18 @@ static int algo_parse(const char *s)
     return -1;
 }
 
-/* cpu's keys carry no device name (caches written before devices stay valid); others' start with "<name>:". */
+/* cpu's keys carry no device name (caches written before devices stay valid); others' start with "<name>:".
+ * A fused inference conv's key ends in _e<epilogue> (its post-ops are part of what is timed). */
 static void shape_key(char *k, const rn_device *dev, const rn_conv_shape *s)
 {
     int pre = strcmp(dev->name, "cpu") ? snprintf(k, RN_TUNE_KEY_MAX, "%s:", dev->name) : 0;
     snprintf(k + pre, (size_t)(RN_TUNE_KEY_MAX - pre), "n%d_i%dx%dx%d_o%dx%dx%d_k%dx%d_s%dx%d_p%dx%d_t%d_sp%d_nb%d_fo%d_c%d", s->n, s->ic,
              s->ih, s->iw, s->oc, s->oh, s->ow, s->kh, s->kw, s->sh, s->sw, s->ph, s->pw, s->transposed, s->src_plain,
              s->no_bwd_data, s->forward_only, (int)s->compute);
+    if (s->epilogue) {
+        size_t l = strlen(k);
+        snprintf(k + l, RN_TUNE_KEY_MAX - l, "_e%d", s->epilogue);
+    }
 }
 
 static rn_tune_entry *entry_add(rn_autotune *t)
@@ -130,6 +135,10 @@ static void tbufs_free(tbufs *tb, rn_device *dev)
 
 static void run_once(rn_conv *c, const rn_conv_shape *s, tbufs *tb)
 {
+    if (s->epilogue) { /* a fused inference conv: its own forward, with the residual when it adds one */
+        c->dev->ops->conv_forward_fused(c->dev, c, tb->b[1], tb->b[0], s->epilogue & RN_EPI_SUM ? tb->b[3] : NULL);
+        return;
+    }
     rn_conv_forward(c, tb->b[1], tb->b[0]);
     if (s->forward_only) return;
     if (!s->no_bwd_data && !s->src_plain) rn_conv_backward_data(c, tb->b[2], tb->b[3]);
@@ -146,7 +155,8 @@ static double time_algo(const rn_autotune *t, rn_device *dev, const rn_conv_shap
     rn_err ignore = {{0}};
     double best = -1;
     if (!rn_conv_create(&c, dev, &cs, &ignore)) {
-        rn_conv_set_weights(c, tb->b[4]);
+        if (s->epilogue) c->dev->ops->conv_set_weights_folded(dev, c, tb->b[4], NULL, tb->b[5]); /* bias: OC of b[5] */
+        else rn_conv_set_weights(c, tb->b[4]);
         run_once(c, s, tb);
         for (int i = 0; i < t->iters; i++) {
             dev->ops->synchronize(dev);
