@@ -159,7 +159,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/librootnet.a
 test: all
 	BUILD=$(BUILD) bash tests/run.sh
 
-bench: all $(BUILD)/bench_convs $(BUILD)/bench_annot $(BUILD)/bench/bench_data
+bench: all $(BUILD)/bench_convs $(BUILD)/bench_annot $(BUILD)/bench/bench_data $(BUILD)/bench_peak
 	BUILD=$(BUILD) bash bench/run.sh
 
 # Per-layer conv benchmark (bench/bench_convs.c); run build/bench_convs --help.
@@ -173,6 +173,10 @@ $(BUILD)/bench_annot: $(BUILD)/bench/bench_annot.o $(BUILD)/librootnet.a
 # Data pipeline benchmark (bench/bench_data.c); run bench/bench_data.sh.
 $(BUILD)/bench/bench_data: $(BUILD)/bench/bench_data.o $(BUILD)/librootnet.a
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/librootnet.a $(LDLIBS)
+
+# This CPU's fp32 FMA and bf16 dot-product limits (bench/bench_peak.c); the benchmarks judge against them.
+$(BUILD)/bench_peak: $(BUILD)/bench/bench_peak.o
+	$(CC) $(LDFLAGS) -o $@ $< -lpthread
 
 # ASan/UBSan build of everything in build-asan/, then the whole test suite.
 asan:
@@ -214,4 +218,4 @@ clean:
 	rm -rf build build-asan build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/bench/bench_convs.d $(BUILD)/bench/bench_annot.d \
-	$(BUILD)/bench/bench_data.d $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/tests/fuzz/%.d)
+	$(BUILD)/bench/bench_data.d $(BUILD)/bench/bench_peak.d $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/tests/fuzz/%.d)

@@ -13,4 +13,10 @@ if has data; then echo "== data pipeline: rootnet loader vs PyTorch DataLoader +
 if has annot; then echo "== annotation load: rootnet vs json.load + the authors' filter"; "$BUILD/bench_annot" --persons 100000; fi
 if has convergence; then echo "== precision vs convergence (synthetic data, ResNet-18 64x64, 20 epochs)"; bash bench/bench_convergence.sh "fp32 bf16 bf16-o2" 20 1; fi
 if has predict; then echo "== rootnet predict end to end vs the model's own rate (ResNet-50, 256x256, 500 images)"; bash bench/bench_predict.sh 500 16; fi
-if has convs; then echo "== per-layer convolutions (oneDNN)"; OMP_NUM_THREADS=2 "$BUILD/bench_convs" --batch 8 --iters 2 --compute both; fi
+if has convs; then
+    echo "== per-layer convolutions (oneDNN), as a share of this CPU's measured peaks"
+    peak=$("$BUILD/bench_peak" --threads 2); echo "peak: $peak"
+    pf=$(/usr/bin/python3 -c 'import json,sys; print(json.loads(sys.argv[1])["fp32_gflops"] or 224)' "$peak")
+    pb=$(/usr/bin/python3 -c 'import json,sys; print(json.loads(sys.argv[1])["bf16_gflops"] or 448)' "$peak")
+    OMP_NUM_THREADS=2 "$BUILD/bench_convs" --batch 8 --iters 2 --compute both --peak-f32 "$pf" --peak-bf16 "$pb"
+fi
