@@ -10,19 +10,8 @@
 #  - tests/capi_contract.c (bad arguments, options size, reuse, threads);
 #  - bad input to the example: one line naming the file, exit 1;
 #  - `make uninstall` leaves no file behind.
-set -u
-set -o pipefail
-cd "$(dirname "$0")/.."
-source tests/need_device.sh cpu
-BUILD=${BUILD:-build}
-PY=${PY:-/usr/bin/python3}
-RN=${RN_BIN:-$PWD/$BUILD/rootnet}
+source tests/cli_lib.sh
 command -v pkg-config > /dev/null || { echo "skipped: pkg-config is not installed"; exit 77; }
-d=$(mktemp -d)
-trap 'rm -rf "$d"' EXIT
-pass=0; fail=0
-# check NAME STATUS: take STATUS into a variable first when NAME holds a $(...) (it resets $?)
-check() { if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
 
 P="$d/prefix"
 # The build's own version string: a tree edited since the build must not make install recompile
@@ -69,11 +58,8 @@ cc -std=c11 -Wall -Wextra -Werror $san tests/capi_contract.c $(pkg-config --cfla
     -Wl,-rpath,"$P/lib" -o "$d/capi_contract" 2> "$d/cc_contract.txt"
 ok=$?; check "contract test builds ($(head -1 "$d/cc_contract.txt"))" $ok
 
-"$RN" synth --out "$d/data" --format mupots --images 2 --width 320 --height 240 --seed 7 > /dev/null
-check "synth" $?
-"$PY" tools/reference.py make-case --backbone 18 --height 64 --width 64 --batch 1 --steps 1 --out "$d/w" > /dev/null
-check "weights" $?
-W="$d/w/w0.safetensors"
+synth_data 2 7
+make_weights
 mapfile -t imgs < <(ls "$d"/data/MuPoTS/data/MultiPersonTestSet/*/*.jpg | head -2)
 A=${imgs[0]}; B=${imgs[1]}
 
@@ -131,5 +117,4 @@ mk PREFIX="$P" uninstall > "$d/uninstall.log" 2>&1 \
     && [ -z "$(find "$P" -type f -o -type l)" ]
 check "make uninstall removes every installed file" $?
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
