@@ -3,6 +3,7 @@
 #  - `make install` into a temporary PREFIX (and with DESTDIR into a staging
 #    folder): header, librootnet.so with its soname links, librootnet.a,
 #    rootnet.pc; the .so exports the rootnet_* calls of the header and nothing else;
+#    install copies what was built and never compiles: an unbuilt BUILD is refused;
 #  - examples/predict_roots.c built through pkg-config against the installed
 #    library (shared, and static with `pkg-config --static`), run over several
 #    images with one predictor, reproduces `rootnet demo --json`'s roots
@@ -14,9 +15,8 @@ source tests/cli_lib.sh
 command -v pkg-config > /dev/null || { echo "skipped: pkg-config is not installed"; exit 77; }
 
 P="$d/prefix"
-# The build's own version string: a tree edited since the build must not make install recompile
-# (with this make's default flags, in a sanitizer build's folder).
-mk() { make --no-print-directory -s BUILD="$BUILD" RN_VERSION="$(cat "$BUILD/version.txt")" "$@"; }
+# make install copies $BUILD as built (it never recompiles, so a sanitizer build stays one).
+mk() { make --no-print-directory -s BUILD="$BUILD" "$@"; }
 mk PREFIX="$P" install > "$d/install.log" 2>&1
 ok=$?; check "make install PREFIX=$P ($(tail -1 "$d/install.log"))" $ok
 for f in include/rootnet.h lib/librootnet.a lib/librootnet.so lib/librootnet.so.0 lib/pkgconfig/rootnet.pc bin/rootnet; do
@@ -27,9 +27,14 @@ check "librootnet.so -> librootnet.so.0 -> the library file" $?
 mk PREFIX=/opt/rn DESTDIR="$d/stage" install > "$d/stage.log" 2>&1 \
     && [ -f "$d/stage/opt/rn/include/rootnet.h" ] && grep -q '^prefix=/opt/rn$' "$d/stage/opt/rn/lib/pkgconfig/rootnet.pc"
 check "DESTDIR honoured, the .pc names PREFIX (not the staging folder)" $?
+mk BUILD="$d/nobuild" PREFIX="$d/p2" install > /dev/null 2> "$d/nobuild.txt"
+rc=$?
+[ "$rc" -ne 0 ] && grep -q "^make install: .*nobuild/rootnet.*missing or older" "$d/nobuild.txt" \
+    && [ ! -e "$d/nobuild" ] && [ ! -e "$d/p2" ]
+ok=$?; check "make install of an unbuilt BUILD refuses, saying so, and builds and copies nothing (rc $rc)" $ok
 
 so="$P/lib/librootnet.so"
-readelf -d "$so" | grep -q 'SONAME.*\[librootnet\.so\.0\]'
+readelf -d "$so" > "$d/readelf.txt" && grep -q 'SONAME.*\[librootnet\.so\.0\]' "$d/readelf.txt"
 check "soname librootnet.so.0" $?
 nm -D --defined-only "$so" | awk '{print $NF}' | sed 's/@.*//' | sort -u > "$d/exported.txt"
 check "nm -D" $?
@@ -42,9 +47,12 @@ ok=$?; check "the .so exports exactly the header's calls ($(head -3 "$d/sym.diff
 export PKG_CONFIG_PATH="$P/lib/pkgconfig"
 pkg-config --exists rootnet && [ "$(pkg-config --variable=prefix rootnet)" = "$P" ]
 check "pkg-config finds rootnet" $?
-# an ASan build's library needs the sanitizer runtime in the program too
+# an ASan build's library needs the sanitizer runtime in the program too (ldd's output read from a file:
+# with pipefail, grep -q quitting at the first match can fail the pipeline by SIGPIPE)
+ldd "$so" > "$d/ldd.txt"
+check "ldd librootnet.so" $?
 san=""
-ldd "$so" | grep -q libasan && san="-fsanitize=address,undefined"
+grep -q libasan "$d/ldd.txt" && san="-fsanitize=address,undefined"
 cc -std=c11 -Wall -Wextra -Werror $san examples/predict_roots.c $(pkg-config --cflags --libs rootnet) -ljpeg \
     -Wl,-rpath,"$P/lib" -o "$d/predict_roots" 2> "$d/cc.txt"
 ok=$?; check "example builds through pkg-config ($(head -1 "$d/cc.txt"))" $ok
@@ -52,7 +60,7 @@ cc -std=c11 -Wall -Wextra -Werror $san examples/predict_roots.c $(pkg-config --c
     $(pkg-config --static --libs rootnet | sed 's/-lrootnet\b/-l:librootnet.a/') -o "$d/predict_roots_static" \
     2> "$d/cc_static.txt"
 ok=$?; check "example links librootnet.a with pkg-config --static ($(head -1 "$d/cc_static.txt"))" $ok
-! ldd "$d/predict_roots_static" | grep -q librootnet
+ldd "$d/predict_roots_static" > "$d/ldd_static.txt" && ! grep -q librootnet "$d/ldd_static.txt"
 check "the static example does not load librootnet.so" $?
 cc -std=c11 -Wall -Wextra -Werror $san tests/capi_contract.c $(pkg-config --cflags --libs rootnet) -lpthread -lm \
     -Wl,-rpath,"$P/lib" -o "$d/capi_contract" 2> "$d/cc_contract.txt"
