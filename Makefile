@@ -84,12 +84,16 @@ STAMP_FLAGS := $(CC) $(CFLAGS) | library objects: $(LIB_CFLAGS)
 .PHONY: all test bench asan fuzz fuzz-build clean install uninstall FORCE
 all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices $(BUILD)/librootnet.so
 
+# The stamps below are rewritten when what they record changes (FORCE), except in the check of
+# `make install` (RN_INSTALL_CHECK=1), which reads them as plain files and never rewrites them.
+STAMP_DEP := $(if $(RN_INSTALL_CHECK),,FORCE)
+
 # The devices built in, one line ("cpu ref"): tests/run.sh skips the tests that need a missing one.
-$(BUILD)/devices: FORCE
+$(BUILD)/devices: $(STAMP_DEP)
 	@mkdir -p $(dir $@)
 	@echo '$(DEVICES)' | cmp -s - $@ || echo '$(DEVICES)' > $@
 
-$(BUILD)/cflags: FORCE
+$(BUILD)/cflags: $(STAMP_DEP)
 	@mkdir -p $(dir $@)
 	@echo '$(STAMP_FLAGS)' | cmp -s - $@ || echo '$(STAMP_FLAGS)' > $@
 
@@ -107,7 +111,7 @@ $(BUILD)/src/export/onnx.o: $(if $(ONNX_OBJ),$(BUILD)/gen/onnx.pb-c.h)
 # main.o and the C API are rebuilt when the version changes (version.txt is rewritten only then).
 $(BUILD)/src/cli/main.o $(BUILD)/src/api/rootnet.o: CFLAGS += -DRN_VERSION='"$(RN_VERSION)"'
 $(BUILD)/src/cli/main.o $(BUILD)/src/api/rootnet.o: $(BUILD)/version.txt
-$(BUILD)/version.txt: FORCE
+$(BUILD)/version.txt: $(STAMP_DEP)
 	@mkdir -p $(dir $@) && echo '$(RN_VERSION)' | cmp -s - $@ || echo '$(RN_VERSION)' > $@
 
 $(BUILD)/librootnet.a: $(LIB_OBJ)
@@ -127,13 +131,19 @@ $(BUILD)/librootnet.so.$(RN_LIBVERSION): $(LIB_OBJ) src/api/rootnet.map
 	    -Wl,-z,defs -o $@ $(LIB_OBJ) $(LDLIBS)
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: bin/rootnet, include/rootnet.h, lib/librootnet.{so,a}
-# and lib/pkgconfig/rootnet.pc (Libs.private: what a static link of librootnet.a needs).
+# and lib/pkgconfig/rootnet.pc (Libs.private: what a static link of librootnet.a needs). It copies what
+# `make BUILD=...` built and never compiles (a rebuild here would use this make's flags, say the default
+# ones in build-asan): `make -q` with the stamps read as they are (RN_INSTALL_CHECK) asks whether the
+# files are there and newer than their sources, headers and flags stamp, and install refuses if not.
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR     ?= $(PREFIX)/bin
 RN_PC_LIBS := $(filter-out -ljpeg -lpng -ljansson,$(LDLIBS)) -lgomp
-install: $(BUILD)/rootnet $(BUILD)/librootnet.so $(BUILD)/librootnet.a src/api/rootnet.pc.in
+RN_INSTALLED := $(BUILD)/rootnet $(BUILD)/librootnet.so $(BUILD)/librootnet.a
+RN_STALE_MSG := make install: $(RN_INSTALLED): missing or older than the sources or flags; build them first
+install: src/api/rootnet.pc.in
+	@$(MAKE) --no-print-directory -q RN_INSTALL_CHECK=1 $(RN_INSTALLED) || { echo '$(RN_STALE_MSG)' >&2; exit 1; }
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 755 $(BUILD)/rootnet $(DESTDIR)$(BINDIR)/rootnet
 	install -m 644 include/rootnet.h $(DESTDIR)$(INCLUDEDIR)/rootnet.h

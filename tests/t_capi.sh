@@ -3,6 +3,7 @@
 #  - `make install` into a temporary PREFIX (and with DESTDIR into a staging
 #    folder): header, librootnet.so with its soname links, librootnet.a,
 #    rootnet.pc; the .so exports the rootnet_* calls of the header and nothing else;
+#    install copies what was built and never compiles: an unbuilt BUILD is refused;
 #  - examples/predict_roots.c built through pkg-config against the installed
 #    library (shared, and static with `pkg-config --static`), run over several
 #    images with one predictor, reproduces `rootnet demo --json`'s roots
@@ -10,24 +11,12 @@
 #  - tests/capi_contract.c (bad arguments, options size, reuse, threads);
 #  - bad input to the example: one line naming the file, exit 1;
 #  - `make uninstall` leaves no file behind.
-set -u
-set -o pipefail
-cd "$(dirname "$0")/.."
-source tests/need_device.sh cpu
-BUILD=${BUILD:-build}
-PY=${PY:-/usr/bin/python3}
-RN=${RN_BIN:-$PWD/$BUILD/rootnet}
+source tests/cli_lib.sh
 command -v pkg-config > /dev/null || { echo "skipped: pkg-config is not installed"; exit 77; }
-d=$(mktemp -d)
-trap 'rm -rf "$d"' EXIT
-pass=0; fail=0
-# check NAME STATUS: take STATUS into a variable first when NAME holds a $(...) (it resets $?)
-check() { if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
 
 P="$d/prefix"
-# The build's own version string: a tree edited since the build must not make install recompile
-# (with this make's default flags, in a sanitizer build's folder).
-mk() { make --no-print-directory -s BUILD="$BUILD" RN_VERSION="$(cat "$BUILD/version.txt")" "$@"; }
+# make install copies $BUILD as built (it never recompiles, so a sanitizer build stays one).
+mk() { make --no-print-directory -s BUILD="$BUILD" "$@"; }
 mk PREFIX="$P" install > "$d/install.log" 2>&1
 ok=$?; check "make install PREFIX=$P ($(tail -1 "$d/install.log"))" $ok
 for f in include/rootnet.h lib/librootnet.a lib/librootnet.so lib/librootnet.so.0 lib/pkgconfig/rootnet.pc bin/rootnet; do
@@ -38,9 +27,14 @@ check "librootnet.so -> librootnet.so.0 -> the library file" $?
 mk PREFIX=/opt/rn DESTDIR="$d/stage" install > "$d/stage.log" 2>&1 \
     && [ -f "$d/stage/opt/rn/include/rootnet.h" ] && grep -q '^prefix=/opt/rn$' "$d/stage/opt/rn/lib/pkgconfig/rootnet.pc"
 check "DESTDIR honoured, the .pc names PREFIX (not the staging folder)" $?
+mk BUILD="$d/nobuild" PREFIX="$d/p2" install > /dev/null 2> "$d/nobuild.txt"
+rc=$?
+[ "$rc" -ne 0 ] && grep -q "^make install: .*nobuild/rootnet.*missing or older" "$d/nobuild.txt" \
+    && [ ! -e "$d/nobuild" ] && [ ! -e "$d/p2" ]
+ok=$?; check "make install of an unbuilt BUILD refuses, saying so, and builds and copies nothing (rc $rc)" $ok
 
 so="$P/lib/librootnet.so"
-readelf -d "$so" | grep -q 'SONAME.*\[librootnet\.so\.0\]'
+readelf -d "$so" > "$d/readelf.txt" && grep -q 'SONAME.*\[librootnet\.so\.0\]' "$d/readelf.txt"
 check "soname librootnet.so.0" $?
 nm -D --defined-only "$so" | awk '{print $NF}' | sed 's/@.*//' | sort -u > "$d/exported.txt"
 check "nm -D" $?
@@ -53,9 +47,12 @@ ok=$?; check "the .so exports exactly the header's calls ($(head -3 "$d/sym.diff
 export PKG_CONFIG_PATH="$P/lib/pkgconfig"
 pkg-config --exists rootnet && [ "$(pkg-config --variable=prefix rootnet)" = "$P" ]
 check "pkg-config finds rootnet" $?
-# an ASan build's library needs the sanitizer runtime in the program too
+# an ASan build's library needs the sanitizer runtime in the program too (ldd's output read from a file:
+# with pipefail, grep -q quitting at the first match can fail the pipeline by SIGPIPE)
+ldd "$so" > "$d/ldd.txt"
+check "ldd librootnet.so" $?
 san=""
-ldd "$so" | grep -q libasan && san="-fsanitize=address,undefined"
+grep -q libasan "$d/ldd.txt" && san="-fsanitize=address,undefined"
 cc -std=c11 -Wall -Wextra -Werror $san examples/predict_roots.c $(pkg-config --cflags --libs rootnet) -ljpeg \
     -Wl,-rpath,"$P/lib" -o "$d/predict_roots" 2> "$d/cc.txt"
 ok=$?; check "example builds through pkg-config ($(head -1 "$d/cc.txt"))" $ok
@@ -63,17 +60,14 @@ cc -std=c11 -Wall -Wextra -Werror $san examples/predict_roots.c $(pkg-config --c
     $(pkg-config --static --libs rootnet | sed 's/-lrootnet\b/-l:librootnet.a/') -o "$d/predict_roots_static" \
     2> "$d/cc_static.txt"
 ok=$?; check "example links librootnet.a with pkg-config --static ($(head -1 "$d/cc_static.txt"))" $ok
-! ldd "$d/predict_roots_static" | grep -q librootnet
+ldd "$d/predict_roots_static" > "$d/ldd_static.txt" && ! grep -q librootnet "$d/ldd_static.txt"
 check "the static example does not load librootnet.so" $?
 cc -std=c11 -Wall -Wextra -Werror $san tests/capi_contract.c $(pkg-config --cflags --libs rootnet) -lpthread -lm \
     -Wl,-rpath,"$P/lib" -o "$d/capi_contract" 2> "$d/cc_contract.txt"
 ok=$?; check "contract test builds ($(head -1 "$d/cc_contract.txt"))" $ok
 
-"$RN" synth --out "$d/data" --format mupots --images 2 --width 320 --height 240 --seed 7 > /dev/null
-check "synth" $?
-"$PY" tools/reference.py make-case --backbone 18 --height 64 --width 64 --batch 1 --steps 1 --out "$d/w" > /dev/null
-check "weights" $?
-W="$d/w/w0.safetensors"
+synth_data 2 7
+make_weights
 mapfile -t imgs < <(ls "$d"/data/MuPoTS/data/MultiPersonTestSet/*/*.jpg | head -2)
 A=${imgs[0]}; B=${imgs[1]}
 
@@ -131,5 +125,4 @@ mk PREFIX="$P" uninstall > "$d/uninstall.log" 2>&1 \
     && [ -z "$(find "$P" -type f -o -type l)" ]
 check "make uninstall removes every installed file" $?
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

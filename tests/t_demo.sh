@@ -9,22 +9,10 @@
 #    never overlap (the rectangles from --labels-json);
 #  - bad input: one clear line naming the problem, exit != 0; command-line
 #    misuse (unknown flag, a required flag missing) also the usage.
-set -u
-cd "$(dirname "$0")/.."
-source tests/need_device.sh cpu
-BUILD=${BUILD:-build}
-PY=${PY:-/usr/bin/python3}
-RN=${RN_BIN:-$PWD/$BUILD/rootnet}
-d=$(mktemp -d)
-trap 'rm -rf "$d"' EXIT
-pass=0; fail=0
-check() { if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+source tests/cli_lib.sh
 
-"$RN" synth --out "$d/data" --format mupots --images 2 --width 320 --height 240 --seed 5 > /dev/null
-check "synth" $?
-"$PY" tools/reference.py make-case --backbone 18 --height 64 --width 64 --batch 1 --steps 1 --out "$d/w" > /dev/null
-check "initial weights" $?
-W="$d/w/w0.safetensors"
+synth_data 2 5
+make_weights
 img=$(ls "$d"/data/MuPoTS/data/MultiPersonTestSet/*/*.jpg | head -1)
 demo() { "$RN" demo --snapshot "$W" --image "$img" --input-size 64 --threads 2 "$@"; }
 
@@ -172,5 +160,4 @@ mkdir -p "$d/run/model_dump" && cp "$W" "$d/run/model_dump/snapshot_2.safetensor
 "$RN" test --epoch 2 --output "$d/run" --testset MuPoTS --data-dir "$d/data" --input-size 64 --threads 2 \
     > "$d/ep.txt" 2>&1 && grep -q "snapshot_2.safetensors" "$d/ep.txt" && [ -s "$d/run/bbox_root_mupots_output.json" ]
 check "test --epoch/--output: snapshot found, result written under --output" $?
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

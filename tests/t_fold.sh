@@ -8,17 +8,7 @@
 # error of PyTorch's bf16 autocast eval forward + 2^-8 (README has the
 # figures). Then demo's and test's default (folded) against --no-fold, and
 # --precision bf16 accepted.
-set -u
-set -o pipefail
-cd "$(dirname "$0")/.."
-source tests/need_device.sh cpu
-BUILD=${BUILD:-build}
-PY=${PY:-/usr/bin/python3}
-RN=${RN_BIN:-$PWD/$BUILD/rootnet}
-d=$(mktemp -d)
-trap 'rm -rf "$d"' EXIT
-pass=0; fail=0
-check() { if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+source tests/cli_lib.sh
 
 run_case() {
     local depth=$1 h=$2 w=$3 b=$4 c="$d/r$1"
@@ -44,7 +34,7 @@ run_case 50 256 256 2
 check "forward --fold without --eval: misuse, one line" $?
 
 # demo: the folded path by default, --no-fold the unfused one, --precision bf16 opt-in
-"$RN" synth --out "$d/data" --format mupots --images 1 --width 320 --height 240 --seed 5 > /dev/null
+synth_data 1 5
 img=$(ls "$d"/data/MuPoTS/data/MultiPersonTestSet/*/*.jpg | head -1)
 demo() { "$RN" demo --snapshot "$d/r18/w0.safetensors" --image "$img" --input-size 64 --threads 2 --bbox 40,30,60,150 \
     --bbox 200,10,90,200 --json --out "$d/o.png" "$@"; }
@@ -82,5 +72,4 @@ check "test: folded = unfused up to fp32 rounding; bf16 differs, within 2e-2" $?
 "$RN" demo --snapshot "$d/r18/w0.safetensors" --image "$img" --bbox 40,30,60,150 --precision fp16 2> "$d/err" > /dev/null
 [ $? -ne 0 ] && grep -q "precision" "$d/err"
 check "demo --precision fp16: refused in one line" $?
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -13,24 +13,11 @@
 #  - bad input (unreadable, truncated and missing images, a box outside the
 #    image, malformed records) is skipped, named and counted, the rest written;
 #    nothing usable exits 1; progress lines without a terminal; misuse exits 2.
-set -u
-set -o pipefail
-cd "$(dirname "$0")/.."
-source tests/need_device.sh cpu
-BUILD=${BUILD:-build}
-PY=${PY:-/usr/bin/python3}
-RN=${RN_BIN:-$PWD/$BUILD/rootnet}
+source tests/cli_lib.sh
 "$PY" -c "import PIL" 2> /dev/null || { echo "skipped: needs python3-pil"; exit 77; }
-d=$(mktemp -d)
-trap 'rm -rf "$d"' EXIT
-pass=0; fail=0
-check() { if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
 
-"$RN" synth --output "$d/data" --format mupots --images 8 --width 320 --height 240 --seed 7 > /dev/null
-check "synth" $?
-"$PY" tools/reference.py make-case --backbone 18 --height 64 --width 64 --batch 1 --steps 1 --out "$d/w" > /dev/null
-check "initial weights" $?
-W="$d/w/w0.safetensors"
+synth_data 8 7
+make_weights
 M="$d/data/MuPoTS"
 IMGS="$M/data/MultiPersonTestSet"
 run() { "$RN" predict --snapshot "$W" --input-size 64 --threads 2 --batch 4 "$@"; }
@@ -236,5 +223,4 @@ run --boxes "$d/nope.json" --image-dir "$IMGS" > /dev/null 2> "$d/nope.err"
 [ $? -eq 1 ] && grep -q "nope.json" "$d/nope.err"
 check "missing boxes file: exit 1 naming it" $?
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -602,21 +602,21 @@ static void fd_simple(int N, int C, int HW, rn_rng *r)
 
 static void finite_differences(rn_rng *r)
 {
-    rn_ref_conv_dims stem = {.n = 2, .ic = 3, .ih = 13, .iw = 10, .oc = 4, .oh = 7, .ow = 5, .kh = 7, .kw = 7,
-                             .sh = 2, .sw = 2, .ph = 3, .pw = 3};
-    fd_conv(stem, 0, "2x3x13x10 -> 4 k7 s2 p3", r);
-    rn_ref_conv_dims k3 = {.n = 1, .ic = 5, .ih = 7, .iw = 6, .oc = 6, .oh = 7, .ow = 6, .kh = 3, .kw = 3,
-                           .sh = 1, .sw = 1, .ph = 1, .pw = 1};
-    fd_conv(k3, 0, "1x5x7x6 -> 6 k3 s1 p1", r);
-    rn_ref_conv_dims down = {.n = 2, .ic = 6, .ih = 7, .iw = 5, .oc = 8, .oh = 4, .ow = 3, .kh = 1, .kw = 1,
-                             .sh = 2, .sw = 2, .ph = 0, .pw = 0};
-    fd_conv(down, 0, "2x6x7x5 -> 8 k1 s2", r);
-    rn_ref_conv_dims k3s2 = {.n = 1, .ic = 4, .ih = 9, .iw = 8, .oc = 5, .oh = 5, .ow = 4, .kh = 3, .kw = 3,
-                             .sh = 2, .sw = 2, .ph = 1, .pw = 1};
-    fd_conv(k3s2, 0, "1x4x9x8 -> 5 k3 s2 p1", r);
-    rn_ref_conv_dims up = {.n = 2, .ic = 4, .ih = 3, .iw = 5, .oc = 3, .oh = 6, .ow = 10, .kh = 4, .kw = 4,
-                           .sh = 2, .sw = 2, .ph = 1, .pw = 1};
-    fd_conv(up, 1, "2x4x3x5 -> 3 k4 s2 p1", r);
+    /* n, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw, ph, pw: the stem, a 3x3 block conv, a 1x1 downsample,
+     * a strided 3x3 and a transposed (upsampling) conv. */
+    static const struct {
+        rn_ref_conv_dims d;
+        int transposed;
+        const char *shape;
+    } convs[] = {
+        {{2, 3, 13, 10, 4, 7, 5, 7, 7, 2, 2, 3, 3}, 0, "2x3x13x10 -> 4 k7 s2 p3"},
+        {{1, 5, 7, 6, 6, 7, 6, 3, 3, 1, 1, 1, 1}, 0, "1x5x7x6 -> 6 k3 s1 p1"},
+        {{2, 6, 7, 5, 8, 4, 3, 1, 1, 2, 2, 0, 0}, 0, "2x6x7x5 -> 8 k1 s2"},
+        {{1, 4, 9, 8, 5, 5, 4, 3, 3, 2, 2, 1, 1}, 0, "1x4x9x8 -> 5 k3 s2 p1"},
+        {{2, 4, 3, 5, 3, 6, 10, 4, 4, 2, 2, 1, 1}, 1, "2x4x3x5 -> 3 k4 s2 p1"},
+    };
+    for (size_t i = 0; i < sizeof convs / sizeof *convs; i++)
+        fd_conv(convs[i].d, convs[i].transposed, convs[i].shape, r);
     fd_bn(2, 3, 5, 3, 0, r);
     fd_bn(1, 4, 3, 7, 1, r);
     fd_pool(2, 3, 7, 6, r);

@@ -1,30 +1,10 @@
-/* rn_draw against hand-drawn expectations: glyphs as ASCII art, rectangle,
- * cross and clipping pixel by pixel; rn_predict_box on hand-worked boxes. */
+/* rn_draw against hand-drawn expectations: rectangle, cross and clipping
+ * pixel by pixel; rn_predict_box on hand-worked boxes. */
 #include <string.h>
 
 #include "check.h"
 #include "data/draw.h"
 #include "train/predict.h"
-
-/* The 5x7 art of each glyph, '#' = on. */
-static const struct {
-    char c;
-    const char *art[7];
-} ART[] = {
-    {'0', {".###.", "#...#", "#..##", "#.#.#", "##..#", "#...#", ".###."}},
-    {'1', {"..#..", ".##..", "..#..", "..#..", "..#..", "..#..", ".###."}},
-    {'2', {".###.", "#...#", "....#", "...#.", "..#..", ".#...", "#####"}},
-    {'3', {"#####", "...#.", "..#..", "...#.", "....#", "#...#", ".###."}},
-    {'4', {"...#.", "..##.", ".#.#.", "#..#.", "#####", "...#.", "...#."}},
-    {'5', {"#####", "#....", "####.", "....#", "....#", "#...#", ".###."}},
-    {'6', {"..##.", ".#...", "#....", "####.", "#...#", "#...#", ".###."}},
-    {'7', {"#####", "....#", "...#.", "..#..", ".#...", ".#...", ".#..."}},
-    {'8', {".###.", "#...#", "#...#", ".###.", "#...#", "#...#", ".###."}},
-    {'9', {".###.", "#...#", "#...#", ".####", "....#", "...#.", ".##.."}},
-    {'m', {".....", ".....", "##.#.", "#.#.#", "#.#.#", "#...#", "#...#"}},
-    {'.', {".....", ".....", ".....", ".....", ".....", ".##..", ".##.."}},
-    {'-', {".....", ".....", ".....", "#####", ".....", ".....", "....."}},
-};
 
 static int is(const rn_rgb *img, int x, int y, const uint8_t c[3])
 {
@@ -37,29 +17,6 @@ static int count(const rn_rgb *img, const uint8_t c[3])
     for (int y = 0; y < img->h; y++)
         for (int x = 0; x < img->w; x++) n += is(img, x, y, c);
     return n;
-}
-
-static void test_glyphs(void)
-{
-    static const uint8_t on[3] = {255, 255, 255}, off[3] = {0, 0, 0};
-    uint8_t px[3 * 12 * 16];
-    for (size_t g = 0; g < sizeof ART / sizeof *ART; g++) {
-        memset(px, 0, sizeof px);
-        rn_rgb img = {px, 12, 16};
-        char s[2] = {ART[g].c, 0};
-        int w = rn_draw_text(&img, 1, 1, s, 2, on, 0);
-        RN_CHECK(w == 10, "glyph width %d", w);
-        int bad = 0;
-        for (int y = 0; y < 14; y++)
-            for (int x = 0; x < 10; x++) {
-                int want = ART[g].art[y / 2][x / 2] == '#';
-                bad += !is(&img, 1 + x, 1 + y, want ? on : off);
-            }
-        RN_CHECK(bad == 0, "glyph '%c' differs from its art in %d pixels", ART[g].c, bad);
-        RN_CHECK(is(&img, 0, 0, off) && is(&img, 11, 15, off), "glyph '%c' drew outside its cell", ART[g].c);
-    }
-    RN_CHECK(rn_draw_text_width("12mm", 3) == (4 * 6 - 1) * 3, "text width");
-    RN_CHECK(rn_font_glyph('#') == rn_font_glyph('@'), "unknown characters share the hollow box");
 }
 
 static void test_shapes(void)
@@ -99,7 +56,6 @@ static void test_boxes(void)
 
 int main(void)
 {
-    test_glyphs();
     test_shapes();
     test_boxes();
     RN_CHECK_DONE();

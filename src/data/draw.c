@@ -1,7 +1,6 @@
-/* Raster drawing, a 5x7 number font and PNG/JPEG output for the demo. */
+/* Raster drawing (box, cross) and PNG/JPEG output. */
 #include "data/draw.h"
 
-#include <ctype.h>
 #include <jpeglib.h>
 #include <png.h>
 #include <setjmp.h>
@@ -11,34 +10,6 @@
 #include <strings.h>
 
 #include "io/file.h"
-
-typedef struct glyph {
-    char c;
-    uint8_t rows[RN_FONT_H];
-} glyph;
-
-/* Each row: 5 bits, bit 4 is the leftmost column. */
-static const glyph FONT[] = {
-    {'0', {0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E}}, {'1', {0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E}},
-    {'2', {0x0E, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1F}}, {'3', {0x1F, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0E}},
-    {'4', {0x02, 0x06, 0x0A, 0x12, 0x1F, 0x02, 0x02}}, {'5', {0x1F, 0x10, 0x1E, 0x01, 0x01, 0x11, 0x0E}},
-    {'6', {0x06, 0x08, 0x10, 0x1E, 0x11, 0x11, 0x0E}}, {'7', {0x1F, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08}},
-    {'8', {0x0E, 0x11, 0x11, 0x0E, 0x11, 0x11, 0x0E}}, {'9', {0x0E, 0x11, 0x11, 0x0F, 0x01, 0x02, 0x0C}},
-    {'.', {0x00, 0x00, 0x00, 0x00, 0x00, 0x0C, 0x0C}}, {'-', {0x00, 0x00, 0x00, 0x1F, 0x00, 0x00, 0x00}},
-    {'+', {0x00, 0x04, 0x04, 0x1F, 0x04, 0x04, 0x00}}, {':', {0x00, 0x0C, 0x0C, 0x00, 0x0C, 0x0C, 0x00}},
-    {'=', {0x00, 0x00, 0x1F, 0x00, 0x1F, 0x00, 0x00}}, {' ', {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}},
-    {'m', {0x00, 0x00, 0x1A, 0x15, 0x15, 0x11, 0x11}}, {'c', {0x00, 0x00, 0x0E, 0x10, 0x10, 0x11, 0x0E}},
-    {'X', {0x11, 0x11, 0x0A, 0x04, 0x0A, 0x11, 0x11}}, {'Y', {0x11, 0x11, 0x0A, 0x04, 0x04, 0x04, 0x04}},
-    {'Z', {0x1F, 0x01, 0x02, 0x04, 0x08, 0x10, 0x1F}},
-};
-static const uint8_t UNKNOWN[RN_FONT_H] = {0x1F, 0x11, 0x11, 0x11, 0x11, 0x11, 0x1F};
-
-const uint8_t *rn_font_glyph(char c)
-{
-    for (size_t i = 0; i < sizeof FONT / sizeof *FONT; i++)
-        if (FONT[i].c == c) return FONT[i].rows;
-    return UNKNOWN;
-}
 
 void rn_draw_pixel(rn_rgb *img, int x, int y, const uint8_t colour[3])
 {
@@ -75,30 +46,6 @@ void rn_draw_cross(rn_rgb *img, int x, int y, int half, int thick, const uint8_t
     int t = thick < 1 ? 1 : thick, lo = -(t - 1) / 2, hi = t / 2;
     rn_draw_fill(img, x - half, y + lo, x + half, y + hi, colour);
     rn_draw_fill(img, x + lo, y - half, x + hi, y + half, colour);
-}
-
-int rn_draw_text_width(const char *s, int scale)
-{
-    int n = (int)strlen(s);
-    return n ? (n * (RN_FONT_W + 1) - 1) * scale : 0;
-}
-
-static void draw_glyph(rn_rgb *img, int x, int y, const uint8_t *rows, int scale, const uint8_t colour[3])
-{
-    for (int r = 0; r < RN_FONT_H; r++)
-        for (int c = 0; c < RN_FONT_W; c++)
-            if (rows[r] >> (RN_FONT_W - 1 - c) & 1)
-                rn_draw_fill(img, x + c * scale, y + r * scale, x + (c + 1) * scale - 1, y + (r + 1) * scale - 1,
-                             colour);
-}
-
-int rn_draw_text(rn_rgb *img, int x, int y, const char *s, int scale, const uint8_t colour[3], int backing)
-{
-    static const uint8_t dark[3] = {0, 0, 0};
-    int sc = scale < 1 ? 1 : scale, w = rn_draw_text_width(s, sc);
-    if (backing && w) rn_draw_fill(img, x - sc, y - sc, x + w + sc - 1, y + RN_FONT_H * sc + sc - 1, dark);
-    for (size_t i = 0; s[i]; i++) draw_glyph(img, x + (int)i * (RN_FONT_W + 1) * sc, y, rn_font_glyph(s[i]), sc, colour);
-    return w;
 }
 
 /* ---- output ---- */

@@ -1,16 +1,13 @@
-/* rn_draw: minimal raster drawing on 8-bit RGB images (box, cross, a 5x7
- * bitmap font for numbers) and PNG/JPEG writing, for `rootnet demo`.
+/* rn_draw: minimal raster drawing on 8-bit RGB images (box, cross) and PNG/JPEG
+ * writing (the pictures themselves are drawn with cairo, src/viz).
  *
  *   rn_rgb img = {.px = pixels, .w = w, .h = h};           // (h, w, 3), rows 3*w bytes
  *   const uint8_t green[3] = {0, 255, 0};
  *   rn_draw_rect(&img, 10, 20, 110, 220, 2, green);        // x0, y0, x1, y1, thickness
  *   rn_draw_cross(&img, 60, 120, 6, 2, green);             // centre, half size, thickness
- *   rn_draw_text(&img, 10, 4, "3456mm", 2, green, 1);      // top-left, scale, dark backing
  *   if (rn_rgb_write("out.png", &img, &err)) ...           // .png, or .jpg/.jpeg (quality 92)
  *
- * Everything clips to the image; coordinates may be anywhere. The font has
- * the digits, '.', '-', '+', ':', '=', ' ' and the letters c, m, X, Y, Z;
- * other characters draw as a hollow box.
+ * Everything clips to the image; coordinates may be anywhere.
  */
 #ifndef RN_DATA_DRAW_H
 #define RN_DATA_DRAW_H
@@ -24,9 +21,6 @@ typedef struct rn_rgb {
     int w, h;
 } rn_rgb;
 
-#define RN_FONT_W 5
-#define RN_FONT_H 7
-
 /* Pixel (x, y) = colour when inside the image. */
 void rn_draw_pixel(rn_rgb *img, int x, int y, const uint8_t colour[3]);
 /* Filled rectangle [x0, x1] x [y0, y1] (inclusive, any order). */
@@ -35,13 +29,6 @@ void rn_draw_fill(rn_rgb *img, int x0, int y0, int x1, int y1, const uint8_t col
 void rn_draw_rect(rn_rgb *img, int x0, int y0, int x1, int y1, int thick, const uint8_t colour[3]);
 /* '+' of arms `half` pixels long about (x, y), `thick` wide. */
 void rn_draw_cross(rn_rgb *img, int x, int y, int half, int thick, const uint8_t colour[3]);
-/* Text with its top-left at (x, y), each font pixel scale x scale; backing: a
- * dark rectangle behind it. Returns the drawn width in pixels. */
-int rn_draw_text(rn_rgb *img, int x, int y, const char *s, int scale, const uint8_t colour[3], int backing);
-/* Width in pixels that rn_draw_text would use. */
-int rn_draw_text_width(const char *s, int scale);
-/* The 7 row bitmaps of a character (bit 4 = leftmost column). */
-const uint8_t *rn_font_glyph(char c);
 
 /* Writes img as PNG (.png) or JPEG (.jpg, .jpeg), chosen by the extension
  * (case-insensitive), atomically. Returns 0, or -1 naming the file. */
