@@ -1,43 +1,52 @@
-/* rn_draw against hand-drawn expectations: rectangle, cross and clipping
- * pixel by pixel; rn_predict_box on hand-worked boxes. */
+/* rn_rgb_write read back by libpng/libjpeg; rn_predict_box on hand-worked boxes. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "data/draw.h"
+#include "data/image.h"
 #include "train/predict.h"
 
-static int is(const rn_rgb *img, int x, int y, const uint8_t c[3])
+/* rn_rgb_write read back through libpng / libjpeg (rn_image_load): PNG bit for bit, JPEG
+ * (quality 92) within a few levels on a smooth picture; a bad extension or folder is refused. */
+static void test_write(void)
 {
-    return !memcmp(img->px + 3 * ((size_t)y * img->w + x), c, 3);
-}
-
-static int count(const rn_rgb *img, const uint8_t c[3])
-{
-    int n = 0;
-    for (int y = 0; y < img->h; y++)
-        for (int x = 0; x < img->w; x++) n += is(img, x, y, c);
-    return n;
-}
-
-static void test_shapes(void)
-{
-    static const uint8_t g[3] = {0, 255, 0};
-    uint8_t px[3 * 20 * 10];
-    memset(px, 0, sizeof px);
-    rn_rgb img = {px, 20, 10};
-    rn_draw_rect(&img, 2, 1, 11, 6, 2, g);   /* 10 x 6 outer, 6 x 2 hole */
-    RN_CHECK(count(&img, g) == 10 * 6 - 6 * 2, "rect pixels %d", count(&img, g));
-    RN_CHECK(is(&img, 2, 1, g) && is(&img, 11, 6, g) && is(&img, 3, 3, g) && !is(&img, 4, 3, g), "rect corners/hole");
-    memset(px, 0, sizeof px);
-    rn_draw_cross(&img, 5, 5, 3, 1, g);       /* 7 + 7 - 1 */
-    RN_CHECK(count(&img, g) == 13, "cross pixels %d", count(&img, g));
-    RN_CHECK(is(&img, 2, 5, g) && is(&img, 8, 5, g) && is(&img, 5, 2, g) && is(&img, 5, 8, g), "cross arms");
-    memset(px, 0, sizeof px);
-    rn_draw_rect(&img, -5, -5, 100, 100, 1, g);   /* entirely outside: nothing */
-    rn_draw_cross(&img, -10, 4, 3, 1, g);
-    RN_CHECK(count(&img, g) == 0, "clipped shapes drew %d pixels", count(&img, g));
-    rn_draw_fill(&img, 18, 8, 25, 30, g);          /* partly inside: 2 x 2 */
-    RN_CHECK(count(&img, g) == 4, "clipped fill %d", count(&img, g));
+    enum { W = 37, H = 23 };
+    uint8_t px[3 * W * H];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            uint8_t *p = px + 3 * (y * W + x);
+            p[0] = (uint8_t)(x * 6), p[1] = (uint8_t)(y * 10), p[2] = (uint8_t)(128 + x - y);
+        }
+    rn_rgb img = {px, W, H};
+    char dir[] = "/tmp/rn_draw_XXXXXX", path[64];
+    RN_CHECK(mkdtemp(dir) != NULL, "temp folder");
+    rn_err err = {{0}};
+    const char *ext[2] = {"png", "JPG"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/a.%s", dir, ext[k]);
+        rn_image im = {0};
+        rn_bytes scratch = {0};
+        int ok = !rn_rgb_write(path, &img, &err) && !rn_image_load(&im, &scratch, path, &err);
+        RN_CHECK(ok && im.w == W && im.h == H, "%s written and read back %dx%d: %s", ext[k], im.w, im.h, err.msg);
+        int worst = 0;
+        for (int y = 0; ok && y < H; y++)
+            for (int i = 0; i < 3 * W; i++) {
+                int d = abs((int)im.px[(size_t)y * im.stride + i] - px[3 * y * W + i]);
+                worst = d > worst ? d : worst;
+            }
+        RN_CHECK(ok && worst <= (k ? 8 : 0), "%s pixels within %d: worst %d", ext[k], k ? 8 : 0, worst);
+        rn_image_free(&im);
+        rn_bytes_free(&scratch);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/a.bmp", dir);
+    RN_CHECK(rn_rgb_write(path, &img, &err) && strstr(err.msg, "a.bmp"), "unknown extension: %s", err.msg);
+    snprintf(path, sizeof path, "%s/no/a.png", dir);
+    RN_CHECK(rn_rgb_write(path, &img, &err) && strstr(err.msg, "no/a.png"), "missing folder: %s", err.msg);
+    rmdir(dir);
 }
 
 static void test_boxes(void)
@@ -56,7 +65,7 @@ static void test_boxes(void)
 
 int main(void)
 {
-    test_shapes();
+    test_write();
     test_boxes();
     RN_CHECK_DONE();
 }

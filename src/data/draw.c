@@ -1,4 +1,4 @@
-/* Raster drawing (box, cross) and PNG/JPEG output. */
+/* PNG/JPEG output of 8-bit RGB images. */
 #include "data/draw.h"
 
 #include <jpeglib.h>
@@ -10,45 +10,6 @@
 #include <strings.h>
 
 #include "io/file.h"
-
-void rn_draw_pixel(rn_rgb *img, int x, int y, const uint8_t colour[3])
-{
-    if (x < 0 || y < 0 || x >= img->w || y >= img->h) return;
-    memcpy(img->px + 3 * ((size_t)y * img->w + x), colour, 3);
-}
-
-static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-void rn_draw_fill(rn_rgb *img, int x0, int y0, int x1, int y1, const uint8_t colour[3])
-{
-    if (x0 > x1) { int t = x0; x0 = x1; x1 = t; }
-    if (y0 > y1) { int t = y0; y0 = y1; y1 = t; }
-    if (x1 < 0 || y1 < 0 || x0 >= img->w || y0 >= img->h) return;
-    x0 = clampi(x0, 0, img->w - 1), x1 = clampi(x1, 0, img->w - 1);
-    y0 = clampi(y0, 0, img->h - 1), y1 = clampi(y1, 0, img->h - 1);
-    for (int y = y0; y <= y1; y++)
-        for (int x = x0; x <= x1; x++) memcpy(img->px + 3 * ((size_t)y * img->w + x), colour, 3);
-}
-
-void rn_draw_rect(rn_rgb *img, int x0, int y0, int x1, int y1, int thick, const uint8_t colour[3])
-{
-    if (x0 > x1) { int t = x0; x0 = x1; x1 = t; }
-    if (y0 > y1) { int t = y0; y0 = y1; y1 = t; }
-    int t = thick < 1 ? 1 : thick;
-    rn_draw_fill(img, x0, y0, x1, y0 + t - 1, colour);
-    rn_draw_fill(img, x0, y1 - t + 1, x1, y1, colour);
-    rn_draw_fill(img, x0, y0, x0 + t - 1, y1, colour);
-    rn_draw_fill(img, x1 - t + 1, y0, x1, y1, colour);
-}
-
-void rn_draw_cross(rn_rgb *img, int x, int y, int half, int thick, const uint8_t colour[3])
-{
-    int t = thick < 1 ? 1 : thick, lo = -(t - 1) / 2, hi = t / 2;
-    rn_draw_fill(img, x - half, y + lo, x + half, y + hi, colour);
-    rn_draw_fill(img, x + lo, y - half, x + hi, y + half, colour);
-}
-
-/* ---- output ---- */
 
 typedef struct mem_buf {
     unsigned char *p;
