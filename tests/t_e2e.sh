@@ -5,16 +5,8 @@
 # computation from the result JSON it wrote (tools/e2e_check.py); the result
 # file must hold one record per valid GT person with the authors' fields.
 # Then detector boxes, and `rootnet demo` on a test image.
-set -u
-cd "$(dirname "$0")/.."
-source tests/need_device.sh cpu
-BUILD=${BUILD:-build}
-PY=${PY:-/usr/bin/python3}
-RN=${RN_BIN:-$PWD/$BUILD/rootnet}
-d=$(mktemp -d)
-trap 'rm -rf "$d"' EXIT
-pass=0; fail=0; skip=0
-check() { if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+source "$(dirname "$0")/cli_lib.sh"
+skip=0
 # A check that cannot be made prints "skipped: REASON"; with no failure the
 # script then exits 77, which tests/run.sh counts as skipped, not passed.
 skipped() { skip=$((skip + 1)); echo "skipped: $1"; }
