@@ -57,14 +57,9 @@ static int run_predict(const predict_cli *c, rn_err *err)
     rn_pset_opts o;
     if (fill_opts(&o, c, err)) return 2;
     rn_params p;
-    rn_rng rng;
-    rn_rng_seed(&rng, 1);
     rn_run_settings s;
-    if (rn_snapshot_load_weights(&p, &s, c->snapshot, (int)c->backbone, &rng, err)) return 1;
-    if (rn_run_settings_merge(&s, (int)c->input_size, c->fast_decode, c->snapshot, err)) {
-        rn_params_free(&p);
-        return 2;
-    }
+    int lrc = rn_snapshot_load_eval(&p, &s, c->snapshot, (int)c->backbone, (int)c->input_size, c->fast_decode, err);
+    if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? 2 : 1;
     o.input_size = s.input_size;
     o.fast_decode = s.fast_decode;
     rn_pset_summary sum;

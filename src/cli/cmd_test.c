@@ -95,14 +95,9 @@ static int run_test(const test_cli *c, rn_err *err)
     rn_test_opts o;
     if (fill_opts(&o, c, snap, sizeof snap, err)) return 2;
     rn_params p;
-    rn_rng rng;
-    rn_rng_seed(&rng, 1);
     rn_run_settings s;
-    if (rn_snapshot_load_weights(&p, &s, snap, (int)c->backbone, &rng, err)) return 1;
-    if (rn_run_settings_merge(&s, (int)c->input_size, c->fast_decode, snap, err)) {
-        rn_params_free(&p);
-        return 2;
-    }
+    int lrc = rn_snapshot_load_eval(&p, &s, snap, (int)c->backbone, (int)c->input_size, c->fast_decode, err);
+    if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? 2 : 1;
     o.input_size = s.input_size;
     o.fast_decode = s.fast_decode;
     if (!c->json)
