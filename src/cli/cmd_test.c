@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/data_flags.h"
 #include "cli/eval_flags.h"
 #include "cli/snapshot_path.h"
 #include "io/file.h"
@@ -137,7 +138,7 @@ int rn_cmd_test(int argc, char **argv)
         RN_FLAG_ALIAS("--compute", "--precision"),
         RN_FLAG_STR("--result-dir", &c.result_dir, "where the result JSON goes (default --output, else .)"),
         RN_FLAG_STR("--gt", &c.gt, "MuPoTS GT roots (default D/MuPoTS/data/MuPoTS-3D.json)"),
-        RN_FLAG_STR("--cache-dir", &c.cache_dir, "cache folder, created if missing (default next to the annotations, or the per-user cache when that is not writable)"),
+        RN_CACHE_DIR_FLAG(&c.cache_dir),
         RN_FLAG_F64("--ap-thr", &c.ap_thr, "MuPoTS AP distance threshold in mm (default 250)"),
         RN_FLAG_RANGE("--limit", &c.limit, 0, LONG_MAX, "evaluate only the first N records (0: all)"),
         RN_FLAG_BOOL("--json", &c.json, "print the metrics as one JSON object (full precision)"),
