@@ -5,14 +5,20 @@
  *  - a ResNet-18 RootNet on ref-guard: forward, backward and Adam give the ref
  *    device's numbers bit for bit (read back with rn_params_download), and a
  *    host read of any of its arenas (weights, gradients, moments, BN
- *    statistics) dies, while its host copy of the output (m.coord) reads fine.
+ *    statistics) dies, while its host copy of the output (m.coord) reads fine;
+ *  - the exporters read parameters through rn_params_download: ONNX and the
+ *    authors' .pth.tar written from the ref-guard model's parameters are
+ *    byte-equal to those written from the ref model's (a host read dies).
  */
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "export/export.h"
 #include "nn/model.h"
 #include "optim/adam.h"
 
@@ -109,6 +115,52 @@ static void run_free(run *r)
     free(r->w), free(r->g), free(r->mv), free(r->st);
 }
 
+/* The whole file into a malloc'ed buffer (*n bytes), or NULL. */
+static unsigned char *slurp(const char *path, long *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    unsigned char *b = NULL;
+    if (!fseek(f, 0, SEEK_END) && (*n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET)) {
+        b = rn_xmalloc((size_t)*n);
+        if (fread(b, 1, (size_t)*n, f) != (size_t)*n) free(b), b = NULL;
+    }
+    fclose(f);
+    return b;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    long na = 0, nb = 0;
+    unsigned char *x = slurp(a, &na), *y = slurp(b, &nb);
+    int same = x && y && na == nb && !memcmp(x, y, (size_t)na);
+    free(x), free(y);
+    return same;
+}
+
+/* Both exporters from the parameters (weights, moments, statistics) of ref and ref-guard. */
+static void test_export(run *ref, run *gd)
+{
+    char dir[] = "/tmp/rn_test_guard_XXXXXX", path[2][2][64];
+    RN_ASSERT(mkdtemp(dir));
+    rn_export_optim o = {.adam = rn_adam_default(1e-3), .has_moments = 1};
+    o.adam.step = 1;
+    rn_err err = {{0}};
+    int onnx = !rn_export_onnx_check(dir, &err);
+    run *r[2] = {ref, gd};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path[i][0], sizeof path[i][0], "%s/%d.pth.tar", dir, i);
+        snprintf(path[i][1], sizeof path[i][1], "%s/%d.onnx", dir, i);
+        RN_CHECK(!rn_export_authors_pth(&r[i]->p, 3, &o, path[i][0], &err), "pth export %d: %s", i, err.msg);
+        if (onnx) RN_CHECK(!rn_export_onnx(&r[i]->p, S, S, path[i][1], &err), "onnx export %d: %s", i, err.msg);
+    }
+    RN_CHECK(same_file(path[0][0], path[1][0]), "authors' .pth.tar from ref-guard == from ref");
+    if (onnx) RN_CHECK(same_file(path[0][1], path[1][1]), "ONNX from ref-guard == from ref");
+    else printf("ONNX export not in this build: only the .pth.tar compared\n");
+    for (int i = 0; i < 2; i++) remove(path[i][0]), remove(path[i][1]);
+    rmdir(dir);
+}
+
 static void test_model(void)
 {
     run ref, gd;
@@ -126,6 +178,7 @@ static void test_model(void)
                  access_dies(p->v + 17, 0) && access_dies(p->stats, 0),
              "host reads/writes of the weights, gradients, moments and BN statistics die");
     RN_CHECK(!access_dies(gd.m.coord, 0) && !access_dies(ref.p.param, 0), "the host output, and ref's host memory, read fine");
+    test_export(&ref, &gd);
     run_free(&ref);
     run_free(&gd);
 }

@@ -109,14 +109,9 @@ static rootnet_status apply_options(rootnet_predictor *h, const rootnet_options 
 
 static rootnet_status load(rootnet_predictor *h, const char *snapshot, const rootnet_options *o, rn_err *err)
 {
-    rn_rng rng;
-    rn_rng_seed(&rng, 1);
     rn_run_settings s;
-    if (rn_snapshot_load_weights(&h->p, &s, snapshot, o->backbone, &rng, err)) return ROOTNET_ERR_SNAPSHOT;
-    if (rn_run_settings_merge(&s, o->input_size, 0, snapshot, err)) {
-        rn_params_free(&h->p);
-        return ROOTNET_ERR_ARGUMENT;
-    }
+    int rc = rn_snapshot_load_eval(&h->p, &s, snapshot, o->backbone, o->input_size, 0, err);
+    if (rc) return rc == RN_SNAPSHOT_EMERGE ? ROOTNET_ERR_ARGUMENT : ROOTNET_ERR_SNAPSHOT;
     h->base.input_size = s.input_size;
     rn_predictor_init(&h->pr, &h->p);
     return ROOTNET_OK;

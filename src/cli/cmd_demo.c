@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/eval_flags.h"
 #include "data/draw.h"
 #include "data/image.h"
 #include "io/file.h"
@@ -14,10 +15,10 @@
 #include "viz/people.h"
 
 typedef struct demo_cli {
-    const char *snapshot, *image, *format, *focal, *princpt, *out, *device, *precision, *labels_json;
+    const char *snapshot, *image, *format, *focal, *princpt, *out, *labels_json;
+    rn_eval_flags ev;
     rn_multi bbox;
-    long input_size, threads, backbone;
-    int json, fast_decode, no_fold;
+    int json;
 } demo_cli;
 
 static int parse_boxes(double (*boxes)[4], const demo_cli *c, rn_err *err)
@@ -36,8 +37,8 @@ static int parse_boxes(double (*boxes)[4], const demo_cli *c, rn_err *err)
 static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_err *err)
 {
     memset(in, 0, sizeof *in);
-    if (c->input_size && (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32))
-        return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->input_size);
+    if (c->ev.input_size && (c->ev.input_size < 32 || c->ev.input_size > 2048 || c->ev.input_size % 32))
+        return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->ev.input_size);
     if (parse_boxes(boxes, c, err)) return -1;
     if (c->focal && rn_predict_parse_numbers(in->f, 2, c->focal, "--focal", err)) return -1;
     if (c->focal && !(in->f[0] > 0 && in->f[1] > 0)) return rn_err_set(err, "--focal: both values must be > 0");
@@ -46,10 +47,10 @@ static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_
     in->image = c->image;
     in->boxes = (const double(*)[4])boxes;
     in->n = c->bbox.n;
-    in->threads = (int)c->threads;
-    in->device = c->device;
-    in->no_fold = c->no_fold;
-    if (c->precision && rn_predict_parse_precision(&in->compute, c->precision, err)) return -1;
+    in->threads = (int)c->ev.threads;
+    in->device = c->ev.device;
+    in->no_fold = c->ev.no_fold;
+    if (c->ev.precision && rn_predict_parse_precision(&in->compute, c->ev.precision, err)) return -1;
     return 0;
 }
 
@@ -152,14 +153,10 @@ static int run_demo(const demo_cli *c, rn_err *err)
     rn_predict_in in;
     if (fill_in(&in, boxes, c, err)) return 2;
     rn_params p;
-    rn_rng rng;
-    rn_rng_seed(&rng, 1);
     rn_run_settings s;
-    if (rn_snapshot_load_weights(&p, &s, c->snapshot, (int)c->backbone, &rng, err)) return 1;
-    if (rn_run_settings_merge(&s, (int)c->input_size, c->fast_decode, c->snapshot, err)) {
-        rn_params_free(&p);
-        return 2;
-    }
+    const rn_eval_flags *ev = &c->ev;
+    int lrc = rn_snapshot_load_eval(&p, &s, c->snapshot, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
+    if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? 2 : 1;
     in.input_size = s.input_size;
     in.fast_decode = s.fast_decode;
     rn_person_root r[RN_PREDICT_MAX_BOXES];
@@ -188,15 +185,9 @@ int rn_cmd_demo(int argc, char **argv)
         RN_FLAG_STR("--output", &c.out, "output image, .png or .jpg (default demo_output.png)"),
         RN_FLAG_BOOL("--json", &c.json, "print the roots as one JSON object"),
         RN_FLAG_STR("--labels-json", &c.labels_json, "also write where the picture's labels went (JSON; for checks)"),
-        RN_FLAG_RANGE("--input-size", &c.input_size, 0, 2048, "network input size (default: the snapshot's, else 256)"),
-        RN_FLAG_BOOL("--fast-decode", &c.fast_decode, "decode the JPEG at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"),
-        RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
-        RN_FLAG_RANGE("--backbone", &c.backbone, 0, 1000, "expected ResNet depth (default: from the snapshot)"),
+        RN_EVAL_FLAGS(&c.ev),
         RN_FLAG_ALIAS("--weights", "--snapshot"),
         RN_FLAG_ALIAS("--out", "--output"),
-        RN_FLAG_STR("--device", &c.device, "cpu (default) | ref: the compute device"),
-        RN_FLAG_STR("--precision", &c.precision, "fp32 (default) | bf16: convs and activations in bf16 (opt-in, see README)"),
-        RN_FLAG_BOOL("--no-fold", &c.no_fold, "unfused eval forward (default: BN folded into the convs, fused epilogues)"),
         {0}};
     const char *syn = "--snapshot FILE --image IMG --bbox x,y,w,h [--bbox ...] [--bbox-format xywh|xyxy] "
                       "[--focal fx,fy] [--princpt cx,cy] [--json] [--output OUT.png]";

@@ -11,6 +11,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/data_flags.h"
 #include "data/augment.h"
 #include "data/sample.h"
 #include "io/file.h"
@@ -154,7 +155,7 @@ int rn_cmd_inspect(int argc, char **argv)
         RN_FLAG_RANGE("--epoch", &a.epoch, 0, INT_MAX, "epoch for the augmentation stream (default 0)"),
         RN_FLAG_BOOL("--norm01", &a.raw_norm01, "ImageNet normalisation on [0,1] instead of the authors' 0..255"),
         RN_FLAG_BOOL("--fast-decode", &a.fast_decode, "decode JPEGs at 1/2, 1/4, 1/8 size when the box is that much larger than the input (faster, not the authors' pixels)"),
-        RN_FLAG_STR("--cache-dir", &a.cache_dir, "cache folder, created if missing (default next to the annotations, or the per-user cache when that is not writable)"),
+        RN_CACHE_DIR_FLAG(&a.cache_dir),
         RN_FLAG_STR("--output", &a.out, "patch.png (de-normalised RGB) or patch.npy (float (3,H,W))"),
         RN_FLAG_ALIAS("--data", "--data-dir"),
         RN_FLAG_ALIAS("--name", "--dataset"),

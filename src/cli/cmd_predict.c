@@ -4,17 +4,19 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/eval_flags.h"
 #include "train/predict.h"
 #include "train/predict_set.h"
 #include "train/snapshot.h"
 
 typedef struct predict_cli {
     const char *snapshot, *boxes, *image_list, *image_dir, *coco_images, *intrinsics, *format, *focal, *princpt;
-    const char *output, *device, *precision;
+    const char *output;
+    rn_eval_flags ev;
     rn_multi image;
     double score_thr;
-    long input_size, batch, workers, threads, backbone, log_every;
-    int fast_decode, no_progress, no_fold;
+    long batch, workers, log_every;
+    int no_progress;
 } predict_cli;
 
 static int fill_opts(rn_pset_opts *o, const predict_cli *c, rn_err *err)
@@ -23,8 +25,8 @@ static int fill_opts(rn_pset_opts *o, const predict_cli *c, rn_err *err)
     if (c->format && !strcmp(c->format, "xyxy")) o->xyxy = 1;
     else if (c->format && strcmp(c->format, "xywh"))
         return rn_err_set(err, "--bbox-format '%s': expected xywh or xyxy", c->format);
-    if (c->input_size && (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32))
-        return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->input_size);
+    if (c->ev.input_size && (c->ev.input_size < 32 || c->ev.input_size > 2048 || c->ev.input_size % 32))
+        return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->ev.input_size);
     if (c->focal && rn_predict_parse_numbers(o->f, 2, c->focal, "--focal", err)) return -1;
     if (c->focal && !(o->f[0] > 0 && o->f[1] > 0)) return rn_err_set(err, "--focal: both values must be > 0");
     if (c->princpt && rn_predict_parse_numbers(o->c, 2, c->princpt, "--princpt", err)) return -1;
@@ -42,10 +44,10 @@ static int fill_opts(rn_pset_opts *o, const predict_cli *c, rn_err *err)
     o->score_thr = c->score_thr;
     o->batch = (int)c->batch;
     o->workers = (int)c->workers;
-    o->threads = (int)c->threads;
-    o->device = c->device;
-    o->no_fold = c->no_fold;
-    if (c->precision && rn_predict_parse_precision(&o->compute, c->precision, err)) return -1;
+    o->threads = (int)c->ev.threads;
+    o->device = c->ev.device;
+    o->no_fold = c->ev.no_fold;
+    if (c->ev.precision && rn_predict_parse_precision(&o->compute, c->ev.precision, err)) return -1;
     o->output = c->output;
     o->progress = !c->no_progress;
     o->log_every = c->log_every;
@@ -57,14 +59,10 @@ static int run_predict(const predict_cli *c, rn_err *err)
     rn_pset_opts o;
     if (fill_opts(&o, c, err)) return 2;
     rn_params p;
-    rn_rng rng;
-    rn_rng_seed(&rng, 1);
     rn_run_settings s;
-    if (rn_snapshot_load_weights(&p, &s, c->snapshot, (int)c->backbone, &rng, err)) return 1;
-    if (rn_run_settings_merge(&s, (int)c->input_size, c->fast_decode, c->snapshot, err)) {
-        rn_params_free(&p);
-        return 2;
-    }
+    const rn_eval_flags *ev = &c->ev;
+    int lrc = rn_snapshot_load_eval(&p, &s, c->snapshot, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
+    if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? 2 : 1;
     o.input_size = s.input_size;
     o.fast_decode = s.fast_decode;
     rn_pset_summary sum;
@@ -95,13 +93,7 @@ int rn_cmd_predict(int argc, char **argv)
         RN_FLAG_STR("--output", &c.output, "output folder: bbox_root_output.json and .csv (default .)"),
         RN_FLAG_RANGE("--batch", &c.batch, 1, 4096, "people per forward (default 16)"),
         RN_FLAG_RANGE("--workers", &c.workers, 1, 64, "decoding threads (default 1)"),
-        RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
-        RN_FLAG_RANGE("--input-size", &c.input_size, 0, 2048, "network input size (default: the snapshot's, else 256)"),
-        RN_FLAG_BOOL("--fast-decode", &c.fast_decode, "decode JPEGs at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"),
-        RN_FLAG_RANGE("--backbone", &c.backbone, 0, 1000, "expected ResNet depth (default: from the snapshot)"),
-        RN_FLAG_STR("--device", &c.device, "cpu (default) | ref: the compute device"),
-        RN_FLAG_STR("--precision", &c.precision, "fp32 (default) | bf16: convs and activations in bf16 (opt-in, see README)"),
-        RN_FLAG_BOOL("--no-fold", &c.no_fold, "unfused eval forward (default: BN folded into the convs, fused epilogues)"),
+        RN_EVAL_FLAGS(&c.ev),
         RN_FLAG_RANGE("--log-every", &c.log_every, 0, 1L << 40, "without a terminal: a progress line every N images (default 100, 0: none)"),
         RN_FLAG_BOOL("--no-progress", &c.no_progress, "no progress bar or lines"),
         RN_FLAG_ALIAS("--weights", "--snapshot"),

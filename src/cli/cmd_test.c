@@ -7,6 +7,8 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/data_flags.h"
+#include "cli/eval_flags.h"
 #include "cli/snapshot_path.h"
 #include "io/file.h"
 #include "eval/results.h"
@@ -15,10 +17,11 @@
 #include "train/tester.h"
 
 typedef struct test_cli {
-    const char *snapshot, *output, *testset, *data_dir, *result_dir, *compute, *gt, *cache_dir, *metrics_json, *device;
-    long epoch, batch, threads, workers, input_size, backbone, limit;
+    const char *snapshot, *output, *testset, *data_dir, *result_dir, *gt, *cache_dir, *metrics_json;
+    rn_eval_flags ev;
+    long epoch, batch, workers, limit;
     double ap_thr;
-    int gt_bbox, det_bbox, json, no_progress, fast_decode, no_fold;
+    int gt_bbox, det_bbox, json, no_progress;
 } test_cli;
 
 static void print_json(FILE *f, const rn_test_result *r)
@@ -63,11 +66,11 @@ static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap
 {
     rn_test_opts_default(o);
     if (c->gt_bbox && c->det_bbox) return rn_err_set(err, "--use-gt-bbox and --det-bbox exclude each other");
-    if (c->input_size && (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32))
-        return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->input_size);
+    if (c->ev.input_size && (c->ev.input_size < 32 || c->ev.input_size > 2048 || c->ev.input_size % 32))
+        return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->ev.input_size);
     if (!(c->ap_thr > 0) || c->ap_thr > 1e9) return rn_err_set(err, "--ap-thr %g: must be > 0 (mm)", c->ap_thr);
-    if (c->compute && rn_predict_parse_precision(&o->compute, c->compute, err)) return -1;
-    o->no_fold = c->no_fold;
+    if (c->ev.precision && rn_predict_parse_precision(&o->compute, c->ev.precision, err)) return -1;
+    o->no_fold = c->ev.no_fold;
     struct stat st;
     if (stat(c->data_dir, &st) || !S_ISDIR(st.st_mode))
         return rn_err_set(err, "--data-dir '%s': no such directory", c->data_dir);
@@ -76,8 +79,8 @@ static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap
     o->data_dir = c->data_dir;
     o->use_det_bbox = c->det_bbox;
     o->batch = (int)c->batch;
-    o->threads = (int)c->threads;
-    o->device = c->device;
+    o->threads = (int)c->ev.threads;
+    o->device = c->ev.device;
     o->workers = (int)c->workers;
     o->result_dir = c->result_dir;
     o->gt_path = c->gt;
@@ -95,14 +98,10 @@ static int run_test(const test_cli *c, rn_err *err)
     rn_test_opts o;
     if (fill_opts(&o, c, snap, sizeof snap, err)) return 2;
     rn_params p;
-    rn_rng rng;
-    rn_rng_seed(&rng, 1);
     rn_run_settings s;
-    if (rn_snapshot_load_weights(&p, &s, snap, (int)c->backbone, &rng, err)) return 1;
-    if (rn_run_settings_merge(&s, (int)c->input_size, c->fast_decode, snap, err)) {
-        rn_params_free(&p);
-        return 2;
-    }
+    const rn_eval_flags *ev = &c->ev;
+    int lrc = rn_snapshot_load_eval(&p, &s, snap, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
+    if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? 2 : 1;
     o.input_size = s.input_size;
     o.fast_decode = s.fast_decode;
     if (!c->json)
@@ -134,18 +133,12 @@ int rn_cmd_test(int argc, char **argv)
         RN_FLAG_BOOL("--use-gt-bbox", &c.gt_bbox, "ground-truth boxes (default)"),
         RN_FLAG_BOOL("--det-bbox", &c.det_bbox, "detector boxes (MuPoTS, Human36M bbox/*.json)"),
         RN_FLAG_RANGE("--batch", &c.batch, 1, 4096, "samples per forward (default 16)"),
-        RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
         RN_FLAG_RANGE("--workers", &c.workers, 1, 64, "image loader threads (default 1)"),
-        RN_FLAG_RANGE("--input-size", &c.input_size, 0, 2048, "network input size (default: the snapshot's, else 256)"),
-        RN_FLAG_BOOL("--fast-decode", &c.fast_decode, "decode JPEGs at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"),
-        RN_FLAG_RANGE("--backbone", &c.backbone, 0, 1000, "expected ResNet depth (default: from the snapshot)"),
-        RN_FLAG_STR("--device", &c.device, "cpu (default) | ref: the compute device"),
-        RN_FLAG_STR("--precision", &c.compute, "fp32 (default) | bf16: convs and activations in bf16 (opt-in, see README)"),
-        RN_FLAG_BOOL("--no-fold", &c.no_fold, "unfused eval forward (default: BN folded into the convs, fused epilogues)"),
+        RN_EVAL_FLAGS(&c.ev),
         RN_FLAG_ALIAS("--compute", "--precision"),
         RN_FLAG_STR("--result-dir", &c.result_dir, "where the result JSON goes (default --output, else .)"),
         RN_FLAG_STR("--gt", &c.gt, "MuPoTS GT roots (default D/MuPoTS/data/MuPoTS-3D.json)"),
-        RN_FLAG_STR("--cache-dir", &c.cache_dir, "cache folder, created if missing (default next to the annotations, or the per-user cache when that is not writable)"),
+        RN_CACHE_DIR_FLAG(&c.cache_dir),
         RN_FLAG_F64("--ap-thr", &c.ap_thr, "MuPoTS AP distance threshold in mm (default 250)"),
         RN_FLAG_RANGE("--limit", &c.limit, 0, LONG_MAX, "evaluate only the first N records (0: all)"),
         RN_FLAG_BOOL("--json", &c.json, "print the metrics as one JSON object (full precision)"),

@@ -71,8 +71,11 @@ static void param_groups(rn_pkw *pk, const rn_params *p, const rn_adam *a)
     rn_pkw_end(pk, RN_PKW_LIST);
 }
 
-int rn_export_authors_pth(const rn_params *p, int epoch, const rn_export_optim *o, const char *path, rn_err *err)
+int rn_export_authors_pth(const rn_params *dev_p, int epoch, const rn_export_optim *o, const char *path,
+                          rn_err *err)
 {
+    rn_params host, *p = &host;
+    rn_params_host_copy(&host, dev_p, o->has_moments && o->adam.step > 0);
     rn_pthw w;
     rn_pthw_init(&w);
     rn_pkw *pk = &w.pk;
@@ -90,5 +93,6 @@ int rn_export_authors_pth(const rn_params *p, int epoch, const rn_export_optim *
     rn_pkw_end(pk, RN_PKW_DICT);
     int rc = rn_pthw_write(&w, path, err);
     rn_pthw_free(&w);
+    rn_params_free(&host);
     return rc;
 }

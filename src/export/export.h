@@ -6,6 +6,9 @@
  *   rn_export_onnx(&p, 256, 256, "rootnet.onnx", &err);
  *
  * Both write to a temporary file renamed into place: on error nothing is left at path.
+ * Both read p (weights, statistics, moments) once through rn_params_download
+ * (rn_params_host_copy), so p may live on a device; rn_export_read_state
+ * writes p->m, p->v by pointer and needs p in host memory (p->dev NULL).
  */
 #ifndef RN_EXPORT_EXPORT_H
 #define RN_EXPORT_EXPORT_H

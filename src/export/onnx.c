@@ -331,7 +331,9 @@ int rn_export_onnx(const rn_params *p, int h, int w, const char *path, rn_err *e
 {
     if (h < 32 || w < 32 || h % 32 || w % 32)
         return rn_err_set(err, "%s: input %dx%d: height and width must be multiples of 32", path, h, w);
-    gb g = {.p = p};
+    rn_params host;
+    rn_params_host_copy(&host, p, 0);
+    gb g = {.p = &host};
     Onnx__OperatorSetIdProto ops = ONNX__OPERATOR_SET_ID_PROTO__INIT;
     ops.domain = "", ops.has_version = 1, ops.version = RN_ONNX_OPSET;
     Onnx__OperatorSetIdProto *opsp = &ops;
@@ -342,6 +344,7 @@ int rn_export_onnx(const rn_params *p, int h, int w, const char *path, rn_err *e
     m.graph = graph(&g, h, w);
     int rc = write_model(&m, path, err);
     gb_free(&g);
+    rn_params_free(&host);
     return rc;
 }
 #endif

@@ -64,6 +64,7 @@ static int read_moments(rn_params *p, const rn_tensors *ts, const char *path, in
 
 int rn_export_read_state(rn_export_state *s, rn_params *p, const rn_tensors *ts, const char *path, rn_err *err)
 {
+    RN_ASSERT(!p->dev);
     memset(s, 0, sizeof *s);
     s->optim.adam = rn_adam_default(1e-3);
     double step = 0, lr = 0, epoch = 0, batch = 0;

@@ -219,6 +219,26 @@ void rn_params_download(const rn_params *p, void *dst, const void *src, size_t b
         memcpy(dst, src, bytes);
 }
 
+void rn_params_host_copy(rn_params *dst, const rn_params *p, int moments)
+{
+    *dst = *p;
+    dst->dev = NULL;
+    dst->e = rn_xmalloc((size_t)p->cap * sizeof *dst->e);
+    memcpy(dst->e, p->e, (size_t)p->n * sizeof *dst->e);
+    dst->nbt = rn_xcalloc(p->n_nbt ? p->n_nbt : 1, sizeof *dst->nbt);
+    memcpy(dst->nbt, p->nbt, p->n_nbt * sizeof *dst->nbt);
+    dst->param = alloc_arena(p->n_param);
+    dst->grad = NULL;
+    dst->m = dst->v = NULL;
+    dst->stats = alloc_arena(p->n_stats);
+    rn_params_download(p, dst->param, p->param, p->n_param * sizeof(float));
+    rn_params_download(p, dst->stats, p->stats, p->n_stats * sizeof(float));
+    if (!moments) return;
+    dst->m = alloc_arena(2 * p->n_param);
+    dst->v = dst->m + p->n_param;
+    rn_params_download(p, dst->m, p->m, 2 * p->n_param * sizeof(float));
+}
+
 void rn_params_upload(rn_params *p, void *dst, const void *src, size_t bytes)
 {
     if (p->dev)

@@ -87,6 +87,12 @@ int rn_params_to_device(rn_params *p, rn_device *dev, rn_err *err);
  * arenas (param, grad, m, v, stats), the other side is host memory. */
 void rn_params_download(const rn_params *p, void *dst /* host */, const void *src, size_t bytes);
 void rn_params_upload(rn_params *p, void *dst, const void *src /* host */, size_t bytes);
+/* A host copy of p for code that reads values by pointer (the exporters):
+ * dst gets p's table and counters, and its weights and BN statistics (with
+ * moments = 1 also Adam's moments; else dst->m, dst->v are NULL) read once
+ * through rn_params_download; no gradients (dst->grad NULL), no device.
+ * Free with rn_params_free. */
+void rn_params_host_copy(rn_params *dst, const rn_params *p, int moments);
 /* The authors' init: N(0, 0.001) for every conv/deconv/head weight, head
  * biases 0, BN weight 1 and bias 0, running mean 0 and var 1, counters 0. */
 void rn_params_init(rn_params *p, rn_rng *rng);

@@ -87,6 +87,13 @@ static void reserve_inputs(rn_predictor *pr, const rn_predict_in *in)
     pr->k = rn_xcalloc((size_t)pr->rows, sizeof *pr->k);
 }
 
+int rn_predict_model_create(rn_model *m, rn_params *p, int batch, int size, const char *device, int threads,
+                            rn_compute compute, int no_fold, rn_err *err)
+{
+    rn_model_opts mo = {.device = device, .threads = threads, .compute = compute, .inference = 1, .fold = !no_fold};
+    return rn_model_create(m, p, batch, size, size, &mo, err);
+}
+
 /* A model for the input buffers' batch and size with in's device, threads and
  * compute: the one held when it matches, else a new one. */
 static int ensure_model(rn_predictor *pr, const rn_predict_in *in, rn_err *err)
@@ -99,9 +106,9 @@ static int ensure_model(rn_predictor *pr, const rn_predict_in *in, rn_err *err)
     if (pr->cap) rn_model_destroy(&pr->m);
     pr->cap = 0;
     if (strlen(dev) >= sizeof pr->device) return rn_err_set(err, "device '%s': unknown", dev);
-    rn_model_opts mo = {.device = in->device, .threads = in->threads, .compute = in->compute, .inference = 1,
-                        .fold = !in->no_fold};
-    if (rn_model_create(&pr->m, pr->p, pr->rows, pr->size, pr->size, &mo, err)) return -1;
+    if (rn_predict_model_create(&pr->m, pr->p, pr->rows, pr->size, in->device, in->threads, in->compute, in->no_fold,
+                                err))
+        return -1;
     rn_model_sync_weights(&pr->m);
     snprintf(pr->device, sizeof pr->device, "%s", dev);
     pr->m.opts.device = pr->device;

@@ -84,6 +84,13 @@ typedef struct rn_predictor {
     float *x, *k;     /* (rows, 3, size, size), (rows) */
 } rn_predictor;
 
+/* The eval model of every inference path (rn_predictor, train/predict_set.h,
+ * train/tester.h): batch x 3 x size x size inputs, forward only, BN folded
+ * and epilogues fused unless no_fold, on device (NULL: cpu) with threads
+ * (0: OpenMP's) and compute. Weights not synced yet (rn_model_sync_weights). */
+int rn_predict_model_create(rn_model *m, rn_params *p, int batch, int size, const char *device, int threads,
+                            rn_compute compute, int no_fold, rn_err *err);
+
 void rn_predictor_init(rn_predictor *pr, rn_params *p);
 void rn_predictor_free(rn_predictor *pr);
 /* rn_predict_roots with pr's model: 0, -1 (bad input), or RN_PREDICT_EMODEL

@@ -11,6 +11,7 @@
 #include "eval/results.h"
 #include "io/file.h"
 #include "nn/model.h"
+#include "train/predict.h"
 #include "train/predict_inputs.h"
 #include "train/tester.h"
 
@@ -115,9 +116,7 @@ static int forward_all(run_state *r, rn_params *p, rn_err *err)
     cfg.crop.out_w = cfg.crop.out_h = S / 4;
     cfg.crop.fast_decode = o->fast_decode;
     rn_model m;
-    rn_model_opts mo = {.device = o->device, .threads = o->threads, .compute = o->compute, .inference = 1,
-                        .fold = !o->no_fold};
-    if (rn_model_create(&m, p, N, S, S, &mo, err)) return -1;
+    if (rn_predict_model_create(&m, p, N, S, o->device, o->threads, o->compute, o->no_fold, err)) return -1;
     rn_model_sync_weights(&m);
     rn_loader *ld = NULL;
     int rc = rn_loader_create(&ld, &cfg, err);

@@ -364,3 +364,14 @@ int rn_run_settings_merge(rn_run_settings *s, int input_size, int fast_decode, c
     if (fast_decode) s->fast_decode = 1;
     return 0;
 }
+
+int rn_snapshot_load_eval(rn_params *p, rn_run_settings *s, const char *path, int depth, int input_size,
+                          int fast_decode, rn_err *err)
+{
+    rn_rng rng;
+    rn_rng_seed(&rng, 1);
+    if (rn_snapshot_load_weights(p, s, path, depth, &rng, err)) return RN_SNAPSHOT_ELOAD;
+    if (!rn_run_settings_merge(s, input_size, fast_decode, path, err)) return 0;
+    rn_params_free(p);
+    return RN_SNAPSHOT_EMERGE;
+}

@@ -6,6 +6,8 @@
  *   char newest[1024];
  *   int found = rn_snapshot_find_latest(newest, sizeof newest, "out/model_dump", stderr, &err);
  *   if (found == 1 && rn_snapshot_load(newest, 50, &p, &st, &err)) ...     // p built here
+ *   rn_run_settings s;                                   // inference: weights + input size
+ *   if (rn_snapshot_load_eval(&p, &s, newest, 0, 0, 0, &err)) ...
  *
  * Contents: the weights by PyTorch state_dict name (rn_weights_export),
  * "optimizer.exp_avg.<name>" and "optimizer.exp_avg_sq.<name>" (Adam moments),
@@ -90,6 +92,15 @@ int rn_snapshot_load_weights(rn_params *p, rn_run_settings *s, const char *path,
  * file's; a different one is refused when the file has a config (the network
  * was trained at that size), naming both. fast_decode 1 turns it on. */
 int rn_run_settings_merge(rn_run_settings *s, int input_size, int fast_decode, const char *path, rn_err *err);
+/* Weights for inference: rn_snapshot_load_weights (init RNG seeded with 1
+ * for what the file lacks) then rn_run_settings_merge of the command's
+ * input_size and fast_decode. 0 (p built: free it), RN_SNAPSHOT_ELOAD (the
+ * file cannot be read or is no RootNet) or RN_SNAPSHOT_EMERGE (the flags
+ * contradict the file), each with err set and p not held. */
+#define RN_SNAPSHOT_ELOAD (-1)
+#define RN_SNAPSHOT_EMERGE (-2)
+int rn_snapshot_load_eval(rn_params *p, rn_run_settings *s, const char *path, int depth, int input_size,
+                          int fast_decode, rn_err *err);
 
 /* The newest complete snapshot in dir into out: 1 found, 0 none, -1 error.
  * Incomplete ones are skipped with a warning on warn; leftover temporary

@@ -13,6 +13,7 @@
 #include "eval/results.h"
 #include "io/file.h"
 #include "nn/model.h"
+#include "train/predict.h"
 
 struct rn_tester {
     rn_test_opts o;
@@ -114,9 +115,7 @@ static int build_runtime(rn_tester *t, rn_err *err)
 {
     const rn_test_opts *o = &t->o;
     int N = o->batch < (int)t->n ? o->batch : (int)t->n, S = o->input_size;
-    rn_model_opts mo = {.device = o->device, .threads = o->threads, .compute = o->compute, .inference = 1,
-                        .fold = !o->no_fold};
-    if (rn_model_create(&t->m, t->p, N, S, S, &mo, err)) return -1;
+    if (rn_predict_model_create(&t->m, t->p, N, S, o->device, o->threads, o->compute, o->no_fold, err)) return -1;
     t->have_model = 1;
     t->sets[0] = &t->ds;
     rn_loader_cfg cfg;

@@ -1,0 +1,32 @@
+/* The flags every inference command (predict, test, demo) shares, for its flag table:
+ *
+ *   typedef struct my_cli { const char *snapshot; rn_eval_flags ev; } my_cli;
+ *   rn_flag flags[] = {RN_FLAG_STR("--snapshot", &c.snapshot, "..."), RN_EVAL_FLAGS(&c.ev), {0}};
+ *   ... rn_snapshot_load_eval(&p, &s, c.snapshot, (int)c.ev.backbone, (int)c.ev.input_size, c.ev.fast_decode, &err)
+ */
+#ifndef RN_CLI_EVAL_FLAGS_H
+#define RN_CLI_EVAL_FLAGS_H
+
+#include "cli/args.h"
+
+typedef struct rn_eval_flags {
+    const char *device;    /* NULL: cpu */
+    const char *precision; /* NULL: fp32 (train/predict.h rn_predict_parse_precision) */
+    long input_size;       /* 0: the snapshot's */
+    long backbone;         /* 0: the snapshot's depth */
+    long threads;          /* 0: OMP_NUM_THREADS */
+    int fast_decode, no_fold;
+} rn_eval_flags;
+
+#define RN_EVAL_FLAGS(ev)                                                                                        \
+    RN_FLAG_RANGE("--input-size", &(ev)->input_size, 0, 2048, "network input size (default: the snapshot's, else 256)"), \
+        RN_FLAG_BOOL("--fast-decode", &(ev)->fast_decode,                                                         \
+                     "decode JPEGs at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"), \
+        RN_FLAG_RANGE("--backbone", &(ev)->backbone, 0, 1000, "expected ResNet depth (default: from the snapshot)"), \
+        RN_FLAG_RANGE("--threads", &(ev)->threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),       \
+        RN_FLAG_STR("--device", &(ev)->device, "cpu (default) | ref: the compute device"),                      \
+        RN_FLAG_STR("--precision", &(ev)->precision,                                                             \
+                    "fp32 (default) | bf16: convs and activations in bf16 (opt-in, see README)"),                \
+        RN_FLAG_BOOL("--no-fold", &(ev)->no_fold, "unfused eval forward (default: BN folded into the convs, fused epilogues)")
+
+#endif
