@@ -16,7 +16,7 @@ if has predict; then echo "== rootnet predict end to end vs the model's own rate
 if has convs; then
     echo "== per-layer convolutions (oneDNN), as a share of this CPU's measured peaks"
     peak=$("$BUILD/bench_peak" --threads 2); echo "peak: $peak"
-    pf=$(/usr/bin/python3 -c 'import json,sys; print(json.loads(sys.argv[1])["fp32_gflops"] or 224)' "$peak")
-    pb=$(/usr/bin/python3 -c 'import json,sys; print(json.loads(sys.argv[1])["bf16_gflops"] or 448)' "$peak")
+    read -r pf pb < <(/usr/bin/python3 -c 'import json,sys; d = json.loads(sys.argv[1])
+print(d["fp32_gflops"] or 224, d["bf16_gflops"] or 448)' "$peak")
     OMP_NUM_THREADS=2 "$BUILD/bench_convs" --batch 8 --iters 2 --compute both --peak-f32 "$pf" --peak-bf16 "$pb"
 fi

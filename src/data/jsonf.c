@@ -151,31 +151,27 @@ void rn_idmap_init(rn_idmap *m, size_t n_expected)
     idmap_alloc(m, cap);
 }
 
-/* Puts key into a table known to have a free slot and not to hold it. */
-static void idmap_place(rn_idmap *m, int64_t key, size_t val)
-{
-    size_t i = idmap_slot(key, m->cap);
-    while (m->vals[i] != SIZE_MAX) i = (i + 1) & (m->cap - 1);
-    m->keys[i] = key;
-    m->vals[i] = val;
-    m->n++;
-}
-
 static void idmap_grow(rn_idmap *m)
 {
     rn_idmap old = *m;
     idmap_alloc(m, 2 * old.cap);
     for (size_t i = 0; i < old.cap; i++)
-        if (old.vals[i] != SIZE_MAX) idmap_place(m, old.keys[i], old.vals[i]);
+        if (old.vals[i] != SIZE_MAX) rn_idmap_put(m, old.keys[i], old.vals[i]);
     rn_idmap_free(&old);
 }
 
+/* Grows first (a repeated key may grow it needlessly, which is harmless), then one probe. */
 int rn_idmap_put(rn_idmap *m, int64_t key, size_t val)
 {
-    size_t unused;
-    if (rn_idmap_get(m, key, &unused)) return 1;
     if (2 * (m->n + 1) + 1 > m->cap) idmap_grow(m);
-    idmap_place(m, key, val);
+    size_t i = idmap_slot(key, m->cap);
+    while (m->vals[i] != SIZE_MAX) {
+        if (m->keys[i] == key) return 1;
+        i = (i + 1) & (m->cap - 1);
+    }
+    m->keys[i] = key;
+    m->vals[i] = val;
+    m->n++;
     RN_ASSERT(2 * m->n < m->cap);
     return 0;
 }
