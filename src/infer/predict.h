@@ -14,11 +14,12 @@
  * Depth is tied to the focal length: with the default 1500 it is right only
  * for a camera of that focal; depth_true = depth * sqrt(fx * fy) / 1500.
  */
-#ifndef RN_TRAIN_PREDICT_H
-#define RN_TRAIN_PREDICT_H
+#ifndef RN_INFER_PREDICT_H
+#define RN_INFER_PREDICT_H
 
 #include "core/status.h"
 #include "data/augment.h"
+#include "data/person_root.h"
 #include "nn/device.h"
 #include "nn/model.h"
 #include "nn/params.h"
@@ -43,21 +44,6 @@ typedef struct rn_predict_in {
     rn_compute compute;      /* RN_COMPUTE_F32 or BF16 (rn_predict_parse_precision) */
     int no_fold;             /* 1: the unfused eval forward; 0: BN folded, fused convs (nn/model.h) */
 } rn_predict_in;
-
-typedef struct rn_person_root {
-    double box[4];      /* the box as given (x, y, w, h) */
-    double bbox[4];     /* after process_bbox */
-    double k;           /* the k value used */
-    double img[3];      /* root x, y (pixels), depth (mm) */
-    double cam[3];      /* camera X, Y, Z (mm) */
-} rn_person_root;
-
-typedef struct rn_predict_info {
-    int width, height;  /* image size */
-    double f[2], c[2];  /* intrinsics used */
-    int default_focal;  /* 1: the authors' focal 1500 was used */
-    int default_c;      /* 1: the image centre was used */
-} rn_predict_info;
 
 /* Predicts the root of every box. info may be NULL. Returns 0, or non-zero with
  * "image: problem" or "image: box i: problem" (1-based) in err (see rn_predictor_run). */
@@ -84,8 +70,8 @@ typedef struct rn_predictor {
     float *x, *k;     /* (rows, 3, size, size), (rows) */
 } rn_predictor;
 
-/* The eval model of every inference path (rn_predictor, train/predict_set.h,
- * train/tester.h): batch x 3 x size x size inputs, forward only, BN folded
+/* The eval model of every inference path (rn_predictor, infer/predict_set.h,
+ * infer/tester.h): batch x 3 x size x size inputs, forward only, BN folded
  * and epilogues fused unless no_fold, on device (NULL: cpu) with threads
  * (0: OpenMP's) and compute. Weights not synced yet (rn_model_sync_weights). */
 int rn_predict_model_create(rn_model *m, rn_params *p, int batch, int size, const char *device, int threads,

@@ -1,6 +1,6 @@
 /* Test-set evaluation: loader test mode -> eval-mode forward -> image ->
  * camera space -> the authors' result file and metrics. */
-#include "train/tester.h"
+#include "infer/tester.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,9 +11,9 @@
 
 #include "data/loader.h"
 #include "eval/results.h"
+#include "infer/predict.h"
 #include "io/file.h"
 #include "nn/model.h"
-#include "train/predict.h"
 
 struct rn_tester {
     rn_test_opts o;

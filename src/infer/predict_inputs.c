@@ -1,5 +1,5 @@
 /* rn_pset inputs: images, detections and intrinsics -> person records. */
-#include "train/predict_inputs.h"
+#include "infer/predict_inputs.h"
 
 #include <dirent.h>
 #include <float.h>
@@ -12,7 +12,13 @@
 #include "data/bbox.h"
 #include "data/exif_focal.h"
 #include "data/image.h"
-#include "train/predict.h"
+#include "infer/predict.h"
+
+static const char *const skip_names[RN_PSKIP_N] = {
+    "non-person category", "below --score-thr", "unknown image", "malformed record", "box outside the image or empty",
+    "people in unreadable images", "broken EXIF (image kept, focal 1500)"};
+
+const char *rn_pskip_name(rn_pskip r) { return r < RN_PSKIP_N ? skip_names[r] : "?"; }
 
 void rn_pin_init(rn_pin *in, const rn_pset_opts *o, rn_pset_summary *s)
 {

@@ -1,5 +1,5 @@
 /* Per-box root prediction on one image (the authors' demo.py). */
-#include "train/predict.h"
+#include "infer/predict.h"
 
 #include <float.h>
 #include <math.h>

@@ -25,8 +25,8 @@
  *   PW3D:     MRPE (metres, as the authors print it).
  * Sharding pads (duplicates) are dropped; outputs follow the set's order.
  */
-#ifndef RN_TRAIN_TESTER_H
-#define RN_TRAIN_TESTER_H
+#ifndef RN_INFER_TESTER_H
+#define RN_INFER_TESTER_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* rootnet predict: records -> loader (worker threads) -> eval forward -> roots -> JSON + CSV. */
-#include "train/predict_set.h"
+#include "infer/predict_set.h"
 
 #include <math.h>
 #include <string.h>
@@ -9,17 +9,11 @@
 #include "data/loader.h"
 #include "eval/metrics.h"
 #include "eval/results.h"
+#include "infer/predict.h"
+#include "infer/predict_inputs.h"
+#include "infer/tester.h"
 #include "io/file.h"
 #include "nn/model.h"
-#include "train/predict.h"
-#include "train/predict_inputs.h"
-#include "train/tester.h"
-
-static const char *const skip_names[RN_PSKIP_N] = {
-    "non-person category", "below --score-thr", "unknown image", "malformed record", "box outside the image or empty",
-    "people in unreadable images", "broken EXIF (image kept, focal 1500)"};
-
-const char *rn_pskip_name(rn_pskip r) { return r < RN_PSKIP_N ? skip_names[r] : "?"; }
 
 void rn_pset_opts_default(rn_pset_opts *o)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "data/bbox.h"
-#include "train/predict.h"
+#include "infer/predict.h"
 
 int rn_predict_parse_precision(rn_compute *out, const char *s, rn_err *err)
 {

@@ -6,13 +6,13 @@
  *   // in.samples[0..in.n): one record per kept person; in.img[s.subject] its image
  *   rn_pin_free(&in);
  */
-#ifndef RN_TRAIN_PREDICT_INPUTS_H
-#define RN_TRAIN_PREDICT_INPUTS_H
+#ifndef RN_INFER_PREDICT_INPUTS_H
+#define RN_INFER_PREDICT_INPUTS_H
 
 #include "data/json.h"
 #include "data/jsonf.h"
 #include "data/sample.h"
-#include "train/predict_set.h"
+#include "infer/predict_opts.h"
 
 typedef struct rn_pimage {
     char *name;         /* as given (output, messages) */
@@ -51,5 +51,7 @@ int rn_pin_boxes(rn_pin *in, rn_err *err);
 /* Counts one skip and names it on o->log (the first RN_PSET_REPORT of a kind). */
 void rn_pin_skip(rn_pin *in, rn_pskip why, size_t count, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void rn_pin_free(rn_pin *in);
+/* The words of a skip reason ("non-person category", ...). */
+const char *rn_pskip_name(rn_pskip r);
 
 #endif
