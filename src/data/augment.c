@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/profile.h"
+
 void rn_aug_draw(rn_aug *a, rn_rng *r)
 {
     a->rot = 0;
@@ -271,8 +273,12 @@ static void crop_finish(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn
     ctx_reserve(ctx, cfg);
     rn_warp_map mp;
     buffer_map(&mp, inv, img, aug->flip);
+    double t0 = rn_prof_now();
     rn_warp_bilinear_u8(ctx->patch, img->px, ctx->xy, &mp, img->w, img->h, img->stride, cfg->in_w, cfg->in_h);
+    double t1 = rn_prof_now();
     rn_normalize_chw(dst, ctx->patch, aug->color, cfg->pixel_scale, cfg->mean, cfg->std, cfg->in_w, cfg->in_h);
+    ctx->stage_s[RN_CROP_STAGE_WARP] += t1 - t0;
+    ctx->stage_s[RN_CROP_STAGE_NORM] += rn_prof_now() - t1;
     root_to_output(out, in, aug->flip, cfg);
 }
 
@@ -281,8 +287,10 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
 {
     if (check_input(in, err)) return -1;
     rn_image_info info;
+    double t0 = rn_prof_now();
     if (rn_bytes_read(&ctx->file, in->path, err)) return -1;
     if (rn_image_probe(&info, ctx->file.p, ctx->file.n, err)) return rn_err_prefix(err, "%s", in->path);
+    double t1 = rn_prof_now();
     double inv[6] = {0};
     if (crop_affine(out, inv, in, aug, cfg, info.w, info.h, err)) return -1;
     out->scale = info.is_jpeg ? rn_crop_pick_scale(in->bbox, cfg) : 1;
@@ -290,6 +298,12 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
     source_roi(roi, inv, info.w, aug->flip, out->scale, cfg);
     if (rn_image_decode(&ctx->img, ctx->file.p, ctx->file.n, out->scale, roi, err))
         return rn_err_prefix(err, "%s", in->path);
+    double t2 = rn_prof_now();
+    ctx->stage_s[RN_CROP_STAGE_READ] += t1 - t0;
+    ctx->stage_s[RN_CROP_STAGE_SKIP] += ctx->img.skip_s;
+    ctx->stage_s[RN_CROP_STAGE_ROWS] += t2 - t1 - ctx->img.skip_s;
+    ctx->rows_skipped += ctx->img.y0;
+    ctx->rows_read += ctx->img.h;
     crop_finish(dst, out, ctx, &ctx->img, inv, in, aug, cfg);
     return 0;
 }

@@ -100,6 +100,13 @@ typedef struct rn_crop_out {
     int scale;          /* JPEG DCT scale used (1, 2, 4, 8) */
 } rn_crop_out;
 
+/* Stages of rn_crop_sample, timed into rn_crop_ctx.stage_s (seconds, summed over samples):
+ * reading the file, the rows above the crop (skipped: entropy decoding only), the crop's rows
+ * (entropy decoding of whole rows, IDCT, upsampling, colour conversion of the crop's columns),
+ * the warp and the normalisation. */
+enum { RN_CROP_STAGE_READ, RN_CROP_STAGE_SKIP, RN_CROP_STAGE_ROWS, RN_CROP_STAGE_WARP, RN_CROP_STAGE_NORM,
+       RN_CROP_NSTAGES };
+
 /* Per-thread scratch reused across samples. */
 typedef struct rn_crop_ctx {
     rn_bytes file;
@@ -107,6 +114,8 @@ typedef struct rn_crop_ctx {
     uint8_t *patch;     /* (in_h, in_w, 3) */
     int32_t *xy;        /* 2 * in_w */
     size_t patch_cap, xy_cap;
+    double stage_s[RN_CROP_NSTAGES];  /* time per stage, summed over this context's samples */
+    int64_t rows_skipped, rows_read;  /* image rows skipped and decoded, summed */
 } rn_crop_ctx;
 
 void rn_crop_ctx_free(rn_crop_ctx *ctx);
