@@ -46,6 +46,30 @@ static int read_boxes(rn_dataset *ds, const char *dir)
     return n ? 0 : (fprintf(stderr, "bench_data: %s has no boxes\n", path), -1);
 }
 
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Share of the workers' time per stage between two snapshots. The entropy decoding of
+ * the crop's rows is estimated at the skipped rows' rate (seconds per row) and moved
+ * from "crop rows" to "entropy"; what stays is IDCT, upsampling and colour conversion. */
+static void print_stages(const rn_loader_stats *a, const rn_loader_stats *b, long images)
+{
+    double d[RN_CROP_NSTAGES], tot = 0;
+    for (int k = 0; k < RN_CROP_NSTAGES; k++) tot += d[k] = b->stage_s[k] - a->stage_s[k];
+    double skipped = (double)(b->rows_skipped - a->rows_skipped), read = (double)(b->rows_read - a->rows_read);
+    double ent_rows = skipped > 0 ? d[RN_CROP_STAGE_SKIP] / skipped * read : 0;
+    if (ent_rows > d[RN_CROP_STAGE_ROWS]) ent_rows = d[RN_CROP_STAGE_ROWS];
+    tot = tot > 0 ? tot : 1;
+    printf("\"stage_share\": {\"read\": %.3f, \"entropy_decode\": %.3f, \"idct_colour\": %.3f, \"warp\": %.3f, "
+           "\"normalise\": %.3f}, \"rows_skipped_per_image\": %.0f, \"rows_decoded_per_image\": %.0f",
+           d[RN_CROP_STAGE_READ] / tot, (d[RN_CROP_STAGE_SKIP] + ent_rows) / tot, (d[RN_CROP_STAGE_ROWS] - ent_rows) / tot,
+           d[RN_CROP_STAGE_WARP] / tot, d[RN_CROP_STAGE_NORM] / tot, skipped / (double)images, read / (double)images);
+}
+
 static double run_epoch(rn_loader *ld, int epoch, long *images)
 {
     rn_err err = {0};
@@ -77,9 +101,15 @@ int main(int argc, char **argv)
     if (rn_loader_create(&ld, &cfg, &err)) return fprintf(stderr, "bench_data: %s\n", err.msg), 1;
     long images;
     run_epoch(ld, 0, &images); /* warm-up: page cache, allocations */
-    double dt = run_epoch(ld, 1, &images);
+    rn_loader_stats s0, s1;
+    rn_loader_stats_get(ld, &s0, NULL, 0);
+    double c0 = cpu_seconds(), dt = run_epoch(ld, 1, &images), cpu = cpu_seconds() - c0;
+    rn_loader_stats_get(ld, &s1, NULL, 0);
     printf("{\"pipeline\": \"rootnet\", \"fast_decode\": %d, \"workers\": %d, \"batch\": %d, \"images\": %ld, "
-           "\"seconds\": %.3f, \"images_per_s\": %.1f}\n", cfg.crop.fast_decode, cfg.workers, cfg.batch, images, dt, images / dt);
+           "\"seconds\": %.3f, \"images_per_s\": %.1f, \"images_per_cpu_s\": %.1f, ", cfg.crop.fast_decode,
+           cfg.workers, cfg.batch, images, dt, images / dt, images / cpu);
+    print_stages(&s0, &s1, images);
+    printf("}\n");
     rn_loader_free(ld);
     free(ds.samples), free((void *)ds.strings);
     return 0;
