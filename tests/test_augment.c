@@ -4,9 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "data/augment.h"
+#include "data/prep.h"
 
 static char tmpdir[256];
 
@@ -187,12 +190,127 @@ static void test_default_decode_exact(const ref_case *cs)
     rn_crop_ctx_free(&ctx);
 }
 
-/* The region-of-interest decode must give the same patch as decoding the whole
- * image; rn_crop_sample_decoded on the whole image gives rn_crop_sample's tensor. */
-static void test_roi_equals_full(void)
+/* Rows of the decoded region (img at x0, y0) that differ from the whole-image
+ * decode, leaving out its first and last column: jpeg_crop_scanline starts and
+ * ends the region on an iMCU boundary, where chroma upsampling lacks the
+ * neighbour beyond it (the crop's 4 px margin keeps the warp off them). */
+static long region_diff(const rn_image *roi, const rn_image *full)
+{
+    long d = 0;
+    for (int y = 0; y < roi->h && roi->w > 2; y++)
+        d += memcmp(roi->px + (size_t)y * roi->stride + 3,
+                    full->px + (size_t)(roi->y0 + y) * full->stride + 3 * (size_t)(roi->x0 + 1), 3 * (size_t)(roi->w - 2)) != 0;
+    return d;
+}
+
+/* Prepared frames (data/prep.h): 40 random crops of name give rn_crop_sample's
+ * tensor and root bit for bit with and without prep_dir, the decoded region
+ * equals the whole-image decode (but its edge columns, as above), and the
+ * prepared file was read (the crop's JPEG put together). */
+static void test_prep_equals_source(const char *name, const char *src_dir, int w, int h, double box_max)
+{
+    char path[1024], prep_dir[1024], prep[4200];
+    snprintf(path, sizeof path, "%s/%s", src_dir, name);
+    snprintf(prep_dir, sizeof prep_dir, "%s/prep", tmpdir);
+    mkdir(prep_dir, 0755);
+    rn_prep_path(prep, sizeof prep, prep_dir, path);
+    rn_prep_info info;
+    rn_err err = {0};
+    RN_CHECK(rn_prep_build(path, prep, &info, &err) == 0 && info.built && info.w == w && info.h == h, "%s: %s", name,
+             err.msg);
+    rn_image full = {0};
+    rn_bytes scratch = {0};
+    RN_CHECK(rn_image_load(&full, &scratch, path, &err) == 0, "%s", err.msg);
+    rn_crop_cfg cfg, pcfg;
+    rn_crop_cfg_default(&cfg);
+    pcfg = cfg;
+    pcfg.prep_dir = prep_dir;
+    rn_crop_ctx ctx = {0}, pctx = {0};
+    float *t = malloc(sizeof(float) * 3 * 256 * 256), *t2 = malloc(sizeof(float) * 3 * 256 * 256);
+    rn_rng r;
+    rn_rng_seed(&r, 17);
+    long diff = 0, rows = 0, used = 0;
+    for (int i = 0; i < 40; i++) {
+        rn_crop_in in = {.path = path, .root_vis = 1};
+        in.bbox[2] = (float)(20 + (box_max - 20) * rn_rng_uniform(&r)), in.bbox[3] = in.bbox[2];
+        in.bbox[0] = (float)(-100 + (w + 60) * rn_rng_uniform(&r)), in.bbox[1] = (float)(-100 + (h + 20) * rn_rng_uniform(&r));
+        in.root[0] = in.bbox[0] + 7, in.root[1] = in.bbox[1] + 9;
+        rn_aug aug;
+        rn_aug_draw(&aug, &r);
+        rn_crop_out a, b;
+        pctx.sub.n = 0;
+        RN_CHECK(rn_crop_sample(t, &a, &ctx, &in, &aug, &cfg, &err) == 0, "%s", err.msg);
+        RN_CHECK(rn_crop_sample(t2, &b, &pctx, &in, &aug, &pcfg, &err) == 0, "%s", err.msg);
+        used += pctx.sub.n > 0;
+        diff += memcmp(t, t2, sizeof(float) * 3 * 256 * 256) != 0 || memcmp(a.inv, b.inv, sizeof a.inv) ||
+                a.root[0] != b.root[0] || a.root[1] != b.root[1] || a.root_vis != b.root_vis;
+        rows += region_diff(&pctx.img, &full);
+    }
+    printf("%s (%dx%d): prepared frame %.2f MB, 40 crops: %ld tensors and %ld region rows differ, %ld read "
+           "the prepared file\n", name, w, h, (double)info.bytes / 1e6, diff, rows, used);
+    RN_CHECK(diff == 0, "%s: prepared-frame crops differ from the source's in %ld of 40", name, diff);
+    RN_CHECK(rows == 0, "%s: prepared-frame region differs from the whole-image decode in %ld rows", name, rows);
+    RN_CHECK(used == 40, "%s: the prepared file served %ld of 40 crops", name, used);
+    free(t), free(t2);
+    rn_image_free(&full), rn_bytes_free(&scratch);
+    rn_crop_ctx_free(&ctx), rn_crop_ctx_free(&pctx);
+}
+
+/* Prepared files: reused when up to date, refused when truncated or damaged
+ * (never decoded), ignored when the source changed, rebuilt by rn_prep_build. */
+static void test_prep_files(void)
+{
+    char path[1024], prep_dir[1024], prep[4200];
+    snprintf(path, sizeof path, "%s/f2048.jpg", tmpdir);
+    snprintf(prep_dir, sizeof prep_dir, "%s/prep", tmpdir);
+    rn_prep_path(prep, sizeof prep, prep_dir, path);
+    rn_prep_info info;
+    rn_err err = {0};
+    RN_CHECK(rn_prep_build(path, prep, &info, &err) == 0 && !info.built, "an up-to-date file is reused: %s", err.msg);
+    rn_bytes good = {0}, file = {0};
+    RN_CHECK(rn_bytes_read(&good, prep, &err) == 0 && good.n == info.bytes, "%s", err.msg);
+    rn_crop_cfg cfg;
+    rn_crop_cfg_default(&cfg);
+    cfg.prep_dir = prep_dir;
+    rn_crop_ctx ctx = {0};
+    float *t = malloc(sizeof(float) * 3 * 256 * 256);
+    rn_crop_in in = {.path = path, .bbox = {500, 400, 900, 900}, .root = {900, 800}, .root_vis = 1};
+    rn_aug aug;
+    rn_aug_none(&aug);
+    rn_crop_out out;
+    int w, h;
+    FILE *f = fopen(prep, "wb");
+    RN_CHECK(f && fwrite(good.p, 1, good.n / 2, f) == good.n / 2 && fclose(f) == 0, "truncate %s", prep);
+    RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == -1 && strstr(err.msg, "truncated"), "truncated: %s", err.msg);
+    RN_CHECK(rn_crop_sample(t, &out, &ctx, &in, &aug, &cfg, &err) == -1 && strstr(err.msg, prep), "truncated file refused "
+             "by the crop: %s", err.msg);
+    good.p[200] ^= 0x40; /* in the MCU index */
+    f = fopen(prep, "wb");
+    RN_CHECK(f && fwrite(good.p, 1, good.n, f) == good.n && fclose(f) == 0, "damage %s", prep);
+    RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == -1 && strstr(err.msg, "CRC"), "damaged: %s", err.msg);
+    RN_CHECK(rn_prep_build(path, prep, &info, &err) == 0 && info.built, "a damaged file is rebuilt: %s", err.msg);
+    RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == 0 && w == 2048, "rebuilt file loads: %s", err.msg);
+    struct timespec ts[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
+    RN_CHECK(utimensat(AT_FDCWD, path, ts, 0) == 0, "touch %s", path);
+    RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == 1, "a changed source makes the file stale");
+    ctx.sub.n = 0;
+    RN_CHECK(rn_crop_sample(t, &out, &ctx, &in, &aug, &cfg, &err) == 0 && ctx.sub.n == 0, "stale: the source is decoded");
+    RN_CHECK(rn_prep_build(path, prep, &info, &err) == 0 && info.built, "a stale file is rebuilt: %s", err.msg);
+    RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == 0, "rebuilt after the change: %s", err.msg);
+    free(t);
+    rn_bytes_free(&good), rn_bytes_free(&file);
+    rn_crop_ctx_free(&ctx);
+}
+
+/* The region-of-interest decode (rows above skipped, columns cropped) must give
+ * the same patch as decoding the whole image, and the same pixels in every row
+ * of its region; rn_crop_sample_decoded on the whole image gives
+ * rn_crop_sample's tensor. name: an image in tmpdir, w wide; boxes up to
+ * box_max px anywhere in it. */
+static void test_roi_equals_full(const char *name, int w, int h, double box_max)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/img.jpg", tmpdir);
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
     rn_image full = {0};
     rn_bytes scratch = {0};
     rn_err err = {0};
@@ -206,11 +324,11 @@ static void test_roi_equals_full(void)
     long diff_decoded = 0;
     rn_rng r;
     rn_rng_seed(&r, 11);
-    long diff = 0;
+    long diff = 0, rows = 0;
     for (int i = 0; i < 40 && full.w; i++) {
         rn_crop_in in = {.path = path, .root_vis = 1};
-        in.bbox[2] = (float)(20 + 400 * rn_rng_uniform(&r)), in.bbox[3] = in.bbox[2];
-        in.bbox[0] = (float)(-100 + 700 * rn_rng_uniform(&r)), in.bbox[1] = (float)(-100 + 500 * rn_rng_uniform(&r));
+        in.bbox[2] = (float)(20 + (box_max - 20) * rn_rng_uniform(&r)), in.bbox[3] = in.bbox[2];
+        in.bbox[0] = (float)(-100 + (w + 60) * rn_rng_uniform(&r)), in.bbox[1] = (float)(-100 + (h + 20) * rn_rng_uniform(&r));
         rn_aug aug;
         rn_aug_draw(&aug, &r);
         rn_crop_out out;
@@ -223,6 +341,7 @@ static void test_roi_equals_full(void)
         rn_affine_invert(mp.m, inv);
         rn_warp_bilinear_u8(want, full.px, xy, &mp, full.w, full.h, full.stride, 256, 256);
         for (int k = 0; k < 256 * 256 * 3; k++) diff += want[k] != ctx.patch[k];
+        rows += region_diff(&ctx.img, &full);
         rn_crop_out out2;
         RN_CHECK(rn_crop_sample_decoded(t2, &out2, &ctx2, &full, &in, &aug, &cfg, &err) == 0, "%s", err.msg);
         diff_decoded += memcmp(t, t2, sizeof(float) * 3 * 256 * 256) != 0;
@@ -230,7 +349,10 @@ static void test_roi_equals_full(void)
                         out.root[0] != out2.root[0] || out.root[1] != out2.root[1] || out.root_vis != out2.root_vis ||
                         out2.scale != 1 || out2.img_w != full.w || out2.img_h != full.h;
     }
-    RN_CHECK(full.w == 640 && diff == 0, "ROI decode differs from full decode in %ld values", diff);
+    printf("%s: 40 crops, ROI decode vs whole-image decode: %ld patch values and %ld region rows differ\n", name, diff,
+           rows);
+    RN_CHECK(full.w == w && full.h == h && diff == 0, "%s: ROI decode differs from full decode in %ld values", name, diff);
+    RN_CHECK(rows == 0, "%s: the decoded region differs from the whole-image decode in %ld rows", name, rows);
     RN_CHECK(diff_decoded == 0, "rn_crop_sample_decoded differs from rn_crop_sample in %ld of 40 crops", diff_decoded);
     free(want), free(t), free(t2);
     rn_image_free(&full), rn_bytes_free(&scratch), rn_crop_ctx_free(&ctx), rn_crop_ctx_free(&ctx2);
@@ -344,7 +466,19 @@ int main(void)
     if (n == N_SMALL_CASES + N_BIG_CASES) {
         test_opencv_parity(cs);
         test_default_decode_exact(cs);
-        test_roi_equals_full();
+        test_roi_equals_full("img.jpg", 640, 480, 420);
+        snprintf(cmd, sizeof cmd, "%s -c \"import cv2, numpy as np; rs = np.random.RandomState(5)\n"
+                 "b = cv2.resize(rs.rand(48, 48, 3).astype(np.float32) * 255, (2048, 2048), interpolation=cv2.INTER_CUBIC)\n"
+                 "cv2.imwrite('%s/f2048.jpg', np.clip(b + rs.randn(2048, 2048, 3) * 8, 0, 255).astype(np.uint8), "
+                 "[cv2.IMWRITE_JPEG_QUALITY, 90])\"", py, tmpdir);
+        RN_CHECK(system(cmd) == 0, "2048x2048 frame: %s", cmd);
+        test_roi_equals_full("f2048.jpg", 2048, 2048, 1600);
+        test_prep_equals_source("f2048.jpg", tmpdir, 2048, 2048, 1600);
+        test_prep_equals_source("img.jpg", tmpdir, 640, 480, 420);
+        test_prep_equals_source("gray.jpg", "tests/fuzz/corpus/image", 16, 12, 30);
+        test_prep_equals_source("progressive.jpg", "tests/fuzz/corpus/image", 16, 12, 30);
+        test_prep_equals_source("synth.jpg", "tests/fuzz/corpus/image", 64, 64, 90);
+        test_prep_files();
         test_dct_bound();
         test_bad_input();
     }

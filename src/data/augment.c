@@ -3,6 +3,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/profile.h"
+#include "data/prep.h"
+
 void rn_aug_draw(rn_aug *a, rn_rng *r)
 {
     a->rot = 0;
@@ -159,6 +162,7 @@ void rn_crop_cfg_default(rn_crop_cfg *cfg)
 void rn_crop_ctx_free(rn_crop_ctx *ctx)
 {
     rn_bytes_free(&ctx->file);
+    rn_bytes_free(&ctx->sub);
     rn_image_free(&ctx->img);
     free(ctx->patch);
     free(ctx->xy);
@@ -271,8 +275,12 @@ static void crop_finish(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn
     ctx_reserve(ctx, cfg);
     rn_warp_map mp;
     buffer_map(&mp, inv, img, aug->flip);
+    double t0 = rn_prof_now();
     rn_warp_bilinear_u8(ctx->patch, img->px, ctx->xy, &mp, img->w, img->h, img->stride, cfg->in_w, cfg->in_h);
+    double t1 = rn_prof_now();
     rn_normalize_chw(dst, ctx->patch, aug->color, cfg->pixel_scale, cfg->mean, cfg->std, cfg->in_w, cfg->in_h);
+    ctx->stage_s[RN_CROP_STAGE_WARP] += t1 - t0;
+    ctx->stage_s[RN_CROP_STAGE_NORM] += rn_prof_now() - t1;
     root_to_output(out, in, aug->flip, cfg);
 }
 
@@ -280,16 +288,31 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
                    const rn_crop_cfg *cfg, rn_err *err)
 {
     if (check_input(in, err)) return -1;
-    rn_image_info info;
-    if (rn_bytes_read(&ctx->file, in->path, err)) return -1;
-    if (rn_image_probe(&info, ctx->file.p, ctx->file.n, err)) return rn_err_prefix(err, "%s", in->path);
+    rn_image_info info = {0};
+    double t0 = rn_prof_now();
+    int from_src = 1;
+    if (cfg->prep_dir && !cfg->fast_decode) {
+        char prep[4200];
+        rn_prep_path(prep, sizeof prep, cfg->prep_dir, in->path);
+        from_src = rn_prep_load(&ctx->file, &info.w, &info.h, prep, in->path, err);
+        if (from_src < 0) return -1;
+    }
+    if (from_src && rn_bytes_read(&ctx->file, in->path, err)) return -1;
+    if (from_src && rn_image_probe(&info, ctx->file.p, ctx->file.n, err)) return rn_err_prefix(err, "%s", in->path);
+    double t1 = rn_prof_now();
     double inv[6] = {0};
     if (crop_affine(out, inv, in, aug, cfg, info.w, info.h, err)) return -1;
     out->scale = info.is_jpeg ? rn_crop_pick_scale(in->bbox, cfg) : 1;
     int roi[4];
     source_roi(roi, inv, info.w, aug->flip, out->scale, cfg);
-    if (rn_image_decode(&ctx->img, ctx->file.p, ctx->file.n, out->scale, roi, err))
+    if (from_src ? rn_image_decode(&ctx->img, ctx->file.p, ctx->file.n, out->scale, roi, err)
+                 : rn_prep_crop(&ctx->img, &ctx->sub, &ctx->file, roi, err))
         return rn_err_prefix(err, "%s", in->path);
+    double t2 = rn_prof_now();
+    ctx->stage_s[RN_CROP_STAGE_READ] += t1 - t0;
+    ctx->stage_s[RN_CROP_STAGE_SKIP] += ctx->img.skip_s;
+    ctx->stage_s[RN_CROP_STAGE_ROWS] += t2 - t1 - ctx->img.skip_s;
+    if (from_src) ctx->rows_skipped += ctx->img.y0, ctx->rows_read += ctx->img.h;
     crop_finish(dst, out, ctx, &ctx->img, inv, in, aug, cfg);
     return 0;
 }

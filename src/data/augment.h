@@ -77,6 +77,8 @@ typedef struct rn_crop_cfg {
     int out_w, out_h;   /* output heatmap size (in / 4) */
     int fast_decode;    /* 1: decode JPEGs at 1/2, 1/4, 1/8 when the box is that much larger (faster, not
                          * the authors' pixels); 0 (default): always full size, as cv2.imread */
+    const char *prep_dir; /* prepared frames (data/prep.h; rootnet dataset --prepare), used where one is
+                           * there and up to date, the same pixels; NULL: off. Not with fast_decode. */
     float pixel_scale;  /* 1 (authors) or 1/255 */
     float mean[3], std[3];
 } rn_crop_cfg;
@@ -100,13 +102,23 @@ typedef struct rn_crop_out {
     int scale;          /* JPEG DCT scale used (1, 2, 4, 8) */
 } rn_crop_out;
 
+/* Stages of rn_crop_sample, timed into rn_crop_ctx.stage_s (seconds, summed over samples):
+ * reading the file, the rows above the crop (skipped: entropy decoding only), the crop's rows
+ * (entropy decoding of whole rows, IDCT, upsampling, colour conversion of the crop's columns;
+ * from a prepared frame: putting the crop's JPEG together and decoding it), the warp and the
+ * normalisation. */
+enum { RN_CROP_STAGE_READ, RN_CROP_STAGE_SKIP, RN_CROP_STAGE_ROWS, RN_CROP_STAGE_WARP, RN_CROP_STAGE_NORM,
+       RN_CROP_NSTAGES };
+
 /* Per-thread scratch reused across samples. */
 typedef struct rn_crop_ctx {
-    rn_bytes file;
+    rn_bytes file, sub; /* sub: the crop's JPEG put together from a prepared frame */
     rn_image img;
     uint8_t *patch;     /* (in_h, in_w, 3) */
     int32_t *xy;        /* 2 * in_w */
     size_t patch_cap, xy_cap;
+    double stage_s[RN_CROP_NSTAGES];  /* time per stage, summed over this context's samples */
+    int64_t rows_skipped, rows_read;  /* image rows skipped and decoded from source files, summed */
 } rn_crop_ctx;
 
 void rn_crop_ctx_free(rn_crop_ctx *ctx);

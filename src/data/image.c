@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/profile.h"
+
 int rn_bytes_read(rn_bytes *b, const char *path, rn_err *err)
 {
     FILE *f = fopen(path, "rb");
@@ -113,7 +115,9 @@ static int jpeg_rows(struct jpeg_decompress_struct *ci, rn_image *img, const int
 {
     JDIMENSION xoff = (JDIMENSION)r[0], cw = (JDIMENSION)r[2];
     if (cw < ci->output_width) jpeg_crop_scanline(ci, &xoff, &cw);
+    double t0 = rn_prof_now();
     if (r[1] > 0 && jpeg_skip_scanlines(ci, (JDIMENSION)r[1]) != (JDIMENSION)r[1]) return -1;
+    img->skip_s = rn_prof_now() - t0;
     image_reserve(img, (int)ci->output_width, r[3]);
     img->x0 = (int)xoff;
     img->y0 = r[1];
@@ -292,6 +296,7 @@ int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *er
 int rn_image_decode(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, rn_err *err)
 {
     RN_ASSERT(scale == 1 || scale == 2 || scale == 4 || scale == 8);
+    img->skip_s = 0;
     if (is_jpeg(buf, n)) return decode_jpeg(img, buf, n, scale, roi, err);
     if (!is_png(buf, n)) return rn_err_set(err, "not a JPEG or PNG file");
     if (scale != 1) return rn_err_set(err, "PNG cannot be decoded at scale 1/%d", scale);

@@ -44,6 +44,7 @@ typedef struct rn_image {
     int scale;          /* 1, 2, 4 or 8 */
     int full_w, full_h; /* original image size */
     uint8_t *px;        /* (h, w, 3) RGB, rows stride bytes apart; reused across calls */
+    double skip_s;      /* seconds the last decode spent skipping the rows above the region */
     size_t cap;
 } rn_image;
 

@@ -103,6 +103,7 @@ static int make_loader(trainer *t, rn_err *err)
     lc.crop.in_w = lc.crop.in_h = c->input_size;
     lc.crop.out_w = lc.crop.out_h = c->input_size / 4;
     lc.crop.fast_decode = c->fast_decode;
+    lc.crop.prep_dir = c->prep_dir[0] ? c->prep_dir : NULL;
     if (rn_loader_create(&t->ld, &lc, err)) return -1;
     t->ipe = rn_loader_batches(t->ld);
     int64_t per_rank = (rn_loader_items(t->ld) + c->world - 1) / c->world;
