@@ -125,10 +125,12 @@ static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *
     mo.inference = !train;
     mo.fold = !train && !c->no_fold;
     if (!train) mo.grad_ready = (rn_model_grad_ready){0};
+    mo.pinned_inputs = rn_cli_pin_device(mo.dev) != NULL;
+
     if (rn_model_create(&m, p, (int)c->b, (int)c->size, (int)c->size, &mo, err)) return -1;
     rn_tuning_attach(tn, &m);
     size_t per = 3 * (size_t)c->size * (size_t)c->size;
-    rn_cli_batch bt = rn_cli_batch_alloc((int)c->b, per);
+    rn_cli_batch bt = rn_cli_batch_alloc((int)c->b, per, mo.pinned_inputs ? m.dev : NULL);
     fill_inputs(&bt, rng, (int)c->b, per, m.OH, m.OW);
     double *t = rn_xmalloc((size_t)c->iters * sizeof *t), *comm = rn_xmalloc((size_t)c->iters * sizeof *comm);
     int rc = rn_dist_bcast_params(d, p, err);

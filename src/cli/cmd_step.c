@@ -144,7 +144,7 @@ static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dis
     }
     rn_tuning_attach(tn, &sp->m);
     int E = c->replicas;
-    for (int e = 0; e < E; e++) sp->bt[e] = rn_cli_batch_alloc(c->b, s->x.per);
+    for (int e = 0; e < E; e++) sp->bt[e] = rn_cli_batch_alloc(c->b, s->x.per, NULL);
     if (E > 1) rn_step_replicas_init(&sp->rep, p, E);
     sp->opt = rn_adam_default(rn_tuning_lr(tn, c->lr, (long)rn_dist_size(d) * E * c->b));
     rn_dist_grads_setup(d, p, c->bucket);

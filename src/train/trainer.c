@@ -29,7 +29,9 @@ typedef struct trainer {
     const rn_train_cfg *cfg;
     const rn_train_hooks *hk;
     const rn_step_ctl *ctl;
+    int pinned; /* the loader's batches are the device's pinned memory */
     FILE *out, *jsonl, *txt;
+
     int main_rank, tty;
     rn_dataset sets[1 + RN_TRAIN_MAX_2D];
     const rn_dataset *set_ptr[1 + RN_TRAIN_MAX_2D]; /* the loader keeps this array */
@@ -92,6 +94,27 @@ static int load_sets(trainer *t, rn_err *err)
     return 0;
 }
 
+/* The models' options: threads from cfg, then the hooks' (device, precision, distribution). */
+static rn_model_opts model_opts(const trainer *t)
+{
+    rn_model_opts mo = {.threads = rn_train_cfg_threads(t->cfg), .compute = RN_COMPUTE_F32};
+    if (t->hk->model_opts) t->hk->model_opts(t->hk->ctx, &mo);
+    return mo;
+}
+
+static void *pinned_alloc(void *dev, size_t bytes) { return ((rn_device *)dev)->ops->host_alloc(dev, bytes); }
+static void pinned_free(void *dev, void *p) { ((rn_device *)dev)->ops->host_free(dev, p); }
+
+/* On a device without host memory that has pinned memory (cuda) the loader writes its batches there, so that
+ * the model copies them with upload_async beside its compute (rn_model_opts.pinned_inputs). */
+static void loader_buffers(trainer *t, rn_loader_cfg *lc)
+{
+    rn_device *dev = model_opts(t).dev;
+    if (!dev || dev->host_memory || !dev->ops->host_alloc || !dev->ops->upload_async) return;
+    lc->buf_alloc = pinned_alloc, lc->buf_free = pinned_free, lc->buf_user = dev;
+    t->pinned = 1;
+}
+
 static int make_loader(trainer *t, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
@@ -104,6 +127,7 @@ static int make_loader(trainer *t, rn_err *err)
     lc.crop.out_w = lc.crop.out_h = c->input_size / 4;
     lc.crop.fast_decode = c->fast_decode;
     lc.crop.prep_dir = c->prep_dir[0] ? c->prep_dir : NULL;
+    loader_buffers(t, &lc);
     if (rn_loader_create(&t->ld, &lc, err)) return -1;
     t->ipe = rn_loader_batches(t->ld);
     int64_t per_rank = (rn_loader_items(t->ld) + c->world - 1) / c->world;
@@ -191,8 +215,8 @@ static int resume(trainer *t, int *resumed, rn_err *err)
 static int make_models(trainer *t, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
-    rn_model_opts mo = {.threads = rn_train_cfg_threads(c), .compute = RN_COMPUTE_F32};
-    if (t->hk->model_opts) t->hk->model_opts(t->hk->ctx, &mo);
+    rn_model_opts mo = model_opts(t);
+    mo.pinned_inputs = t->pinned;
     if (rn_model_create(&t->m, &t->p, c->batch, c->input_size, c->input_size, &mo, err)) return -1;
     t->have_m = 1;
     if (t->hk->model_created) t->hk->model_created(t->hk->ctx, &t->m);

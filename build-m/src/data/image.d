@@ -1,4 +1,5 @@
 build-m/src/data/image.o: src/data/image.c src/data/image.h \
- src/core/status.h
+ src/core/status.h src/core/profile.h
 src/data/image.h:
 src/core/status.h:
+src/core/profile.h:

@@ -1,9 +1,10 @@
 build-m/src/data/loader.o: src/data/loader.c src/data/loader.h \
  src/core/status.h src/data/augment.h src/core/rng.h src/data/image.h \
- src/data/sample.h
+ src/data/sample.h src/core/affinity.h
 src/data/loader.h:
 src/core/status.h:
 src/data/augment.h:
 src/core/rng.h:
 src/data/image.h:
 src/data/sample.h:
+src/core/affinity.h:
