@@ -102,10 +102,15 @@ int rn_run_settings_merge(rn_run_settings *s, int input_size, int fast_decode, c
 int rn_snapshot_load_eval(rn_params *p, rn_run_settings *s, const char *path, int depth, int input_size,
                           int fast_decode, rn_err *err);
 
-/* The newest complete snapshot in dir into out: 1 found, 0 none, -1 error.
- * Incomplete ones are skipped with a warning on warn; leftover temporary
- * files of an interrupted write are removed (and reported). */
+/* The newest complete snapshot in dir into out: 1 found (newer incomplete
+ * ones skipped with a warning on warn), 0 when dir holds no snapshot at all,
+ * -1 when it holds some but none is complete (err names each file and its
+ * problem; nothing is removed). With 1 or 0, leftover temporaries of an
+ * interrupted write are removed (and reported on warn). */
 int rn_snapshot_find_latest(char *out, size_t len, const char *dir, FILE *warn, rn_err *err);
+/* 0, or -1 naming the first snapshot name in dir that is no regular file (a
+ * directory called snapshot_0.safetensors, say): checked before training. */
+int rn_snapshot_dir_check(const char *dir, rn_err *err);
 /* Removes mid-epoch snapshots older than (epoch, batch), keeping the newest keep - 1 of them. */
 void rn_snapshot_prune(const char *dir, int key_epoch, int key_batch, int keep);
 /* Removes end-of-epoch snapshots of epochs <= epoch - keep (keep 0: none). */
