@@ -9,13 +9,14 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "data/sample.h"
+#include "io/file.h"
 
 static int dump_csv(const rn_dataset *ds, const char *path, rn_err *err)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return rn_err_set(err, "%s: cannot create: %s", tmp, strerror(errno));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return rn_err_set(err, "%s: out of memory", path);
     fprintf(f, "path,image_id,ann_id,width,height,bx,by,bw,bh,area,k,rx,ry,rz,cx,cy,cz,vis,fx,fy,px,py,score,"
                "have_depth,action,subject,is_valid\n");
     for (size_t i = 0; i < ds->n; i++) {
@@ -26,13 +27,11 @@ static int dump_csv(const rn_dataset *ds, const char *path, rn_err *err)
                 s->root_cam[0], s->root_cam[1], s->root_cam[2], s->root_vis, s->f[0], s->f[1], s->c[0], s->c[1],
                 s->score, s->have_depth, s->action, s->subject, s->is_valid);
     }
-    int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path)) {
-        unlink(tmp);
-        return rn_err_set(err, "%s: cannot write", path);
-    }
-    return 0;
+    int rc = fclose(f) ? rn_err_set(err, "%s: out of memory", path) : 0;
+    rn_afile af;
+    if (!rc) rc = rn_afile_open(&af, path, err) || rn_afile_write(&af, text, len, err) || rn_afile_commit(&af, err) ? -1 : 0;
+    free(text);
+    return rc;
 }
 
 int rn_cmd_dataset(int argc, char **argv)

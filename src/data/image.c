@@ -7,30 +7,34 @@
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "io/file.h"
 
 int rn_bytes_read(rn_bytes *b, const char *path, rn_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return rn_err_set(err, "%s: cannot open: %s", path, strerror(errno));
-    b->n = 0;
-    for (;;) {
-        if (b->cap - b->n < 65536) {
-            size_t cap = b->cap ? 2 * b->cap : 1 << 20;
-            uint8_t *p = realloc(b->p, cap);
-            if (!p) {
-                fclose(f);
-                return rn_err_set(err, "%s: out of memory reading file", path);
-            }
-            b->p = p;
-            b->cap = cap;
+    size_t size = 0;
+    int fd = rn_file_open_read(path, RN_IMAGE_MAX_FILE_BYTES, &size, err);
+    if (fd < 0) return -1;
+    if (size > b->cap || !b->p) {
+        uint8_t *p = realloc(b->p, size ? size : 1);
+        if (!p) {
+            close(fd);
+            return rn_err_set(err, "%s: out of memory reading %zu bytes", path, size);
         }
-        size_t got = fread(b->p + b->n, 1, b->cap - b->n, f);
-        b->n += got;
-        if (got == 0) break;
+        b->p = p;
+        b->cap = size ? size : 1;
     }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) return rn_err_set(err, "%s: read error", path);
+    b->n = 0;
+    while (b->n < size) {
+        ssize_t got = read(fd, b->p + b->n, size - b->n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        b->n += (size_t)got;
+    }
+    int e = b->n < size ? errno : 0;
+    close(fd);
+    if (b->n < size) return rn_err_set(err, "%s: read error: %s", path, e ? strerror(e) : "file shrank while read");
     return 0;
 }
 

@@ -26,6 +26,9 @@
  * that a header declaring 10^6 x 10^6 pixels is refused before allocating. */
 #define RN_IMAGE_MAX_SIDE 65535
 #define RN_IMAGE_MAX_PIXELS (1 << 28)
+/* Largest image file read: 512 MiB, checked from the file's size before any
+ * byte is read (a real photo is well under 100 MiB). */
+#define RN_IMAGE_MAX_FILE_BYTES ((size_t)512 << 20)
 
 typedef struct rn_bytes {
     uint8_t *p;
@@ -47,7 +50,9 @@ typedef struct rn_image {
     size_t cap;
 } rn_image;
 
-/* Reads a whole file into b (buffer reused). Returns 0, or -1 naming the path. */
+/* Reads a whole regular file of at most RN_IMAGE_MAX_FILE_BYTES into b (buffer
+ * reused); a FIFO, device or larger file is refused before any read. Returns
+ * 0, or -1 naming the path and the problem. */
 int rn_bytes_read(rn_bytes *b, const char *path, rn_err *err);
 void rn_bytes_free(rn_bytes *b);
 
