@@ -74,6 +74,8 @@ int rn_cmd_dataset(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
     printf("%s %s: %zu records in %.1f ms; cache: %s\n", name, split, ds.n, ms, ds.cache_note);
+    printf("%s %s: images are read as stored, EXIF orientation ignored (as the authors' loader: cv2 "
+           "IMREAD_IGNORE_ORIENTATION); predict and demo apply it\n", name, split);
     int rc = dump && dump_csv(&ds, dump, &err) ? 1 : 0;
     if (rc) fprintf(stderr, "rootnet dataset: %s\n", err.msg);
     rn_dataset_free(&ds);

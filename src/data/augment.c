@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "data/exif_focal.h"
+
 void rn_aug_draw(rn_aug *a, rn_rng *r)
 {
     a->rot = 0;
@@ -283,6 +285,12 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
     rn_image_info info;
     if (rn_bytes_read(&ctx->file, in->path, err)) return -1;
     if (rn_image_probe(&info, ctx->file.p, ctx->file.n, err)) return rn_err_prefix(err, "%s", in->path);
+    int orient = cfg->exif_orient && info.is_jpeg ? rn_exif_orientation(ctx->file.p, ctx->file.n) : 1;
+    if (orient > 1) {
+        if (rn_image_decode(&ctx->img, ctx->file.p, ctx->file.n, 1, NULL, err)) return rn_err_prefix(err, "%s", in->path);
+        rn_image_orient(&ctx->img, orient);
+        return rn_crop_sample_decoded(dst, out, ctx, &ctx->img, in, aug, cfg, err);
+    }
     double inv[6] = {0};
     if (crop_affine(out, inv, in, aug, cfg, info.w, info.h, err)) return -1;
     out->scale = info.is_jpeg ? rn_crop_pick_scale(in->bbox, cfg) : 1;

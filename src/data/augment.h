@@ -77,6 +77,9 @@ typedef struct rn_crop_cfg {
     int out_w, out_h;   /* output heatmap size (in / 4) */
     int fast_decode;    /* 1: decode JPEGs at 1/2, 1/4, 1/8 when the box is that much larger (faster, not
                          * the authors' pixels); 0 (default): always full size, as cv2.imread */
+    int exif_orient;    /* 1: a JPEG's EXIF orientation applied first, as cv2.imread (predict, demo; the box
+                         * is in displayed pixels; such an image is decoded whole, at full size); 0
+                         * (default): ignored, as the authors' dataset loader (IMREAD_IGNORE_ORIENTATION) */
     float pixel_scale;  /* 1 (authors) or 1/255 */
     float mean[3], std[3];
 } rn_crop_cfg;

@@ -66,8 +66,16 @@ int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *er
  * image. Corrupt data (including libjpeg warnings) is an error. */
 int rn_image_decode(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, rn_err *err);
 
-/* Whole image at full size from a file; errors name the path. */
-int rn_image_load(rn_image *img, rn_bytes *scratch, const char *path, rn_err *err);
+/* Whole image at full size from a file, as displayed: a JPEG's EXIF
+ * Orientation applied, as OpenCV's imread does by default (the demo and
+ * predict; the datasets ignore it, as the authors' loader). *orientation (when
+ * not NULL) gets the tag, 1..8. Errors name the path. */
+int rn_image_load(rn_image *img, rn_bytes *scratch, const char *path, int *orientation, rn_err *err);
+
+/* Turns a whole decoded image (scale 1, no region) from stored into displayed
+ * order for EXIF orientation 1..8 (5..8 swap width and height); anything else
+ * leaves it as is. */
+void rn_image_orient(rn_image *img, int orientation);
 
 void rn_image_free(rn_image *img);
 
