@@ -78,6 +78,40 @@ static void test_affine_exact(void)
     free(r);
 }
 
+/* A box kept in float64 (rn_crop_in.center, as rn_sample.center from the readers
+ * and predict) gives the authors' crop matrix to the bit: their centre is
+ * x + 0.5 w in float64, rounded once to float32 (tools/cv_ref.py center.f64). */
+static void test_center_exact(void)
+{
+    enum { N = 200, ROW = 10 };
+    double *r = malloc(sizeof(double) * N * ROW);
+    int bad = read_raw(r, sizeof(double) * N * ROW, tmpdir, "center.f64");
+    RN_CHECK(!bad, "center.f64 reference");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/img.jpg", tmpdir);
+    rn_crop_cfg cfg;
+    rn_crop_cfg_default(&cfg);
+    rn_aug aug;
+    rn_aug_none(&aug);
+    rn_crop_ctx ctx = {0};
+    float *dst = malloc(sizeof(float) * 3 * 256 * 256);
+    int differ = 0;
+    for (int i = 0; !bad && i < N; i++) {
+        const double *c = r + (size_t)i * ROW;
+        rn_crop_in in = {.path = path, .has_center = 1, .center = {c[0] + 0.5 * c[2], c[1] + 0.5 * c[3]}};
+        for (int k = 0; k < 4; k++) in.bbox[k] = (float)c[k];
+        rn_crop_out out;
+        rn_err err = {0};
+        RN_CHECK(rn_crop_sample(dst, &out, &ctx, &in, &aug, &cfg, &err) == 0, "center case %d: %s", i, err.msg);
+        differ += memcmp(out.trans, c + 4, sizeof out.trans) != 0;
+    }
+    printf("float64 box centres: %d of %d crop matrices differ from the authors'\n", differ, N);
+    RN_CHECK(differ == 0, "%d of %d crop matrices differ from the authors' (float64 centre)", differ, N);
+    free(dst);
+    free(r);
+    rn_crop_ctx_free(&ctx);
+}
+
 static void test_aug_draw(void)
 {
     rn_rng r;
@@ -365,6 +399,7 @@ int main(void)
     RN_CHECK(n == N_SMALL_CASES + N_BIG_CASES, "read %d reference cases", n);
     if (n == N_SMALL_CASES + N_BIG_CASES) {
         test_affine_exact();
+        test_center_exact();
         test_opencv_parity(cs);
         test_default_decode_exact(cs);
         test_roi_equals_full();

@@ -136,6 +136,17 @@ def affine_cases(outdir, rs):
         bh = bw * rs.uniform(0.8, 1.25) if k % 2 else bw
         rows.append([cx, cy, bw, bh, rot] + list(trans_for(cx, cy, bw, bh, rot).ravel()))
     np.array(rows, dtype=np.float64).tofile(os.path.join(outdir, "affine.f64"))
+    # center.f64: N_CENTER float64 boxes (x, y, w, h, many binary digits) on img.jpg and the matrix of the
+    # authors' crop, whose centre is x + 0.5 w in float64 rounded once to float32 (unrotated, unflipped).
+    rows = []
+    for k in range(N_CENTER):
+        bw = rs.uniform(40, 300)
+        x, y, w, h = rs.uniform(-50, 500), rs.uniform(-50, 350), bw, bw * rs.uniform(0.8, 1.25)
+        rows.append([x, y, w, h] + list(trans_for(x + 0.5 * w, y + 0.5 * h, w, h, 0.0).ravel()))
+    np.array(rows, dtype=np.float64).tofile(os.path.join(outdir, "center.f64"))
+
+
+N_CENTER = 200
 
 
 def check(rec_json, npy, exact=False):

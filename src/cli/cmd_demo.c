@@ -157,6 +157,8 @@ static int run_demo(const demo_cli *c, rn_err *err)
     if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? 2 : 1;
     in.input_size = s.input_size;
     in.fast_decode = s.fast_decode;
+    if (!c->json)
+        printf("demo: %s (ResNet-%d), input %d %s\n", c->snapshot, p.depth, in.input_size, rn_run_settings_size_note(&s));
     rn_person_root r[RN_PREDICT_MAX_BOXES];
     rn_predict_info info;
     int rc = rn_predict_roots(r, &info, &p, &in, err);

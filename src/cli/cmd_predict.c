@@ -67,6 +67,7 @@ static int run_predict(const predict_cli *c, rn_err *err)
     if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? 2 : 1;
     o.input_size = s.input_size;
     o.fast_decode = s.fast_decode;
+    printf("predict: %s (ResNet-%d), input %d %s\n", c->snapshot, p.depth, o.input_size, rn_run_settings_size_note(&s));
     rn_pset_summary sum;
     int rc = rn_pset_run(&sum, &p, &o, err);
     rn_params_free(&p);

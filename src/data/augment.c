@@ -296,7 +296,8 @@ static int crop_affine(rn_crop_out *out, double inv[6], const rn_crop_in *in, co
                        const rn_crop_cfg *cfg, int w, int h, rn_err *err)
 {
     out->img_w = w, out->img_h = h;
-    double cx = in->bbox[0] + 0.5 * in->bbox[2], cy = in->bbox[1] + 0.5 * in->bbox[3];
+    double cx = in->has_center ? in->center[0] : in->bbox[0] + 0.5 * in->bbox[2];
+    double cy = in->has_center ? in->center[1] : in->bbox[1] + 0.5 * in->bbox[3];
     if (aug->flip) cx = w - cx - 1;
     if (rn_affine_from_box(out->trans, cx, cy, in->bbox[2], in->bbox[3], cfg->in_w, cfg->in_h, aug->rot))
         return rn_err_set(err, "%s: box (%g, %g, %g, %g) is too small for float precision at its position in the %d "

@@ -90,6 +90,9 @@ void rn_crop_cfg_default(rn_crop_cfg *cfg);
 typedef struct rn_crop_in {
     const char *path;   /* image file */
     float bbox[4];      /* x, y, w, h in original pixels */
+    int has_center;     /* 1: center is the box centre in float64 (the authors' numpy value); 0: the
+                         * centre is taken from bbox */
+    double center[2];
     float root[2];      /* root x, y in original pixels */
     float root_vis;
 } rn_crop_in;

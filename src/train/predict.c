@@ -73,6 +73,8 @@ static int crop_all(float *x, float *k, rn_crop_ctx *ctx, rn_person_root *out, c
         k[i] = (float)o->k;
         rn_crop_in ci = {.path = in->image, .root_vis = 0};
         for (int j = 0; j < 4; j++) ci.bbox[j] = (float)o->bbox[j];
+        ci.center[0] = o->bbox[0] + 0.5 * o->bbox[2], ci.center[1] = o->bbox[1] + 0.5 * o->bbox[3];
+        ci.has_center = 1;
         rn_crop_out co;
         float *dst = x + (size_t)i * plane;
         rc = in->pixels ? rn_crop_sample_decoded(dst, &co, ctx, in->pixels, &ci, &aug, &cfg, err)

@@ -401,7 +401,15 @@ int rn_run_settings_merge(rn_run_settings *s, int input_size, int fast_decode, c
                           input_size, path, s->input_size, s->input_size, s->input_size);
     if (input_size) s->input_size = input_size;
     if (fast_decode) s->fast_decode = 1;
+    s->size_default = !s->from_config && !input_size;
     return 0;
+}
+
+const char *rn_run_settings_size_note(const rn_run_settings *s)
+{
+    if (s->from_config) return "(the snapshot's config)";
+    if (!s->size_default) return "(--input-size)";
+    return "(a default: these weights carry no config; give --input-size N if they were trained at another size)";
 }
 
 int rn_snapshot_load_eval(rn_params *p, rn_run_settings *s, const char *path, int depth, int input_size,

@@ -81,7 +81,13 @@ typedef struct rn_run_settings {
     int from_config;  /* 1: the values below come from the file's "config" metadata */
     int input_size;   /* square network input (256 without a config) */
     int fast_decode;  /* JPEG fast decode (0 without a config) */
+    int size_default; /* 1: input_size is the default 256 (no config, no --input-size) */
 } rn_run_settings;
+
+/* Where the input size came from, for a command's header line: "(the
+ * snapshot's config)", "(--input-size)", or, for weights without a config,
+ * that 256 is a default and how to change it. */
+const char *rn_run_settings_size_note(const rn_run_settings *s);
 
 /* The settings of tensors ts read from path (its "config" metadata, else the defaults). */
 int rn_run_settings_read(rn_run_settings *s, const rn_tensors *ts, const char *path, rn_err *err);
