@@ -363,7 +363,7 @@ rn_jdoc *rn_jdoc_load(const char *path, rn_err *err)
     if (fd < 0) return NULL;
     if (len == 0) {
         close(fd);
-        rn_err_set(err, "%s: empty file", path);
+        rn_err_set(err, "%s: empty or unreadable file", path);
         return NULL;
     }
     void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
