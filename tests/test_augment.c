@@ -151,6 +151,7 @@ static int read_cases(ref_case *cs, int max, const char *dir)
     double v[12];
     while (n < max && fscanf(f, "%63s %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", cs[n].name, &v[0], &v[1], &v[2],
                              &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11]) == 13) {
+        cs[n].in = (rn_crop_in){0};
         for (int k = 0; k < 4; k++) cs[n].in.bbox[k] = (float)v[k];
         cs[n].aug.rot = v[4];
         cs[n].aug.flip = (int)v[5];
