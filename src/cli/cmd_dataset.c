@@ -13,13 +13,14 @@
 #include "cli/commands.h"
 #include "data/prep.h"
 #include "data/sample.h"
+#include "io/file.h"
 
 static int dump_csv(const rn_dataset *ds, const char *path, rn_err *err)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return rn_err_set(err, "%s: cannot create: %s", tmp, strerror(errno));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return rn_err_set(err, "%s: out of memory", path);
     fprintf(f, "path,image_id,ann_id,width,height,bx,by,bw,bh,area,k,rx,ry,rz,cx,cy,cz,vis,fx,fy,px,py,score,"
                "have_depth,action,subject,is_valid\n");
     for (size_t i = 0; i < ds->n; i++) {
@@ -30,13 +31,11 @@ static int dump_csv(const rn_dataset *ds, const char *path, rn_err *err)
                 s->root_cam[0], s->root_cam[1], s->root_cam[2], s->root_vis, s->f[0], s->f[1], s->c[0], s->c[1],
                 s->score, s->have_depth, s->action, s->subject, s->is_valid);
     }
-    int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path)) {
-        unlink(tmp);
-        return rn_err_set(err, "%s: cannot write", path);
-    }
-    return 0;
+    int rc = fclose(f) ? rn_err_set(err, "%s: out of memory", path) : 0;
+    rn_afile af;
+    if (!rc) rc = rn_afile_open(&af, path, err) || rn_afile_write(&af, text, len, err) || rn_afile_commit(&af, err) ? -1 : 0;
+    free(text);
+    return rc;
 }
 
 static int cmp_path(const void *a, const void *b, void *strings)
@@ -125,6 +124,8 @@ int rn_cmd_dataset(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
     printf("%s %s: %zu records in %.1f ms; cache: %s\n", name, split, ds.n, ms, ds.cache_note);
+    printf("%s %s: images are read as stored, EXIF orientation ignored (as the authors' loader: cv2 "
+           "IMREAD_IGNORE_ORIENTATION); predict and demo apply it\n", name, split);
     int rc = dump && dump_csv(&ds, dump, &err) ? 1 : 0;
     if (rc) fprintf(stderr, "rootnet dataset: %s\n", err.msg);
     if (!rc && prep_dir) rc = prepare(&ds, prep_dir);

@@ -79,6 +79,9 @@ typedef struct rn_crop_cfg {
                          * the authors' pixels); 0 (default): always full size, as cv2.imread */
     const char *prep_dir; /* prepared frames (data/prep.h; rootnet dataset --prepare), used where one is
                            * there and up to date, the same pixels; NULL: off. Not with fast_decode. */
+    int exif_orient;    /* 1: a JPEG's EXIF orientation applied first, as cv2.imread (predict, demo; the box
+                         * is in displayed pixels; such an image is decoded whole, at full size); 0
+                         * (default): ignored, as the authors' dataset loader (IMREAD_IGNORE_ORIENTATION) */
     float pixel_scale;  /* 1 (authors) or 1/255 */
     float mean[3], std[3];
 } rn_crop_cfg;
@@ -89,6 +92,9 @@ void rn_crop_cfg_default(rn_crop_cfg *cfg);
 typedef struct rn_crop_in {
     const char *path;   /* image file */
     float bbox[4];      /* x, y, w, h in original pixels */
+    int has_center;     /* 1: center is the box centre in float64 (the authors' numpy value); 0: the
+                         * centre is taken from bbox */
+    double center[2];
     float root[2];      /* root x, y in original pixels */
     float root_vis;
 } rn_crop_in;

@@ -48,6 +48,8 @@ typedef struct trainer {
     int snapshots_written;
     timers tm;
     char dir_snap[RN_TRAIN_PATH + 16], dir_log[RN_TRAIN_PATH + 16];
+    char resume_from[RN_TRAIN_PATH + 128]; /* --continue: the snapshot chosen before anything is written */
+    int resume_found;
     char cfg_text[8192];
 } trainer;
 
@@ -64,10 +66,22 @@ static void span(const trainer *t, const char *name, int begin)
     if (!begin && t->hk->span_end) t->hk->span_end(t->hk->ctx, name);
 }
 
-static int open_outputs(trainer *t, rn_err *err)
+/* Before anything is written: no snapshot name may be a directory or another
+ * non-file, and --continue finds its snapshot or refuses (never starts over
+ * when snapshots are there but none is complete). */
+static int check_snapshots(trainer *t, rn_err *err)
 {
     snprintf(t->dir_snap, sizeof t->dir_snap, "%s/model_dump", t->cfg->output);
     snprintf(t->dir_log, sizeof t->dir_log, "%s/log", t->cfg->output);
+    if (rn_snapshot_dir_check(t->dir_snap, err)) return -1;
+    if (!t->cfg->cont) return 0;
+    t->resume_found = rn_snapshot_find_latest(t->resume_from, sizeof t->resume_from, t->dir_snap,
+                                              t->out ? stderr : NULL, err);
+    return t->resume_found < 0 ? rn_err_prefix(err, "--continue") : 0;
+}
+
+static int open_outputs(trainer *t, rn_err *err)
+{
     if (!t->main_rank) return 0;
     if (rn_mkdirs(t->dir_snap, err) || rn_mkdirs(t->dir_log, err)) return -1;
     char path[RN_TRAIN_PATH + 64];
@@ -188,12 +202,11 @@ static void metrics_from_log(trainer *t)
 
 static int resume(trainer *t, int *resumed, rn_err *err)
 {
-    char path[RN_TRAIN_PATH + 128], line[RN_TRAIN_PATH + 300];
+    char line[RN_TRAIN_PATH + 300];
+    const char *path = t->resume_from;
     *resumed = 0;
-    int found = rn_snapshot_find_latest(path, sizeof path, t->dir_snap, t->out ? stderr : NULL, err);
-    if (found < 0) return -1;
-    if (!found) {
-        snprintf(line, sizeof line, "--continue: no complete snapshot in %s, starting from scratch", t->dir_snap);
+    if (!t->resume_found) {
+        snprintf(line, sizeof line, "--continue: no snapshot in %s, starting from scratch", t->dir_snap);
         emit(t, line);
         return 0;
     }
@@ -231,7 +244,7 @@ static int make_models(trainer *t, rn_err *err)
 static int setup(trainer *t, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
-    if (open_outputs(t, err) || load_sets(t, err) || make_loader(t, err)) return -1;
+    if (check_snapshots(t, err) || open_outputs(t, err) || load_sets(t, err) || make_loader(t, err)) return -1;
     int64_t cap = (int64_t)c->end_epoch * t->ipe;
     rn_train_state_init(&t->st, cap);
     t->metric = rn_xmalloc((size_t)c->end_epoch * sizeof *t->metric);

@@ -1,9 +1,10 @@
 build-m/src/data/augment.o: src/data/augment.c src/data/augment.h \
  src/core/rng.h src/core/status.h src/data/image.h src/core/profile.h \
- src/data/prep.h
+ src/data/exif_focal.h src/data/prep.h
 src/data/augment.h:
 src/core/rng.h:
 src/core/status.h:
 src/data/image.h:
 src/core/profile.h:
+src/data/exif_focal.h:
 src/data/prep.h:

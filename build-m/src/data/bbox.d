@@ -1,2 +1,4 @@
-build-m/src/data/bbox.o: src/data/bbox.c src/data/bbox.h
+build-m/src/data/bbox.o: src/data/bbox.c src/data/bbox.h \
+ src/core/status.h
 src/data/bbox.h:
+src/core/status.h:
