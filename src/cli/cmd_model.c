@@ -351,8 +351,8 @@ static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dis
     for (int e = 0; e < E; e++) sp->bt[e] = batch_alloc(c->b, s->x.per);
     if (E > 1) rn_step_replicas_init(&sp->rep, p, E);
     sp->opt = rn_adam_default(rn_tuning_lr(tn, c->lr, (long)rn_dist_size(d) * E * c->b));
-    rn_dist_grads_setup(d, p, c->bucket);
-    int rc = rn_dist_bcast_params(d, p, err);
+    int rc = rn_dist_grads_setup(d, p, c->bucket, err);
+    if (!rc) rc = rn_dist_bcast_params(d, p, err);
     if (!rc) rc = step_loop(sp, err);
     if (E > 1) rn_step_replicas_free(&sp->rep);
     for (int e = 0; e < E; e++) batch_free(&sp->bt[e]);
@@ -438,6 +438,8 @@ int rn_cmd_step(int argc, char **argv)
     c.bucket = rn_dist_bucket_floats(df.bucket_mb);
     rn_dist *d = NULL;
     if (rn_cli_dist_start(&d, "step", c.sync_bn, df.timeout_s)) return 1;
+    char dev[32];
+    tf.device = rn_cli_dist_device(d, tf.device, dev, sizeof dev);
     rn_err err = {{0}};
     rn_tuning tn;
     int rc = rn_tuning_setup(&tn, &tf, (int)c.threads, &err) ||
@@ -538,7 +540,7 @@ static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const batc
     rn_adam opt = rn_adam_default(rn_tuning_lr(tn, 1e-3, c->b * rn_dist_size(d)));
     cli_hooks h = cli_hooks_make(d, c->sync_bn, tn);
     rn_train_hooks hk = cli_step_hooks(&h);
-    rn_dist_grads_setup(d, m->p, c->bucket);
+    if (rn_dist_grads_setup(d, m->p, c->bucket, err)) return -1;
     for (long i = 0; i < c->warmup + c->iters; i++) {
         if (i == c->warmup) rn_tuning_profile_reset(tn);
         if (rn_dist_barrier(d, err)) return -1;
@@ -621,6 +623,8 @@ int rn_cmd_bench(int argc, char **argv)
     c.sync_bn = df.sync_bn, c.bucket = rn_dist_bucket_floats(df.bucket_mb);
     rn_dist *d = NULL;
     if (rn_cli_dist_start(&d, "bench", c.sync_bn, df.timeout_s)) return 1;
+    char dev[32];
+    tf.device = rn_cli_dist_device(d, tf.device, dev, sizeof dev);
     rn_err err = {{0}};
     rn_tuning tn;
     int rc = rn_tuning_setup(&tn, &tf, (int)c.threads, &err) || bench_run(&c, &tn, d, &err);
