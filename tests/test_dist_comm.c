@@ -10,7 +10,9 @@
  *  - it really ran on the device's ops: one F32 all-reduce per bucket per step (most
  *    issued inside the backward span), two F64 all-reduces per train BN per step with
  *    SyncBN and none on the host path, the BN statistics broadcast through the device
- *    without SyncBN; the communicator id made by rank 0 reached rank 1;
+ *    without SyncBN; the communicator id made by rank 0 reached rank 1 (each rank
+ *    shows another CUDA_VISIBLE_DEVICES, as one GPU per rank would);
+ *  - ranks that show the same device take the host path (NCCL would refuse them);
  *  - a device-path step waits once (the loss read), not counting the fake's own
  *    downloads; the host path waits more (the count is printed);
  *  - no allocation inside step 2 on either path (malloc, calloc and realloc
@@ -234,6 +236,40 @@ static int steps(result *r, rn_model *m, rn_dist *d, int sync_bn, fake *hkctx, r
     return rc;
 }
 
+/* p's arenas onto a fresh ref-guard whose op table is f's: the counted waits, and the comm
+ * ops when device is 1. */
+static int fake_params(rn_params *p, fake *f, int device, rn_err *err)
+{
+    rn_device *dev;
+    if (rn_device_create(&dev, "ref-guard", 1, err)) return -1;
+    f->guard = dev->ops;
+    f->ops = *dev->ops;
+    f->ops.download = w_download, f->ops.act_download = w_act_download, f->ops.synchronize = w_synchronize;
+    if (device) {
+        f->ops.comm_id = f_comm_id, f->ops.comm_init = f_comm_init, f->ops.comm_destroy = f_comm_destroy;
+        f->ops.allreduce = f_allreduce, f->ops.broadcast = f_broadcast, f->ops.comm_check = f_comm_check;
+    }
+    dev->ops = &f->ops;
+    RN_ASSERT(!rn_params_to_device(p, dev, err));
+    return 0;
+}
+
+/* Two ranks that report one device (the same host, device name and CUDA_VISIBLE_DEVICES)
+ * take the host path, whatever ops the device has (NCCL would refuse them). */
+static void check_shared_device(rn_dist *d)
+{
+    rn_params p;
+    rn_err err = {{0}};
+    fake f = {0};
+    RN_ASSERT(!rn_params_build(&p, 18, &err));
+    RN_ASSERT(!fake_params(&p, &f, 1, &err));
+    int rc = rn_dist_grads_setup(d, &p, 0, &err);
+    RN_CHECK(!rc && !rn_dist_device_collectives(d) && !f.joined,
+             "ranks sharing a device fall back to the host path (setup %d, device collectives %d, joined %d)", rc,
+             rn_dist_device_collectives(d), f.joined);
+    rn_params_free(&p);
+}
+
 /* A run on ref-guard, with the fake's comm ops (device = 1) or without (the host path). */
 static int run(result *r, rn_dist *d, int sync_bn, int device)
 {
@@ -244,23 +280,15 @@ static int run(result *r, rn_dist *d, int sync_bn, int device)
     rn_rng_seed(&rng, 5);
     if (rn_params_build(&p, 18, &err)) return fprintf(stderr, "%s\n", err.msg), -1;
     rn_params_init(&p, &rng);
-    rn_device *dev;
-    if (rn_device_create(&dev, "ref-guard", 1, &err)) return fprintf(stderr, "%s\n", err.msg), -1;
     fake *f = &r->f;
-    f->guard = dev->ops;
-    f->ops = *dev->ops;
-    f->ops.download = w_download, f->ops.act_download = w_act_download, f->ops.synchronize = w_synchronize;
-    if (device) {
-        f->ops.comm_id = f_comm_id, f->ops.comm_init = f_comm_init, f->ops.comm_destroy = f_comm_destroy;
-        f->ops.allreduce = f_allreduce, f->ops.broadcast = f_broadcast, f->ops.comm_check = f_comm_check;
-    }
-    dev->ops = &f->ops;
-    RN_ASSERT(!rn_params_to_device(&p, dev, &err));
+    if (fake_params(&p, f, device, &err)) return fprintf(stderr, "%s\n", err.msg), -1;
+    if (device) setenv("CUDA_VISIBLE_DEVICES", rn_dist_rank(d) ? "1" : "0", 1); /* one "GPU" per rank */
     rn_model m;
     rn_model_opts o = {.threads = 1, .compute = RN_COMPUTE_F32, .grad_ready = rn_dist_grad_ready(d),
                        .reduce = sync_bn ? rn_dist_bn_reduce(d) : (rn_device_reduce){0}};
     int rc = rn_model_create(&m, &p, N, S, S, &o, &err) || rn_dist_grads_setup(d, &p, rn_dist_bucket_floats(BUCKET_MB), &err) ||
              rn_dist_bcast_params(d, &p, &err);
+    unsetenv("CUDA_VISIBLE_DEVICES");
     RN_CHECK(rn_dist_device_collectives(d) == device, "the path chosen: device collectives %d, want %d",
              rn_dist_device_collectives(d), device);
     if (!rc) rc = steps(r, &m, d, sync_bn, f, &err);
@@ -356,6 +384,7 @@ int main(int argc, char **argv)
     if (rn_dist_init(&d, 120.0, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
     RN_CHECK(rn_dist_size(d) == 2, "2 ranks (got %d)", rn_dist_size(d));
     static result r[4];
+    check_shared_device(d);
     one_mode(d, 0, &r[0], &r[1]);
     one_mode(d, 1, &r[2], &r[3]);
     int bad = rn_check_failed, any = 0;
