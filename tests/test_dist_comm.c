@@ -13,6 +13,7 @@
  *    without SyncBN; the communicator id made by rank 0 reached rank 1 (each rank
  *    shows another CUDA_VISIBLE_DEVICES, as one GPU per rank would);
  *  - ranks that show the same device take the host path (NCCL would refuse them);
+ *  - --device cuda means cuda:<local rank % visible GPUs> (rn_dist_device_name);
  *  - a device-path step waits once (the loss read), not counting the fake's own
  *    downloads; the host path waits more (the count is printed);
  *  - no allocation inside step 2 on either path (malloc, calloc and realloc
@@ -25,7 +26,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
 #include "dist/dist.h"
 #include "nn/model.h"
 #include "optim/adam.h"
@@ -59,6 +59,8 @@ void *__wrap_realloc(void *p, size_t n)
 
 #ifdef RN_HAVE_MPI
 #include <mpi.h>
+
+#include "check.h"
 
 enum { N = 2, S = 32, STEPS = 2 };
 #define BUCKET_MB 0.5
@@ -365,6 +367,23 @@ static void one_mode(rn_dist *d, int sync_bn, result *hp, result *gp)
                "device %ld, host %ld\n", mode, STEPS, buckets, g->f.ar64, g->waits, h->waits);
 }
 
+/* --device cuda under mpirun: one GPU per rank by local rank (both ranks run on this node). */
+static void check_device_names(rn_dist *d)
+{
+    char out[32];
+    int r = rn_dist_local_rank(d);
+    setenv("CUDA_VISIBLE_DEVICES", "3,5", 1);
+    RN_CHECK(!rn_dist_device_name(d, "cuda", out, sizeof out) && out[5] == '0' + r % 2 && !out[6],
+             "local rank %d of 2 visible GPUs: cuda -> %s", r, out);
+    setenv("CUDA_VISIBLE_DEVICES", "7", 1);
+    RN_CHECK(!rn_dist_device_name(d, "cuda", out, sizeof out) && !strcmp(out, "cuda:0"),
+             "2 ranks sharing 1 visible GPU: cuda -> %s", out);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    RN_CHECK(!rn_dist_device_name(d, "cuda:1", out, sizeof out) && !strcmp(out, "cuda:1"), "cuda:1 kept: %s", out);
+    RN_CHECK(!rn_dist_device_name(d, "ref-guard", out, sizeof out) && !strcmp(out, "ref-guard"), "ref-guard kept");
+    RN_CHECK(rn_dist_device_name(d, "ref-guard", out, 4) == -1, "a name longer than the buffer fails");
+}
+
 /* Run alone: start mpirun -np 2 on this binary. */
 static int launch(char **argv)
 {
@@ -384,6 +403,7 @@ int main(int argc, char **argv)
     if (rn_dist_init(&d, 120.0, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
     RN_CHECK(rn_dist_size(d) == 2, "2 ranks (got %d)", rn_dist_size(d));
     static result r[4];
+    check_device_names(d);
     check_shared_device(d);
     one_mode(d, 0, &r[0], &r[1]);
     one_mode(d, 1, &r[2], &r[3]);

@@ -38,6 +38,9 @@
  * A watchdog thread ends the process (exit status 3, one line on stderr) when
  * a collective has not completed within timeout_s: a dead or hung peer then
  * cannot hang the job (mpirun ends the other ranks when one exits non-zero).
+ * On the device path it watches from rn_dist_grads_finish to the next host
+ * collective (the loss's mean, after the step's one wait), so that a peer
+ * that stalls NCCL ends the job as well.
  * This watchdog is the one place the library ends the process: a call stuck
  * inside MPI cannot be returned from.
  *
@@ -107,7 +110,8 @@ int rn_dist_grads_setup(rn_dist *d, rn_params *p, size_t bucket_floats, rn_err *
  * device orders Adam after the all-reduce; its errors are returned by the next host
  * collective). Then ready for the next backward. */
 int rn_dist_grads_finish(rn_dist *d, rn_err *err);
-/* Seconds spent inside gradient all-reduce calls (start + wait) since the last reset. */
+/* Seconds spent inside gradient all-reduce calls (start + wait) since the last reset; on the
+ * device path only the time to issue them (the device does the work while the host goes on). */
 double rn_dist_comm_seconds(rn_dist *d, int reset);
 
 /* Model hooks: SyncBN's reduction (on the device's collectives, in place on host memory, else
