@@ -203,7 +203,15 @@ CUDA_COMM_LIBS  := -lnccl
 CUDA_COMM_FLAGS := -I$(CUDA_HOME)/include
 CUDA_COMM_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 .PHONY: cuda-comm-check
-cuda-comm-check: $(BUILD)/cuda-comm/cuda_comm.o $(BUILD)/cuda-comm/cuda_comm_kern.o
+cuda-comm-check: $(BUILD)/cuda-comm/dist_nccl_check
+# tests/dist_nccl_check.c: the ops on one GPU (run on a GPU machine, with NCCL on LD_LIBRARY_PATH).
+$(BUILD)/cuda-comm/dist_nccl_check: tests/dist_nccl_check.c $(BUILD)/cuda-comm/cuda_comm.o \
+	    $(BUILD)/cuda-comm/cuda_comm_kern.o src/core/status.c
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Isrc -Itests $(CUDA_COMM_FLAGS) -c tests/dist_nccl_check.c \
+	    -o $(BUILD)/cuda-comm/dist_nccl_check.o
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Isrc -c src/core/status.c -o $(BUILD)/cuda-comm/status.o
+	$(NVCC) -o $@ $(BUILD)/cuda-comm/dist_nccl_check.o $(BUILD)/cuda-comm/cuda_comm.o \
+	    $(BUILD)/cuda-comm/cuda_comm_kern.o $(BUILD)/cuda-comm/status.o -L$(CUDA_HOME)/lib64 $(CUDA_COMM_LIBS)
 $(BUILD)/cuda-comm/cuda_comm.o: $(CUDA_COMM_SRC) src/cuda/cuda_comm.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -fPIC -Isrc $(CUDA_COMM_FLAGS) -c $< -o $@
