@@ -80,12 +80,13 @@ static void fill_inputs(rn_cli_batch *bt, rn_rng *rng, int b, size_t per, int oh
 /* One benchmark step: a training step (train/step.h; under mpirun with the
  * gradient all-reduce) or an inference forward. */
 static int bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *opt, const rn_cli_batch *bt,
-                      const rn_train_hooks *hk, rn_err *err)
+                      const rn_step_ctl *ctl, const rn_train_hooks *hk, rn_err *err)
 {
     rn_profile *pr = tn->prof;
     if (strcmp(c->mode, "train")) {
         int sp = rn_prof_begin(pr, "forward", "step", 0);
         rn_model_forward(m, bt->x, bt->k, 0);
+        (void)rn_model_coords(m); /* waits: an inference ends with its coordinates on the host */
         rn_prof_end(pr, sp);
         rn_profile_step_done(pr);
         return 0;
@@ -93,7 +94,7 @@ static int bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *o
     rn_step_batch b = {bt->x, bt->k, bt->t, bt->v, bt->d};
     double loss;
     int applied;
-    if (rn_train_step(m, opt, &b, NULL, hk, &loss, &applied, err)) return -1;
+    if (rn_train_step(m, opt, &b, NULL, ctl, hk, &loss, &applied, err)) return -1;
     rn_profile_step_done(pr);
     return 0;
 }
@@ -102,7 +103,7 @@ static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const rn_c
                       double *comm, rn_err *err)
 {
     rn_adam opt = rn_adam_default(rn_tuning_lr(tn, 1e-3, c->b * rn_dist_size(d)));
-    rn_cli_hooks h = {d, c->sync_bn, tn};
+    rn_cli_hooks h = rn_cli_hooks_make(d, c->sync_bn, tn);
     rn_train_hooks hk = rn_cli_step_hooks(&h);
     rn_dist_grads_setup(d, m->p, c->bucket);
     for (long i = 0; i < c->warmup + c->iters; i++) {
@@ -110,7 +111,7 @@ static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const rn_c
         if (rn_dist_barrier(d, err)) return -1;
         rn_dist_comm_seconds(d, 1);
         double t0 = now_s();
-        if (bench_step(c, tn, m, &opt, bt, &hk, err)) return -1;
+        if (bench_step(c, tn, m, &opt, bt, &h.ctl, &hk, err)) return -1;
         if (i >= c->warmup) t[i - c->warmup] = now_s() - t0, comm[i - c->warmup] = rn_dist_comm_seconds(d, 0);
     }
     return 0;

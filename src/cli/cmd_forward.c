@@ -67,7 +67,7 @@ int rn_cmd_forward(int argc, char **argv)
         if (!rc) {
             rn_model_sync_weights(&m);
             rn_model_forward(&m, x.d, k.d, !eval);
-            rc = write_coords(out, m.coord, m.N, &err);
+            rc = write_coords(out, rn_model_coords(&m), m.N, &err);
             rn_model_destroy(&m);
         }
         rn_params_free(&p);

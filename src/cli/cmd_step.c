@@ -122,7 +122,8 @@ static int step_loop(stepper *sp, rn_err *err)
         double loss;
         int applied;
         step_fill(sp, i);
-        if (rn_train_step(&sp->m, &sp->opt, b, c->replicas > 1 ? &sp->rep : NULL, &sp->hk, &loss, &applied, err))
+        if (rn_train_step(&sp->m, &sp->opt, b, c->replicas > 1 ? &sp->rep : NULL, &sp->h.ctl, &sp->hk, &loss,
+                          &applied, err))
             return -1;
         rn_profile_step_done(sp->tn->prof);
         print_step(sp, i, loss, applied);
@@ -134,7 +135,7 @@ static int step_loop(stepper *sp, rn_err *err)
 static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dist *d, rn_tuning *tn, rn_err *err)
 {
     stepper *sp = rn_xcalloc(1, sizeof *sp);
-    *sp = (stepper){.s = s, .c = c, .d = d, .tn = tn, .h = {d, c->sync_bn, tn}};
+    *sp = (stepper){.s = s, .c = c, .d = d, .tn = tn, .h = rn_cli_hooks_make(d, c->sync_bn, tn)};
     sp->hk = rn_cli_step_hooks(&sp->h);
     rn_model_opts mo = rn_cli_train_opts(c->threads, c->sync_bn, d, tn);
     if (rn_model_create(&sp->m, p, c->b, (int)s->xd[1], (int)s->xd[2], &mo, err)) {

@@ -94,20 +94,17 @@ rn_model_opts rn_cli_train_opts(long threads, int sync_bn, rn_dist *d, rn_tuning
     return mo;
 }
 
+rn_cli_hooks rn_cli_hooks_make(rn_dist *d, int sync_bn, rn_tuning *tn)
+{
+    int many = rn_dist_size(d) > 1;
+    return (rn_cli_hooks){tn, {.dist = many ? d : NULL, .bcast_stats = many && !sync_bn,
+                               .scaler = tn->scaling ? &tn->scaler : NULL}};
+}
+
 static void cli_span_begin(void *ctx, const char *name) { rn_tuning_span_begin(((rn_cli_hooks *)ctx)->tn, name); }
 static void cli_span_end(void *ctx, const char *name) { rn_tuning_span_end(((rn_cli_hooks *)ctx)->tn, name); }
 
-static int cli_on_grads(void *ctx, rn_params *p, double *loss, rn_err *err)
-{
-    rn_cli_hooks *h = ctx;
-    int sp = rn_prof_begin(h->tn->prof, "allreduce", "step", 0);
-    int rc = rn_dist_after_backward(h->d, p, loss, !h->sync_bn, err);
-    rn_prof_end(h->tn->prof, sp);
-    return rc ? -1 : rn_tuning_on_grads(h->tn, p, loss, err);
-}
-
 rn_train_hooks rn_cli_step_hooks(rn_cli_hooks *h)
 {
-    return (rn_train_hooks){.ctx = h, .on_grads = cli_on_grads, .span_begin = cli_span_begin,
-                            .span_end = cli_span_end};
+    return (rn_train_hooks){.ctx = h, .span_begin = cli_span_begin, .span_end = cli_span_end};
 }

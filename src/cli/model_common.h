@@ -55,15 +55,15 @@ void rn_cli_batch_free(rn_cli_batch *bt);
  * SyncBN and the gradient buckets from the distribution (identity when d is NULL). */
 rn_model_opts rn_cli_train_opts(long threads, int sync_bn, rn_dist *d, rn_tuning *tn);
 
-/* The hooks of a step/bench training step (train/step.h): after backward the
- * gradient all-reduce (and the loss's mean over ranks, rank 0's BN buffers
- * without SyncBN), then the tuning's unscale/overflow check; spans into the
- * tuning's profile. h is borrowed by the hooks. */
+/* The parts of a step/bench training step (train/step.h): with more than one rank the
+ * gradient all-reduce (and the loss's mean over ranks, rank 0's BN buffers without SyncBN),
+ * the tuning's loss scaler (ctl); spans into the tuning's profile (rn_cli_step_hooks, which
+ * borrows h). */
 typedef struct rn_cli_hooks {
-    rn_dist *d;
-    int sync_bn;
     rn_tuning *tn;
+    rn_step_ctl ctl;
 } rn_cli_hooks;
+rn_cli_hooks rn_cli_hooks_make(rn_dist *d, int sync_bn, rn_tuning *tn);
 rn_train_hooks rn_cli_step_hooks(rn_cli_hooks *h);
 
 #endif

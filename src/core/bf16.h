@@ -6,7 +6,7 @@
  *   float f = rn_bf16_to_f32(h);                 // 1.0f
  *
  * rn_act_type names the storage type of the activations (nn/device.h,
- * nn/model.h): fp32, or bf16 under the bf16-o2 policy.
+ * nn/model.h): fp32, bf16 under the bf16-o2 policy, fp16 under fp16-o2.
  */
 #ifndef RN_CORE_BF16_H
 #define RN_CORE_BF16_H
@@ -17,7 +17,8 @@
 
 typedef uint16_t rn_bf16;
 
-typedef enum { RN_ACT_F32 = 0, RN_ACT_BF16 = 1 } rn_act_type;
+/* RN_ACT_F16 (IEEE binary16) is a CUDA device's (fp16-o2); cpu and ref do not store it. */
+typedef enum { RN_ACT_F32 = 0, RN_ACT_BF16 = 1, RN_ACT_F16 = 2 } rn_act_type;
 
 static inline float rn_bf16_to_f32(rn_bf16 h)
 {
@@ -37,6 +38,6 @@ static inline rn_bf16 rn_bf16_from_f32(float f)
 }
 
 /* Bytes of one element. */
-static inline size_t rn_act_size(rn_act_type t) { return t == RN_ACT_BF16 ? sizeof(rn_bf16) : sizeof(float); }
+static inline size_t rn_act_size(rn_act_type t) { return t == RN_ACT_F32 ? sizeof(float) : sizeof(rn_bf16); }
 
 #endif

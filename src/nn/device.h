@@ -3,7 +3,7 @@
  * run time; the model, trainer, optimizer and CLI call nothing else.
  *
  *   rn_device *dev;
- *   if (rn_device_create(&dev, "cpu", threads, &err)) ...;   // "cpu" (oneDNN) | "ref" (plain C)
+ *   if (rn_device_create(&dev, "cpu", threads, &err)) ...;   // "cpu" (oneDNN) | "ref" (plain C) | "cuda[:N]"
  *   const rn_device_ops *op = dev->ops;
  *   rn_act_shape a = {.n = 2, .c = 64, .h = 48, .w = 32, .type = RN_ACT_F32};
  *   void *x = op->alloc(dev, op->act_bytes(dev, &a));        // activations: the device's layout
@@ -17,13 +17,18 @@
  * into it) unless its comment says "host". With dev->host_memory = 1 (cpu,
  * ref) device memory is host memory: the host may read and write it directly
  * and may pass host arrays as device pointers (zero copy). Ops are ordered
- * (as one stream): each sees the results of the ones before; download,
- * unscale_check and synchronize wait for everything before them.
+ * (as one stream): each sees the results of the ones before. A device may
+ * run them asynchronously (cuda): an op may return before its work is done,
+ * and only the WAITING calls -- download, act_download, synchronize and
+ * event_elapsed_ms -- return after everything issued before them. The host
+ * may reuse a host buffer passed to upload (or act_upload) as soon as the
+ * call returns; one passed to upload_async only after the next waiting call.
+ * A training step waits once: when the host reads its loss.
  *
  * Layouts. Activations and their gradients ("act", void *) are (N, C, H, W)
  * tensors described by an rn_act_shape, stored in a layout the device owns
  * (cpu: nChw16c blocked, C % 16 == 0; ref: plain NCHW) and in the element type
- * of shape.type (float, or rn_bf16 under bf16-o2); act_bytes says how many
+ * of shape.type (float, rn_bf16 under bf16-o2, IEEE half under fp16-o2); act_bytes says how many
  * bytes one takes and act_upload/act_download convert from/to plain NCHW
  * fp32. Everything else is plain and float unless said otherwise: per-channel
  * vectors (C), GAP features (N, C), the head's (N, HW), (N, 2), (N, 3)
@@ -51,6 +56,10 @@
 
 /* BatchNorm's epsilon (PyTorch's default). */
 #define RN_BN_EPS 1e-5
+
+/* The most bytes of a communicator's id (rn_device_ops.comm_id; NCCL's is 128). */
+#define RN_COMM_ID_BYTES 256
+
 
 typedef struct rn_device rn_device;
 typedef struct rn_device_ops rn_device_ops;
@@ -96,20 +105,26 @@ typedef struct rn_act_shape {
 } rn_act_shape;
 
 /* Adam's hyper-parameters for one update (PyTorch's torch.optim.Adam, no
- * weight decay, no amsgrad); step is this update's 1-based index. */
+ * weight decay, no amsgrad); step is this update's 1-based index. finite:
+ * NULL, or device memory (one int) written by unscale_check: when it holds 0
+ * the update writes nothing (an overflow skips the step without a wait). */
 typedef struct rn_adam_args {
     double lr, beta1, beta2, eps;
     long step;
+    const int *finite;
 } rn_adam_args;
 
 typedef enum { RN_RED_F64 = 0, RN_RED_F32 = 1 } rn_red_type;
 
 /* The reduce hook: sums buf[0 .. n) (device memory of type t) in place over all
  * replicas: MPI today (on host memory), NCCL later. Returns 0, or -1 with err.
- * The model calls it for SyncBN's sums, the distribution for gradient buckets. */
+ * The model calls it for SyncBN's sums, the distribution for gradient buckets.
+ * replicas: how many models the sum runs over (each with the same batch size;
+ * 0 counts as 1), so that the model knows SyncBN's count without reading it. */
 typedef struct rn_device_reduce {
     int (*fn)(void *ctx, rn_device *dev, void *buf, size_t n, rn_red_type t, rn_err *err);
     void *ctx;
+    int replicas;
 } rn_device_reduce;
 
 /* A convolution or transposed convolution with everything it needs built once
@@ -122,7 +137,7 @@ struct rn_conv {
 /* A device extends this struct the same way (its own starts with an rn_device). */
 struct rn_device {
     const rn_device_ops *ops;
-    const char *name;  /* "cpu", "ref" */
+    const char *name;  /* "cpu", "ref", "cuda:0" (the device's own string) */
     int threads;       /* compute threads of this device's ops (>= 1) */
     int host_memory;   /* 1: device memory is host memory (see the top) */
     int refs;          /* holders beyond the creator: rn_device_retain adds one, rn_device_destroy drops one */
@@ -143,8 +158,16 @@ struct rn_device_ops {
     void (*free)(rn_device *dev, void *buf); /* NULL is fine */
     /* Bytes of one activation of shape a in this device's layout (with any padding). */
     size_t (*act_bytes)(rn_device *dev, const rn_act_shape *a);
+    /* Host to device; src may be reused when it returns (the copy itself may finish later). */
     void (*upload)(rn_device *dev, void *dst, const void *src /* host */, size_t bytes);
     void (*download)(rn_device *dev, void *dst /* host */, const void *src, size_t bytes); /* waits */
+    /* Optional (NULL: use malloc/free and upload). Pinned host memory, 64-byte aligned, NULL when
+     * out of memory; upload_async copies from it on the device's copy engine, overlapping the ops
+     * issued before it; ops issued after it see the data; src must stay unchanged until the next
+     * waiting call. */
+    void *(*host_alloc)(rn_device *dev, size_t bytes);
+    void (*host_free)(rn_device *dev, void *buf); /* NULL is fine */
+    void (*upload_async)(rn_device *dev, void *dst, const void *src /* host, from host_alloc */, size_t bytes);
     void (*copy)(rn_device *dev, void *dst, const void *src, size_t bytes); /* device to device, no overlap */
     void (*zero)(rn_device *dev, void *buf, size_t bytes);                 /* all bits 0 (zero-grad) */
     void (*fill)(rn_device *dev, float *buf, float value, size_t n);       /* n floats = value */
@@ -152,7 +175,32 @@ struct rn_device_ops {
      * when it is not src_plain); bf16 rounds to nearest even on upload, widens on download. */
     void (*act_upload)(rn_device *dev, void *dst, const float *src /* host (N, C, H, W) */, const rn_act_shape *a);
     void (*act_download)(rn_device *dev, float *dst /* host (N, C, H, W) */, const void *src, const rn_act_shape *a);
-    void (*synchronize)(rn_device *dev); /* waits for every op issued (the profiler's spans) */
+    void (*synchronize)(rn_device *dev); /* waits for every op issued */
+    /* Optional timing and memory statistics (NULL on devices whose ops finish before they return:
+     * the profiler then reads the host clock). events_create makes n timestamps (NULL on failure);
+     * event_record(i) marks slot i after every op issued so far; event_elapsed_ms waits for slot b
+     * and returns the milliseconds from a to b. mem_peak: the most bytes of alloc held at once. */
+    void *(*events_create)(rn_device *dev, int n);
+    void (*events_destroy)(rn_device *dev, void *ev); /* NULL is fine */
+    void (*event_record)(rn_device *dev, void *ev, int i);
+    double (*event_elapsed_ms)(rn_device *dev, void *ev, int a, int b);
+    size_t (*mem_peak)(rn_device *dev);
+
+    /* ---- collectives (optional; NULL: src/dist stages buffers through the host and MPI) ---- */
+    /* A communicator over `size` replicas, one device each: rank 0 calls comm_id to make the
+     * communicator's id (at most RN_COMM_ID_BYTES; returns its length, 0 with err on failure),
+     * the caller sends those bytes to every rank (MPI_Bcast), then every rank calls comm_init. */
+    size_t (*comm_id)(rn_device *dev, void *id /* host (RN_COMM_ID_BYTES) */, rn_err *err);
+    int (*comm_init)(rn_device *dev, const void *id /* host */, size_t id_bytes, int rank, int size, rn_err *err);
+    void (*comm_destroy)(rn_device *dev);
+    /* In place over every replica, ordered after the ops issued before it and before those issued
+     * after it, without waiting: buf[0 .. n) = the sum (RN_RED_F64/F32) over replicas, times
+     * `scale` (1: the sum; 1/size: the mean) for float buffers. Errors are kept and returned by
+     * comm_check (waits), so that a step can fail with one line. */
+    void (*allreduce)(rn_device *dev, void *buf, size_t n, rn_red_type t, float scale);
+    void (*broadcast)(rn_device *dev, void *buf, size_t bytes, int root);
+    int (*comm_check)(rn_device *dev, rn_err *err);
+
 
     /* ---- convolutions (no bias) ---- */
     /* Builds everything s needs (primitives, reordered weights, scratch); the calls below
@@ -272,14 +320,19 @@ struct rn_device_ops {
      * param += -(lr / (1 - b1^step)) m / (sqrt(v) / sqrt(1 - b2^step) + eps). */
     void (*adam)(rn_device *dev, float *param, const float *grad, float *m, float *v, size_t n,
                  const rn_adam_args *h);
-    /* grad *= inv_scale (not even read-modify-written when inv_scale == 1); returns 1 if every
-     * element is finite, 0 if any is Inf or NaN (one pass; waits). */
-    int (*unscale_check)(rn_device *dev, float *grad, size_t n, float inv_scale);
+    /* grad *= inv_scale (not even read-modify-written when inv_scale == 1); *finite (device
+     * memory, one int) = 1 if every element is finite, 0 if any is Inf or NaN. One pass; no wait:
+     * the flag feeds adam (rn_adam_args.finite) and is read with the loss. */
+    void (*unscale_check)(rn_device *dev, float *grad, size_t n, float inv_scale, int *finite);
 };
 
 /* Opens device `name` with `threads` compute threads (0: OpenMP's default,
- * read once here). Names: "cpu" and "ref", where built in; any other name, or
- * a device not built in, fails with one line ("device 'x' is not built in").
+ * read once here). Names: "cpu" and "ref", where built in; "cuda" or "cuda:N"
+ * (GPU N, default 0) where the CUDA device library was built: it is loaded at
+ * run time (librootnet-cuda.so beside the binary or library), so a machine
+ * without a GPU, driver or CUDA libraries fails here with one line naming the
+ * reason. Any other name, or a device not built in, fails with one line
+ * ("device 'x' is not built in").
  * With ref, also "ref-guard" (tests only, not in rn_device_names): ref's
  * numbers behind memory that is not host memory to its users, every buffer
  * unreadable between ops, so any host access through a device pointer
