@@ -14,7 +14,9 @@ out=$tmp/qs
 BUILD=${BUILD:-build}
 check grep -q "^bash scripts/install-deps.sh && make -j2 && make install " README.md
 make -s install BUILD="$BUILD" PREFIX="$tmp/prefix" > "$tmp/install.txt" 2>&1
-check test $? -eq 0
+rc=$?
+check test "$rc" -eq 0
+[ "$rc" -eq 0 ] || cat "$tmp/install.txt"
 export PATH="$tmp/prefix/bin:$PATH"
 check test "$(command -v rootnet)" = "$tmp/prefix/bin/rootnet"
 check test "$(rootnet --version)" = "$("$BUILD/rootnet" --version)"
