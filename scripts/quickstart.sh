@@ -26,11 +26,13 @@ BATCH=${QS_BATCH:-16}
 LR=${QS_LR:-1e-3}
 THREADS=${QS_THREADS:-2}
 SEED=${QS_SEED:-1}
-RN=${RN_BIN:-build/rootnet}
+RN=${RN_BIN:-build/rootnet} # RN_BIN=rootnet: the one make install put on PATH
+RN=$(command -v "$RN" || echo "$RN")
 t0=$(date +%s)
 say() { printf '\n== %s (%ds)\n' "$*" $(( $(date +%s) - t0 )); }
 
 if [ ! -x "$RN" ]; then say "building rootnet"; make -j2 > /dev/null; fi
+echo "program: $RN $("$RN" --version)"
 rm -rf "$OUT"
 mkdir -p "$OUT"
 DATA="$OUT/data"

@@ -35,5 +35,32 @@ if "$RN" convert --weights "$tmp/resnet18.pth" --out "$tmp/conv.safetensors" &&
     $PY $REF check-converted --torchvision "$tmp/resnet18.pth" --converted "$tmp/conv.safetensors" > "$tmp/conv.txt"; then
     ok "torchvision ResNet-18 file: backbone exact, fc dropped, head initialised ($(tail -1 "$tmp/conv.txt"))"
 else ko "torchvision file"; cat "$tmp/conv.txt"; fi
+# The README's recipe for the authors' released snapshots ("The authors' released snapshots"), on a file in their
+# format (snapshot_7.pth.tar above: epoch, optimizer, module. names): demo, predict and test run it as written, at
+# the default 256, and demo and predict give the same root for the same box.
+S="$tmp/snapshot_7.pth.tar"
+for f in muco/snapshot_18.pth.tar human3.6m/p2/snapshot_7.pth.tar human3.6m/p1/snapshot_19.pth.tar; do
+    if grep -q "| \`$f\` |" README.md; then ok "README names $f"; else ko "README names $f"; fi
+done
+"$RN" synth --output "$tmp/data" --format mupots --images 2 --width 320 --height 240 --seed 5 > /dev/null
+img=$(ls "$tmp"/data/MuPoTS/data/MultiPersonTestSet/*/*.jpg | head -1)
+echo "{\"$(basename "$img")\": [[40.5, 30.5, 60.5, 150.5, 0.9]]}" > "$tmp/dets.json"
+if "$RN" demo --snapshot "$S" --image "$img" --bbox 40.5,30.5,60.5,150.5 --focal 1480,1480 --json --threads 1 \
+        --output "$tmp/demo.png" > "$tmp/demo.json" &&
+    "$RN" predict --snapshot "$S" --boxes "$tmp/dets.json" --image-dir "$(dirname "$img")" --focal 1480,1480 \
+        --threads 1 --output "$tmp/out" --draw "$tmp/out/pictures" > /dev/null &&
+    test -s "$tmp/out/pictures/$(basename "$img").png" &&
+    $PY - "$tmp/demo.json" "$tmp/out/bbox_root_output.json" <<'PYEOF'
+import json, sys
+a, b = json.load(open(sys.argv[1]))['people'][0], json.load(open(sys.argv[2]))[0]
+err = max(abs(x - y) for x, y in zip(a['root_cam'], b['root_cam']))
+print('   demo vs predict root: max |diff| %.3g mm' % err)
+sys.exit(0 if err <= 1e-3 * max(1.0, abs(a['root_cam'][2])) else 1)
+PYEOF
+then ok "authors' snapshot: demo and predict (--draw) run it and agree"; else ko "authors' snapshot: demo/predict"; fi
+if "$RN" test --snapshot "$S" --dataset MuPoTS --data-dir "$tmp/data" --det-bbox --threads 1 --no-progress \
+        --result-dir "$tmp" > "$tmp/test.txt" && grep -q "input 256" "$tmp/test.txt" && grep -q "^AP_root@25cm" "$tmp/test.txt"; then
+    ok "authors' snapshot: test --det-bbox at the default 256"
+else ko "authors' snapshot: test"; cat "$tmp/test.txt"; fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

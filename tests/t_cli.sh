@@ -13,7 +13,7 @@
 #    a normal box or xyxy), and the text output's processed box and k (k by hand).
 source "$(dirname "$0")/train_lib.sh"
 set -o pipefail
-CMDS=(forward step bench convert train evaluate synth dataset inspect test demo export)
+CMDS=(forward step bench convert train evaluate synth dataset inspect test demo export predict)
 
 "$RN" synth --output "$tmp/data" --format mupots --images 2 --width 320 --height 240 --seed 5 > /dev/null || exit 1
 "$PY" tools/reference.py make-case --backbone 18 --height 64 --width 64 --batch 1 --steps 1 --out "$tmp/w" > /dev/null \
@@ -62,7 +62,7 @@ for c in "${CMDS[@]}"; do
     check test ! -s "$tmp/o"
 done
 # no flags at all: the required ones are named (train: --data-dir; synth: --output; ...)
-for c in forward step convert train evaluate synth dataset inspect test demo export; do
+for c in forward step convert train evaluate synth dataset inspect test demo export predict; do
     run "$c"
     check test "$rc" -eq 2
     check grep -q "^rootnet $c: .*required" <(head -1 "$tmp/e")
@@ -84,21 +84,76 @@ one_line() {
     check absent "usage" "$tmp/e"
 }
 N="$tmp/nowhere"
-one_line -ge 1 "nowhere.safetensors" forward --snapshot "$N.safetensors" --images "$tmp/w/x0.npy" --k "$tmp/w/k0.npy" \
+one_line -eq 1 "nowhere.safetensors" forward --snapshot "$N.safetensors" --images "$tmp/w/x0.npy" --k "$tmp/w/k0.npy" \
     --output "$tmp/f.npy"
-one_line -ge 1 "nowhere.npy" step --snapshot "$W" --images "$N.npy" --k "$tmp/w/k0.npy" --target "$tmp/w/t0.npy" \
+one_line -eq 1 "nowhere.npy" step --snapshot "$W" --images "$N.npy" --k "$tmp/w/k0.npy" --target "$tmp/w/t0.npy" \
     --vis "$tmp/w/v0.npy" --have-depth "$tmp/w/d0.npy"
-one_line -ge 1 "fp16" bench --precision fp16 --backbone 18 --input-size 32 --batch 1 --iters 1 --warmup 0
-one_line -ge 1 "nowhere.pth" convert --snapshot "$N.pth" --output "$tmp/c.safetensors"
-one_line -ge 1 "nowhere: no such directory" train --data-dir "$N"
-one_line -ge 1 "nowhere.json" evaluate --dataset MuPoTS --result "$N.json" --gt "$N.json"
+one_line -eq 1 "nowhere.pth" convert --snapshot "$N.pth" --output "$tmp/c.safetensors"
+one_line -eq 1 "nowhere: no such directory" train --data-dir "$N"
+one_line -eq 1 "nowhere.json" evaluate --dataset MuPoTS --result "$N.json" --gt "$N.json"
 printf 'x' > "$tmp/file"
-one_line -ge 1 "file" synth --output "$tmp/file/sub" --images 1
-one_line -ge 1 "nowhere" dataset --dataset MuPoTS --data-dir "$N" --split test
-one_line -ge 1 "nowhere" inspect --dataset MuPoTS --data-dir "$N" --split test --output "$tmp/p.png"
-one_line -ge 1 "nowhere.safetensors" test --snapshot "$N.safetensors" --dataset MuPoTS --data-dir "$tmp/data"
-one_line -ge 1 "nowhere.*no such directory" test --snapshot "$W" --dataset MuPoTS --data-dir "$N"
-one_line -ge 1 "nowhere.safetensors" demo --snapshot "$N.safetensors" --image "$img" --bbox 10,10,50,50
+one_line -eq 1 "file" synth --output "$tmp/file/sub" --images 1
+one_line -eq 1 "nowhere" dataset --dataset MuPoTS --data-dir "$N" --split test
+one_line -eq 1 "nowhere" inspect --dataset MuPoTS --data-dir "$N" --split test --output "$tmp/p.png"
+one_line -eq 1 "nowhere.safetensors" test --snapshot "$N.safetensors" --dataset MuPoTS --data-dir "$tmp/data"
+one_line -eq 1 "nowhere.*no such directory" test --snapshot "$W" --dataset MuPoTS --data-dir "$N"
+one_line -eq 1 "nowhere.safetensors" demo --snapshot "$N.safetensors" --image "$img" --bbox 10,10,50,50
+
+one_line -eq 1 "nowhere.safetensors" export --snapshot "$N.safetensors" --pth "$tmp/x.pth.tar"
+one_line -eq 1 "nowhere.json: cannot open" predict --snapshot "$N.safetensors" --boxes "$N.json" --image "$img"
+
+echo "== exit codes: README's table, one mapping (src/cli/exit.h), every command"
+# 2: the command line is wrong, found before any file is read: here a device not built in (or a precision
+# no built-in device runs, or an unknown set name) with a snapshot that does not exist: 2 and the flag named,
+# never the snapshot's "cannot open" (1), so the cheap check came first.
+one_line -eq 2 "device 'bogus' is not built in" forward --snapshot "$N.safetensors" --images "$N.npy" --k "$N.npy" \
+    --output "$tmp/f.npy" --device bogus
+one_line -eq 2 "device 'bogus' is not built in" step --snapshot "$N.safetensors" --images "$N.npy" --k "$N.npy" \
+    --target "$N.npy" --vis "$N.npy" --have-depth "$N.npy" --device bogus
+one_line -eq 2 "device 'bogus' is not built in" bench --device bogus --backbone 18 --input-size 32 --batch 1 --iters 1
+one_line -eq 2 "fp16" bench --precision fp16 --backbone 18 --input-size 32 --batch 1 --iters 1 --warmup 0
+one_line -eq 2 "device 'bogus' is not built in" train --data-dir "$tmp/data" --device bogus
+one_line -eq 2 "device 'bogus' is not built in" test --snapshot "$N.safetensors" --dataset MuPoTS --data-dir "$tmp/data" \
+    --device bogus
+one_line -eq 2 "device 'bogus' is not built in" demo --snapshot "$N.safetensors" --image "$img" --bbox 10,10,50,50 \
+    --device bogus
+one_line -eq 2 "device 'bogus' is not built in" predict --snapshot "$N.safetensors" --boxes "$N.json" --image "$img" \
+    --device bogus
+one_line -eq 2 "precision" demo --snapshot "$N.safetensors" --image "$img" --bbox 10,10,50,50 --precision fp16
+one_line -eq 2 "unknown evaluation dataset 'Foo'" evaluate --dataset Foo --result "$N.json" --gt "$N.json"
+one_line -eq 2 "unknown format 'foo'" synth --output "$tmp/sx" --format foo
+one_line -eq 2 "--split 'x'" dataset --dataset MuPoTS --data-dir "$N" --split x
+one_line -eq 2 "--input-size 33" export --snapshot "$N.safetensors" --pth "$tmp/x.pth.tar" --input-size 33
+# demo: a bad output name is refused before the snapshot is read (and before the model runs)
+one_line -eq 2 "x.gif: output must end in .png, .jpg or .jpeg" demo --snapshot "$N.safetensors" --image "$img" \
+    --bbox 10,10,50,50 --output "$tmp/x.gif"
+one_line -eq 2 "folder .*nodir does not exist" demo --snapshot "$N.safetensors" --image "$img" --bbox 10,10,50,50 \
+    --output "$tmp/nodir/x.png"
+# 1: the work failed. The image, the boxes file and the folder are checked before the snapshot is read.
+one_line -eq 1 "data: is a folder, not an image" demo --snapshot "$N.safetensors" --image "$tmp/data" --bbox 10,10,50,50
+one_line -eq 1 "nowhere.json: cannot open" predict --snapshot "$N.safetensors" --boxes "$N.json" --image "$img"
+one_line -eq 1 "demo: .*box 1" demo --snapshot "$W" --image "$img" --bbox 5000,5000,10,10 --threads 1
+# every command's codes are the README's: the table lists exactly 0, 1 and 2, and src/cli names no other
+sed -n '/^\*\*Exit codes\*\*/,/^Misuse/p' README.md > "$tmp/codes"
+check grep -q "^| 2 | usage" "$tmp/codes"
+check grep -q "^| 1 | failure" "$tmp/codes"
+check grep -q "^| 0 | success" "$tmp/codes"
+check test "$(grep -cE '^\| [0-9]+ \| ' "$tmp/codes")" -eq 3
+check test "$(grep -nE 'return [0-9]+;|\? [12] : [012];|exit\(' src/cli/*.c | grep -vc 'return 0;')" -eq 0
+
+echo "== --precision in the help: what some device built in runs (its supports), no more"
+for p in fp32 bf16 bf16-o2 fp16; do
+    runs=0
+    for dev in ${RN_DEVICES:-cpu ref}; do
+        "$RN" bench --precision "$p" --device "$dev" --backbone 18 --input-size 32 --batch 1 --iters 1 --warmup 0 \
+            --threads 1 > /dev/null 2>&1 && runs=1
+    done
+    for c in bench step train; do
+        "$RN" "$c" --help | grep -- "^  --precision " > "$tmp/hp"
+        listed=0; grep -qE "(^|[ |])$p( |$)" <(sed 's/^  --precision *//' "$tmp/hp") && listed=1
+        check test "$c $p listed $listed" = "$c $p listed $runs"
+    done
+done
 
 echo "== integers out of range: one line, exit 2"
 for b in 99999999999 -1 99999999999999999999999; do
@@ -109,7 +164,10 @@ done
 one_line -eq 2 "--batch 99999999999: out of range" train --data-dir "$tmp/data" --batch 99999999999
 one_line -eq 2 "batch: -1 is not in 1..4096" train --data-dir "$tmp/data" --batch -1
 one_line -eq 2 "--threads 5000: out of range, must be 0..1024" demo --threads 5000
-one_line -eq 2 "--input-w 4294967552: out of range" dataset --input-w 4294967552
+one_line -eq 2 "--input-size 4294967552: out of range" dataset --input-size 4294967552
+run dataset --input-w 256 # one spelling: --input-size, as every other command
+check test "$rc" -eq 2
+check grep -q "^rootnet dataset: unknown flag '--input-w'" "$tmp/e"
 one_line -eq 2 "--images 0: out of range" synth --images 0
 one_line -eq 2 "--index -1: out of range" inspect --index -1
 one_line -eq 2 "--emulate-replicas 4294967297: out of range, must be 1..64" step --emulate-replicas 4294967297
@@ -175,11 +233,17 @@ for spell in "--testset MuPoTS --weights $W --data" "--dataset MuPoTS --snapshot
     check test $? -eq 0
     check grep -q '"testset": "MuPoTS"' "$tmp/o"
 done
-# evaluate --testset: the result file just written against the GT
+# evaluate --testset: the result file just written against the GT; evaluate prints test's lines (AP_root@25cm, MRPE)
+"$RN" test --dataset MuPoTS --snapshot "$W" --data-dir "$tmp/data" --input-size 64 --threads 1 --no-progress \
+    --result-dir "$tmp" > "$tmp/t.txt"
+check test $? -eq 0
 "$RN" evaluate --testset MuPoTS --result "$tmp/bbox_root_mupots_output.json" --gt "$tmp/data/MuPoTS/data/MuPoTS-3D.json" \
     > "$tmp/o"
 check test $? -eq 0
-check grep -q "^AP_root@250mm" "$tmp/o"
+check grep -q "^AP_root@25cm: " "$tmp/o"
+check test "$(grep '^AP_root@25cm' "$tmp/o")" = "$(grep '^AP_root@25cm' "$tmp/t.txt" | sed 's/; GT boxes)/)/')"
+check grep -q "^MRPE (mm, [1-9][0-9]* records): total " "$tmp/o"
+check test "$(grep '^MRPE' "$tmp/o")" = "$(grep '^MRPE' "$tmp/t.txt")"
 # train --data names --data-dir
 one_line -ge 1 "data-dir $N: no such directory" train --data "$N"
 

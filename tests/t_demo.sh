@@ -106,6 +106,30 @@ print('labels ok', [p['rect'] for p in L])
 PYEOF
 check "demo: five overlapping people get disjoint labels inside the image" $?
 
+# The picture says when the focal length was assumed: a note in the bird's-eye view without --focal, none with it.
+"$RN" demo --snapshot "$W" --image "$d/crowd.jpg" --input-size 64 --threads 2 --out "$d/nf.png" \
+    --labels-json "$d/nf.json" --bbox 200,100,130,330 > /dev/null \
+    && "$RN" demo --snapshot "$W" --image "$d/crowd.jpg" --input-size 64 --threads 2 --out "$d/wf.png" \
+    --labels-json "$d/wf.json" --bbox 200,100,130,330 --focal 1500,1500 > /dev/null
+check "demo with and without --focal" $?
+"$PY" - "$d" <<'PYEOF'
+import json, sys
+import cv2, numpy as np
+d = sys.argv[1]
+nf, wf = json.load(open(d + '/nf.json')), json.load(open(d + '/wf.json'))
+assert wf['focal_note'] == [0, 0, 0, 0], wf['focal_note']
+x, y, w, h = nf['focal_note']
+assert x >= nf['panel_x'] and w > 100 and h > 10 and x + w <= nf['width'] and y + h <= nf['height'], nf
+a, b = cv2.imread(d + '/nf.png').astype(int), cv2.imread(d + '/wf.png').astype(int)
+box = (slice(int(y), int(y + h)), slice(int(x), int(x + w)))
+red = (a[box][..., 2] > 120) & (a[box][..., 1] < 60) & (a[box][..., 0] < 60)  # the note's dark red text (BGR)
+assert red.sum() > 50, red.sum()
+diff = np.argwhere(np.abs(a - b).sum(axis=2) > 0)
+assert len(diff) and diff[:, 0].min() >= int(y) - 1 and diff[:, 1].min() >= int(x) - 1, 'only the note differs'
+print('focal note', nf['focal_note'], 'red px', int(red.sum()))
+PYEOF
+check "demo: the picture says the focal 1500 was assumed (and nothing else changes); no note with --focal" $?
+
 # bad input: exit != 0, one line naming the problem; misuse: that line, then the usage
 bad_run() { # bad_run NAME PATTERN CMD...: sets rc, leaves stderr in err.txt
     local pat=$2; shift 2

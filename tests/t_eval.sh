@@ -50,7 +50,7 @@ for kind in MuPoTS Human36M PW3D; do
         mkdir -p "$d"
         "$PY" "$REF" gen "$kind" "$seed" "$d"
         thr=()
-        [ "$kind" = MuPoTS ] && thr=(--thr 250 --thr 100 --thr 500)
+        [ "$kind" = MuPoTS ] && thr=(--ap-thr 250 --ap-thr 100 --ap-thr 500)
         "$RN_BIN" evaluate --dataset "$kind" --result "$d/result.json" --gt "$d/gt.json" "${thr[@]}" --json \
             > "$d/c.json" 2> "$d/c.err"
         rc=$?; check "$kind seed $seed: rootnet evaluate ran (rc $rc: $(cat "$d/c.err"))" $rc
@@ -80,7 +80,7 @@ preds = [(1, [0, 0, 3090], 0.9), (1, [0, 0, 3050], 0.8), (2, [0, 0, 5300], 0.6),
 out = [{'image_id': p[0], 'root_cam': p[1], 'bbox': [1, 2, 3, 4], 'score': p[2]} for p in preds]
 json.dump(out, open(d + '/result.json', 'w'))
 EOF
-"$RN_BIN" evaluate --dataset MuPoTS --result "$d/result.json" --gt "$d/gt.json" --thr 250 --thr 350 --json > "$d/c.json"
+"$RN_BIN" evaluate --dataset MuPoTS --result "$d/result.json" --gt "$d/gt.json" --ap-thr 250 --ap-thr 350 --json > "$d/c.json"
 check "hand case: rootnet evaluate ran" $?
 "$PY" "$REF" evaluate MuPoTS "$d/result.json" "$d/gt.json" 250 350 > "$d/py.json"
 "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1]))["ap"]; assert abs(d["250.0"]["ap"] - 0.275) < 1e-12 and abs(d["350.0"]["ap"] - 17/48) < 1e-12, d' "$d/py.json"
@@ -88,8 +88,8 @@ check "hand case: Python reference gives 0.275 and 17/48" $?
 msg=$(same_json "$d/c.json" "$d/py.json" 2>&1)
 check "hand case: C equals Python reference: $msg" $?
 "$RN_BIN" evaluate --dataset MuPoTS --result "$d/result.json" --gt "$d/gt.json" > "$d/c.txt" &&
-    grep -q '^AP_root@250mm: 0.2750 ' "$d/c.txt"
-check "hand case: human-readable AP line" $?
+    grep -q '^AP_root@25cm: 0.2750 ' "$d/c.txt"
+check "hand case: human-readable AP line, as test prints it (@25cm)" $?
 
 # Bad input: exit status 1 (2 for usage errors) and one line naming file, record and field.
 expect_error() { # expect_error NAME STATUS NEEDLE... -- ARGS...
@@ -118,9 +118,11 @@ expect_error "missing GT file" 1 "$tmp/none.json" -- \
     --dataset MuPoTS --result "$d/result.json" --gt "$tmp/none.json"
 expect_error "prediction without GT" 1 "prediction" "no ground truth" -- \
     --dataset Human36M --result "$tmp/Human36M-1/result.json" --gt "$d/result.json"
-expect_error "unknown dataset" 1 "COCO" -- --dataset COCO --result "$d/result.json" --gt "$d/gt.json"
+expect_error "unknown dataset" 2 "COCO" -- --dataset COCO --result "$d/result.json" --gt "$d/gt.json"
 expect_error "unknown flag" 2 "--bogus" -- --bogus 1
-expect_error "bad threshold" 1 "--thr" -- --dataset MuPoTS --result "$d/result.json" --gt "$d/gt.json" --thr -5
+expect_error "bad threshold" 2 "--ap-thr" -- --dataset MuPoTS --result "$d/result.json" --gt "$d/gt.json" --ap-thr -5
+expect_error "the old spelling --thr is gone (one spelling, as test)" 2 "unknown flag '--thr'" -- --dataset MuPoTS \
+    --result "$d/result.json" --gt "$d/gt.json" --thr 250
 expect_error "missing flags" 2 "required" -- --dataset MuPoTS
 
 echo "$pass passed, $fail failed"

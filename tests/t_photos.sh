@@ -59,7 +59,7 @@ check "dataset says orientation is ignored" $?
 echo '{"o6.png": [[60, 50, 190, 230, 0.9], [30, 20, 120, 200, 0.8]]}' > "$d/xyxy.json"
 run --boxes "$d/xyxy.json" --image-dir "$d/up" --output "$d/xy" > "$d/xy.txt" 2>&1
 check "predict with an xyxy box as xywh: exit 0" $?
-grep -q "predict: warning: 1 boxes read as x,y,w,h run well past" "$d/xy.txt"
+grep -q "predict: warning: 1 box read as x,y,w,h run well past" "$d/xy.txt"
 check "predict counts the suspicious box" $?
 "$RN" demo --snapshot "$W" --input-size 64 --image "$d/up/o6.png" --bbox 60,50,190,230 --output "$d/demo2.png" \
     > /dev/null 2> "$d/demo2.err" && grep -q "runs .* past the 200 x 240 image" "$d/demo2.err"

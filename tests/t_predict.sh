@@ -64,7 +64,7 @@ import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 assert len(a) == len(b) > 10, (len(a), len(b))
 for i, (x, y) in enumerate(zip(a, b)):
-    assert x == y, (i, x, y)
+    assert x == {k: y[k] for k in x}, (i, x, y)
 PYEOF
 check "predict equals test --det-bbox exactly (image_id, bbox, root_cam, score)" $?
 
@@ -122,11 +122,29 @@ for r, x in zip(xy, t):
         assert math.isclose(u, v, rel_tol=1e-4, abs_tol=1e-3), (r, x)
 thr = json.load(open(d + '/thr/bbox_root_output.json'))
 want = [r for r in t if r['score'] >= 0.7]
-assert 0 < len(want) < len(t) and thr == want, (len(thr), len(want))
+assert 0 < len(want) < len(t) and [{k: r[k] for k in w} for r, w in zip(thr, want)] == want, (len(thr), len(want))
 rows = list(csv.DictReader(open(d + '/per/bbox_root_output.csv')))
 assert len(rows) == len(per) and all(r['focal_source'] == 'json' for r in rows)
 PYEOF
 check "per-image boxes + --intrinsics equal test exactly; xyxy agrees; --score-thr keeps score >= thr" $?
+# Every row maps back to its detection: det_index into the boxes file, det_bbox the box given there (JSON and CSV).
+"$PY" - "$d" <<'PYEOF'
+import csv, json, sys
+d = sys.argv[1]
+coco, per_in, xyxy_in = (json.load(open(d + f)) for f in ('/coco.json', '/per_image.json', '/xyxy.json'))
+for out, get in (('coco', lambda r, row: coco[r['det_index']]['bbox']),
+                 ('per', lambda r, row: per_in[row['file']][r['det_index']][:4]),
+                 ('xyxy', lambda r, row: (lambda b: [b[0], b[1], b[2] - b[0], b[3] - b[1]])(xyxy_in[r['det_index']]['bbox']))):
+    js = json.load(open(f'{d}/{out}/bbox_root_output.json'))
+    rows = list(csv.DictReader(open(f'{d}/{out}/bbox_root_output.csv')))
+    assert len(js) == len(rows) > 10, (out, len(js), len(rows))
+    for r, row in zip(js, rows):
+        assert r['det_bbox'] == get(r, row), (out, r, get(r, row))
+        assert int(row['det_index']) == r['det_index'], (out, row, r)
+        assert [float(row[k]) for k in ('det_x', 'det_y', 'det_w', 'det_h')] == r['det_bbox'], (out, row, r)
+        if out == 'coco': assert coco[r['det_index']]['image_id'] == r['image_id']
+PYEOF
+check "JSON and CSV rows carry the detector's box and its index in the boxes file (COCO, per-image, xyxy)" $?
 grep -q "skipped .*: below --score-thr" "$d/thr.txt"
 check "--score-thr drops are counted" $?
 
@@ -212,6 +230,49 @@ run --boxes "$d/coco.json" --coco-images "$M/data/MuPoTS-3D.json" --image-dir "$
     --output "$d/prog" > /dev/null 2> "$d/prog.err"
 [ "$(grep -c '^predict: [0-9]*/8 images' "$d/prog.err")" -eq 2 ] && ! grep -q $'\r' "$d/prog.err"
 check "without a terminal: a progress line every --log-every images, no bar" $?
+
+# A new user's slips: a COCO annotation file as --boxes; COCO image ids without --coco-images; a folder named
+# like an image; one person is "1 person".
+run --boxes "$M/data/MuPoTS-3D.json" --image-dir "$IMGS" --output "$d/ann" > /dev/null 2> "$d/ann.err"
+rc=$?
+[ "$rc" -eq 1 ] && [ "$(wc -l < "$d/ann.err")" -eq 1 ] && grep -q "MuPoTS-3D.json: a COCO annotation file .*not detections" \
+    "$d/ann.err" && grep -q "can be --coco-images" "$d/ann.err"
+check "a COCO annotation file as --boxes: one line saying what it is and what --boxes takes, exit 1 ($rc)" $?
+"$PY" -c "
+import json
+det = json.load(open('$d/coco.json'))
+json.dump([r for r in det if r['category_id'] == 1 and r['image_id'] not in (0, 987654)][:3], open('$d/ids.json', 'w'))"
+run --boxes "$d/ids.json" --image "$IMGS/TS1/img_000000.jpg" --output "$d/ids" > "$d/ids.txt" 2> "$d/ids.err"
+grep -q "hint: 3 detections name image ids that are not 0-based positions among the 1 image given; for COCO image ids, give --coco-images" "$d/ids.err"
+check "COCO image ids without --coco-images: the hint names the flag" $?
+mkdir -p "$d/dirimg/x.jpg"
+cp "$IMGS"/TS1/img_000000.jpg "$d/dirimg/a.jpg"
+echo '{"a.jpg": [[40, 30, 60, 150, 0.9]], "x.jpg": [[40, 30, 60, 150, 0.9]]}' > "$d/dirimg.json"
+run --boxes "$d/dirimg.json" --image-dir "$d/dirimg" --output "$d/diro" > "$d/diro.txt" 2> "$d/diro.err"
+check "a folder named x.jpg: exit 0 for the rest" $?
+grep -q "x.jpg: is a folder, not an image" "$d/diro.err" && ! grep -qi "read error" "$d/diro.err"
+check "a folder named x.jpg is reported as a folder" $?
+grep -q "^predict: 2 images (1 with people), 2 detections, 1 person in " "$d/diro.txt" \
+    && grep -q "^predict: warning: 1 image had no focal" "$d/diro.txt" && ! grep -q " 1 people\| 1 images" "$d/diro.txt"
+check "summary grammar: 1 person, 1 image had" $?
+run --boxes "$d/coco.json" --coco-images "$M/data/MuPoTS-3D.json" --image-dir "$IMGS" --output "$d/drw" \
+    --draw "$d/pics" > /dev/null 2> "$d/drw.err"
+check "predict --draw: exit 0" $?
+"$PY" - "$d" <<'PYEOF'
+import json, os, sys
+import cv2
+d = sys.argv[1]
+js = json.load(open(d + '/drw/bbox_root_output.json'))
+imgs = {im['id']: im['file_name'] for im in json.load(open(d + '/data/MuPoTS/data/MuPoTS-3D.json'))['images']}
+want = sorted({imgs[r['image_id']].replace('/', '_') + '.png' for r in js})
+got = sorted(os.listdir(d + '/pics'))
+assert got == want and len(got) > 1, (got, want)
+for n in got:
+    im = cv2.imread(d + '/pics/' + n)
+    assert im is not None and im.shape[1] > 320 and im.shape[0] >= 240, (n, None if im is None else im.shape)
+print(len(got), 'pictures')
+PYEOF
+check "predict --draw: one picture per image with people, named after the image" $?
 
 "$RN" predict --snapshot "$W" > /dev/null 2>&1
 [ $? -eq 2 ]

@@ -9,7 +9,18 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 check() { if "$@"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: $*"; fi; }
 out=$tmp/qs
-QS_TRAIN_IMAGES=24 QS_TEST_IMAGES=3 QS_TRAIN_SECONDS=100000 QS_MAX_EPOCHS=5 QS_BATCH=8 QS_THREADS=1 \
+# The README's set-up: `make install`, then every command as written, `rootnet ...` from PATH
+# (here a temporary prefix, so nothing outside $tmp is touched).
+BUILD=${BUILD:-build}
+check grep -q "^bash scripts/install-deps.sh && make -j2 && make install " README.md
+make -s install BUILD="$BUILD" PREFIX="$tmp/prefix" > "$tmp/install.txt" 2>&1
+rc=$?
+check test "$rc" -eq 0
+[ "$rc" -eq 0 ] || cat "$tmp/install.txt"
+export PATH="$tmp/prefix/bin:$PATH"
+check test "$(command -v rootnet)" = "$tmp/prefix/bin/rootnet"
+check test "$(rootnet --version)" = "$("$BUILD/rootnet" --version)"
+RN_BIN=rootnet QS_TRAIN_IMAGES=24 QS_TEST_IMAGES=3 QS_TRAIN_SECONDS=100000 QS_MAX_EPOCHS=5 QS_BATCH=8 QS_THREADS=1 \
     bash scripts/quickstart.sh "$out" 2>&1 | while IFS= read -r line; do
         echo "$line"
         # what the training log holds at the moment the line arrives
@@ -22,6 +33,7 @@ for e in 0 1 2 3 4; do check grep -q "^epoch $e done" "$tmp/out.txt"; done
 check test -s "$tmp/ends_at_1"
 check test "$(cat "$tmp/ends_at_1" 2> /dev/null || echo 99)" -lt 5
 check grep -q "AP_root" "$tmp/out.txt"
+check grep -q "^program: $tmp/prefix/bin/rootnet " "$tmp/out.txt" # the installed one, found on PATH
 check test -s "$out/demo.png"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -45,6 +45,8 @@ refused() { # refused CMD: exit 2, one "rootnet CMD: --input-size 256: ... train
     head -1 "$tmp/err"
 }
 T x "$snap" --input-size 256 2> "$tmp/err"; rc=$?; refused test
+"$RN" export --snapshot "$snap" --pth "$tmp/x.pth.tar" --input-size 256 > /dev/null 2> "$tmp/err"; rc=$?; refused export
+check test ! -e "$tmp/x.pth.tar"
 T f "$fsnap"; check test $? -eq 0
 T g "$tmp/fplain.safetensors" --input-size 64 --fast-decode; check test $? -eq 0
 T h "$tmp/fplain.safetensors" --input-size 64; check test $? -eq 0

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/exit.h"
+
 static rn_flag *find_name(rn_flag *flags, const char *name, size_t len)
 {
     for (rn_flag *f = flags; f->name; f++)
@@ -129,7 +131,7 @@ int rn_args_misuse(const rn_flag *flags, char **argv, const char *synopsis, cons
     va_end(ap);
     fprintf(stderr, "\n");
     rn_args_usage(stderr, argv[1], synopsis, flags);
-    return 2;
+    return RN_EXIT_USAGE;
 }
 
 int rn_args_handle(rn_flag *flags, int argc, char **argv, const char *synopsis)
@@ -142,8 +144,7 @@ int rn_args_handle(rn_flag *flags, int argc, char **argv, const char *synopsis)
         return 0;
     }
     if (rc == RN_ARGS_RANGE) {
-        fprintf(stderr, "rootnet %s: %s\n", argv[1], err.msg);
-        return 2;
+        return rn_cli_fail(argv[1], RN_EXIT_USAGE, &err);
     }
     return rn_args_misuse(flags, argv, synopsis, "%s", err.msg);
 }

@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/dist_cli.h"
+#include "cli/exit.h"
 #include "cli/model_common.h"
 #include "cli/tuning_flags.h"
 #include "nn/model.h"
@@ -111,7 +112,6 @@ static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const rn_c
         rn_dist_comm_seconds(d, 1);
         double t0 = now_s();
         if (bench_step(c, tn, m, &opt, bt, &h.ctl, &hk, err)) return -1;
-
         if (i >= c->warmup) t[i - c->warmup] = now_s() - t0, comm[i - c->warmup] = rn_dist_comm_seconds(d, 0);
     }
     return 0;
@@ -162,6 +162,8 @@ int rn_cmd_bench(int argc, char **argv)
 {
     bench_cfg c = {.mode = "train", .depth = 50, .size = 256, .b = 8, .iters = 5, .warmup = 1};
     rn_tuning_flags tf = {0};
+    char prec[256];
+    rn_cli_precision_help(prec, sizeof prec);
     rn_cli_dist_flags df = RN_CLI_DIST_FLAGS_DEFAULT;
     rn_flag flags[] = {
         RN_FLAG_STR("--mode", &c.mode, "train | infer"),
@@ -173,7 +175,7 @@ int rn_cmd_bench(int argc, char **argv)
         RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
         RN_FLAG_BOOL("--no-fold", &c.no_fold, "infer: the unfused eval forward (default: BN folded, fused convs)"),
         RN_CLI_DIST_FLAGS(&df),
-        RN_TUNING_FLAGS(&tf),
+        RN_TUNING_FLAGS(&tf, prec),
         RN_FLAG_ALIAS("--size", "--input-size"),
         {0}};
     const char *syn = "--mode train|infer [--backbone 50] [--input-size 256] [--batch N] [--iters K] [--warmup W] "
@@ -184,20 +186,23 @@ int rn_cmd_bench(int argc, char **argv)
     if ((strcmp(c.mode, "train") && strcmp(c.mode, "infer")) || c.iters < 1 || c.warmup < 0 || c.b < 1) {
         fprintf(stderr, "rootnet bench: --mode must be train or infer, --iters >= 1, --warmup >= 0, --batch >= 1\n");
         rn_args_usage(stderr, "bench", syn, flags);
-        return 2;
+        return RN_EXIT_USAGE;
     }
-    if (rn_cli_dist_flags_check(&df, "bench")) return 2;
+    if (rn_cli_dist_flags_check(&df, "bench")) return RN_EXIT_USAGE;
     c.sync_bn = df.sync_bn, c.bucket = rn_dist_bucket_floats(df.bucket_mb);
     rn_dist *d = NULL;
-    if (rn_cli_dist_start(&d, "bench", c.sync_bn, df.timeout_s)) return 1;
+    if (rn_cli_dist_start(&d, "bench", c.sync_bn, df.timeout_s)) return RN_EXIT_FAIL;
     char dev[32];
     tf.device = rn_cli_dist_device(d, tf.device, dev, sizeof dev);
-
     rn_err err = {{0}};
     rn_tuning tn;
-    int rc = rn_tuning_setup(&tn, &tf, (int)c.threads, &err) || bench_run(&c, &tn, d, &err);
+    if (rn_tuning_setup(&tn, &tf, (int)c.threads, &err)) {
+        rn_tuning_free(&tn);
+        return rn_cli_dist_fail(d, "bench", RN_EXIT_USAGE, &err);
+    }
+    int rc = bench_run(&c, &tn, d, &err);
     rn_tuning_free(&tn);
-    if (rc) return rn_cli_dist_fail(d, "bench", &err);
+    if (rc) return rn_cli_dist_fail(d, "bench", RN_EXIT_FAIL, &err);
     rn_dist_finalize(d);
     return 0;
 }

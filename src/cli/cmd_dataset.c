@@ -11,6 +11,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/exit.h"
 #include "data/prep.h"
 #include "data/sample.h"
 #include "io/file.h"
@@ -85,7 +86,7 @@ static int prepare(const rn_dataset *ds, const char *dir)
 int rn_cmd_dataset(int argc, char **argv)
 {
     const char *name = NULL, *data = NULL, *split = "train", *dump = NULL, *cache_dir = NULL, *prep_dir = NULL;
-    long protocol = 2, input_w = 256, input_h = 256;
+    long protocol = 2, input_size = 256;
     int det = 0, no_cache = 0;
     rn_flag flags[] = {
         RN_FLAG_STR("--dataset", &name, "Human36M | MuCo | MuPoTS | MSCOCO | MPII | PW3D"),
@@ -93,8 +94,7 @@ int rn_cmd_dataset(int argc, char **argv)
         RN_FLAG_STR("--split", &split, "train | test (default train)"),
         RN_FLAG_RANGE("--protocol", &protocol, 1, 2, "Human3.6M protocol 1 or 2 (default 2)"),
         RN_FLAG_BOOL("--det-bbox", &det, "detector boxes (MuPoTS, Human3.6M test)"),
-        RN_FLAG_RANGE("--input-w", &input_w, 1, 8192, "network input width (default 256)"),
-        RN_FLAG_RANGE("--input-h", &input_h, 1, 8192, "network input height (default 256)"),
+        RN_FLAG_RANGE("--input-size", &input_size, 32, 2048, "network input size, square, a multiple of 32 (default 256)"),
         RN_FLAG_BOOL("--no-cache", &no_cache, "parse the JSON, never use the cache"),
         RN_FLAG_STR("--cache-dir", &cache_dir, "cache folder, created if missing (default data/<name>/, or the per-user cache when that is not writable)"),
         RN_FLAG_STR("--dump", &dump, "write every record as CSV to this file"),
@@ -107,28 +107,29 @@ int rn_cmd_dataset(int argc, char **argv)
     int h = rn_args_handle(flags, argc, argv, synopsis);
     if (h >= 0) return h;
     if (!name || !data) return rn_args_misuse(flags, argv, synopsis, "--dataset and --data-dir are required");
+    if (input_size % 32) {
+        fprintf(stderr, "rootnet dataset: --input-size %ld: must be a multiple of 32 in 32..2048\n", input_size);
+        return RN_EXIT_USAGE;
+    }
     if (strcmp(split, "train") && strcmp(split, "test")) {
         fprintf(stderr, "rootnet dataset: --split '%s': expected train or test\n", split);
-        return 2;
+        return RN_EXIT_USAGE;
     }
     rn_err err = {{0}};
-    rn_dataset_opts o = {.protocol = (int)protocol, .use_det_bbox = det, .input_w = (int)input_w,
-                         .input_h = (int)input_h, .no_cache = no_cache, .cache_dir = cache_dir, .warn = stderr};
+    rn_dataset_opts o = {.protocol = (int)protocol, .use_det_bbox = det, .input_w = (int)input_size,
+                         .input_h = (int)input_size, .no_cache = no_cache, .cache_dir = cache_dir, .warn = stderr};
     rn_dataset ds;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (rn_dataset_load(&ds, name, data, strcmp(split, "train") ? RN_SPLIT_TEST : RN_SPLIT_TRAIN, &o, &err)) {
-        fprintf(stderr, "rootnet dataset: %s\n", err.msg);
-        return 1;
-    }
+    if (rn_dataset_load(&ds, name, data, strcmp(split, "train") ? RN_SPLIT_TEST : RN_SPLIT_TRAIN, &o, &err))
+        return rn_cli_fail("dataset", RN_EXIT_FAIL, &err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
     printf("%s %s: %zu records in %.1f ms; cache: %s\n", name, split, ds.n, ms, ds.cache_note);
     printf("%s %s: images are read as stored, EXIF orientation ignored (as the authors' loader: cv2 "
            "IMREAD_IGNORE_ORIENTATION); predict and demo apply it\n", name, split);
-    int rc = dump && dump_csv(&ds, dump, &err) ? 1 : 0;
-    if (rc) fprintf(stderr, "rootnet dataset: %s\n", err.msg);
-    if (!rc && prep_dir) rc = prepare(&ds, prep_dir);
+    int rc = dump && dump_csv(&ds, dump, &err) ? rn_cli_fail("dataset", RN_EXIT_FAIL, &err) : RN_EXIT_OK;
+    if (!rc && prep_dir) rc = prepare(&ds, prep_dir) ? RN_EXIT_FAIL : RN_EXIT_OK;
     rn_dataset_free(&ds);
     return rc;
 }

@@ -1,13 +1,16 @@
 /* rootnet demo: the root (x, y, depth, camera X, Y, Z) of each boxed person in one image. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "data/bbox.h"
 #include "cli/eval_flags.h"
+#include "cli/exit.h"
 #include "data/draw.h"
 #include "data/image.h"
 #include "infer/predict.h"
@@ -38,8 +41,7 @@ static int parse_boxes(double (*boxes)[4], const demo_cli *c, rn_err *err)
 static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_err *err)
 {
     memset(in, 0, sizeof *in);
-    if (c->ev.input_size && (c->ev.input_size < 32 || c->ev.input_size > 2048 || c->ev.input_size % 32))
-        return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->ev.input_size);
+    if (rn_eval_flags_check(&c->ev, &in->compute, err)) return -1;
     if (parse_boxes(boxes, c, err)) return -1;
     if (c->focal && rn_predict_parse_numbers(in->f, 2, c->focal, "--focal", err)) return -1;
     if (c->focal && rn_focal_check(in->f, err)) return rn_err_prefix(err, "--focal");
@@ -52,7 +54,6 @@ static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_
     in->threads = (int)c->ev.threads;
     in->device = c->ev.device;
     in->no_fold = c->ev.no_fold;
-    if (c->ev.precision && rn_predict_parse_precision(&in->compute, c->ev.precision, err)) return -1;
     return 0;
 }
 
@@ -93,8 +94,10 @@ static int write_labels(const char *path, const rn_person_label *lab, int n, con
 {
     size_t cap = 256 + (size_t)n * 256, len = 0;
     char *buf = rn_xmalloc(cap);
-    len += (size_t)snprintf(buf, cap, "{\"width\": %d, \"height\": %d, \"panel_x\": %d, \"overlaps\": %d, \"labels\": [",
-                            lay->width, lay->height, lay->panel_x, lay->overlaps);
+    len += (size_t)snprintf(buf, cap, "{\"width\": %d, \"height\": %d, \"panel_x\": %d, \"overlaps\": %d, "
+                            "\"focal_note\": [%.3f, %.3f, %.3f, %.3f], \"labels\": [", lay->width, lay->height,
+                            lay->panel_x, lay->overlaps, lay->note_rect[0], lay->note_rect[1], lay->note_rect[2],
+                            lay->note_rect[3]);
     for (int i = 0; i < n; i++) {
         const rn_person_label *l = &lab[i];
         len += (size_t)snprintf(buf + len, cap - len,
@@ -114,23 +117,10 @@ static int write_labels(const char *path, const rn_person_label *lab, int n, con
 static int write_image(const demo_cli *c, const char *out, const rn_person_root *r, int n, const rn_predict_info *info,
                        rn_err *err)
 {
-    rn_image im = {0};
-    rn_bytes scratch = {0};
-    int rc = rn_image_load(&im, &scratch, c->image, NULL, err);
-    rn_rgb img = {0};
     rn_person_label lab[RN_PREDICT_MAX_BOXES];
     rn_people_layout lay;
-    if (!rc) {
-        img = (rn_rgb){.px = rn_xmalloc((size_t)3 * im.w * im.h), .w = im.w, .h = im.h};
-        for (int y = 0; y < im.h; y++) memcpy(img.px + (size_t)3 * im.w * y, im.px + im.stride * y, (size_t)3 * im.w);
-        rn_people_picture pic = {.image = &img, .people = r, .n = n, .intr = info};
-        rc = rn_draw_people(&pic, out, lab, &lay, err);
-    }
-    if (!rc && c->labels_json) rc = write_labels(c->labels_json, lab, n, &lay, err);
-    free(img.px);
-    rn_image_free(&im);
-    rn_bytes_free(&scratch);
-    return rc;
+    if (rn_draw_people_file(c->image, r, n, info, out, lab, &lay, err)) return -1;
+    return c->labels_json ? write_labels(c->labels_json, lab, n, &lay, err) : 0;
 }
 
 /* A box read as x,y,w,h that runs well past the image is most likely x1,y1,x2,y2 (rn_bbox_maybe_xyxy). */
@@ -145,16 +135,29 @@ static void warn_outside(const demo_cli *c, const rn_person_root *r, int n, cons
                     c->bbox.v[i], past, info->width, info->height);
 }
 
+/* The image is a regular file (checked before the snapshot is read). */
+static int check_image(const char *path, rn_err *err)
+{
+    struct stat st;
+    if (stat(path, &st)) return rn_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) return rn_err_set(err, "%s: is a folder, not an image", path);
+    return 0;
+}
+
+/* Everything cheap first (flags, device, output name, the image), then the
+ * snapshot, then the model. */
 static int run_demo(const demo_cli *c, rn_err *err)
 {
     double boxes[RN_PREDICT_MAX_BOXES][4];
     rn_predict_in in;
-    if (fill_in(&in, boxes, c, err)) return 2;
+    const char *out = c->out ? c->out : "demo_output.png";
+    if (fill_in(&in, boxes, c, err) || rn_rgb_check_path(out, err)) return RN_EXIT_USAGE;
+    if (check_image(c->image, err)) return RN_EXIT_FAIL;
     rn_params p;
     rn_run_settings s;
     const rn_eval_flags *ev = &c->ev;
     int lrc = rn_snapshot_load_eval(&p, &s, c->snapshot, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
-    if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? 2 : 1;
+    if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
     in.input_size = s.input_size;
     in.fast_decode = s.fast_decode;
     if (!c->json)
@@ -163,16 +166,15 @@ static int run_demo(const demo_cli *c, rn_err *err)
     rn_predict_info info;
     int rc = rn_predict_roots(r, &info, &p, &in, err);
     rn_params_free(&p);
-    if (rc) return 2;
+    if (rc) return RN_EXIT_FAIL;
     warn_outside(c, r, in.n, &info);
     if (info.orientation > 1)
         fprintf(stderr, "rootnet demo: %s: EXIF orientation %d applied (as cv2.imread): %d x %d as displayed\n",
                 c->image, info.orientation, info.width, info.height);
-    const char *out = c->out ? c->out : "demo_output.png";
-    if (write_image(c, out, r, in.n, &info, err)) return 1;
+    if (write_image(c, out, r, in.n, &info, err)) return RN_EXIT_FAIL;
     if (c->json) print_json(r, in.n, &info, out);
     else print_text(r, in.n, &info, out);
-    return 0;
+    return RN_EXIT_OK;
 }
 
 int rn_cmd_demo(int argc, char **argv)
@@ -200,6 +202,5 @@ int rn_cmd_demo(int argc, char **argv)
         return rn_args_misuse(flags, argv, syn, "--snapshot, --image and at least one --bbox x,y,w,h are required");
     rn_err err = {{0}};
     int rc = run_demo(&c, &err);
-    if (rc) fprintf(stderr, "rootnet demo: %s\n", err.msg);
-    return rc;
+    return rc ? rn_cli_fail("demo", rc, &err) : RN_EXIT_OK;
 }

@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/exit.h"
 #include "eval/metrics.h"
 #include "eval/results.h"
 
@@ -14,7 +15,9 @@
 
 typedef struct eval_opts {
     const char *dataset, *result, *gt;
-    rn_multi thr;
+    rn_multi thr_flags;
+    double thr[MAX_THR]; /* --ap-thr, parsed */
+    int nthr;
     int json;
 } eval_opts;
 
@@ -27,33 +30,10 @@ static int parse_thresholds(double *thr, int *n, const rn_multi *m, rn_err *err)
         errno = 0;
         double t = strtod(m->v[i], &end);
         if (errno || end == m->v[i] || *end || !(t > 0) || !isfinite(t))
-            return rn_err_set(err, "--thr: '%s' is not a positive number", m->v[i]);
-        if (*n >= MAX_THR) return rn_err_set(err, "--thr: at most %d thresholds", MAX_THR);
+            return rn_err_set(err, "--ap-thr: '%s' is not a positive number (mm)", m->v[i]);
+        if (*n >= MAX_THR) return rn_err_set(err, "--ap-thr: at most %d thresholds", MAX_THR);
         thr[(*n)++] = t;
     }
-    return 0;
-}
-
-static int eval_mupots(const eval_opts *o, const rn_root_pred *p, size_t np, const rn_root_gt *g, size_t ng,
-                       rn_err *err)
-{
-    double thr[MAX_THR];
-    int nthr;
-    if (parse_thresholds(thr, &nthr, &o->thr, err)) return -1;
-    rn_ap_result r[MAX_THR];
-    for (int t = 0; t < nthr; t++)
-        if (rn_eval_mupots_ap(&r[t], p, np, g, ng, thr[t], err)) return -1;
-    if (o->json) {
-        printf("{\"ap\": {");
-        for (int t = 0; t < nthr; t++)
-            printf("%s\"%.17g\": {\"ap\": %.17g, \"tp\": %zu, \"fp\": %zu, \"skipped\": %zu, \"n_gt\": %zu}",
-                   t ? ", " : "", thr[t], r[t].ap, r[t].n_tp, r[t].n_fp, r[t].n_skipped, r[t].n_gt);
-        printf("}}\n");
-        return 0;
-    }
-    for (int t = 0; t < nthr; t++)
-        printf("AP_root@%gmm: %.4f (tp %zu, fp %zu, valid GT %zu, skipped %zu)\n", thr[t], r[t].ap, r[t].n_tp,
-               r[t].n_fp, r[t].n_gt, r[t].n_skipped);
     return 0;
 }
 
@@ -63,12 +43,50 @@ static void print_mrpe_json(const rn_mrpe *m)
            m->z, m->n);
 }
 
+/* MuPoTS MRPE needs one prediction per GT annotation, in the annotation file's order (what test writes
+ * with GT boxes); detector boxes do not pair. 1 when paired (idx filled), else 0. */
+static int pair_in_order(size_t *idx, const rn_root_pred *p, size_t np, const rn_root_gt *g, size_t ng)
+{
+    int ok = np == ng && np > 0;
+    for (size_t i = 0; ok && i < np; i++) ok = p[i].image_id == g[i].image_id, idx[i] = i;
+    return ok;
+}
+
+static int eval_mupots(const eval_opts *o, const rn_root_pred *p, size_t np, const rn_root_gt *g, size_t ng,
+                       rn_err *err)
+{
+    rn_ap_result r[MAX_THR];
+    for (int t = 0; t < o->nthr; t++)
+        if (rn_eval_mupots_ap(&r[t], p, np, g, ng, o->thr[t], err)) return -1;
+    size_t *idx = rn_xmalloc((np ? np : 1) * sizeof *idx);
+    rn_mrpe m = {0};
+    int paired = pair_in_order(idx, p, np, g, ng);
+    int rc = paired ? rn_eval_mrpe(&m, p, g, idx, np, err) : 0;
+    free(idx);
+    if (rc) return -1;
+    if (o->json) {
+        printf("{\"ap\": {");
+        for (int t = 0; t < o->nthr; t++)
+            printf("%s\"%.17g\": {\"ap\": %.17g, \"tp\": %zu, \"fp\": %zu, \"skipped\": %zu, \"n_gt\": %zu}",
+                   t ? ", " : "", o->thr[t], r[t].ap, r[t].n_tp, r[t].n_fp, r[t].n_skipped, r[t].n_gt);
+        printf("}}\n");
+        return 0;
+    }
+    for (int t = 0; t < o->nthr; t++) rn_eval_ap_print(stdout, &r[t], NULL);
+    if (paired) rn_eval_mrpe_print(stdout, &m, "mm");
+    else
+        printf("MRPE: not computed: %zu predictions do not pair one to one, in order, with the %zu GT annotations "
+               "(test writes such a file with GT boxes; detector boxes are scored by AP alone)\n", np, ng);
+    return 0;
+}
+
 static int eval_h36m(const eval_opts *o, const rn_root_pred *p, size_t np, const rn_root_gt *g, const size_t *idx,
                      rn_err *err)
 {
     rn_h36m_result r;
     if (rn_eval_h36m_mrpe(&r, p, g, idx, np, err)) return -1;
     if (!o->json) {
+        rn_eval_mrpe_print(stdout, &r.all, "mm");
         rn_eval_h36m_print(stdout, &r);
         return 0;
     }
@@ -96,8 +114,7 @@ static int eval_pw3d(const eval_opts *o, const rn_root_pred *p, size_t np, const
         print_mrpe_json(&r);
         printf("}\n");
     } else {
-        printf("MRPE >> x: %.6f y: %.6f z: %.6f total: %.6f (metres; total %.2f mm)\n", r.x, r.y, r.z, r.total,
-               r.total * 1000.0);
+        rn_eval_mrpe_print(stdout, &r, "m");
     }
     return 0;
 }
@@ -132,20 +149,18 @@ int rn_cmd_evaluate(int argc, char **argv)
         RN_FLAG_STR("--dataset", &o.dataset, "MuPoTS, Human36M or PW3D"),
         RN_FLAG_STR("--result", &o.result, "result JSON (the authors' bbox_root_*_output.json format)"),
         RN_FLAG_STR("--gt", &o.gt, "ground truth: MuPoTS-3D.json or a root list [{image_id, ann_id, root_cam, ...}]"),
-        RN_FLAG_MULTI("--thr", &o.thr, "MuPoTS AP distance threshold in mm (repeatable; default 250)"),
+        RN_FLAG_MULTI("--ap-thr", &o.thr_flags, "MuPoTS AP distance threshold in mm, as test (repeatable; default 250)"),
         RN_FLAG_BOOL("--json", &o.json, "print the metrics as one JSON object"),
         RN_FLAG_ALIAS("--testset", "--dataset"),
         {0}};
-    const char *syn = "--dataset MuPoTS|Human36M|PW3D --result FILE --gt FILE [--thr MM] [--json]";
+    const char *syn = "--dataset MuPoTS|Human36M|PW3D --result FILE --gt FILE [--ap-thr MM] [--json]";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
     if (!o.dataset || !o.result || !o.gt)
         return rn_args_misuse(flags, argv, syn, "--dataset, --result and --gt are required");
     rn_err err = {{0}};
     rn_eval_kind kind;
-    if (rn_eval_kind_parse(&kind, o.dataset, &err) || run_eval(&o, kind, &err)) {
-        fprintf(stderr, "rootnet evaluate: %s\n", err.msg);
-        return 1;
-    }
-    return 0;
+    if (rn_eval_kind_parse(&kind, o.dataset, &err) || parse_thresholds(o.thr, &o.nthr, &o.thr_flags, &err))
+        return rn_cli_fail("evaluate", RN_EXIT_USAGE, &err);
+    return run_eval(&o, kind, &err) ? rn_cli_fail("evaluate", RN_EXIT_FAIL, &err) : RN_EXIT_OK;
 }

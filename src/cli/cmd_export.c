@@ -3,6 +3,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/exit.h"
 #include "export/export.h"
 #include "nn/weights.h"
 #include "train/snapshot.h"
@@ -12,14 +13,11 @@ typedef struct export_cfg {
     long input_size, backbone;
 } export_cfg;
 
-static int export_onnx(const export_cfg *c, const rn_params *p, const rn_tensors *ts, rn_err *err)
+static int export_onnx(const export_cfg *c, const rn_params *p, const rn_run_settings *s, rn_err *err)
 {
-    rn_run_settings s;
-    if (rn_run_settings_read(&s, ts, c->in, err) || rn_run_settings_merge(&s, (int)c->input_size, 0, c->in, err))
-        return -1;
-    if (rn_export_onnx(p, s.input_size, s.input_size, c->onnx, err)) return -1;
+    if (rn_export_onnx(p, s->input_size, s->input_size, c->onnx, err)) return -1;
     printf("%s: ONNX (opset %d), ResNet-%d, input_img (N, 3, %d, %d), k_value (N, 1) -> coord (N, 3)\n", c->onnx,
-           RN_ONNX_OPSET, p->depth, s.input_size, s.input_size);
+           RN_ONNX_OPSET, p->depth, s->input_size, s->input_size);
     return 0;
 }
 
@@ -40,17 +38,21 @@ static int export_pth(const export_cfg *c, rn_params *p, const rn_tensors *ts, r
     return 0;
 }
 
+/* RN_EXIT_OK, RN_EXIT_USAGE (--input-size contradicts the snapshot's config) or RN_EXIT_FAIL, with err. */
 static int export_run(const export_cfg *c, rn_err *err)
 {
-    if (c->onnx && rn_export_onnx_check(c->onnx, err)) return -1;
+    if (c->onnx && rn_export_onnx_check(c->onnx, err)) return RN_EXIT_FAIL;
     rn_tensors ts;
-    if (rn_tensors_load(&ts, c->in, err)) return -1;
+    if (rn_tensors_load(&ts, c->in, err)) return RN_EXIT_FAIL;
+    rn_run_settings s;
+    int rc = rn_run_settings_read(&s, &ts, c->in, err) ? RN_EXIT_FAIL : RN_EXIT_OK;
+    if (!rc && rn_run_settings_merge(&s, (int)c->input_size, 0, c->in, err)) rc = RN_EXIT_USAGE;
     rn_params p;
     rn_rng rng;
     rn_rng_seed(&rng, 1);
-    int rc = rn_weights_from_tensors(&p, &ts, c->in, (int)c->backbone, &rng, err);
-    if (!rc) {
-        rc = (c->onnx && export_onnx(c, &p, &ts, err)) || (c->pth && export_pth(c, &p, &ts, err)) ? -1 : 0;
+    if (!rc && rn_weights_from_tensors(&p, &ts, c->in, (int)c->backbone, &rng, err)) rc = RN_EXIT_FAIL;
+    else if (!rc) {
+        if ((c->onnx && export_onnx(c, &p, &s, err)) || (c->pth && export_pth(c, &p, &ts, err))) rc = RN_EXIT_FAIL;
         rn_params_free(&p);
     }
     rn_tensors_free(&ts);
@@ -76,12 +78,9 @@ int rn_cmd_export(int argc, char **argv)
     if (!c.in || (!c.onnx && !c.pth)) return rn_args_misuse(flags, argv, syn, "--snapshot and --onnx and/or --pth are required");
     if (c.input_size && c.input_size % 32) {
         fprintf(stderr, "rootnet export: --input-size %ld: must be a multiple of 32\n", c.input_size);
-        return 2;
+        return RN_EXIT_USAGE;
     }
     rn_err err = {{0}};
-    if (export_run(&c, &err)) {
-        fprintf(stderr, "rootnet export: %s\n", err.msg);
-        return 1;
-    }
-    return 0;
+    int rc = export_run(&c, &err);
+    return rc ? rn_cli_fail("export", rc, &err) : RN_EXIT_OK;
 }

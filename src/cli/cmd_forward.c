@@ -45,7 +45,7 @@ int rn_cmd_forward(int argc, char **argv)
     if (fold && !eval) return rn_args_misuse(flags, argv, syn, "--fold needs --eval (folding uses the running statistics)");
     rn_precision prec;
     if (rn_precision_parse(precision, &prec, &err) || rn_policy_check_device(rn_policy_get(prec), device, &err))
-        return rn_cli_fail("forward", RN_EXIT_FAIL, &err);
+        return rn_cli_fail("forward", RN_EXIT_USAGE, &err);
     rn_cli_input x, k;
     int64_t xd[3], want[3] = {3, -1, -1};
     if (rn_cli_input_read(&x, images, "images", 3, want, xd, &err)) return rn_cli_fail("forward", RN_EXIT_FAIL, &err);
@@ -68,7 +68,6 @@ int rn_cmd_forward(int argc, char **argv)
             rn_model_sync_weights(&m);
             rn_model_forward(&m, x.d, k.d, !eval);
             rc = write_coords(out, rn_model_coords(&m), m.N, &err);
-
             rn_model_destroy(&m);
         }
         rn_params_free(&p);

@@ -12,6 +12,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/data_flags.h"
+#include "cli/exit.h"
 #include "data/augment.h"
 #include "data/sample.h"
 #include "io/file.h"
@@ -170,18 +171,11 @@ int rn_cmd_inspect(int argc, char **argv)
         return rn_args_misuse(flags, argv, syn, "--data-dir, --dataset and --output are required");
     rn_err err = {{0}};
     rn_split split = RN_SPLIT_TRAIN;
-    if (check_args(&a, &split, &err)) {
-        fprintf(stderr, "rootnet inspect: %s\n", err.msg);
-        return 2;
-    }
+    if (check_args(&a, &split, &err)) return rn_cli_fail("inspect", RN_EXIT_USAGE, &err);
     rn_dataset ds;
     rn_dataset_opts opts = {.protocol = 2, .input_w = 256, .input_h = 256, .cache_dir = a.cache_dir, .warn = stderr};
-    if (rn_dataset_load(&ds, a.dataset, a.data_dir, split, &opts, &err)) {
-        fprintf(stderr, "rootnet inspect: %s\n", err.msg);
-        return 1;
-    }
+    if (rn_dataset_load(&ds, a.dataset, a.data_dir, split, &opts, &err)) return rn_cli_fail("inspect", RN_EXIT_FAIL, &err);
     int rc = inspect_run(&a, &ds, &err);
-    if (rc) fprintf(stderr, "rootnet inspect: %s\n", err.msg);
     rn_dataset_free(&ds);
-    return rc ? 1 : 0;
+    return rc ? rn_cli_fail("inspect", RN_EXIT_FAIL, &err) : RN_EXIT_OK;
 }

@@ -6,13 +6,14 @@
 #include "cli/commands.h"
 #include "data/bbox.h"
 #include "cli/eval_flags.h"
+#include "cli/exit.h"
 #include "infer/predict.h"
 #include "infer/predict_set.h"
 #include "train/snapshot.h"
 
 typedef struct predict_cli {
     const char *snapshot, *boxes, *image_list, *image_dir, *coco_images, *intrinsics, *format, *focal, *princpt;
-    const char *output;
+    const char *output, *draw;
     rn_eval_flags ev;
     rn_multi image;
     double score_thr;
@@ -26,8 +27,7 @@ static int fill_opts(rn_pset_opts *o, const predict_cli *c, rn_err *err)
     if (c->format && !strcmp(c->format, "xyxy")) o->xyxy = 1;
     else if (c->format && strcmp(c->format, "xywh"))
         return rn_err_set(err, "--bbox-format '%s': expected xywh or xyxy", c->format);
-    if (c->ev.input_size && (c->ev.input_size < 32 || c->ev.input_size > 2048 || c->ev.input_size % 32))
-        return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->ev.input_size);
+    if (rn_eval_flags_check(&c->ev, &o->compute, err)) return -1;
     if (c->focal && rn_predict_parse_numbers(o->f, 2, c->focal, "--focal", err)) return -1;
     if (c->focal && rn_focal_check(o->f, err)) return rn_err_prefix(err, "--focal");
     if (c->princpt && rn_predict_parse_numbers(o->c, 2, c->princpt, "--princpt", err)) return -1;
@@ -49,33 +49,40 @@ static int fill_opts(rn_pset_opts *o, const predict_cli *c, rn_err *err)
     o->threads = (int)c->ev.threads;
     o->device = c->ev.device;
     o->no_fold = c->ev.no_fold;
-    if (c->ev.precision && rn_predict_parse_precision(&o->compute, c->ev.precision, err)) return -1;
     o->output = c->output;
+    o->draw = c->draw;
     o->progress = !c->no_progress;
     o->log_every = c->log_every;
     return 0;
 }
 
+/* Everything cheap first (flags, device, the boxes and images, the output
+ * folder), then the snapshot, then the model. */
 static int run_predict(const predict_cli *c, rn_err *err)
 {
     rn_pset_opts o;
-    if (fill_opts(&o, c, err)) return 2;
+    if (fill_opts(&o, c, err)) return RN_EXIT_USAGE;
+    rn_pset_summary sum;
+    rn_pset *ps;
+    if (rn_pset_open(&ps, &sum, &o, err)) return RN_EXIT_FAIL;
     rn_params p;
     rn_run_settings s;
     const rn_eval_flags *ev = &c->ev;
     int lrc = rn_snapshot_load_eval(&p, &s, c->snapshot, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
-    if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? 2 : 1;
-    o.input_size = s.input_size;
-    o.fast_decode = s.fast_decode;
-    printf("predict: %s (ResNet-%d), input %d %s\n", c->snapshot, p.depth, o.input_size, rn_run_settings_size_note(&s));
-    rn_pset_summary sum;
-    int rc = rn_pset_run(&sum, &p, &o, err);
+    if (lrc) {
+        rn_pset_close(ps);
+        return lrc == RN_SNAPSHOT_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
+    }
+    printf("predict: %s (ResNet-%d), input %d %s\n", c->snapshot, p.depth, s.input_size, rn_run_settings_size_note(&s));
+    int rc = rn_pset_predict(ps, &p, s.input_size, s.fast_decode, err);
     rn_params_free(&p);
-    if (rc) return 1;
+    rn_pset_close(ps);
+    if (rc) return RN_EXIT_FAIL;
     rn_pset_summary_print(stdout, &sum);
-    if (sum.people) return 0;
-    return rn_err_set(err, "no usable person in %s (%zu detections, %zu images): the outputs hold no root", c->boxes,
-                      sum.detections, sum.images) ? 1 : 1;
+    if (sum.people) return RN_EXIT_OK;
+    rn_err_set(err, "no usable person in %s (%zu detections, %zu images): the outputs hold no root", c->boxes,
+               sum.detections, sum.images);
+    return RN_EXIT_FAIL;
 }
 
 int rn_cmd_predict(int argc, char **argv)
@@ -94,6 +101,7 @@ int rn_cmd_predict(int argc, char **argv)
         RN_FLAG_STR("--focal", &c.focal, "fx,fy in pixels for every image (default: per image from --intrinsics, the images file, EXIF, else 1500)"),
         RN_FLAG_STR("--princpt", &c.princpt, "cx,cy in pixels for every image (default: the image centre)"),
         RN_FLAG_STR("--output", &c.output, "output folder: bbox_root_output.json and .csv (default .)"),
+        RN_FLAG_STR("--draw", &c.draw, "also draw each image's people into this folder (demo's picture, <image>.png)"),
         RN_FLAG_RANGE("--batch", &c.batch, 1, 4096, "people per forward (default 16)"),
         RN_FLAG_RANGE("--workers", &c.workers, 1, 64, "decoding threads (default 1)"),
         RN_EVAL_FLAGS(&c.ev),
@@ -110,6 +118,5 @@ int rn_cmd_predict(int argc, char **argv)
     if (!c.snapshot || !c.boxes) return rn_args_misuse(flags, argv, syn, "--snapshot and --boxes are required");
     rn_err err = {{0}};
     int rc = run_predict(&c, &err);
-    if (rc) fprintf(stderr, "rootnet predict: %s\n", err.msg);
-    return rc;
+    return rc ? rn_cli_fail("predict", rc, &err) : RN_EXIT_OK;
 }

@@ -6,6 +6,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/dist_cli.h"
+#include "cli/exit.h"
 #include "cli/model_common.h"
 #include "cli/tuning_flags.h"
 #include "nn/model.h"
@@ -135,7 +136,6 @@ static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dis
 {
     stepper *sp = rn_xcalloc(1, sizeof *sp);
     *sp = (stepper){.s = s, .c = c, .d = d, .tn = tn, .h = rn_cli_hooks_make(d, c->sync_bn, tn)};
-
     sp->hk = rn_cli_step_hooks(&sp->h);
     rn_model_opts mo = rn_cli_train_opts(c->threads, c->sync_bn, d, tn);
     if (rn_model_create(&sp->m, p, c->b, (int)s->xd[1], (int)s->xd[2], &mo, err)) {
@@ -199,6 +199,8 @@ int rn_cmd_step(int argc, char **argv)
     step_cfg c = {.steps = 1, .lr = 1e-3, .replicas = 1};
     long b = 0, backbone = 0, replicas = 1;
     rn_tuning_flags tf = {0};
+    char prec[256];
+    rn_cli_precision_help(prec, sizeof prec);
     rn_cli_dist_flags df = RN_CLI_DIST_FLAGS_DEFAULT;
     rn_flag flags[] = {
         RN_FLAG_STR("--snapshot", &weights, "initial weights (required)"),
@@ -219,7 +221,7 @@ int rn_cmd_step(int argc, char **argv)
         RN_FLAG_FULL("--emulate-replicas", RN_ARG_I64, &replicas, 1, 64, 1, "test: run R replicas in this process, BN "
                      "per replica, gradients averaged: what mpirun -np R computes without --sync-bn (1)"),
         RN_CLI_DIST_FLAGS(&df),
-        RN_TUNING_FLAGS(&tf),
+        RN_TUNING_FLAGS(&tf, prec),
         RN_FLAG_ALIAS("--weights", "--snapshot"),
         {0}};
     const char *syn = "--snapshot W --images X --k K --target T --vis V --have-depth D [--lr] [--steps] [--batch] "
@@ -230,19 +232,21 @@ int rn_cmd_step(int argc, char **argv)
         if (!paths[i] || !weights)
             return rn_args_misuse(flags, argv, syn, "--snapshot, --images, --k, --target, --vis and --have-depth are required");
     c.replicas = (int)replicas, c.sync_bn = df.sync_bn, c.b = (int)b;
-    if (step_check(&c, b, &df, rn_dist_launched())) return 2;
+    if (step_check(&c, b, &df, rn_dist_launched())) return RN_EXIT_USAGE;
     c.bucket = rn_dist_bucket_floats(df.bucket_mb);
     rn_dist *d = NULL;
-    if (rn_cli_dist_start(&d, "step", c.sync_bn, df.timeout_s)) return 1;
+    if (rn_cli_dist_start(&d, "step", c.sync_bn, df.timeout_s)) return RN_EXIT_FAIL;
     char dev[32];
     tf.device = rn_cli_dist_device(d, tf.device, dev, sizeof dev);
-
     rn_err err = {{0}};
     rn_tuning tn;
-    int rc = rn_tuning_setup(&tn, &tf, (int)c.threads, &err) ||
-             step_main(paths, weights, backbone, save_grads, &c, d, &tn, &err);
+    if (rn_tuning_setup(&tn, &tf, (int)c.threads, &err)) {
+        rn_tuning_free(&tn);
+        return rn_cli_dist_fail(d, "step", RN_EXIT_USAGE, &err);
+    }
+    int rc = step_main(paths, weights, backbone, save_grads, &c, d, &tn, &err);
     rn_tuning_free(&tn);
-    if (rc) return rn_cli_dist_fail(d, "step", &err);
+    if (rc) return rn_cli_dist_fail(d, "step", RN_EXIT_FAIL, &err);
     rn_dist_finalize(d);
     return 0;
 }

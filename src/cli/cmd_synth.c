@@ -4,6 +4,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/exit.h"
 #include "data/synth.h"
 
 int rn_cmd_synth(int argc, char **argv)
@@ -29,14 +30,11 @@ int rn_cmd_synth(int argc, char **argv)
     rn_synth_opts o = {.images = images, .seed = (uint64_t)seed, .no_images = no_images};
     if (rn_synth_parse_format(format, &o.format)) {
         fprintf(stderr, "rootnet synth: --format: unknown format '%s' (muco, mupots, h36m)\n", format);
-        return 2;
+        return RN_EXIT_USAGE;
     }
     o.width = (int)width;
     o.height = (int)height;
-    if (rn_synth_write(out, &o, &err)) {
-        fprintf(stderr, "rootnet synth: %s\n", err.msg);
-        return 1;
-    }
+    if (rn_synth_write(out, &o, &err)) return rn_cli_fail("synth", RN_EXIT_FAIL, &err);
     printf("synth: wrote %ld %s images%s under %s\n", images, format, no_images ? " (annotations only)" : "", out);
     return 0;
 }

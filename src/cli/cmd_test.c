@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/data_flags.h"
 #include "cli/eval_flags.h"
+#include "cli/exit.h"
 #include "cli/snapshot_path.h"
 #include "eval/results.h"
 #include "infer/predict.h"
@@ -62,19 +63,13 @@ static int write_metrics(const char *path, const rn_test_result *r, rn_err *err)
     return rc;
 }
 
-static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap_len, rn_err *err)
+static int fill_opts(rn_test_opts *o, const test_cli *c, rn_err *err)
 {
     rn_test_opts_default(o);
     if (c->gt_bbox && c->det_bbox) return rn_err_set(err, "--use-gt-bbox and --det-bbox exclude each other");
-    if (c->ev.input_size && (c->ev.input_size < 32 || c->ev.input_size > 2048 || c->ev.input_size % 32))
-        return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->ev.input_size);
     if (!(c->ap_thr > 0) || c->ap_thr > 1e9) return rn_err_set(err, "--ap-thr %g: must be > 0 (mm)", c->ap_thr);
-    if (c->ev.precision && rn_predict_parse_precision(&o->compute, c->ev.precision, err)) return -1;
+    if (rn_eval_flags_check(&c->ev, &o->compute, err)) return -1;
     o->no_fold = c->ev.no_fold;
-    struct stat st;
-    if (stat(c->data_dir, &st) || !S_ISDIR(st.st_mode))
-        return rn_err_set(err, "--data-dir '%s': no such directory", c->data_dir);
-    if (rn_snapshot_resolve(snap, snap_len, c->snapshot, c->output, c->epoch, err)) return -1;
     o->testset = c->testset;
     o->data_dir = c->data_dir;
     o->use_det_bbox = c->det_bbox;
@@ -92,16 +87,26 @@ static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap
     return 0;
 }
 
+/* The data folder exists and the snapshot is found (before it is read). */
+static int check_inputs(const test_cli *c, char *snap, size_t snap_len, rn_err *err)
+{
+    struct stat st;
+    if (stat(c->data_dir, &st) || !S_ISDIR(st.st_mode))
+        return rn_err_set(err, "--data-dir '%s': no such directory", c->data_dir);
+    return rn_snapshot_resolve(snap, snap_len, c->snapshot, c->output, c->epoch, err);
+}
+
 static int run_test(const test_cli *c, rn_err *err)
 {
     char snap[4096];
     rn_test_opts o;
-    if (fill_opts(&o, c, snap, sizeof snap, err)) return 2;
+    if (fill_opts(&o, c, err)) return RN_EXIT_USAGE;
+    if (check_inputs(c, snap, sizeof snap, err)) return RN_EXIT_FAIL;
     rn_params p;
     rn_run_settings s;
     const rn_eval_flags *ev = &c->ev;
     int lrc = rn_snapshot_load_eval(&p, &s, snap, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
-    if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? 2 : 1;
+    if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
     o.input_size = s.input_size;
     o.fast_decode = s.fast_decode;
     if (!c->json)
@@ -110,8 +115,8 @@ static int run_test(const test_cli *c, rn_err *err)
     rn_test_result r;
     int rc = rn_test_run(&r, &p, &o, err);
     rn_params_free(&p);
-    if (rc) return 1;
-    if (c->metrics_json && write_metrics(c->metrics_json, &r, err)) return 1;
+    if (rc) return RN_EXIT_FAIL;
+    if (c->metrics_json && write_metrics(c->metrics_json, &r, err)) return RN_EXIT_FAIL;
     if (c->json) {
         print_json(stdout, &r);
         return 0;
@@ -158,6 +163,5 @@ int rn_cmd_test(int argc, char **argv)
         return rn_args_misuse(flags, argv, syn, "--snapshot FILE (or --epoch N --output DIR) is required");
     rn_err err = {{0}};
     int rc = run_test(&c, &err);
-    if (rc) fprintf(stderr, "rootnet test: %s\n", err.msg);
-    return rc;
+    return rc ? rn_cli_fail("test", rc, &err) : RN_EXIT_OK;
 }

@@ -8,7 +8,9 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/dist_cli.h"
+#include "cli/exit.h"
 #include "cli/train_run.h"
+#include "cli/tuning_flags.h"
 #include "train/train_dist.h"
 
 /* The flag table: --config, one flag per config key (typed, so the parser
@@ -22,6 +24,7 @@ typedef struct train_flags {
     const char *config, *str;
     int no_augment;
     int n;
+    char precision_help[256]; /* --precision: what the devices built in run */
 } train_flags;
 
 static const rn_flag ALIASES[] = {RN_FLAG_ALIAS("--data", "--data-dir")};
@@ -41,6 +44,7 @@ static rn_flag key_flag(const rn_train_key *k, train_flags *tf, int n)
     default: f = (rn_flag)RN_FLAG_STR(k->flag, &tf->str, k->help); break;
     }
     for (int i = 0; i < N_HIDDEN; i++) f.hidden |= !strcmp(k->flag, HIDDEN[i]);
+    if (!strcmp(k->flag, "--precision")) f.help = tf->precision_help;
     return f;
 }
 
@@ -51,6 +55,7 @@ static void build_flags(train_flags *tf)
     int cap = keys + N_ALIASES + 3; /* + --config, --no-augment, the terminator */
     *tf = (train_flags){.f = rn_xcalloc((size_t)cap, sizeof *tf->f), .num = rn_xcalloc((size_t)cap, sizeof(long)),
                         .dbl = rn_xcalloc((size_t)cap, sizeof(double)), .on = rn_xcalloc((size_t)cap, sizeof(int))};
+    rn_cli_precision_help(tf->precision_help, sizeof tf->precision_help);
     int n = 0;
     tf->f[n++] = (rn_flag)RN_FLAG_STR("--config", &tf->config, "key = value config file (keys as the flags, see below)");
     for (int i = 0; i < keys; i++) {
@@ -83,11 +88,7 @@ static int apply_flags(rn_train_cfg *c, const train_flags *tf, rn_err *err)
     return 0;
 }
 
-static int value_error(const rn_err *err)
-{
-    fprintf(stderr, "rootnet train: %s\n", err->msg);
-    return 2;
-}
+static int value_error(const rn_err *err) { return rn_cli_fail("train", RN_EXIT_USAGE, err); }
 
 static int check_paths(const rn_train_cfg *c, rn_err *err)
 {
@@ -121,19 +122,21 @@ int rn_cmd_train(int argc, char **argv)
         rc = value_error(&err);
     else if (!cfg.data_dir[0])
         rc = rn_args_misuse(tf.f, argv, syn, "--data-dir is required (a flag or the config key data_dir)");
-    else if (rn_train_cfg_check(&cfg, &err) || check_paths(&cfg, &err))
+    else if (rn_train_cfg_check(&cfg, &err))
         rc = value_error(&err);
+    else if (check_paths(&cfg, &err))
+        rc = rn_cli_fail("train", RN_EXIT_FAIL, &err);
     rn_dist *d = NULL;
-    if (!rc && rn_cli_dist_start(&d, "train", cfg.sync_bn, cfg.dist_timeout)) rc = 1;
+    if (!rc && rn_cli_dist_start(&d, "train", cfg.sync_bn, cfg.dist_timeout)) rc = RN_EXIT_FAIL;
     char dev[sizeof cfg.device];
     if (!rc) snprintf(cfg.device, sizeof cfg.device, "%s", rn_cli_dist_device(d, cfg.device, dev, sizeof dev));
     if (!rc) {
         rn_train_dist td;
         rn_train_hooks dist = rn_train_dist_hooks(&td, d, &cfg);
         int r = rn_train_run_parts(&cfg, &dist, &td, stdout, &err);
-        if (r && rn_dist_size(d) > 1) rn_cli_dist_fail(d, "train", &err); /* ends the whole job */
+        if (r && rn_dist_size(d) > 1) rn_cli_dist_fail(d, "train", RN_EXIT_FAIL, &err); /* ends the whole job */
         rn_dist_finalize(d);
-        rc = r == -2 ? value_error(&err) : r ? (fprintf(stderr, "rootnet train: %s\n", err.msg), 1) : 0;
+        rc = r == -2 ? value_error(&err) : r ? rn_cli_fail("train", RN_EXIT_FAIL, &err) : RN_EXIT_OK;
     }
     free_flags(&tf);
     return rc;

@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include "cli/exit.h"
+
 int rn_cli_dist_flags_check(const rn_cli_dist_flags *f, const char *cmd)
 {
     if (f->bucket_mb >= 0 && f->timeout_s > 0) return 0;
@@ -37,14 +39,13 @@ const char *rn_cli_dist_device(const rn_dist *d, const char *name, char *buf, si
     return buf;
 }
 
-int rn_cli_dist_fail(rn_dist *d, const char *cmd, const rn_err *err)
+int rn_cli_dist_fail(rn_dist *d, const char *cmd, int code, const rn_err *err)
 {
     if (rn_dist_size(d) > 1) {
         fprintf(stderr, "rootnet %s: rank %d: %s\n", cmd, rn_dist_rank(d), err->msg);
         fflush(stderr);
-        rn_dist_abort(d, 1);
+        rn_dist_abort(d, code);
     }
-    fprintf(stderr, "rootnet %s: %s\n", cmd, err->msg);
     rn_dist_finalize(d);
-    return 1;
+    return rn_cli_fail(cmd, code, err);
 }

@@ -9,7 +9,7 @@
  *   device = rn_cli_dist_device(d, device, buf, sizeof buf);    // --device cuda: one GPU per rank
  *   if (rn_dist_grads_setup(d, &p, rn_dist_bucket_floats(df.bucket_mb), &err)) fail;
  *   ... rn_dist_rank(d) == 0 prints and writes files ...
- *   rn_dist_finalize(d);                          // or: return rn_cli_dist_fail(d, "step", &err);
+ *   rn_dist_finalize(d);                          // or: return rn_cli_dist_fail(d, "step", RN_EXIT_FAIL, &err);
  */
 #ifndef RN_CLI_DIST_CLI_H
 #define RN_CLI_DIST_CLI_H
@@ -41,9 +41,9 @@ int rn_cli_dist_start(rn_dist **d, const char *cmd, int sync_bn, double timeout_
 /* The device of this rank: under mpirun "cuda" means "cuda:<local rank % GPUs>" (one GPU per
  * rank, rn_dist_device_name), written into buf; any other name (NULL too) is returned as it is. */
 const char *rn_cli_dist_device(const rn_dist *d, const char *name, char *buf, size_t cap);
-/* Prints "rootnet CMD: MSG" and returns 1 after rn_dist_finalize; across
+/* Prints "rootnet CMD: MSG" and returns code (cli/exit.h) after rn_dist_finalize; across
  * several ranks prints "rootnet CMD: rank R: MSG" and aborts the whole job
  * (the other ranks may wait in a collective) without returning. */
-int rn_cli_dist_fail(rn_dist *d, const char *cmd, const rn_err *err);
+int rn_cli_dist_fail(rn_dist *d, const char *cmd, int code, const rn_err *err);
 
 #endif

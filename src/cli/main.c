@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/exit.h"
 
 #ifndef RN_VERSION
 #define RN_VERSION "0.1.0" /* the Makefile passes git describe's version when it can */
@@ -61,7 +62,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
-        return 2;
+        return RN_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--version")) {
         printf("rootnet %s\n", RN_VERSION);
@@ -77,5 +78,5 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "rootnet: unknown command '%s'\n", argv[argc > 2 && is_help(argv[1]) ? 2 : 1]);
     usage(stderr);
-    return 2;
+    return RN_EXIT_USAGE;
 }

@@ -114,15 +114,15 @@ rn_model_opts rn_cli_train_opts(long threads, int sync_bn, rn_dist *d, rn_tuning
     return mo;
 }
 
-static void cli_span_begin(void *ctx, const char *name) { rn_tuning_span_begin(((rn_cli_hooks *)ctx)->tn, name); }
-static void cli_span_end(void *ctx, const char *name) { rn_tuning_span_end(((rn_cli_hooks *)ctx)->tn, name); }
-
 rn_cli_hooks rn_cli_hooks_make(rn_dist *d, int sync_bn, rn_tuning *tn)
 {
     int many = rn_dist_size(d) > 1;
     return (rn_cli_hooks){tn, {.dist = many ? d : NULL, .bcast_stats = many && !sync_bn,
                                .scaler = tn->scaling ? &tn->scaler : NULL}};
 }
+
+static void cli_span_begin(void *ctx, const char *name) { rn_tuning_span_begin(((rn_cli_hooks *)ctx)->tn, name); }
+static void cli_span_end(void *ctx, const char *name) { rn_tuning_span_end(((rn_cli_hooks *)ctx)->tn, name); }
 
 rn_train_hooks rn_cli_step_hooks(rn_cli_hooks *h)
 {

@@ -63,7 +63,8 @@ rn_model_opts rn_cli_train_opts(long threads, int sync_bn, rn_dist *d, rn_tuning
 
 /* The parts of a step/bench training step (train/step.h): with more than one rank the
  * gradient all-reduce (and the loss's mean over ranks, rank 0's BN buffers without SyncBN),
- * the tuning's loss scaler; spans into the tuning's profile. h is borrowed by the hooks. */
+ * the tuning's loss scaler (ctl); spans into the tuning's profile (rn_cli_step_hooks, which
+ * borrows h). */
 typedef struct rn_cli_hooks {
     rn_tuning *tn;
     rn_step_ctl ctl;

@@ -1,7 +1,8 @@
 /* The flags of train/tuning.h, for any command's flag table:
  *
  *   rn_tuning_flags tf = {0};
- *   rn_flag flags[] = {RN_FLAG_STR("--weights", &w, "..."), RN_TUNING_FLAGS(&tf), {0}};
+ *   char prec[256]; rn_cli_precision_help(prec, sizeof prec);      // the precisions a built-in device runs
+ *   rn_flag flags[] = {RN_FLAG_STR("--weights", &w, "..."), RN_TUNING_FLAGS(&tf, prec), {0}};
  */
 #ifndef RN_CLI_TUNING_FLAGS_H
 #define RN_CLI_TUNING_FLAGS_H
@@ -9,10 +10,18 @@
 #include "cli/args.h"
 #include "train/tuning.h"
 
-#define RN_TUNING_FLAGS(tf)                                                                                     \
+#include <stddef.h>
+
+/* The --precision help: the policies (nn/precision.h) that some device built
+ * in runs, as its supports op answers, with a note each:
+ * "fp32 (default) | bf16 (convs in bf16) | bf16-o2 (+ bf16 activations)"
+ * where no device takes fp16. Truncated to len. */
+void rn_cli_precision_help(char *buf, size_t len);
+
+#define RN_TUNING_FLAGS(tf, precision_help)                                                                    \
     RN_FLAG_STR("--device", &(tf)->device, "cpu (default) | ref: the compute device (nn/device.h)"),          \
-        RN_FLAG_STR("--precision", &(tf)->precision, "fp32 (default) | bf16 (convs in bf16) | bf16-o2 (+ bf16 activations) | fp16"), \
-        RN_FLAG_STR("--loss-scale", &(tf)->loss_scale, "N (static) | dynamic (default: none; fp16: dynamic)"), \
+        RN_FLAG_STR("--precision", &(tf)->precision, (precision_help)),                                       \
+        RN_FLAG_STR("--loss-scale", &(tf)->loss_scale, "N (static) | dynamic (default: none; a dynamic one for a precision that needs it)"), \
         RN_FLAG_STR("--profile", &(tf)->profile, "write a Chrome-trace JSON here and print a per-layer table"), \
         RN_FLAG_STR("--autotune", &(tf)->autotune, "conv algorithm cache file: time per shape once, reuse"),  \
         RN_FLAG_STR("--lr-scale", &(tf)->lr_scale, "none (default) | linear: lr x global batch / 32"),        \

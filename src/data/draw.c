@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "io/file.h"
 
@@ -100,10 +101,23 @@ static int has_ext(const char *path, const char *ext)
     return a > b && !strcasecmp(path + a - b, ext);
 }
 
+int rn_rgb_check_path(const char *path, rn_err *err)
+{
+    if (!has_ext(path, ".png") && !has_ext(path, ".jpg") && !has_ext(path, ".jpeg"))
+        return rn_err_set(err, "%s: output must end in .png, .jpg or .jpeg", path);
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path) return 0;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    struct stat st;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) return rn_err_set(err, "%s: folder %s does not exist", path, dir);
+    return 0;
+}
+
 int rn_rgb_write(const char *path, const rn_rgb *img, rn_err *err)
 {
-    int png = has_ext(path, ".png"), jpg = has_ext(path, ".jpg") || has_ext(path, ".jpeg");
-    if (!png && !jpg) return rn_err_set(err, "%s: output must end in .png, .jpg or .jpeg", path);
+    if (rn_rgb_check_path(path, err)) return -1;
+    int png = has_ext(path, ".png");
     if (img->w < 1 || img->h < 1) return rn_err_set(err, "%s: empty image", path);
     mem_buf m = {0};
     if (png ? encode_png(&m, img) : encode_jpeg(&m, img)) {

@@ -19,5 +19,8 @@ typedef struct rn_rgb {
 /* Writes img as PNG (.png) or JPEG (.jpg, .jpeg), chosen by the extension
  * (case-insensitive), atomically. Returns 0, or -1 naming the file. */
 int rn_rgb_write(const char *path, const rn_rgb *img, rn_err *err);
+/* What rn_rgb_write checks before it draws anything: the extension, and that
+ * the folder exists. 0, or -1 naming path. */
+int rn_rgb_check_path(const char *path, rn_err *err);
 
 #endif

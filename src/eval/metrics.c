@@ -315,3 +315,14 @@ void rn_eval_h36m_print(FILE *f, const rn_h36m_result *r)
     for (int a = 0; a < RN_H36M_ACTIONS; a++) fprintf(f, "%s: %.2f ", rn_h36m_action_names[a], r->action[a]);
     fprintf(f, "\n");
 }
+
+void rn_eval_ap_print(FILE *f, const rn_ap_result *r, const char *note)
+{
+    fprintf(f, "AP_root@%gcm: %.4f  (tp %zu, fp %zu, valid GT %zu, skipped %zu%s%s)\n", r->thr / 10.0, r->ap, r->n_tp,
+            r->n_fp, r->n_gt, r->n_skipped, note ? "; " : "", note ? note : "");
+}
+
+void rn_eval_mrpe_print(FILE *f, const rn_mrpe *m, const char *unit)
+{
+    fprintf(f, "MRPE (%s, %zu records): total %.4f  x %.4f  y %.4f  z %.4f\n", unit, m->n, m->total, m->x, m->y, m->z);
+}

@@ -134,5 +134,10 @@ int rn_eval_pair(size_t *gt_index, const rn_root_pred *pred, size_t n_pred, cons
 
 /* Prints the authors' summary lines ("MRPE >> tot: ..., x: ..., ..." and per action). */
 void rn_eval_h36m_print(FILE *f, const rn_h36m_result *r);
+/* "AP_root@25cm: 0.xxxx  (tp N, fp N, valid GT N, skipped N[; note])", the line test and evaluate print
+ * (the threshold in cm); note NULL: none. */
+void rn_eval_ap_print(FILE *f, const rn_ap_result *r, const char *note);
+/* "MRPE (mm, N records): total T  x X  y Y  z Z" (unit "m" for 3DPW). */
+void rn_eval_mrpe_print(FILE *f, const rn_mrpe *m, const char *unit);
 
 #endif

@@ -70,16 +70,28 @@ static json_t *pred_record(const rn_root_pred *p, rn_eval_kind kind)
 
 int rn_eval_results_write(const char *path, rn_eval_kind kind, const rn_root_pred *pred, size_t n, rn_err *err)
 {
+    return rn_eval_results_write_det(path, kind, pred, NULL, n, err);
+}
+
+int rn_eval_results_write_det(const char *path, rn_eval_kind kind, const rn_root_pred *pred, const rn_det_ref *det,
+                              size_t n, rn_err *err)
+{
     for (size_t i = 0; i < n; i++) {
         const rn_root_pred *p = &pred[i];
         const char *bad = !all_finite(p->root_cam, 3) ? "root_cam"
                           : !all_finite(p->bbox, 4)   ? "bbox"
                           : !isfinite(p->score)       ? "score"
+                          : det && !all_finite(det[i].box, 4) ? "det_bbox"
                                                       : NULL;
         if (bad) return rn_err_set(err, "%s: record %zu: field '%s': not finite, not written", path, i, bad);
     }
     json_t *root = json_array();
-    for (size_t i = 0; i < n; i++) json_array_append_new(root, pred_record(&pred[i], kind));
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = pred_record(&pred[i], kind);
+        if (det) json_object_set_new(o, "det_bbox", json_doubles(det[i].box, 4));
+        if (det) json_object_set_new(o, "det_index", json_integer(det[i].index));
+        json_array_append_new(root, o);
+    }
     int rc = write_json_atomic(path, root, err);
     json_decref(root);
     return rc;

@@ -40,6 +40,16 @@ const char *rn_eval_results_filename(rn_eval_kind kind);
 /* Writes n predictions as the authors' result file of that kind, atomically.
  * Returns 0, or -1 naming the file (or the record with a non-finite value). */
 int rn_eval_results_write(const char *path, rn_eval_kind kind, const rn_root_pred *pred, size_t n, rn_err *err);
+/* Where a prediction came from: the detector's box as given (x, y, w, h) and
+ * its index in the detections file (rootnet predict). */
+typedef struct rn_det_ref {
+    double box[4];
+    int64_t index;
+} rn_det_ref;
+/* rn_eval_results_write with each record's "det_bbox" and "det_index" from
+ * det (n of them; NULL: none, the authors' format alone). */
+int rn_eval_results_write_det(const char *path, rn_eval_kind kind, const rn_root_pred *pred, const rn_det_ref *det,
+                              size_t n, rn_err *err);
 
 /* Reads a result file of that kind into a new array (*pred, free() it).
  * Returns 0, or -1 with "path: record i: field 'f': problem" in err. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "data/bbox.h"
 #include "data/exif_focal.h"
@@ -34,6 +35,8 @@ void rn_pin_free(rn_pin *in)
     free(in->img);
     rn_idmap_free(&in->ids);
     free(in->samples);
+    free(in->det);
+    free(in->det_index);
     free(in->strings);
     if (in->intr) rn_jdoc_free(in->intr);
     memset(in, 0, sizeof *in);
@@ -253,7 +256,9 @@ static int prepare(rn_pin *in, rn_pimage *im, rn_err *err)
     rn_image_info ii;
     rn_err e = {{0}};
     char *real = NULL;
-    if (rn_bytes_read(&b, im->path, &e) || rn_image_probe(&ii, b.p, b.n, &e) || !(real = realpath(im->path, NULL))) {
+    struct stat st;
+    if (!stat(im->path, &st) && S_ISDIR(st.st_mode)) rn_err_set(&e, "is a folder, not an image");
+    if (e.msg[0] || rn_bytes_read(&b, im->path, &e) || rn_image_probe(&ii, b.p, b.n, &e) || !(real = realpath(im->path, NULL))) {
         im->state = -1;
         rn_pin_skip(in, RN_PSKIP_IMAGE, 0, "%s: %s", im->name, e.msg[0] ? e.msg : "cannot resolve the path");
         rn_bytes_free(&b);
@@ -289,21 +294,27 @@ static uint32_t intern(rn_pin *in, const char *abs_path)
     return off;
 }
 
-static rn_sample *push(rn_pin *in)
+/* A new record for the detector's box (x, y, w, h) at index det_index of the boxes file. */
+static rn_sample *push(rn_pin *in, const double box[4], int64_t det_index)
 {
     if (in->n == in->cap) {
         in->cap = in->cap ? 2 * in->cap : 256;
         in->samples = realloc(in->samples, in->cap * sizeof *in->samples);
-        RN_ASSERT(in->samples);
+        in->det = realloc(in->det, in->cap * sizeof *in->det);
+        in->det_index = realloc(in->det_index, in->cap * sizeof *in->det_index);
+        RN_ASSERT(in->samples && in->det && in->det_index);
     }
+    memcpy(in->det[in->n], box, sizeof in->det[in->n]);
+    in->det_index[in->n] = det_index;
     rn_sample *s = &in->samples[in->n++];
     memset(s, 0, sizeof *s);
     return s;
 }
 
-/* One person: box (x, y, w, h) of image idx. what names the record in messages. */
-static int add_person(rn_pin *in, size_t idx, const double box[4], int integral, double score, const char *what,
-                      rn_err *err)
+/* One person: box (x, y, w, h) of image idx, at index det_index of the boxes
+ * file. what names the record in messages. */
+static int add_person(rn_pin *in, size_t idx, const double box[4], int64_t det_index, int integral, double score,
+                      const char *what, rn_err *err)
 {
     rn_pimage *im = &in->img[idx];
     if (prepare(in, im, err)) return -1;
@@ -323,7 +334,7 @@ static int add_person(rn_pin *in, size_t idx, const double box[4], int integral,
     }
     in->s->boxes_maybe_xyxy += !in->o->xyxy && rn_bbox_maybe_xyxy(box, im->w, im->h, NULL);
     if (in->n >= INT32_MAX) return rn_err_set(err, "more than %d people", INT32_MAX);
-    rn_sample *s = push(in);
+    rn_sample *s = push(in, box, det_index);
     s->path_off = intern(in, im->path);
     s->image_id = (int32_t)im->id;
     s->ann_id = -1;
@@ -386,7 +397,7 @@ static int coco_det(rn_pin *in, const rn_jnode *v, size_t i, rn_err *err)
         return 0;
     }
     if (!keep_box(in, box, score, what)) return 0;
-    return add_person(in, idx, box, integral, score, what, err);
+    return add_person(in, idx, box, (int64_t)i, integral, score, what, err);
 }
 
 static int image_dets(rn_pin *in, size_t idx, const rn_jnode *list, rn_err *err)
@@ -414,7 +425,7 @@ static int image_dets(rn_pin *in, size_t idx, const rn_jnode *list, rn_err *err)
         if (nv == 5 && rn_jis_integer(rn_jarray_get(b, 0)) && rn_jis_integer(rn_jarray_get(b, 1)) &&
             rn_jis_integer(rn_jarray_get(b, 2)) && rn_jis_integer(rn_jarray_get(b, 3)))
             integral = 1;
-        if (keep_box(in, v, v[4], what) && add_person(in, idx, v, integral, v[4], what, err)) return -1;
+        if (keep_box(in, v, v[4], what) && add_person(in, idx, v, (int64_t)j, integral, v[4], what, err)) return -1;
     }
     return 0;
 }
@@ -444,7 +455,12 @@ int rn_pin_boxes(rn_pin *in, rn_err *err)
     rn_jdoc *d = rn_jdoc_load(o->boxes, err);
     if (!d) return -1;
     int rc = 0;
-    if (rn_jis_object(d->root)) {
+    if (rn_jis_object(d->root) && rn_jobject_get(d->root, "annotations") && rn_jobject_get(d->root, "images")) {
+        rc = rn_err_set(err, "%s: a COCO annotation file ('images', 'annotations'), not detections: --boxes takes a "
+                        "detector's output, COCO results [{image_id, category_id, bbox, score}, ...] or {\"file "
+                        "name\": [[x, y, w, h, score], ...]}; this file can be --coco-images (its 'images' map ids "
+                        "to file names)", o->boxes);
+    } else if (rn_jis_object(d->root)) {
         rc = per_image(in, d->root, err);
     } else if (rn_jis_array(d->root)) {
         rc = rn_pin_images(in, err);
@@ -456,5 +472,11 @@ int rn_pin_boxes(rn_pin *in, rn_err *err)
     }
     rn_jdoc_free(d);
     in->s->images = in->n_img;
+    if (!rc && !o->coco_images && in->s->skip[RN_PSKIP_UNKNOWN] && o->log)
+        fprintf(o->log, "rootnet predict: hint: %zu %s image ids that are not 0-based positions among the %zu %s "
+                "given; for COCO image ids, give --coco-images FILE (a COCO file whose \"images\": [{id, file_name}] "
+                "maps them to files)\n", in->s->skip[RN_PSKIP_UNKNOWN],
+                in->s->skip[RN_PSKIP_UNKNOWN] == 1 ? "detection names an" : "detections name", in->n_img,
+                in->n_img == 1 ? "image" : "images");
     return rc;
 }

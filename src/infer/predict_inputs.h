@@ -35,6 +35,8 @@ typedef struct rn_pin {
     size_t n_img, cap_img;
     rn_idmap ids;       /* image id -> index (COCO results) */
     rn_sample *samples; /* subject = image index, path_off into strings */
+    double (*det)[4];   /* (cap) each record's box as the detector gave it, x, y, w, h (xyxy converted) */
+    int64_t *det_index; /* (cap) its index in the boxes file: the results array's, or the image's list's */
     size_t n, cap;
     char *strings;
     size_t strings_len, strings_cap;

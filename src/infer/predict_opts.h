@@ -42,6 +42,7 @@ typedef struct rn_pset_opts {
     rn_compute compute;         /* RN_COMPUTE_F32 | RN_COMPUTE_BF16 (opt-in) */
     int no_fold;                /* 1: unfused eval forward (default: BN folded, as test does) */
     const char *output;         /* output folder, created */
+    const char *draw;           /* NULL, or a folder (created) for one picture per image with people (as demo's) */
     int progress;               /* 1: bar on a terminal, else a line every log_every images */
     long log_every;             /* 100 */
     FILE *log;                  /* warnings, progress (stderr) */

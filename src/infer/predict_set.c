@@ -14,6 +14,7 @@
 #include "infer/tester.h"
 #include "io/file.h"
 #include "nn/model.h"
+#include "viz/people.h"
 
 void rn_pset_opts_default(rn_pset_opts *o)
 {
@@ -138,7 +139,7 @@ static int write_csv(const char *path, const rn_pin *in, const run_state *r, rn_
     FILE *f = open_memstream(&buf, &len);
     if (!f) return rn_err_set(err, "%s: out of memory", path);
     fprintf(f, "file,image_id,score,bbox_x,bbox_y,bbox_w,bbox_h,root_x_px,root_y_px,depth_mm,cam_x_mm,cam_y_mm,"
-               "cam_z_mm,fx,fy,cx,cy,focal_source\n");
+               "cam_z_mm,fx,fy,cx,cy,focal_source,det_index,det_x,det_y,det_w,det_h\n");
     for (size_t i = 0; i < in->n; i++) {
         if (!r->ok[i]) continue;
         const rn_sample *s = &in->samples[i];
@@ -146,10 +147,12 @@ static int write_csv(const char *path, const rn_pin *in, const run_state *r, rn_
         const rn_pimage *im = &in->img[s->subject];
         fputc('"', f);
         for (const char *c = im->name; *c; c++) fputs(*c == '"' ? "\"\"" : (char[2]){*c, 0}, f);
-        fprintf(f, "\",%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.9g,%.9g,%.9g,%.9g,%s\n",
+        fprintf(f, "\",%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.9g,%.9g,%.9g,%.9g,%s",
                 (long long)q->image_id, q->score, q->bbox[0], q->bbox[1], q->bbox[2], q->bbox[3], r->img[i][0],
                 r->img[i][1], r->img[i][2], q->root_cam[0], q->root_cam[1], q->root_cam[2], s->f[0], s->f[1], s->c[0], s->c[1],
                 im->src);
+        fprintf(f, ",%lld,%.17g,%.17g,%.17g,%.17g\n", (long long)in->det_index[i], in->det[i][0], in->det[i][1],
+                in->det[i][2], in->det[i][3]);
     }
     fclose(f);
     rn_afile af;
@@ -167,73 +170,153 @@ static int write_outputs(rn_pset_summary *s, const rn_pin *in, const run_state *
     if (a < 0 || b < 0 || (size_t)a >= sizeof s->json_path || (size_t)b >= sizeof s->csv_path)
         return rn_err_set(err, "--output '%s': path too long", dir);
     rn_root_pred *kept = rn_xcalloc(in->n ? in->n : 1, sizeof *kept);
+    rn_det_ref *det = rn_xcalloc(in->n ? in->n : 1, sizeof *det);
     size_t n = 0;
-    for (size_t i = 0; i < in->n; i++)
-        if (r->ok[i]) kept[n++] = r->pred[i];
+    for (size_t i = 0; i < in->n; i++) {
+        if (!r->ok[i]) continue;
+        memcpy(det[n].box, in->det[i], sizeof det[n].box);
+        det[n].index = in->det_index[i];
+        kept[n++] = r->pred[i];
+    }
     s->people = n;
-    int rc = rn_eval_results_write(s->json_path, RN_EVAL_MUPOTS, kept, n, err);
+    int rc = rn_eval_results_write_det(s->json_path, RN_EVAL_MUPOTS, kept, det, n, err);
     free(kept);
+    free(det);
     return rc ? -1 : write_csv(s->csv_path, in, r, err);
 }
 
 static int check_opts(const rn_pset_opts *o, rn_err *err)
 {
     if (!o->boxes) return rn_err_set(err, "no boxes file given");
-    if (o->input_size < 32 || o->input_size % 32)
-        return rn_err_set(err, "input size %d: must be a positive multiple of 32", o->input_size);
     if (o->batch < 1 || o->batch > 4096) return rn_err_set(err, "batch %d: must be 1..4096", o->batch);
     if (o->workers < 1 || o->workers > 64) return rn_err_set(err, "workers %d: must be 1..64", o->workers);
     if (!isfinite(o->score_thr)) return rn_err_set(err, "score threshold must be a finite number");
     return 0;
 }
 
-int rn_pset_run(rn_pset_summary *s, rn_params *p, const rn_pset_opts *o, rn_err *err)
+/* draw/<image name, '/' as '_'>.png: demo's picture of image im's people. */
+static void draw_image(const rn_pin *in, const run_state *r, size_t im_index, rn_person_root *people)
 {
+    const rn_pimage *im = &in->img[im_index];
+    int n = 0;
+    for (size_t i = 0; i < in->n && n < RN_PREDICT_MAX_BOXES; i++) {
+        if (!r->ok[i] || (size_t)in->samples[i].subject != im_index) continue;
+        rn_person_root *q = &people[n++];
+        memcpy(q->box, in->det[i], sizeof q->box);
+        for (int j = 0; j < 4; j++) q->bbox[j] = r->pred[i].bbox[j];
+        for (int j = 0; j < 3; j++) q->img[j] = r->img[i][j], q->cam[j] = r->pred[i].root_cam[j];
+        q->k = in->samples[i].k;
+    }
+    if (!n) return;
+    rn_predict_info info = {.width = im->w, .height = im->h, .f = {im->f[0], im->f[1]}, .c = {im->c[0], im->c[1]},
+                            .default_focal = !strcmp(im->src, "default"), .default_c = !im->have_c};
+    char out[8192];
+    int len = snprintf(out, sizeof out, "%s/", in->o->draw);
+    for (const char *c = im->name; *c && len < (int)sizeof out - 8; c++) out[len++] = *c == '/' ? '_' : *c;
+    snprintf(out + len, sizeof out - (size_t)len, ".png");
+    rn_err e = {{0}};
+    if (rn_draw_people_file(im->path, people, n, &info, out, NULL, NULL, &e) && in->o->log)
+        fprintf(in->o->log, "rootnet predict: warning: no picture of %s: %s\n", im->name, e.msg);
+}
+
+static void draw_all(const rn_pin *in, const run_state *r)
+{
+    rn_person_root *people = rn_xmalloc(RN_PREDICT_MAX_BOXES * sizeof *people);
+    for (size_t i = 0; i < in->n_img; i++)
+        if (in->img[i].state > 0) draw_image(in, r, i, people);
+    free(people);
+}
+
+struct rn_pset {
+    rn_pset_opts o; /* the caller's, copied (in.o points here) */
+    rn_pin in;
+    run_state r;
+};
+
+int rn_pset_open(rn_pset **out, rn_pset_summary *s, const rn_pset_opts *o, rn_err *err)
+{
+    *out = NULL;
     memset(s, 0, sizeof *s);
     if (check_opts(o, err)) return -1;
-    run_state r = {.t0 = now_s(), .tty = o->log && isatty(fileno(o->log))};
-    rn_pin in;
-    rn_pin_init(&in, o, s);
-    r.in = &in;
-    int rc = rn_pin_boxes(&in, err);
-    if (!rc) {
-        r.pred = rn_xcalloc(in.n ? in.n : 1, sizeof *r.pred);
-        r.ok = rn_xcalloc(in.n ? in.n : 1, 1);
-        r.img = rn_xcalloc(in.n ? in.n : 1, sizeof *r.img);
-        for (size_t i = 0; i < in.n_img; i++) {
-            in.img[i].left = in.img[i].people;
-            r.images_todo += in.img[i].people > 0;
-        }
-        if (in.n) rc = forward_all(&r, p, err);
+    rn_pset *ps = rn_xcalloc(1, sizeof *ps);
+    ps->o = *o;
+    ps->r = (run_state){.in = &ps->in, .t0 = now_s(), .tty = o->log && isatty(fileno(o->log))};
+    rn_pin_init(&ps->in, &ps->o, s);
+    if (rn_pin_boxes(&ps->in, err) || rn_mkdirs(o->output ? o->output : ".", err) || (o->draw && rn_mkdirs(o->draw, err))) {
+        rn_pset_close(ps);
+        return -1;
     }
-    if (!rc) rc = write_outputs(s, &in, &r, err);
-    for (size_t i = 0; !rc && i < in.n; i++)
-        if (r.ok[i] && in.img[in.samples[i].subject].people) in.img[in.samples[i].subject].people = 0, s->images_used++;
-    s->seconds = now_s() - r.t0;
-    free(r.pred);
-    free(r.ok);
-    free(r.img);
-    rn_pin_free(&in);
+    *out = ps;
+    return 0;
+}
+
+int rn_pset_predict(rn_pset *ps, rn_params *p, int input_size, int fast_decode, rn_err *err)
+{
+    if (input_size < 32 || input_size % 32)
+        return rn_err_set(err, "input size %d: must be a positive multiple of 32", input_size);
+    ps->o.input_size = input_size;
+    ps->o.fast_decode = fast_decode;
+    rn_pin *in = &ps->in;
+    run_state *r = &ps->r;
+    rn_pset_summary *s = in->s;
+    r->pred = rn_xcalloc(in->n ? in->n : 1, sizeof *r->pred);
+    r->ok = rn_xcalloc(in->n ? in->n : 1, 1);
+    r->img = rn_xcalloc(in->n ? in->n : 1, sizeof *r->img);
+    for (size_t i = 0; i < in->n_img; i++) {
+        in->img[i].left = in->img[i].people;
+        r->images_todo += in->img[i].people > 0;
+    }
+    int rc = in->n ? forward_all(r, p, err) : 0;
+    if (!rc) rc = write_outputs(s, in, r, err);
+    if (!rc && ps->o.draw) draw_all(in, r);
+    for (size_t i = 0; !rc && i < in->n; i++)
+        if (r->ok[i] && in->img[in->samples[i].subject].people) in->img[in->samples[i].subject].people = 0, s->images_used++;
+    s->seconds = now_s() - r->t0;
     return rc;
 }
 
+void rn_pset_close(rn_pset *ps)
+{
+    if (!ps) return;
+    free(ps->r.pred);
+    free(ps->r.ok);
+    free(ps->r.img);
+    rn_pin_free(&ps->in);
+    free(ps);
+}
+
+int rn_pset_run(rn_pset_summary *s, rn_params *p, const rn_pset_opts *o, rn_err *err)
+{
+    rn_pset *ps;
+    if (rn_pset_open(&ps, s, o, err)) return -1;
+    int rc = rn_pset_predict(ps, p, o->input_size, o->fast_decode, err);
+    rn_pset_close(ps);
+    return rc;
+}
+
+static const char *plural(size_t n, const char *one, const char *many) { return n == 1 ? one : many; }
+
 void rn_pset_summary_print(FILE *f, const rn_pset_summary *s)
 {
-    fprintf(f, "predict: %zu images (%zu with people), %zu detections, %zu people in %.1f s\n", s->images,
-            s->images_used, s->detections, s->people, s->seconds);
+    fprintf(f, "predict: %zu %s (%zu with people), %zu %s, %zu %s in %.1f s\n", s->images,
+            plural(s->images, "image", "images"), s->images_used, s->detections,
+            plural(s->detections, "detection", "detections"), s->people, plural(s->people, "person", "people"),
+            s->seconds);
     for (int i = 0; i < RN_PSKIP_N; i++)
         if (s->skip[i]) fprintf(f, "predict: skipped %zu: %s\n", s->skip[i], rn_pskip_name((rn_pskip)i));
     if (s->images_default_focal)
-        fprintf(f, "predict: warning: %zu images had no focal (no --focal, --intrinsics, images-file or EXIF entry), so "
+        fprintf(f, "predict: warning: %zu %s no focal (no --focal, --intrinsics, images-file or EXIF entry), so "
                    "the authors' focal 1500 px was used: their depth is right only for that focal; with the true focal "
                    "fx, fy, depth_true = depth * sqrt(fx * fy) / 1500 (X, Y scale the same way)\n",
-                s->images_default_focal);
+                s->images_default_focal,
+                plural(s->images_default_focal, "image had", "images had"));
     if (s->images_oriented)
-        fprintf(f, "predict: %zu images turned upright by their EXIF orientation (as cv2.imread); boxes and "
-                   "principal points are in their upright pixels\n", s->images_oriented);
+        fprintf(f, "predict: %zu %s turned upright by their EXIF orientation (as cv2.imread); boxes and "
+                   "principal points are in their upright pixels\n", s->images_oriented,
+                plural(s->images_oriented, "image", "images"));
     if (s->boxes_maybe_xyxy)
-        fprintf(f, "predict: warning: %zu boxes read as x,y,w,h run well past their image (by over 10 %% of its side "
+        fprintf(f, "predict: warning: %zu %s read as x,y,w,h run well past their image (by over 10 %% of its side "
                    "or half the box's): if the detector wrote x1,y1,x2,y2, add --bbox-format xyxy\n",
-                s->boxes_maybe_xyxy);
+                s->boxes_maybe_xyxy, plural(s->boxes_maybe_xyxy, "box", "boxes"));
     if (s->json_path[0]) fprintf(f, "predict: wrote %s and %s\n", s->json_path, s->csv_path);
 }

@@ -43,9 +43,28 @@
 
 /* Defaults: input 256, batch 16, 1 worker, fp32, progress, log_every 100, log stderr. */
 void rn_pset_opts_default(rn_pset_opts *o);
-/* Runs everything; returns 0 once the outputs are written (even with no
- * root; s->people says), or -1 for a fatal problem. */
+/* Runs everything (rn_pset_open, rn_pset_predict with o's input size, close);
+ * returns 0 once the outputs are written (even with no root; s->people
+ * says), or -1 for a fatal problem. */
 int rn_pset_run(rn_pset_summary *s, rn_params *p, const rn_pset_opts *o, rn_err *err);
+
+/* The same in two halves, so that the inputs are checked before a snapshot is loaded:
+ *
+ *   rn_pset *ps;
+ *   if (rn_pset_open(&ps, &s, &o, &err)) ...          // boxes, images' headers, intrinsics, output folder
+ *   ... load the weights ...
+ *   rc = rn_pset_predict(ps, &params, 256, 0, &err);   // the model, then the outputs
+ *   rn_pset_close(ps);
+ *
+ * rn_pset_open copies o; s is filled and must outlive ps. -1 with err for a
+ * fatal problem (*out NULL). */
+typedef struct rn_pset rn_pset;
+int rn_pset_open(rn_pset **out, rn_pset_summary *s, const rn_pset_opts *o, rn_err *err);
+/* The model over the records read (input_size: a multiple of 32; fast_decode
+ * 0/1, the snapshot's settings), then the JSON and CSV. */
+int rn_pset_predict(rn_pset *ps, rn_params *p, int input_size, int fast_decode, rn_err *err);
+/* Frees ps; NULL is fine. */
+void rn_pset_close(rn_pset *ps);
 /* "predict: N images (M with people), P people; skipped: ..." lines. */
 void rn_pset_summary_print(FILE *f, const rn_pset_summary *s);
 #endif

@@ -290,18 +290,9 @@ int rn_test_run(rn_test_result *res, rn_params *p, const rn_test_opts *o, rn_err
     return rc;
 }
 
-static void print_mrpe(FILE *f, const rn_test_result *r)
-{
-    const char *unit = r->kind == RN_EVAL_PW3D ? "m" : "mm";
-    fprintf(f, "MRPE (%s, %zu records): total %.4f  x %.4f  y %.4f  z %.4f\n", unit, r->mrpe.n, r->mrpe.total,
-            r->mrpe.x, r->mrpe.y, r->mrpe.z);
-}
-
 void rn_test_result_print(FILE *f, const rn_test_result *r)
 {
-    if (r->have_ap)
-        fprintf(f, "AP_root@%gcm: %.4f  (tp %zu, fp %zu, valid GT %zu, skipped %zu; %s boxes)\n", r->ap.thr / 10.0,
-                r->ap.ap, r->ap.n_tp, r->ap.n_fp, r->ap.n_gt, r->ap.n_skipped, r->use_det_bbox ? "detector" : "GT");
-    if (r->have_mrpe) print_mrpe(f, r);
+    if (r->have_ap) rn_eval_ap_print(f, &r->ap, r->use_det_bbox ? "detector boxes" : "GT boxes");
+    if (r->have_mrpe) rn_eval_mrpe_print(f, &r->mrpe, r->kind == RN_EVAL_PW3D ? "m" : "mm");
     if (r->have_actions) rn_eval_h36m_print(f, &r->h36m);
 }

@@ -23,11 +23,12 @@ static void dump_path(char *buf, size_t len, const rn_train_cfg *c, const char *
     snprintf(buf, len, "%s/model_dump/%s", c->output, name);
 }
 
-/* A number member (NaN is written as a bare NaN, which rn_json reads as a real). */
+/* A number member; null (no value, written for NaN) reads as NaN, and so does an older file's bare NaN. */
 static int number(const rn_jnode *obj, const char *key, double *out)
 {
     const rn_jnode *v = rn_jobject_get(obj, key);
-    if (rn_jis_real(v)) *out = v->u.d;
+    if (rn_jis(v, RN_JNULL)) *out = NAN;
+    else if (rn_jis_real(v)) *out = v->u.d;
     else if (rn_jis_integer(v)) *out = (double)v->u.i;
     else return 0;
     return 1;
@@ -78,7 +79,7 @@ static int copy_file(const char *from, const char *to, rn_err *err)
 
 static int write_best(const rn_epoch_eval *ev, const char *snapshot, const char *name, rn_err *err)
 {
-    char path[RN_TRAIN_PATH + 32], buf[RN_TRAIN_PATH * 2 + 256], mrpe[32] = "NaN";
+    char path[RN_TRAIN_PATH + 32], buf[RN_TRAIN_PATH * 2 + 256], mrpe[32] = "null";
     dump_path(path, sizeof path, ev->cfg, "best.json");
     if (isfinite(ev->best_mrpe)) snprintf(mrpe, sizeof mrpe, "%.17g", ev->best_mrpe);
     int n = snprintf(buf, sizeof buf,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/image.h"
 #include "viz/canvas.h"
 #include "viz/labels.h"
 
@@ -246,7 +247,21 @@ static int dots(rn_canvas *c, const view *v, const rn_people_picture *p, double 
     return bad;
 }
 
-static void draw_panel(rn_canvas *c, const rn_people_picture *p, rn_rect panel, rn_person_label *lab)
+/* The note that the focal length was assumed, at the foot of the plot; its rectangle into rect. */
+static void focal_note(rn_canvas *c, rn_rect plot, double fp, double rect[4])
+{
+    static const char *const lines[2] = {"focal 1500 px assumed (no --focal):", "depth_true = depth * sqrt(fx * fy) / 1500"};
+    double f = 0.85 * fp;
+    rn_canvas_font(c, f, 0);
+    double w = fmax(rn_canvas_text_w(c, lines[0]), rn_canvas_text_w(c, lines[1])), lh = rn_canvas_line_h(c);
+    double x = plot.x + plot.w / 2 - w / 2 - 0.3 * f, y = plot.y + plot.h - 2 * lh - 0.6 * f;
+    fill(c, x, y, w + 0.6 * f, 2 * lh + 0.4 * f, RN_WHITE);
+    for (int i = 0; i < 2; i++)
+        rn_canvas_text(c, plot.x + plot.w / 2, y + 0.2 * f + i * lh, lines[i], 0.5, 0, (const uint8_t[3]){170, 0, 0});
+    rect[0] = x, rect[1] = y, rect[2] = w + 0.6 * f, rect[3] = 2 * lh + 0.4 * f;
+}
+
+static void draw_panel(rn_canvas *c, const rn_people_picture *p, rn_rect panel, rn_person_label *lab, double note[4])
 {
     double fp = fmax(12, 0.032 * panel.h);
     fill(c, panel.x, panel.y, panel.w, panel.h, RN_WHITE);
@@ -258,6 +273,7 @@ static void draw_panel(rn_canvas *c, const rn_people_picture *p, rn_rect panel, 
     grid(c, &v, fp);
     frame_and_titles(c, &v, panel, fp);
     dots(c, &v, p, fp, lab);
+    if (p->intr->default_focal) focal_note(c, plot, fp, note);
     int hidden = 0;
     for (int i = 0; i < p->n; i++) hidden += !shown(&p->people[i]);
     if (!hidden) return;
@@ -283,10 +299,30 @@ int rn_draw_people(const rn_people_picture *p, const char *out, rn_person_label 
     style st = {u, (int)fmax(2, lround(u / 7)), 0};
     st.half = 3 * st.t;
     int bad = draw_image_part(&c, p, st, labels);
-    draw_panel(&c, p, (rn_rect){W, 0, ch, ch}, labels);
+    double note[4] = {0, 0, 0, 0};
+    draw_panel(&c, p, (rn_rect){W, 0, ch, ch}, labels, note);
     for (int i = 0; labels && i < p->n; i++) memcpy(labels[i].colour, rn_person_colour(i), 3);
-    if (layout) *layout = (rn_people_layout){c.w, c.h, W, bad};
+    if (layout) *layout = (rn_people_layout){c.w, c.h, W, bad, {note[0], note[1], note[2], note[3]}};
     int rc = rn_canvas_write(&c, out, err);
     rn_canvas_free(&c);
+    return rc;
+}
+
+int rn_draw_people_file(const char *image, const rn_person_root *people, int n, const rn_predict_info *intr,
+                        const char *out, rn_person_label *labels, rn_people_layout *layout, rn_err *err)
+{
+    rn_image im = {0};
+    rn_bytes scratch = {0};
+    int rc = rn_image_load(&im, &scratch, image, NULL, err);
+    rn_rgb img = {0};
+    if (!rc) {
+        img = (rn_rgb){.px = rn_xmalloc((size_t)3 * im.w * im.h), .w = im.w, .h = im.h};
+        for (int y = 0; y < im.h; y++) memcpy(img.px + (size_t)3 * im.w * y, im.px + im.stride * y, (size_t)3 * im.w);
+        rn_people_picture pic = {.image = &img, .people = people, .n = n, .intr = intr};
+        rc = rn_draw_people(&pic, out, labels, layout, err);
+    }
+    free(img.px);
+    rn_image_free(&im);
+    rn_bytes_free(&scratch);
     return rc;
 }

@@ -14,7 +14,9 @@
  * view, to the right of the image, has equal metres on both axes, a grid with
  * tick labels, the camera at the origin with its field of view (from the
  * intrinsics) and each person's dot with its number. The output is
- * (image width + panel) x max(image height, 360) pixels, PNG or JPEG.
+ * (image width + panel) x max(image height, 360) pixels, PNG or JPEG. When
+ * the focal length was assumed (intr->default_focal), a note at the foot of
+ * the bird's-eye view says so and how depth scales with the true focal.
  */
 #ifndef RN_VIZ_PEOPLE_H
 #define RN_VIZ_PEOPLE_H
@@ -43,6 +45,7 @@ typedef struct rn_people_layout {
     int width, height;   /* output picture */
     int panel_x;         /* bird's-eye view starts at this column */
     int overlaps;        /* labels that found no free place (0 unless the image is crowded) */
+    double note_rect[4]; /* x, y, w, h of the "focal assumed" note (w = 0: none, the focal was given) */
 } rn_people_layout;
 
 /* The colour of person i (0-based; the palette repeats after 10). */
@@ -52,5 +55,8 @@ const uint8_t *rn_person_colour(int i);
  * layout: NULL or filled. Returns 0, or -1 with err naming out. */
 int rn_draw_people(const rn_people_picture *pic, const char *out, rn_person_label *labels, rn_people_layout *layout,
                    rn_err *err);
+/* rn_draw_people over the image file at image (JPEG or PNG, decoded at full size). */
+int rn_draw_people_file(const char *image, const rn_person_root *people, int n, const rn_predict_info *intr,
+                        const char *out, rn_person_label *labels, rn_people_layout *layout, rn_err *err);
 
 #endif

@@ -1,3 +1,5 @@
-build-m/src/cli/args.o: src/cli/args.c src/cli/args.h src/core/status.h
+build-m/src/cli/args.o: src/cli/args.c src/cli/args.h src/core/status.h \
+ src/cli/exit.h
 src/cli/args.h:
 src/core/status.h:
+src/cli/exit.h:

@@ -1,7 +1,7 @@
 build-m/src/cli/dist_cli.o: src/cli/dist_cli.c src/cli/dist_cli.h \
  src/cli/args.h src/core/status.h src/dist/dist.h src/nn/model.h \
  src/core/profile.h src/nn/device.h src/core/bf16.h src/nn/params.h \
- src/core/rng.h
+ src/core/rng.h src/cli/exit.h
 src/cli/dist_cli.h:
 src/cli/args.h:
 src/core/status.h:
@@ -12,3 +12,4 @@ src/nn/device.h:
 src/core/bf16.h:
 src/nn/params.h:
 src/core/rng.h:
+src/cli/exit.h:

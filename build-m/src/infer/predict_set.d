@@ -5,7 +5,7 @@ build-m/src/infer/predict_set.o: src/infer/predict_set.c \
  src/eval/metrics.h src/eval/results.h src/infer/predict.h \
  src/data/person_root.h src/nn/model.h src/core/profile.h \
  src/infer/predict_inputs.h src/data/json.h src/data/jsonf.h \
- src/infer/tester.h src/io/file.h
+ src/infer/tester.h src/io/file.h src/viz/people.h src/data/draw.h
 src/infer/predict_set.h:
 src/core/status.h:
 src/infer/predict_opts.h:
@@ -28,3 +28,5 @@ src/data/json.h:
 src/data/jsonf.h:
 src/infer/tester.h:
 src/io/file.h:
+src/viz/people.h:
+src/data/draw.h:
