@@ -342,8 +342,8 @@ static void hook_values(const trainer *t, int at_epoch, char *json, size_t jn, c
     size_t j = 0, x = 0;
     json[0] = text[0] = 0;
     for (int i = 0; i < n && j < jn && x < tn; i++) {
-        const char *q = isfinite(value[i]) ? "" : "\"";
-        j += (size_t)snprintf(json + j, jn - j, ", \"%s\": %s%.17g%s", name[i], q, value[i], q);
+        if (isfinite(value[i])) j += (size_t)snprintf(json + j, jn - j, ", \"%s\": %.17g", name[i], value[i]);
+        else j += (size_t)snprintf(json + j, jn - j, ", \"%s\": null", name[i]);
         x += (size_t)snprintf(text + x, tn - x, " %s: %.6g", name[i], value[i]);
     }
 }
@@ -428,8 +428,11 @@ static int end_epoch(trainer *t, int epoch, rn_err *err)
     emit(t, line);
     char hash[40] = "";
     if (t->cfg->deterministic) snprintf(hash, sizeof hash, ", \"weights_fnv1a\": \"%016llx\"", (unsigned long long)weights_hash(&t->p));
-    snprintf(line, sizeof line, "{\"event\": \"epoch_end\", \"epoch\": %d, \"mean_loss\": %.9g, \"metric\": %s%.6g%s%s%s}",
-             epoch, mean, isfinite(t->metric[epoch]) ? "" : "\"", t->metric[epoch], isfinite(t->metric[epoch]) ? "" : "\"", hash, hj);
+    char metric[32] = "null"; /* JSON has no NaN: no metric this epoch */
+    if (isfinite(t->metric[epoch])) snprintf(metric, sizeof metric, "%.6g", t->metric[epoch]);
+    snprintf(line, sizeof line, "{\"event\": \"epoch_end\", \"epoch\": %d, \"mean_loss\": %.9g, \"metric\": %s%s%s}",
+             epoch, mean, metric, hash, hj);
+
     jsonl(t, line);
     return 0;
 }
