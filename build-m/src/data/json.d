@@ -1,5 +1,0 @@
-build-m/src/data/json.o: src/data/json.c src/data/json.h \
- src/core/status.h src/io/file.h
-src/data/json.h:
-src/core/status.h:
-src/io/file.h:
