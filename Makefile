@@ -41,6 +41,28 @@ else
 CPU_TESTS := $(shell grep -l '"cpu/\|RN_TEST_CPU_ONLY' tests/test_*.c)
 endif
 
+# The CUDA device (src/cuda, nn/device.h): librootnet-cuda.so beside the binary and librootnet.so, loaded by
+# nn/device.c at run time, so that one binary still runs where there is no GPU, driver or CUDA library. Built
+# when nvcc and cuDNN are found under CUDA_HOME (`make CUDA=0` leaves it out). The library is self-contained:
+# it links its own hidden copy of the few src/core and src/nn objects it needs (CUDA_CORE), cudart statically
+# and cuDNN dynamically, and exports one symbol (src/cuda/cuda.map). sm_90 code plus compute_90 PTX.
+CUDA      ?= 1
+CUDA_HOME ?= /usr/local/cuda
+NVCC      := $(if $(filter 1,$(CUDA)),$(if $(wildcard $(CUDA_HOME)/include/cudnn.h),$(wildcard $(CUDA_HOME)/bin/nvcc)))
+ifneq ($(NVCC),)
+CFLAGS     += -DRN_HAVE_CUDA
+CUDA_LIB   := $(BUILD)/librootnet-cuda.so
+CUDA_ARCH  ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCCFLAGS  := -std=c++17 -O3 -g -lineinfo $(CUDA_ARCH) -Isrc -Werror all-warnings \
+              -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror -MMD -MP
+CUDA_CSRC  := $(wildcard src/cuda/*.c)
+CUDA_CUSRC := $(wildcard src/cuda/*.cu)
+CUDA_OBJ   := $(CUDA_CSRC:%.c=$(BUILD)/%.o) $(CUDA_CUSRC:%.cu=$(BUILD)/%.cu.o)
+CUDA_CORE  := $(BUILD)/src/core/status.o $(BUILD)/src/nn/conv_shape.o
+CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudnn -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
+$(CUDA_CSRC:%.c=$(BUILD)/%.o): CFLAGS += -fPIC -fvisibility=hidden -isystem $(CUDA_HOME)/include
+endif
+
 # ONNX export (src/export/onnx.c): protobuf-c code generated at build time by protoc-c from Debian's
 # onnx.proto (libonnx-dev) into $(BUILD)/gen; without protoc-c or the .proto, `export --onnx` says so.
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
@@ -51,14 +73,14 @@ LDLIBS := -lprotobuf-c $(LDLIBS)
 ONNX_OBJ := $(BUILD)/gen/onnx.pb-c.o
 endif
 
-LIB_SRC  := $(filter-out src/cli/% src/cpu/% src/ref/%,$(wildcard src/*/*.c)) $(DEV_SRC)
+LIB_SRC  := $(filter-out src/cli/% src/cpu/% src/ref/% src/cuda/%,$(wildcard src/*/*.c)) $(DEV_SRC)
 CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(filter-out $(CPU_TESTS),$(wildcard tests/test_*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(ONNX_OBJ)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-DEVICES  := $(strip $(if $(filter 1,$(DNNL)),cpu) $(if $(wildcard src/ref/*.c),ref))
+DEVICES  := $(strip $(if $(filter 1,$(DNNL)),cpu) $(if $(wildcard src/ref/*.c),ref) $(if $(NVCC),cuda))
 
 # Files that carry camera values, k or targets (readers, box rule, crop, loader,
 # metrics, test/predict/demo paths): an implicit float conversion (float to an
@@ -79,10 +101,10 @@ $(LIB_OBJ): CFLAGS += $(LIB_CFLAGS)
 # Every object depends on the compiler flags: $(BUILD)/cflags is rewritten only when they change
 # (a different OPT, MPI or DNNL setting, or an upgrade that adds -fPIC), so a stale object built
 # with other flags is never linked. STAMP_FLAGS is expanded here, before any target-specific flag.
-STAMP_FLAGS := $(CC) $(CFLAGS) | library objects: $(LIB_CFLAGS)
+STAMP_FLAGS := $(CC) $(CFLAGS) | library objects: $(LIB_CFLAGS) | nvcc: $(NVCC) $(NVCCFLAGS)
 
 .PHONY: all test bench asan fuzz fuzz-build clean install uninstall FORCE
-all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices $(BUILD)/librootnet.so
+all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices $(BUILD)/librootnet.so $(CUDA_LIB)
 
 # The stamps below are rewritten when what they record changes (FORCE), except in the check of
 # `make install` (RN_INSTALL_CHECK=1), which reads them as plain files and never rewrites them.
@@ -113,6 +135,17 @@ $(BUILD)/src/cli/main.o $(BUILD)/src/api/rootnet.o: CFLAGS += -DRN_VERSION='"$(R
 $(BUILD)/src/cli/main.o $(BUILD)/src/api/rootnet.o: $(BUILD)/version.txt
 $(BUILD)/version.txt: $(STAMP_DEP)
 	@mkdir -p $(dir $@) && echo '$(RN_VERSION)' | cmp -s - $@ || echo '$(RN_VERSION)' > $@
+
+ifneq ($(NVCC),)
+$(BUILD)/%.cu.o: %.cu $(BUILD)/cflags
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -MF $(@:.o=.d) -c $< -o $@
+
+# The test binaries in $(BUILD)/tests find it through the link beside them.
+$(CUDA_LIB): $(CUDA_OBJ) $(CUDA_CORE) src/cuda/cuda.map
+	$(CC) -shared -Wl,--version-script=src/cuda/cuda.map -Wl,-z,defs -o $@ $(CUDA_OBJ) $(CUDA_CORE) $(CUDA_LIBS)
+	@mkdir -p $(BUILD)/tests && ln -sf ../librootnet-cuda.so $(BUILD)/tests/librootnet-cuda.so
+endif
 
 $(BUILD)/librootnet.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -227,5 +260,5 @@ fuzz: fuzz-build
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/bench/bench_convs.d $(BUILD)/bench/bench_annot.d \
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CUDA_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/bench/bench_convs.d $(BUILD)/bench/bench_annot.d \
 	$(BUILD)/bench/bench_data.d $(BUILD)/bench/bench_peak.d $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/tests/fuzz/%.d)

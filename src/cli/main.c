@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "nn/device.h"
 
 #ifndef RN_VERSION
 #define RN_VERSION "0.1.0" /* the Makefile passes git describe's version when it can */
@@ -54,7 +55,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("rootnet %s\n", RN_VERSION);
+        printf("rootnet %s (devices: %s)\n", RN_VERSION, rn_device_names());
         return 0;
     }
     const command *c = find_command(is_help(argv[1]) && argc > 2 ? argv[2] : argv[1]);
