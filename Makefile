@@ -45,7 +45,8 @@ endif
 # nn/device.c at run time, so that one binary still runs where there is no GPU, driver or CUDA library. Built
 # when nvcc and cuDNN are found under CUDA_HOME (`make CUDA=0` leaves it out). The library is self-contained:
 # it links its own hidden copy of the few src/core and src/nn objects it needs (CUDA_CORE), cudart statically
-# and cuDNN dynamically, and exports one symbol (src/cuda/cuda.map). sm_90 code plus compute_90 PTX.
+# and cuDNN dynamically, and exports one symbol (src/cuda/cuda.map). sm_90 code plus compute_90 PTX; -fmad=false:
+# the kernels compute exactly the arithmetic the host tests check (src/cuda/kernels.h).
 CUDA      ?= 1
 CUDA_HOME ?= /usr/local/cuda
 NVCC      := $(if $(filter 1,$(CUDA)),$(if $(wildcard $(CUDA_HOME)/include/cudnn.h),$(wildcard $(CUDA_HOME)/bin/nvcc)))
@@ -53,7 +54,7 @@ ifneq ($(NVCC),)
 CFLAGS     += -DRN_HAVE_CUDA
 CUDA_LIB   := $(BUILD)/librootnet-cuda.so
 CUDA_ARCH  ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
-NVCCFLAGS  := -std=c++17 -O3 -g -lineinfo $(CUDA_ARCH) -Isrc -Werror all-warnings \
+NVCCFLAGS  := -std=c++17 -O3 -g -lineinfo -fmad=false $(CUDA_ARCH) -Isrc -Werror all-warnings \
               -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror -MMD -MP
 CUDA_CSRC  := $(wildcard src/cuda/*.c)
 CUDA_CUSRC := $(wildcard src/cuda/*.cu)
