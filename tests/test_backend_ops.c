@@ -318,12 +318,20 @@ static void hand_adam(rn_device *d)
     double wm[2] = {0.19 * 0.5, 0.19 * -4}, wv[2] = {0.001999 * 0.25, 0.001999 * 16};
     report("hand adam moments", "n=2", "fp32", fmax(scaled_err(m, wm, 2, 1e-30), scaled_err(v, wv, 2, 1e-30)), 1e-7);
     float gs[3] = {2, -4, 8};
-    int fin = op->unscale_check(d, gs, 3, 0.25f);
+    int fin = -1, fi = -1, fn = -1;
+    op->unscale_check(d, gs, 3, 0.25f, &fin);
     double wg[3] = {0.5, -1, 2};
     report("hand unscale", "finite", "fp32", scaled_err(gs, wg, 3, 1) + (fin != 1), 0);
     float gi[3] = {1, INFINITY, 2}, gn[2] = {NAN, 0};
-    int fi = op->unscale_check(d, gi, 3, 1.0f), fn = op->unscale_check(d, gn, 2, 0.5f);
-    report("hand unscale", "inf, nan -> not finite", "fp32", fi + fn, 0);
+    op->unscale_check(d, gi, 3, 1.0f, &fi);
+    op->unscale_check(d, gn, 2, 0.5f, &fn);
+    report("hand unscale", "inf, nan -> not finite", "fp32", (fi != 0) + (fn != 0), 0);
+    /* Adam told by the flag that the gradients overflowed writes nothing. */
+    float keep[6] = {p[0], p[1], m[0], m[1], v[0], v[1]};
+    h.step = 3, h.finite = &fi;
+    op->adam(d, p, g, m, v, 2, &h);
+    float now[6] = {p[0], p[1], m[0], m[1], v[0], v[1]};
+    report("hand adam skipped", "finite flag 0", "fp32", memcmp(keep, now, sizeof keep) != 0, 0);
 }
 
 /* ---- 2. finite differences of the reference's own ops ---- */
@@ -1211,11 +1219,13 @@ static void x_unscale(const pair *pr, size_t n, rn_rng *r)
     for (int k = 0; k < 2; k++) {
         dmem m = {.dev = pick(pr, k)};
         float *dg = dm_alloc(&m, n * sizeof(float));
+        int *df = dm_alloc(&m, sizeof(int));
         for (int j = 0; j < 4; j++) {
             m.dev->ops->upload(m.dev, dg, g, n * sizeof(float));
             float bad = j == 2 ? INFINITY : NAN;
             if (j >= 2) m.dev->ops->upload(m.dev, dg + n / 2 + j, &bad, sizeof bad);
-            fin[k][j] = m.dev->ops->unscale_check(m.dev, dg, n, inv[j]);
+            m.dev->ops->unscale_check(m.dev, dg, n, inv[j], df);
+            get(&m, &fin[k][j], df, sizeof(int));
             if (j < 2) get(&m, out[k] + j * n, dg, n * sizeof(float));
         }
         dm_free(&m);

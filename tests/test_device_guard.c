@@ -6,6 +6,9 @@
  *    device's numbers bit for bit (read back with rn_params_download), and a
  *    host read of any of its arenas (weights, gradients, moments, BN
  *    statistics) dies, while its host copy of the output (m.coord) reads fine;
+ *  - a training step (train/step.h) waits for the device once: ref-guard counts
+ *    its waiting calls, with and without loss scaling (a scaled step that
+ *    overflows is skipped on the device, still with one wait);
  *  - the exporters read parameters through rn_params_download: ONNX and the
  *    authors' .pth.tar written from the ref-guard model's parameters are
  *    byte-equal to those written from the ref model's (a host read dies).
@@ -21,6 +24,8 @@
 #include "export/export.h"
 #include "nn/model.h"
 #include "optim/adam.h"
+#include "ref/ref.h"
+#include "train/step.h"
 
 /* 1 if reading (write 0) or writing (write 1) *p in a child process kills it. */
 static int access_dies(float *p, int write)
@@ -71,6 +76,7 @@ typedef struct run {
     rn_model m;
     float *w, *g, *mv, *st; /* host copies after one step */
     double loss;
+    long waits;             /* ref-guard's waiting calls inside the step (-1 on another device) */
 } run;
 
 /* One forward, backward and Adam step of a ResNet-18 on device `name`. */
@@ -91,16 +97,18 @@ static int run_step(run *r, const char *name)
     float *x = rn_xmalloc((size_t)N * 3 * S * S * sizeof *x);
     for (size_t i = 0; i < (size_t)N * 3 * S * S; i++) x[i] = (float)rn_rng_normal(&rng);
     float k[N] = {1500.0f, 2500.0f}, t[3 * N] = {3.0f, 5.0f, 2000.0f, 11.0f, 7.0f, 3000.0f}, v[N] = {1, 1}, d[N] = {1, 0};
-    rn_model_sync_weights(&r->m);
-    rn_model_forward(&r->m, x, k, 1);
-    rn_model_zero_grad(&r->m);
-    r->loss = rn_model_backward(&r->m, t, v, d);
+    rn_step_batch b = {x, k, t, v, d};
+    rn_adam opt = rn_adam_default(1e-3);
+    int guard = !strcmp(name, "ref-guard"), applied;
+    long w0 = guard ? rn_ref_guard_waits(r->m.dev) : 0;
+    int rc = rn_train_step(&r->m, &opt, &b, NULL, NULL, NULL, &r->loss, &applied, &err);
+    r->waits = guard ? rn_ref_guard_waits(r->m.dev) - w0 : -1;
+    (void)rn_model_coords(&r->m);
     rn_params *p = &r->p;
     size_t np = p->n_param * sizeof(float);
     r->g = rn_xmalloc(np), r->w = rn_xmalloc(np), r->mv = rn_xmalloc(2 * np), r->st = rn_xmalloc(p->n_stats * 4);
     rn_params_download(p, r->g, p->grad, np);
-    rn_adam opt = rn_adam_default(1e-3);
-    rn_adam_step(&opt, r->m.dev, p->param, p->grad, p->m, p->v, p->n_param);
+    RN_CHECK(!rc && applied, "%s: the step ran: %s", name, err.msg);
     rn_params_download(p, r->w, p->param, np);
     rn_params_download(p, r->mv, p->m, 2 * np);
     rn_params_download(p, r->st, p->stats, p->n_stats * sizeof(float));
@@ -169,6 +177,7 @@ static void test_model(void)
     if (!ok) return;
     size_t np = ref.p.n_param * sizeof(float);
     RN_CHECK(ref.loss == gd.loss, "loss %.17g (ref) == %.17g (ref-guard)", ref.loss, gd.loss);
+    RN_CHECK(gd.waits == 1, "a training step waits for the device once (ref-guard counted %ld)", gd.waits);
     RN_CHECK(!memcmp(ref.m.coord, gd.m.coord, 3 * N * sizeof(float)), "output (host copy) bit-equal");
     RN_CHECK(!memcmp(ref.g, gd.g, np), "gradients bit-equal");
     RN_CHECK(!memcmp(ref.w, gd.w, np) && !memcmp(ref.mv, gd.mv, 2 * np), "weights and moments after Adam bit-equal");
@@ -183,9 +192,59 @@ static void test_model(void)
     run_free(&gd);
 }
 
+/* Steps with dynamic loss scaling on ref-guard: one wait each, a clean step applied, a step whose
+ * gradients overflow (the scale 2^127 turns them to Inf) skipped with the weights untouched. */
+static void test_scaled_waits(void)
+{
+    rn_err err = {{0}};
+    rn_rng rng;
+    rn_rng_seed(&rng, 9);
+    rn_params p;
+    rn_model m;
+    RN_CHECK(!rn_params_build(&p, 18, &err), "params: %s", err.msg);
+    rn_params_init(&p, &rng);
+    rn_model_opts o = {.device = "ref-guard", .threads = 1, .compute = RN_COMPUTE_F32};
+    if (rn_model_create(&m, &p, N, S, S, &o, &err)) {
+        RN_CHECK(0, "ref-guard model: %s", err.msg);
+        rn_params_free(&p);
+        return;
+    }
+    float *x = rn_xmalloc((size_t)N * 3 * S * S * sizeof *x);
+    for (size_t i = 0; i < (size_t)N * 3 * S * S; i++) x[i] = (float)rn_rng_normal(&rng);
+    float k[N] = {1500.0f, 2500.0f}, t[3 * N] = {3.0f, 5.0f, 2000.0f, 11.0f, 7.0f, 3000.0f}, v[N] = {1, 1}, d[N] = {1, 1};
+    rn_step_batch b = {x, k, t, v, d};
+    rn_adam opt = rn_adam_default(1e-3);
+    rn_loss_scaler ls = rn_loss_scaler_dynamic();
+    rn_step_ctl ctl = {.scaler = &ls};
+    float *w0 = rn_xmalloc(p.n_param * sizeof *w0), *w1 = rn_xmalloc(p.n_param * sizeof *w1);
+    const float scales[2] = {1024.0f, 0x1p127f};
+    for (int i = 0; i < 2; i++) {
+        double loss;
+        int applied = -1;
+        ls.scale = scales[i];
+        rn_params_download(&p, w0, p.param, p.n_param * sizeof *w0);
+        long before = rn_ref_guard_waits(m.dev);
+        int rc = rn_train_step(&m, &opt, &b, NULL, &ctl, NULL, &loss, &applied, &err);
+        long waits = rn_ref_guard_waits(m.dev) - before;
+        rn_params_download(&p, w1, p.param, p.n_param * sizeof *w1);
+        int same = !memcmp(w0, w1, p.n_param * sizeof *w0);
+        RN_CHECK(!rc && waits == 1, "scale %g: one wait per step (counted %ld): %s", (double)scales[i], waits,
+                 rc ? err.msg : "");
+        RN_CHECK(applied == (i == 0) && same == (i == 1) && opt.step == 1,
+                 "scale %g: applied %d, weights %s, Adam step %ld", (double)scales[i], applied,
+                 same ? "unchanged" : "changed", opt.step);
+    }
+    RN_CHECK(ls.skipped == 1 && ls.scale == 0x1p126f, "the overflow halved the scale (%g) and counted a skip (%ld)",
+             (double)ls.scale, ls.skipped);
+    free(x), free(w0), free(w1);
+    rn_model_destroy(&m);
+    rn_params_free(&p);
+}
+
 int main(void)
 {
     test_buffers();
     test_model();
+    test_scaled_waits();
     RN_CHECK_DONE();
 }

@@ -17,6 +17,7 @@
 #include "nn/precision.h"
 #include "optim/loss_scale.h"
 #include "optim/lr_scale.h"
+#include "train/step.h"
 #include "train/tuning.h"
 
 #define NB 2
@@ -56,12 +57,20 @@ static void test_policy(void)
     RN_CHECK(rn_conv_create(&c, cpu_dev, &s, &err) && strstr(err.msg, "CUDA") && !c, "oneDNN rejects f16: %s", err.msg);
 }
 
+/* unscale_check's flag on cpu (host memory: the flag is a host int). */
+static int unscale_ok(float *g, size_t n, float inv_scale)
+{
+    int finite = -1;
+    rn_grad_unscale_check(cpu_dev, g, n, inv_scale, &finite);
+    return finite;
+}
+
 static void test_unscale_check(void)
 {
     enum { N = 1003 };
     float *g = malloc(N * sizeof *g);
     for (int i = 0; i < N; i++) g[i] = (float)(i - 500) * 4.0f;
-    RN_CHECK(rn_grad_unscale_check(cpu_dev, g, N, 0.25f), "finite buffer");
+    RN_CHECK(unscale_ok(g, N, 0.25f) == 1, "finite buffer");
     int exact = 1;
     for (int i = 0; i < N; i++) exact &= g[i] == (float)(i - 500);
     RN_CHECK(exact, "unscaled by 1/4 exactly");
@@ -69,12 +78,12 @@ static void test_unscale_check(void)
     const int where[3] = {N - 1, 0, 517};
     for (int b = 0; b < 3; b++) {
         g[where[b]] = bad[b];
-        RN_CHECK(!rn_grad_unscale_check(cpu_dev, g, N, 1.0f), "non-finite %d at %d found (scale 1)", b, where[b]);
-        RN_CHECK(!rn_grad_unscale_check(cpu_dev, g, N, 0.5f), "non-finite %d at %d found (scale 2)", b, where[b]);
+        RN_CHECK(unscale_ok(g, N, 1.0f) == 0, "non-finite %d at %d found (scale 1)", b, where[b]);
+        RN_CHECK(unscale_ok(g, N, 0.5f) == 0, "non-finite %d at %d found (scale 2)", b, where[b]);
         g[where[b]] = 1.0f;
     }
     g[3] = 3.0e38f;
-    RN_CHECK(rn_grad_unscale_check(cpu_dev, g, N, 1.0f), "large finite is finite");
+    RN_CHECK(unscale_ok(g, N, 1.0f) == 1, "large finite is finite");
     free(g);
 }
 
@@ -106,6 +115,18 @@ static void test_scaler_trace(void)
     RN_CHECK(rn_loss_scale_parse("inf", &st, &err), "reject inf");
 }
 
+/* The step's optimizer phase (train/step.c): unscale + check into the flag, Adam skipped on
+ * the device when it says overflow, the scale updated and the count undone once it is read. */
+static int scaled_adam(rn_loss_scaler *s, rn_adam *a, float *p, float *g, float *m, float *v, size_t n)
+{
+    int finite = -1;
+    rn_grad_unscale_check(cpu_dev, g, n, 1.0f / s->scale, &finite);
+    rn_adam_step(a, cpu_dev, p, g, m, v, n, &finite);
+    if (rn_loss_scaler_update(s, finite)) return 1;
+    rn_adam_unstep(a);
+    return 0;
+}
+
 /* Skipped steps leave weights, moments and the step count alone; applied
  * steps equal plain Adam on the unscaled gradients. */
 static void test_scaled_adam(void)
@@ -127,7 +148,7 @@ static void test_scaled_adam(void)
         memcpy(before, p, sizeof p), memcpy(mb, m, sizeof m), memcpy(vb, v, sizeof v);
         float scale = s.scale;
         long steps = a.step;
-        int applied = rn_scaled_adam_step(&s, &a, cpu_dev, p, g, m, v, N);
+        int applied = scaled_adam(&s, &a, p, g, m, v, N);
         if (inject) {
             RN_CHECK(!applied, "overflow step skipped");
             RN_CHECK(!memcmp(before, p, sizeof p) && !memcmp(mb, m, sizeof m) && !memcmp(vb, v, sizeof v),
@@ -135,7 +156,7 @@ static void test_scaled_adam(void)
             RN_CHECK(a.step == steps, "Adam step count untouched");
             RN_CHECK(s.scale == scale / 2, "scale halved: %g", (double)s.scale);
         } else {
-            rn_adam_step(&b, cpu_dev, p2, g2, m2, v2, N);
+            rn_adam_step(&b, cpu_dev, p2, g2, m2, v2, N, NULL);
             RN_CHECK(applied && !memcmp(p, p2, sizeof p), "step %d equals unscaled Adam", step);
         }
     }
@@ -220,6 +241,7 @@ static void test_bf16_forward(rn_params *p, const inputs *in)
     }
     rn_model_forward(&a, in->x, in->k, 1);
     rn_model_forward(&b, in->x, in->k, 1);
+    (void)rn_model_coords(&a), (void)rn_model_coords(&b);
     double ef = rel_err(b.feat, a.feat, (size_t)NB * p->feat_ch);
     printf("bf16 vs fp32: features rel %.3g", ef);
     RN_CHECK(ef <= 1.5e-2 && ef > 1e-6, "bf16 features within 1.5e-2 of fp32 (and not bit-equal): %.3g", ef);
@@ -292,7 +314,8 @@ static double grads_of(rn_params *p, const inputs *in, rn_compute c, rn_act_type
     if (make_model_act(&m, p, c, act, NULL)) return NAN;
     rn_model_zero_grad(&m);
     rn_model_forward(&m, in->x, in->k, 1);
-    double loss = rn_model_backward(&m, in->t, in->v, in->d);
+    rn_model_backward(&m, in->t, in->v, in->d);
+    double loss = rn_model_loss_read(&m);
     memcpy(g, p->grad, p->n_param * sizeof *g);
     memcpy(feat, m.feat, (size_t)NB * p->feat_ch * sizeof *feat);
     rn_model_destroy(&m);
@@ -337,21 +360,18 @@ static void test_o2(rn_params *p, const inputs *in)
     free(g32), free(g1), free(g2), free(f32), free(f1), free(f2);
 }
 
-/* One training step as the commands run it: forward, backward at the
- * scaler's scale, the tuning's unscale + overflow check, Adam and the weight
- * sync unless the check skips the update. Returns 1 if applied. */
+/* One training step as the commands run it (train/step.h) with the tuning's loss scaler:
+ * backward at its scale, unscale + overflow check, Adam skipped on overflow. Returns 1 if
+ * applied. */
 static int scaled_step(rn_tuning *t, rn_model *m, rn_adam *opt, const inputs *in)
 {
-    rn_params *p = m->p;
     rn_err err = {{0}};
-    m->loss_scale = t->scaler.scale;
-    rn_model_zero_grad(m);
-    rn_model_forward(m, in->x, in->k, 1);
-    double loss = rn_model_backward(m, in->t, in->v, in->d);
-    if (rn_tuning_on_grads(t, p, &loss, &err)) return 0;
-    rn_adam_step(opt, m->dev, p->param, p->grad, p->m, p->v, p->n_param);
-    rn_model_sync_weights(m);
-    return 1;
+    rn_step_ctl ctl = {.scaler = &t->scaler};
+    rn_step_batch b = {in->x, in->k, in->t, in->v, in->d};
+    double loss;
+    int applied = 0;
+    if (rn_train_step(m, opt, &b, NULL, &ctl, NULL, &loss, &applied, &err)) RN_CHECK(0, "step: %s", err.msg);
+    return applied;
 }
 
 /* Loss scaling by a power of two is exact: unscaled gradients equal the
@@ -364,14 +384,17 @@ static void test_model_scaling(rn_params *p, const inputs *in)
     float *g1 = malloc(p->n_param * sizeof *g1);
     rn_model_zero_grad(&m);
     rn_model_forward(&m, in->x, in->k, 1);
-    double l1 = rn_model_backward(&m, in->t, in->v, in->d);
+    rn_model_backward(&m, in->t, in->v, in->d);
+    double l1 = rn_model_loss_read(&m);
     memcpy(g1, p->grad, p->n_param * sizeof *g1);
     m.loss_scale = 1024.0f;
     rn_model_zero_grad(&m);
     rn_model_forward(&m, in->x, in->k, 1);
-    double l2 = rn_model_backward(&m, in->t, in->v, in->d);
+    rn_model_backward(&m, in->t, in->v, in->d);
+    double l2 = rn_model_loss_read(&m);
     RN_CHECK(l1 == l2, "loss is reported unscaled");
-    RN_CHECK(rn_grad_unscale_check(m.dev, p->grad, p->n_param, 1.0f / 1024.0f), "finite at 1024");
+    RN_CHECK(unscale_ok(p->grad, p->n_param, 1.0f / 1024.0f) == 1, "finite at 1024");
+
     RN_CHECK(!memcmp(g1, p->grad, p->n_param * sizeof *g1), "scale 1024 then unscale == unscaled gradients");
     free(g1);
 
@@ -414,8 +437,11 @@ static void test_k_not_quantised(rn_params *p, const inputs *in)
     float d0[NB], base[NB];
     for (int n = 0; n < NB; n++) base[n] = rintf(in->k[n]);
     rn_model_forward(&m, in->x, base, 1);
+    (void)rn_model_coords(&m);
     for (int n = 0; n < NB; n++) d0[n] = m.coord[3 * n + 2];
     rn_model_forward(&m, q.x, q.k, 1);
+    (void)rn_model_coords(&m);
+
     for (int n = 0; n < NB; n++) {
         double want = (double)d0[n] * q.k[n] / base[n], got = m.coord[3 * n + 2];
         RN_CHECK(fabs(got - want) <= 4 * FLT_EPSILON * fabs(want), "depth(k+0.5) = depth(k) (k+0.5)/k: %.9g vs %.9g",
@@ -665,8 +691,8 @@ static void test_staging_reuse(void)
     rn_device_destroy(be);
 }
 
-/* The trainer-hook adapters: on_grads skips on overflow and keeps attached
- * models' loss_scale in step with the scaler; span hooks nest. */
+/* The tuning as a step's parts: its scaler skips an overflowing step and halves; its span
+ * hooks enclose the layer spans. */
 static void test_hooks(rn_params *p, const inputs *in)
 {
     rn_tuning_flags tf = {.loss_scale = "dynamic", .profile = "unused.json"};
@@ -679,30 +705,32 @@ static void test_hooks(rn_params *p, const inputs *in)
     }
     t.scaler.scale = 0x1p127f;
     rn_tuning_attach(&t, &m);
-    RN_CHECK(m.loss_scale == 0x1p127f && m.prof == t.prof, "attach: scale and profiler");
-    rn_tuning_span_begin(&t, "forward");
-    rn_model_zero_grad(&m);
-    rn_model_forward(&m, in->x, in->k, 1);
-    rn_tuning_span_end(&t, "forward");
-    rn_tuning_span_begin(&t, "backward");
-    double loss = rn_model_backward(&m, in->t, in->v, in->d);
-    rn_tuning_span_end(&t, "backward");
-    RN_CHECK(rn_tuning_on_grads(&t, p, &loss, &err) == 1, "overflow: hook says skip");
-    RN_CHECK(m.loss_scale == 0x1p126f, "attached model follows the halved scale");
-    rn_model_zero_grad(&m);
-    rn_model_forward(&m, in->x, in->k, 1);
-    loss = rn_model_backward(&m, in->t, in->v, in->d);
-    t.scaler.scale = m.loss_scale = 1024.0f;
-    rn_model_zero_grad(&m);
-    rn_model_forward(&m, in->x, in->k, 1);
-    loss = rn_model_backward(&m, in->t, in->v, in->d);
-    RN_CHECK(rn_tuning_on_grads(&t, p, &loss, &err) == 0 && t.depth == 0, "clean: hook says update");
+    RN_CHECK(m.prof == t.prof, "attach: profiler");
+    rn_train_hooks hk = {.ctx = &t, .span_begin = rn_tuning_span_begin, .span_end = rn_tuning_span_end};
+    rn_step_ctl ctl = {.scaler = &t.scaler};
+    rn_step_batch b = {in->x, in->k, in->t, in->v, in->d};
+    rn_adam opt = rn_adam_default(1e-3);
+    double loss;
+    int applied = -1;
+    float *w0 = malloc(p->n_param * sizeof *w0);
+    memcpy(w0, p->param, p->n_param * sizeof *w0);
+    int rc = rn_train_step(&m, &opt, &b, NULL, &ctl, &hk, &loss, &applied, &err);
+    RN_CHECK(!rc && applied == 0 && m.loss_scale == 0x1p127f, "overflow at 2^127: step skipped");
+    RN_CHECK(t.scaler.scale == 0x1p126f, "the scale halved");
+    t.scaler.scale = 1024.0f;
+    rc = rn_train_step(&m, &opt, &b, NULL, &ctl, &hk, &loss, &applied, &err);
+    RN_CHECK(!rc && applied == 1 && m.loss_scale == 1024.0f && t.depth == 0, "clean at 1024: updated");
+    memcpy(p->param, w0, p->n_param * sizeof *w0);
+    memset(p->m, 0, p->n_param * sizeof *p->m);
+    memset(p->v, 0, p->n_param * sizeof *p->v);
+    free(w0);
+
     int fwd = 0, layer = 0;
     for (size_t i = 0; i < t.profile.n; i++) {
         fwd += !strcmp(t.profile.s[i].name, "forward") && t.profile.s[i].depth == 0;
         layer += !strcmp(t.profile.s[i].cat, "fwd") && t.profile.s[i].depth == 1;
     }
-    RN_CHECK(fwd == 1 && layer > 20, "hook spans enclose the layer spans (%d, %d)", fwd, layer);
+    RN_CHECK(fwd == 2 && layer > 40, "two steps: hook spans enclose the layer spans (%d, %d)", fwd, layer);
     rn_model_destroy(&m);
     rn_tuning_free(&t);
 }

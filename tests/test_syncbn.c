@@ -180,17 +180,18 @@ static int reduce2(void *ctx, rn_device *dev, void *vbuf, size_t n, rn_red_type 
 {
     replica *r = ctx;
     (void)err;
-    RN_ASSERT(dev->host_memory && t == RN_RED_F64);
-    double *buf = vbuf;
+    RN_ASSERT(t == RN_RED_F64);
+    double *buf = malloc(n * sizeof *buf), *tmp = malloc(n * sizeof *tmp); /* host copies: any device */
+    dev->ops->download(dev, buf, vbuf, n * sizeof *buf);
     r->sh->slot[r->id] = buf;
     pthread_barrier_wait(&r->sh->bar);
     double *o = r->sh->slot[1 - r->id];
-    double *tmp = malloc((size_t)n * sizeof *tmp);
     for (size_t i = 0; i < n; i++) tmp[i] = r->id == 0 ? buf[i] + o[i] : o[i] + buf[i];
     pthread_barrier_wait(&r->sh->bar);
-    memcpy(buf, tmp, n * sizeof *tmp);
-    free(tmp);
+    dev->ops->upload(dev, vbuf, tmp, n * sizeof *tmp);
+    free(buf), free(tmp);
     return 0;
+
 }
 
 static void *replica_main(void *arg)
@@ -198,7 +199,9 @@ static void *replica_main(void *arg)
     replica *r = arg;
     rn_model_forward(&r->m, r->x, r->k, 1);
     rn_model_zero_grad(&r->m);
-    r->loss = rn_model_backward(&r->m, r->t, r->v, r->d);
+    rn_model_backward(&r->m, r->t, r->v, r->d);
+    r->loss = rn_model_loss_read(&r->m);
+    (void)rn_model_coords(&r->m);
     return NULL;
 }
 
@@ -235,7 +238,9 @@ static void test_model(const char *dn)
     rn_model_sync_weights(&m);
     rn_model_forward(&m, x, k, 1);
     rn_model_zero_grad(&m);
-    double loss = rn_model_backward(&m, t, v, d);
+    rn_model_backward(&m, t, v, d);
+    double loss = rn_model_loss_read(&m);
+    (void)rn_model_coords(&m);
     shared sh;
     pthread_barrier_init(&sh.bar, NULL, 2);
     replica rep[2];
@@ -244,7 +249,8 @@ static void test_model(const char *dn)
         replica *q = &rep[i];
         memset(q, 0, sizeof *q);
         q->sh = &sh, q->id = i;
-        rn_model_opts ro = {.device = dn, .threads = 1, .compute = RN_COMPUTE_F32, .reduce = {reduce2, q}};
+        rn_model_opts ro = {.device = dn, .threads = 1, .compute = RN_COMPUTE_F32, .reduce = {reduce2, q, 2}};
+
         q->rc = params_make(&q->p, &err) || rn_model_create(&q->m, &q->p, B / 2, S, S, &ro, &err);
         RN_CHECK(!q->rc, "replica %d: %s", i, err.msg);
         if (q->rc) return;
@@ -262,14 +268,21 @@ static void test_model(const char *dn)
     double l2 = 0.5 * (rep[0].loss + rep[1].loss);
     RN_CHECK(fabs(l2 - loss) <= 1e-5 * fabs(loss), "%s: mean loss %.9g vs %.9g", dn, l2, loss);
     double num = 0, den = 0;
+    size_t gb = p.n_param * sizeof(float);
+    float *g0 = malloc(gb), *g1 = malloc(gb), *gw = malloc(gb); /* host copies: any device */
+    rn_params_download(&rep[0].p, g0, rep[0].p.grad, gb);
+    rn_params_download(&rep[1].p, g1, rep[1].p.grad, gb);
+    rn_params_download(&p, gw, p.grad, gb);
     for (size_t i = 0; i < p.n_param; i++) {
-        double g = 0.5 * ((double)rep[0].p.grad[i] + rep[1].p.grad[i]);
-        num += (g - p.grad[i]) * (g - p.grad[i]), den += (double)p.grad[i] * p.grad[i];
+        double g = 0.5 * ((double)g0[i] + g1[i]);
+        num += (g - gw[i]) * (g - gw[i]), den += (double)gw[i] * gw[i];
     }
     RN_CHECK(sqrt(num / den) < 1e-4, "%s: averaged SyncBN gradients = whole-batch gradients: l2-rel %g", dn,
              sqrt(num / den));
     int differ = 0;
-    for (size_t i = 0; i < p.n_param && !differ; i++) differ = rep[0].p.grad[i] != rep[1].p.grad[i];
+    for (size_t i = 0; i < p.n_param && !differ; i++) differ = g0[i] != g1[i];
+    free(g0), free(g1), free(gw);
+
     RN_CHECK(differ, "%s: the two replicas' gradients differ (each holds its own half)", dn);
     for (int i = 0; i < 2; i++) rn_model_destroy(&rep[i].m), rn_params_free(&rep[i].p);
     pthread_barrier_destroy(&sh.bar);

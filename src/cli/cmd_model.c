@@ -160,7 +160,7 @@ int rn_cmd_forward(int argc, char **argv)
         if (!rc) {
             rn_model_sync_weights(&m);
             rn_model_forward(&m, x.d, k.d, !eval);
-            rc = write_coords(out, m.coord, m.N, &err);
+            rc = write_coords(out, rn_model_coords(&m), m.N, &err);
             rn_model_destroy(&m);
         }
         rn_params_free(&p);
@@ -234,32 +234,27 @@ static rn_model_opts train_opts(long threads, int sync_bn, rn_dist *d, rn_tuning
     return mo;
 }
 
-/* The hooks of a step/bench training step (train/step.h): after backward the
- * gradient all-reduce (and the loss's mean over ranks, rank 0's BN buffers
- * without SyncBN), then the tuning's unscale/overflow check; spans into the
- * tuning's profile. */
+/* The parts of a step/bench training step (train/step.h): with more than one rank the
+ * gradient all-reduce (and the loss's mean over ranks, rank 0's BN buffers without SyncBN),
+ * the tuning's loss scaler; spans into the tuning's profile. */
 typedef struct cli_hooks {
-    rn_dist *d;
-    int sync_bn;
     rn_tuning *tn;
+    rn_step_ctl ctl;
 } cli_hooks;
+
+static cli_hooks cli_hooks_make(rn_dist *d, int sync_bn, rn_tuning *tn)
+{
+    int many = rn_dist_size(d) > 1;
+    return (cli_hooks){tn, {.dist = many ? d : NULL, .bcast_stats = many && !sync_bn,
+                            .scaler = tn->scaling ? &tn->scaler : NULL}};
+}
 
 static void cli_span_begin(void *ctx, const char *name) { rn_tuning_span_begin(((cli_hooks *)ctx)->tn, name); }
 static void cli_span_end(void *ctx, const char *name) { rn_tuning_span_end(((cli_hooks *)ctx)->tn, name); }
 
-static int cli_on_grads(void *ctx, rn_params *p, double *loss, rn_err *err)
-{
-    cli_hooks *h = ctx;
-    int sp = rn_prof_begin(h->tn->prof, "allreduce", "step", 0);
-    int rc = rn_dist_after_backward(h->d, p, loss, !h->sync_bn, err);
-    rn_prof_end(h->tn->prof, sp);
-    return rc ? -1 : rn_tuning_on_grads(h->tn, p, loss, err);
-}
-
 static rn_train_hooks cli_step_hooks(cli_hooks *h)
 {
-    return (rn_train_hooks){.ctx = h, .on_grads = cli_on_grads, .span_begin = cli_span_begin,
-                            .span_end = cli_span_end};
+    return (rn_train_hooks){.ctx = h, .span_begin = cli_span_begin, .span_end = cli_span_end};
 }
 
 /* rootnet step's settings. A step's global batch is ranks x replicas x b
@@ -331,7 +326,8 @@ static int step_loop(stepper *sp, rn_err *err)
         double loss;
         int applied;
         step_fill(sp, i);
-        if (rn_train_step(&sp->m, &sp->opt, b, c->replicas > 1 ? &sp->rep : NULL, &sp->hk, &loss, &applied, err))
+        if (rn_train_step(&sp->m, &sp->opt, b, c->replicas > 1 ? &sp->rep : NULL, &sp->h.ctl, &sp->hk, &loss,
+                          &applied, err))
             return -1;
         rn_profile_step_done(sp->tn->prof);
         print_step(sp, i, loss, applied);
@@ -343,7 +339,7 @@ static int step_loop(stepper *sp, rn_err *err)
 static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dist *d, rn_tuning *tn, rn_err *err)
 {
     stepper *sp = rn_xcalloc(1, sizeof *sp);
-    *sp = (stepper){.s = s, .c = c, .d = d, .tn = tn, .h = {d, c->sync_bn, tn}};
+    *sp = (stepper){.s = s, .c = c, .d = d, .tn = tn, .h = cli_hooks_make(d, c->sync_bn, tn)};
     sp->hk = cli_step_hooks(&sp->h);
     rn_model_opts mo = train_opts(c->threads, c->sync_bn, d, tn);
     if (rn_model_create(&sp->m, p, c->b, (int)s->xd[1], (int)s->xd[2], &mo, err)) {
@@ -517,12 +513,13 @@ static void fill_inputs(batch *bt, rn_rng *rng, int b, size_t per, int oh, int o
 /* One benchmark step: a training step (train/step.h; under mpirun with the
  * gradient all-reduce) or an inference forward. */
 static int bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *opt, const batch *bt,
-                      const rn_train_hooks *hk, rn_err *err)
+                      const rn_step_ctl *ctl, const rn_train_hooks *hk, rn_err *err)
 {
     rn_profile *pr = tn->prof;
     if (strcmp(c->mode, "train")) {
         int sp = rn_prof_begin(pr, "forward", "step", 0);
         rn_model_forward(m, bt->x, bt->k, 0);
+        (void)rn_model_coords(m); /* waits: an inference ends with its coordinates on the host */
         rn_prof_end(pr, sp);
         rn_profile_step_done(pr);
         return 0;
@@ -530,7 +527,7 @@ static int bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *o
     rn_step_batch b = {bt->x, bt->k, bt->t, bt->v, bt->d};
     double loss;
     int applied;
-    if (rn_train_step(m, opt, &b, NULL, hk, &loss, &applied, err)) return -1;
+    if (rn_train_step(m, opt, &b, NULL, ctl, hk, &loss, &applied, err)) return -1;
     rn_profile_step_done(pr);
     return 0;
 }
@@ -539,7 +536,7 @@ static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const batc
                       double *comm, rn_err *err)
 {
     rn_adam opt = rn_adam_default(rn_tuning_lr(tn, 1e-3, c->b * rn_dist_size(d)));
-    cli_hooks h = {d, c->sync_bn, tn};
+    cli_hooks h = cli_hooks_make(d, c->sync_bn, tn);
     rn_train_hooks hk = cli_step_hooks(&h);
     rn_dist_grads_setup(d, m->p, c->bucket);
     for (long i = 0; i < c->warmup + c->iters; i++) {
@@ -547,7 +544,7 @@ static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const batc
         if (rn_dist_barrier(d, err)) return -1;
         rn_dist_comm_seconds(d, 1);
         double t0 = now_s();
-        if (bench_step(c, tn, m, &opt, bt, &hk, err)) return -1;
+        if (bench_step(c, tn, m, &opt, bt, &h.ctl, &hk, err)) return -1;
         if (i >= c->warmup) t[i - c->warmup] = now_s() - t0, comm[i - c->warmup] = rn_dist_comm_seconds(d, 0);
     }
     return 0;

@@ -19,8 +19,8 @@ int rn_train_run_parts(const rn_train_cfg *cfg, const rn_train_hooks *first, rn_
     rn_hook_chain_add(&ch, &tuning);
     rn_hook_chain_add(&ch, &eval);
     rn_train_hooks all = rn_hook_chain_hooks(&ch);
-    if (td) rn_train_dist_spans(td, &all);
-    int rc = rn_trainer_run(cfg, &all, out, err);
+    rn_step_ctl ctl = rn_train_dist_ctl(td, tt.t.scaling ? &tt.t.scaler : NULL);
+    int rc = rn_trainer_run(cfg, &all, &ctl, out, err);
     rn_epoch_eval_free(&ev);
     rn_train_tuning_free(&tt);
     return rc;

@@ -334,14 +334,13 @@ static void cpu_loss(rn_device *dev, double *loss, float *dxy, float *ddepth, co
 static void cpu_adam(rn_device *dev, float *param, const float *grad, float *m, float *v, size_t n,
                      const rn_adam_args *h)
 {
+    if (h->finite && !*h->finite) return;
     WITH_THREADS(dev, rn_adam_update(param, grad, m, v, n, h));
 }
 
-static int cpu_unscale_check(rn_device *dev, float *grad, size_t n, float inv_scale)
+static void cpu_unscale_check(rn_device *dev, float *grad, size_t n, float inv_scale, int *finite)
 {
-    int finite;
-    WITH_THREADS(dev, finite = rn_unscale_check(grad, n, inv_scale));
-    return finite;
+    WITH_THREADS(dev, *finite = rn_unscale_check(grad, n, inv_scale));
 }
 
 static const rn_device_ops CPU_OPS = {

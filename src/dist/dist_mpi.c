@@ -309,7 +309,7 @@ static int bn_reduce(void *ctx, rn_device *dev, void *buf, size_t n, rn_red_type
 
 rn_device_reduce rn_dist_bn_reduce(rn_dist *d)
 {
-    return d ? (rn_device_reduce){bn_reduce, d} : (rn_device_reduce){0};
+    return d ? (rn_device_reduce){bn_reduce, d, d->size} : (rn_device_reduce){0};
 }
 
 rn_model_grad_ready rn_dist_grad_ready(rn_dist *d)

@@ -57,6 +57,10 @@
 /* BatchNorm's epsilon (PyTorch's default). */
 #define RN_BN_EPS 1e-5
 
+/* The most bytes of a communicator's id (rn_device_ops.comm_id; NCCL's is 128). */
+#define RN_COMM_ID_BYTES 256
+
+
 typedef struct rn_device rn_device;
 typedef struct rn_device_ops rn_device_ops;
 typedef struct rn_conv rn_conv;
@@ -181,6 +185,22 @@ struct rn_device_ops {
     void (*event_record)(rn_device *dev, void *ev, int i);
     double (*event_elapsed_ms)(rn_device *dev, void *ev, int a, int b);
     size_t (*mem_peak)(rn_device *dev);
+
+    /* ---- collectives (optional; NULL: src/dist stages buffers through the host and MPI) ---- */
+    /* A communicator over `size` replicas, one device each: rank 0 calls comm_id to make the
+     * communicator's id (at most RN_COMM_ID_BYTES; returns its length, 0 with err on failure),
+     * the caller sends those bytes to every rank (MPI_Bcast), then every rank calls comm_init. */
+    size_t (*comm_id)(rn_device *dev, void *id /* host (RN_COMM_ID_BYTES) */, rn_err *err);
+    int (*comm_init)(rn_device *dev, const void *id /* host */, size_t id_bytes, int rank, int size, rn_err *err);
+    void (*comm_destroy)(rn_device *dev);
+    /* In place over every replica, ordered after the ops issued before it and before those issued
+     * after it, without waiting: buf[0 .. n) = the sum (RN_RED_F64/F32) over replicas, times
+     * `scale` (1: the sum; 1/size: the mean) for float buffers. Errors are kept and returned by
+     * comm_check (waits), so that a step can fail with one line. */
+    void (*allreduce)(rn_device *dev, void *buf, size_t n, rn_red_type t, float scale);
+    void (*broadcast)(rn_device *dev, void *buf, size_t bytes, int root);
+    int (*comm_check)(rn_device *dev, rn_err *err);
+
 
     /* ---- convolutions (no bias) ---- */
     /* Builds everything s needs (primitives, reordered weights, scratch); the calls below

@@ -204,7 +204,8 @@ static void plan_all(rn_model *m, plan *pl)
     m->depth = take_f(pl, (size_t)n);
     m->ddepth = take_f(pl, (size_t)n);
     m->coord_dev = take_f(pl, 3 * (size_t)n);
-    m->lossbuf = take(pl, sizeof(double));
+    m->lossbuf = take(pl, 2 * sizeof(double));
+    m->finite = m->lossbuf ? (int *)(m->lossbuf + 1) : NULL;
     m->bnsum = take(pl, (2 * (size_t)(m->p->feat_ch > 256 ? m->p->feat_ch : 256) + 1) * sizeof(double));
     size_t g = pl->max_act;
     for (int i = 0; i < 4; i++) m->g[i] = take(pl, g);
@@ -341,12 +342,19 @@ void rn_model_sync_weights(rn_model *m)
     for (int i = 0; i < 3; i++) cbn_sync(m, &m->head[i]);
 }
 
-/* Ends a profiler span after the device has finished its work. */
+/* Ends a profiler span after the device has finished its work (profiling waits per layer). */
 static void span_end(rn_model *m, int sp)
 {
     if (!m->prof) return;
     OP(m)->synchronize(m->dev);
     rn_prof_end(m->prof, sp);
+}
+
+/* Values per channel behind a train-mode BN of shape a: this batch's, times the replicas SyncBN sums over. */
+static double bn_count(const rn_model *m, const rn_act_shape *a)
+{
+    int r = m->opts.reduce.fn && m->opts.reduce.replicas > 1 ? m->opts.reduce.replicas : 1;
+    return (double)a->n * a->h * a->w * r;
 }
 
 /* SyncBN: sums buf[0 .. n) over the replicas (a failure is kept by the hook, see model.h). */
@@ -396,7 +404,7 @@ static void cbn_forward(rn_model *m, rn_cbn *u, int train)
         double *sums = m->bnsum;
         OP(m)->bn_sums(dev, sums, u->c, &u->a);
         bn_reduce(m, sums, 2 * (size_t)C + 1);
-        OP(m)->download(dev, &u->count, sums + 2 * C, sizeof u->count);
+        u->count = bn_count(m, &u->a);
         OP(m)->bn_stats(dev, u->mean, u->var, sums, u->count, C);
         OP(m)->bn_update_running(dev, rmean, rvar, u->mean, u->var, BN_MOMENTUM, (long)u->count, C);
         p->nbt[p->e[u->pn].offset]++;
@@ -453,8 +461,13 @@ static void heads_forward(rn_model *m, const void *top, const void *backbone)
     OP(m)->depth_forward(dev, m->depth, m->gamma, m->feat, rn_params_data(p, dw), rn_params_data(p, dw + 1), m->k, m->N,
                          p->feat_ch);
     OP(m)->coords(dev, m->coord_dev, m->xy, m->depth, m->N);
-    OP(m)->download(dev, m->coord, m->coord_dev, 3 * (size_t)m->N * sizeof *m->coord);
     span_end(m, sp);
+}
+
+const float *rn_model_coords(rn_model *m)
+{
+    OP(m)->download(DEV(m), m->coord, m->coord_dev, 3 * (size_t)m->N * sizeof *m->coord);
+    return m->coord;
 }
 
 /* The eval forward of a fold model: fused convs only. */
@@ -506,10 +519,7 @@ static void cbn_backward_bn(rn_model *m, rn_cbn *u, void *dx, const void *dy)
     OP(m)->bn_backward_data(dev, dx, dy, relu_out, u->c, u->mean, u->var, rn_params_data(p, u->pg), sums, u->count,
                             &u->a);
     rn_conv_backward_weights(u->conv, rn_params_grad(p, u->pw), u->x, dx);
-    if (m->opts.grad_ready.fn) {
-        OP(m)->synchronize(dev);
-        m->opts.grad_ready.fn(m->opts.grad_ready.ctx, p->e[u->pw].offset);
-    }
+    if (m->opts.grad_ready.fn) m->opts.grad_ready.fn(m->opts.grad_ready.ctx, p->e[u->pw].offset);
     span_end(m, sp);
 }
 
@@ -580,16 +590,29 @@ double rn_model_loss(const rn_model *m, const float *target, const float *vis, c
     return loss;
 }
 
-double rn_model_backward(rn_model *m, const float *target, const float *vis, const float *have_depth)
+void rn_model_read_status(rn_model *m, double *loss, int *finite)
+{
+    double st[2];
+    OP(m)->download(DEV(m), st, m->lossbuf, sizeof st);
+    *loss = st[0];
+    if (finite) memcpy(finite, &st[1], sizeof *finite);
+}
+
+double rn_model_loss_read(rn_model *m)
+{
+    double loss;
+    rn_model_read_status(m, &loss, NULL);
+    return loss;
+}
+
+void rn_model_backward(rn_model *m, const float *target, const float *vis, const float *have_depth)
 {
     RN_ASSERT(m->last_train && !m->opts.inference);
     rn_device *dev = DEV(m);
     int sp = rn_prof_begin(m->prof, "loss", "bwd", 0);
-    double loss;
     size_t n = (size_t)m->N;
     target = stage(m, 2, target, 3 * n), vis = stage(m, 3, vis, n), have_depth = stage(m, 4, have_depth, n);
     OP(m)->loss(dev, m->lossbuf, m->dxy, m->ddepth, m->coord_dev, target, vis, have_depth, m->loss_scale, m->N);
-    OP(m)->download(dev, &loss, m->lossbuf, sizeof loss);
     span_end(m, sp);
     void *g[4] = {m->g[0], m->g[1], m->g[2], m->g[3]};
     head_backward(m, g);
@@ -604,7 +627,6 @@ double rn_model_backward(rn_model *m, const float *target, const float *vis, con
     OP(m)->maxpool_backward(dev, dstem, g[0], m->stem.y, &sa, m->H / 4, m->W / 4);
     span_end(m, sp);
     cbn_backward_bn(m, &m->stem, dstem, dstem);
-    return loss;
 }
 
 void rn_model_zero_grad(rn_model *m) { OP(m)->zero(DEV(m), m->p->grad, m->p->n_param * sizeof *m->p->grad); }

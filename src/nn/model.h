@@ -6,9 +6,11 @@
  *   rn_model_opts o = {.device = "cpu", .threads = 2, .compute = RN_COMPUTE_F32};  // .inference = 1: forward only
  *   rn_model_create(&m, &p, 32, 256, 256, &o, &err);
  *   rn_model_sync_weights(&m);                   // after loading or updating p
- *   rn_model_forward(&m, images, k, 1);          // 1: train-mode BN; m.coord is (N, 3)
+ *   rn_model_forward(&m, images, k, 1);          // 1: train-mode BN
+ *   const float *coord = rn_model_coords(&m);    // (N, 3), waits (inference)
  *   rn_model_zero_grad(&m);
- *   double loss = rn_model_backward(&m, target, vis, have_depth);  // p.grad += dL/dp
+ *   rn_model_backward(&m, target, vis, have_depth);  // p.grad += dL/dp, no wait
+ *   double loss = rn_model_loss_read(&m);        // the one wait of a step
  *   rn_model_destroy(&m);
  *
  * Device. The model runs every op on p's device (nn/params.h): the first
@@ -18,8 +20,10 @@
  * arena), laid out as the device says; the parameters, gradients, Adam
  * moments and running statistics are p's device buffers. images, k and the
  * targets are host arrays: used in place on a device whose memory is host
- * memory (cpu, ref), else uploaded into the arena. m.coord is a host copy of
- * the output; the loss comes back as a host double.
+ * memory (cpu, ref), else uploaded into the arena. Nothing in forward or
+ * backward waits for the device (nn/device.h): the output and the loss stay
+ * on it until rn_model_coords or rn_model_read_status reads them (one download
+ * each). SyncBN's count is N*H*W times opts.reduce.replicas, known up front.
  *
  * Activations (every rn_cbn/rn_block buffer, pool, g) are stored in o.act:
  * float, or rn_bf16 under bf16-o2; statistics, head outputs and parameters
@@ -114,9 +118,10 @@ typedef struct rn_model {
     float *gamma;         /* (N) */
     float *depth;         /* (N) */
     float *coord_dev;     /* (N, 3): the result, on the device */
-    float *coord;         /* (N, 3): host copy of the result after each forward */
+    float *coord;         /* (N, 3): host copy of the result, filled by rn_model_coords */
     float *dxy, *ddepth, *dfeat;
-    double *lossbuf;      /* (1) */
+    double *lossbuf;      /* (2): the loss, then `finite` in the second slot's bytes */
+    int *finite;          /* (1), device: the step's unscale_check flag (train/step.h) */
     void *g[4];           /* gradient scratch, each the largest activation */
     const float *k;       /* the last forward's k */
     int last_train;       /* mode of the last forward */
@@ -137,10 +142,18 @@ void rn_model_destroy(rn_model *m);
 void rn_model_sync_weights(rn_model *m);
 /* train = 1: batch statistics, running statistics updated; 0: running statistics. */
 void rn_model_forward(rn_model *m, const float *images /* (N, 3, H, W) */, const float *k /* (N) */, int train);
-/* Loss of the last forward, and its gradient accumulated into p->grad. Needs a train forward. */
-double rn_model_backward(rn_model *m, const float *target /* (N, 3) */, const float *vis /* (N) */,
-                         const float *have_depth /* (N) */);
-/* Loss only. */
+/* The output of the last forward: a host (N, 3) array owned by m (one download: waits). */
+const float *rn_model_coords(rn_model *m);
+/* Loss of the last forward into m's device buffer, and its gradient accumulated into p->grad.
+ * Needs a train forward. Waits for nothing. */
+void rn_model_backward(rn_model *m, const float *target /* (N, 3) */, const float *vis /* (N) */,
+                       const float *have_depth /* (N) */);
+/* The last backward's loss and the finite flag (*m->finite, set by the step's unscale_check;
+ * finite may be NULL) in one download: the step's one wait. */
+void rn_model_read_status(rn_model *m, double *loss, int *finite);
+/* rn_model_read_status's loss alone. */
+double rn_model_loss_read(rn_model *m);
+/* Loss only (a forward's, without gradients); waits. */
 double rn_model_loss(const rn_model *m, const float *target, const float *vis, const float *have_depth);
 /* p.grad = 0 on the model's device. */
 void rn_model_zero_grad(rn_model *m);

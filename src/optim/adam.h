@@ -4,7 +4,7 @@
  * on its memory.
  *
  *   rn_adam opt = rn_adam_default(1e-3);
- *   rn_adam_step(&opt, dev, p.param, p.grad, p.m, p.v, p.n_param);   // opt.step++ inside
+ *   rn_adam_step(&opt, dev, p.param, p.grad, p.m, p.v, p.n_param, NULL);   // opt.step++ inside
  */
 #ifndef RN_OPTIM_ADAM_H
 #define RN_OPTIM_ADAM_H
@@ -19,8 +19,12 @@ typedef struct rn_adam {
 } rn_adam;
 
 rn_adam rn_adam_default(double lr);
-/* One update of n parameters; every buffer is dev's memory. */
+/* One update of n parameters; every buffer is dev's memory. finite: NULL, or dev's flag from
+ * unscale_check (optim/loss_scale.h): the device skips the update when it holds 0, and the
+ * caller, once it has read the flag, undoes opt->step with rn_adam_unstep. */
 void rn_adam_step(rn_adam *opt, rn_device *dev, float *param /* (n) */, const float *grad /* (n) */,
-                  float *m /* (n) */, float *v /* (n) */, size_t n);
+                  float *m /* (n) */, float *v /* (n) */, size_t n, const int *finite /* device (1) */);
+/* Forgets the last rn_adam_step (its update was skipped on the device). */
+void rn_adam_unstep(rn_adam *opt);
 
 #endif

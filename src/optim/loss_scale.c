@@ -33,9 +33,9 @@ int rn_loss_scale_parse(const char *s, rn_loss_scaler *out, rn_err *err)
     return 0;
 }
 
-int rn_grad_unscale_check(rn_device *dev, float *grad, size_t n, float inv_scale)
+void rn_grad_unscale_check(rn_device *dev, float *grad, size_t n, float inv_scale, int *finite)
 {
-    return dev->ops->unscale_check(dev, grad, n, inv_scale);
+    dev->ops->unscale_check(dev, grad, n, inv_scale, finite);
 }
 
 int rn_loss_scaler_update(rn_loss_scaler *s, int finite)
@@ -52,15 +52,6 @@ int rn_loss_scaler_update(rn_loss_scaler *s, int finite)
         s->scale = fminf(s->scale * 2.0f, s->max_scale);
         s->clean = 0;
     }
-    return 1;
-}
-
-int rn_scaled_adam_step(rn_loss_scaler *s, rn_adam *opt, rn_device *dev, float *param, float *grad, float *m, float *v,
-                        size_t n)
-{
-    int finite = rn_grad_unscale_check(dev, grad, n, 1.0f / s->scale);
-    if (!rn_loss_scaler_update(s, finite)) return 0;
-    rn_adam_step(opt, dev, param, grad, m, v, n);
     return 1;
 }
 

@@ -4,13 +4,17 @@
  *   rn_loss_scaler ls = rn_loss_scaler_dynamic();   // or rn_loss_scaler_static(128)
  *   m.loss_scale = ls.scale;                          // the model scales dL/dcoord
  *   rn_model_zero_grad(&m); forward; backward;
- *   int applied = rn_scaled_adam_step(&ls, &opt, m.dev, p.param, p.grad, p.m, p.v, p.n_param);
- *   // applied == 0: overflow, step skipped: weights, moments and opt.step untouched
+ *   rn_grad_unscale_check(m.dev, p.grad, p.n_param, 1.0f / ls.scale, m.finite);   // no wait
+ *   rn_adam_step(&opt, m.dev, p.param, p.grad, p.m, p.v, p.n_param, m.finite);   // skipped on the device if 0
+ *   rn_model_read_status(&m, &loss, &finite);          // the step's one wait
+ *   if (!rn_loss_scaler_update(&ls, finite)) rn_adam_unstep(&opt);   // overflow: nothing was written
  *
  * The step is two phases so that no weight is written before the check is
  * complete: phase 1 is one pass over the gradients that multiplies each by
- * 1/scale and accumulates g*0 (0 for finite g, NaN for Inf or NaN); phase 2
- * is Adam, run only if phase 1 found every gradient finite.
+ * 1/scale and accumulates g*0 (0 for finite g, NaN for Inf or NaN) into a flag
+ * in device memory; phase 2 is Adam, which the device runs only if the flag
+ * says every gradient was finite. The host reads the flag with the loss
+ * (train/step.c), so the check costs no wait.
  *
  * Dynamic: start at 2^16; an overflow halves the scale (not below min) and
  * skips the step; `window` consecutive clean steps double it (not above
@@ -41,15 +45,11 @@ rn_loss_scaler rn_loss_scaler_dynamic(void);
 /* "dynamic" or a positive finite number ("128", "65536"); else -1, one line. */
 int rn_loss_scale_parse(const char *s, rn_loss_scaler *out, rn_err *err);
 
-/* Phase 1: grad *= inv_scale (skipped when inv_scale == 1); returns 1 if every
- * element of grad was finite, 0 otherwise. One pass on dev (its unscale_check op). */
-int rn_grad_unscale_check(rn_device *dev, float *grad /* (n) */, size_t n, float inv_scale);
+/* Phase 1: grad *= inv_scale (skipped when inv_scale == 1); *finite (dev's memory) = 1 if every
+ * element of grad was finite, 0 otherwise. One pass on dev (its unscale_check op), no wait. */
+void rn_grad_unscale_check(rn_device *dev, float *grad /* (n) */, size_t n, float inv_scale, int *finite);
 /* Records one step's outcome and updates the scale; returns finite. */
 int rn_loss_scaler_update(rn_loss_scaler *s, int finite);
-/* Phase 1 + the update of the scale + (only if finite) Adam. Returns 1 if
- * the step was applied, 0 if it was skipped. */
-int rn_scaled_adam_step(rn_loss_scaler *s, rn_adam *opt, rn_device *dev, float *param /* (n) */, float *grad /* (n) */,
-                        float *m /* (n) */, float *v /* (n) */, size_t n);
 /* One log line: "loss scale S (dynamic), skipped K of N steps". */
 void rn_loss_scaler_log(const rn_loss_scaler *s, FILE *f);
 

@@ -328,13 +328,14 @@ static void loss(rn_device *dev, double *out, float *dxy, float *ddepth, const f
 static void adam(rn_device *dev, float *param, const float *grad, float *m, float *v, size_t n, const rn_adam_args *h)
 {
     (void)dev;
+    if (h->finite && !*h->finite) return;
     rn_ref_adam(param, m, v, grad, n, h->lr, h->beta1, h->beta2, h->eps, h->step);
 }
 
-static int unscale_check(rn_device *dev, float *grad, size_t n, float inv_scale)
+static void unscale_check(rn_device *dev, float *grad, size_t n, float inv_scale, int *finite)
 {
     (void)dev;
-    return rn_ref_unscale_check(grad, n, inv_scale);
+    *finite = rn_ref_unscale_check(grad, n, inv_scale);
 }
 
 static void destroy(rn_device *dev) { free(dev); }

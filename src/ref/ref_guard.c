@@ -25,6 +25,7 @@ typedef struct guard {
     rn_device *ref; /* does the work */
     region *r;      /* live buffers */
     int n, cap;
+    long waits;     /* waiting calls so far (download, act_download, synchronize) */
 } guard;
 
 /* Every live buffer to prot (PROT_READ | PROT_WRITE inside an op, PROT_NONE outside). */
@@ -123,13 +124,23 @@ static const char *g_conv_impl_name(rn_device *dev, const rn_conv *c, int direct
 }
 
 WRAP(upload, (rn_device * dev, void *dst, const void *src, size_t bytes), (REF(dev), dst, src, bytes))
-WRAP(download, (rn_device * dev, void *dst, const void *src, size_t bytes), (REF(dev), dst, src, bytes))
+/* The waiting calls (nn/device.h): counted, so that a test can hold a step to its one wait. */
+#define WRAP_WAIT(name, params, args)                                                                                  \
+    static void g_##name params                                                                                        \
+    {                                                                                                                  \
+        ((guard *)dev)->waits++;                                                                                       \
+        OPEN((guard *)dev);                                                                                            \
+        REF(dev)->ops->name args;                                                                                      \
+        CLOSE((guard *)dev);                                                                                           \
+    }
+
+WRAP_WAIT(download, (rn_device * dev, void *dst, const void *src, size_t bytes), (REF(dev), dst, src, bytes))
 WRAP(copy, (rn_device * dev, void *dst, const void *src, size_t bytes), (REF(dev), dst, src, bytes))
 WRAP(zero, (rn_device * dev, void *buf, size_t bytes), (REF(dev), buf, bytes))
 WRAP(fill, (rn_device * dev, float *buf, float value, size_t n), (REF(dev), buf, value, n))
 WRAP(act_upload, (rn_device * dev, void *dst, const float *src, const rn_act_shape *a), (REF(dev), dst, src, a))
-WRAP(act_download, (rn_device * dev, float *dst, const void *src, const rn_act_shape *a), (REF(dev), dst, src, a))
-WRAP(synchronize, (rn_device * dev), (REF(dev)))
+WRAP_WAIT(act_download, (rn_device * dev, float *dst, const void *src, const rn_act_shape *a), (REF(dev), dst, src, a))
+WRAP_WAIT(synchronize, (rn_device * dev), (REF(dev)))
 WRAP_R(int, conv_create, (rn_device * dev, rn_conv **out, const rn_conv_shape *s, rn_err *err),
        (REF(dev), out, s, err))
 WRAP(conv_set_weights, (rn_device * dev, rn_conv *c, const float *w), (REF(dev), c, w))
@@ -201,7 +212,8 @@ WRAP(loss,
      (REF(dev), out, dxy, ddepth, coord, target, vis, hd, scale, N))
 WRAP(adam, (rn_device * dev, float *param, const float *grad, float *m, float *v, size_t n, const rn_adam_args *h),
      (REF(dev), param, grad, m, v, n, h))
-WRAP_R(int, unscale_check, (rn_device * dev, float *grad, size_t n, float inv_scale), (REF(dev), grad, n, inv_scale))
+WRAP(unscale_check, (rn_device * dev, float *grad, size_t n, float inv_scale, int *finite),
+     (REF(dev), grad, n, inv_scale, finite))
 
 static const rn_device_ops guard_ops = {
     .destroy = g_destroy,
@@ -249,6 +261,12 @@ static const rn_device_ops guard_ops = {
     .adam = g_adam,
     .unscale_check = g_unscale_check,
 };
+
+long rn_ref_guard_waits(const rn_device *dev)
+{
+    RN_ASSERT(dev->ops == &guard_ops);
+    return ((const guard *)dev)->waits;
+}
 
 int rn_ref_guard_device_create(rn_device **out, int threads, rn_err *err)
 {

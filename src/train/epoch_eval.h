@@ -4,7 +4,7 @@
  *   rn_epoch_eval ev;
  *   rn_epoch_eval_init(&ev, &cfg, stdout);
  *   rn_train_hooks h = rn_epoch_eval_hooks(&ev);   // ctx = &ev; chain it (train/hook_chain.h)
- *   rn_trainer_run(&cfg, &h, stdout, &err);
+ *   rn_trainer_run(&cfg, &h, NULL, stdout, &err);
  *   rn_epoch_eval_free(&ev);
  *
  * on_start: rn_tester_create once over the trainer's weights (cfg.testset

@@ -34,19 +34,6 @@ static int chain_on_start(void *ctx, rn_params *p, rn_err *err)
     return 0;
 }
 
-static int chain_on_grads(void *ctx, rn_params *p, double *loss, rn_err *err)
-{
-    rn_hook_chain *ch = ctx;
-    int skip = 0;
-    for (int i = 0; i < ch->n; i++) {
-        if (!ch->part[i].on_grads) continue;
-        int r = ch->part[i].on_grads(ch->part[i].ctx, p, loss, err);
-        if (r < 0) return -1;
-        skip |= r;
-    }
-    return skip ? 1 : 0;
-}
-
 static void chain_span_begin(void *ctx, const char *name)
 {
     rn_hook_chain *ch = ctx;
@@ -99,7 +86,6 @@ rn_train_hooks rn_hook_chain_hooks(rn_hook_chain *ch)
                             .model_opts = chain_model_opts,
                             .model_created = chain_model_created,
                             .on_start = chain_on_start,
-                            .on_grads = chain_on_grads,
                             .span_begin = chain_span_begin,
                             .span_end = chain_span_end,
                             .on_epoch = chain_on_epoch,

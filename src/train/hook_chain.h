@@ -7,12 +7,11 @@
  *   rn_hook_chain_add(&ch, &dist_hooks);      // first: all-reduce before the loss-scale check
  *   rn_hook_chain_add(&ch, &tuning_hooks);
  *   rn_train_hooks all = rn_hook_chain_hooks(&ch);   // ctx = &ch: ch must outlive the run
- *   rn_trainer_run(&cfg, &all, stdout, &err);
+ *   rn_trainer_run(&cfg, &all, &ctl, stdout, &err);
  *
  * Each hook calls the parts in the order they were added (span_end and on_end
  * in reverse, so that spans nest). The first part that fails (-1) stops the
- * hook with its err. on_grads: the update is skipped (1) if any part says so;
- * every part still runs unless one fails. on_epoch: every part gets the same
+ * hook with its err. on_epoch: every part gets the same
  * *metric and may set it (the last writer wins). log_values: the parts' pairs
  * concatenated.
  */

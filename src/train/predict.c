@@ -177,6 +177,7 @@ int rn_predictor_run(rn_predictor *pr, rn_person_root *out, rn_predict_info *inf
     if (crop_all(pr->x, pr->k, &pr->ctx, out, info, in, err)) return -1;
     if (ensure_model(pr, in, err)) return RN_PREDICT_EMODEL;
     rn_model_forward(&pr->m, pr->x, pr->k, 0);
+    (void)rn_model_coords(&pr->m); /* pr->m.coord: the host copy */
     return run_model(out, info, &pr->m, in, err);
 }
 

@@ -1,6 +1,7 @@
 #include "train/step.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 void rn_step_replicas_init(rn_step_replicas *r, const rn_params *p, int n)
@@ -24,15 +25,14 @@ static void span(const rn_train_hooks *hk, const char *name, int begin)
     if (!begin && hk->span_end) hk->span_end(hk->ctx, name);
 }
 
-static double forward_backward(rn_model *m, const rn_step_batch *b, const rn_train_hooks *hk)
+static void forward_backward(rn_model *m, const rn_step_batch *b, const rn_train_hooks *hk)
 {
     span(hk, "forward", 1);
     rn_model_forward(m, b->images, b->k, 1);
     span(hk, "forward", 0);
     span(hk, "backward", 1);
-    double loss = rn_model_backward(m, b->target, b->vis, b->have_depth);
+    rn_model_backward(m, b->target, b->vis, b->have_depth);
     span(hk, "backward", 0);
-    return loss;
 }
 
 static void bn_state_copy(rn_params *p, rn_step_replicas *r, int save)
@@ -57,7 +57,8 @@ static double replicas_forward_backward(rn_model *m, const rn_step_batch *b, rn_
     for (int e = r->n - 1; e >= 0; e--) {
         bn_state_copy(p, r, 0);
         rn_model_zero_grad(m);
-        loss += forward_backward(m, &b[e], hk);
+        forward_backward(m, &b[e], hk);
+        loss += rn_model_loss_read(m);
         rn_params_download(p, r->grad, p->grad, p->n_param * sizeof *r->grad);
         float *g = r->gsum;
         for (size_t j = 0; j < p->n_param; j++) g[j] = e == r->n - 1 ? r->grad[j] : g[j] + r->grad[j];
@@ -68,26 +69,67 @@ static double replicas_forward_backward(rn_model *m, const rn_step_batch *b, rn_
     return loss / r->n;
 }
 
-int rn_train_step(rn_model *m, rn_adam *opt, const rn_step_batch *b, rn_step_replicas *r, const rn_train_hooks *hk,
-                  double *loss, int *applied, rn_err *err)
+/* Unscale + check (with a scaler), then Adam, skipped on the device on overflow: no wait. */
+static void optimizer(rn_model *m, rn_adam *opt, const rn_loss_scaler *ls)
+{
+    rn_params *p = m->p;
+    if (ls) rn_grad_unscale_check(m->dev, p->grad, p->n_param, 1.0f / ls->scale, m->finite);
+    rn_adam_step(opt, m->dev, p->param, p->grad, p->m, p->v, p->n_param, ls ? m->finite : NULL);
+}
+
+/* After the step's one wait: the scale update (an overflow undoes Adam's step count). */
+static int scaler_update(rn_loss_scaler *ls, rn_adam *opt, int finite)
+{
+    if (!ls) return 1;
+    if (rn_loss_scaler_update(ls, finite)) return 1;
+    rn_adam_unstep(opt);
+    fprintf(stderr, "rootnet: step skipped, inf/NaN gradients: ");
+    rn_loss_scaler_log(ls, stderr);
+    return 0;
+}
+
+/* The loss's mean over ranks and rank 0's BN running statistics. */
+static int dist_after_step(const rn_step_ctl *ctl, rn_params *p, double *loss, rn_err *err)
+{
+    if (!ctl->dist) return 0;
+    if (rn_dist_allreduce_mean(ctl->dist, loss, 1, err)) return -1;
+    return ctl->bcast_stats ? rn_dist_bcast_stats(ctl->dist, p, err) : 0;
+}
+
+int rn_train_step(rn_model *m, rn_adam *opt, const rn_step_batch *b, rn_step_replicas *r, const rn_step_ctl *ctl,
+                  const rn_train_hooks *hk, double *loss, int *applied, rn_err *err)
 {
     static const rn_train_hooks none = {0};
+    static const rn_step_ctl no_ctl = {0};
     rn_params *p = m->p;
     hk = hk ? hk : &none;
+    ctl = ctl ? ctl : &no_ctl;
     *applied = 0;
+    m->loss_scale = ctl->scaler ? ctl->scaler->scale : 1.0f;
     span(hk, "sync_weights", 1);
     rn_model_sync_weights(m);
     span(hk, "sync_weights", 0);
     span(hk, "zero_grad", 1);
     rn_model_zero_grad(m);
     span(hk, "zero_grad", 0);
-    *loss = r ? replicas_forward_backward(m, b, r, hk) : forward_backward(m, b, hk);
-    int skip = hk->on_grads ? hk->on_grads(hk->ctx, p, loss, err) : 0;
-    if (skip < 0) return -1;
-    if (!isfinite(*loss)) return rn_err_set(err, "loss is %g", *loss);
+    double mean = r ? replicas_forward_backward(m, b, r, hk) : 0;
+    if (!r) forward_backward(m, b, hk);
+    if (ctl->dist) {
+        span(hk, "allreduce", 1);
+        int rc = rn_dist_grads_finish(ctl->dist, err);
+        span(hk, "allreduce", 0);
+        if (rc) return -1;
+    }
     span(hk, "optimizer", 1);
-    if (!skip) rn_adam_step(opt, m->dev, p->param, p->grad, p->m, p->v, p->n_param);
+    optimizer(m, opt, ctl->scaler);
     span(hk, "optimizer", 0);
-    *applied = !skip;
+    span(hk, "loss_read", 1);
+    int finite = 1;
+    rn_model_read_status(m, loss, ctl->scaler ? &finite : NULL);
+    span(hk, "loss_read", 0);
+    if (r) *loss = mean;
+    *applied = scaler_update(ctl->scaler, opt, finite);
+    if (dist_after_step(ctl, p, loss, err)) return -1;
+    if (!isfinite(*loss)) return rn_err_set(err, "loss is %g", *loss);
     return 0;
 }

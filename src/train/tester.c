@@ -200,6 +200,7 @@ void rn_test_forward_batch(rn_model *m, const rn_batch *b, float *img, float *k)
         kk = k;
     }
     rn_model_forward(m, images, kk, 0);
+    (void)rn_model_coords(m); /* m->coord: the host copy */
 }
 
 /* Runs one loader batch through the model; writes predictions of its records. */

@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-static const rn_train_hooks no_hooks = {0};
-
 static void model_opts(void *ctx, rn_model_opts *o)
 {
     rn_train_dist *td = ctx;
@@ -71,24 +69,17 @@ static int on_start(void *ctx, rn_params *p, rn_err *err)
     return check_same_start(td->d, p, err) || rn_dist_bcast_params(td->d, p, err) ? -1 : 0;
 }
 
-static int on_grads(void *ctx, rn_params *p, double *loss, rn_err *err)
+rn_step_ctl rn_train_dist_ctl(const rn_train_dist *td, rn_loss_scaler *scaler)
 {
-    rn_train_dist *td = ctx;
-    const rn_train_hooks *s = rn_dist_size(td->d) > 1 ? td->spans : &no_hooks; /* one process: nothing to time */
-    if (s->span_begin) s->span_begin(s->ctx, "allreduce");
-    int rc = rn_dist_after_backward(td->d, p, loss, !td->sync_bn, err);
-    if (s->span_end) s->span_end(s->ctx, "allreduce");
-    return rc ? -1 : 0;
+    int many = td && rn_dist_size(td->d) > 1; /* one process: nothing to reduce */
+    return (rn_step_ctl){.dist = many ? td->d : NULL, .bcast_stats = many && !td->sync_bn, .scaler = scaler};
 }
-
-void rn_train_dist_spans(rn_train_dist *td, const rn_train_hooks *spans) { td->spans = spans ? spans : &no_hooks; }
 
 rn_train_hooks rn_train_dist_hooks(rn_train_dist *td, rn_dist *d, rn_train_cfg *cfg)
 {
     td->d = d;
     td->sync_bn = cfg->sync_bn;
     td->bucket_floats = rn_dist_bucket_floats(cfg->bucket_mb);
-    td->spans = &no_hooks;
     cfg->rank = rn_dist_rank(d), cfg->world = rn_dist_size(d);
-    return (rn_train_hooks){.ctx = td, .model_opts = model_opts, .on_start = on_start, .on_grads = on_grads};
+    return (rn_train_hooks){.ctx = td, .model_opts = model_opts, .on_start = on_start};
 }

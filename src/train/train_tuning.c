@@ -34,12 +34,6 @@ static void tt_model_created(void *ctx, rn_model *m)
     rn_tuning_attach(&tt->t, m);
 }
 
-static int tt_on_grads(void *ctx, rn_params *p, double *loss, rn_err *err)
-{
-    rn_train_tuning *tt = ctx;
-    return rn_tuning_on_grads(&tt->t, p, loss, err);
-}
-
 /* Snapshots are per epoch, not per step: left out of the step profile. */
 static int per_step(const char *name) { return strcmp(name, "snapshot") != 0; }
 
@@ -87,7 +81,6 @@ rn_train_hooks rn_train_tuning_hooks(rn_train_tuning *tt)
     return (rn_train_hooks){.ctx = tt,
                             .model_opts = tt_model_opts,
                             .model_created = tt_model_created,
-                            .on_grads = tt_on_grads,
                             .span_begin = tt_span_begin,
                             .span_end = tt_span_end,
                             .on_step = tt_on_step,

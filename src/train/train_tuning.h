@@ -4,15 +4,14 @@
  *   rn_train_tuning tt;
  *   if (rn_train_tuning_setup(&tt, &cfg, stdout, &err)) ...;  // bad precision, unreadable cache...
  *   rn_train_hooks h = rn_train_tuning_hooks(&tt);          // ctx = &tt
- *   rn_trainer_run(&cfg, &h, stdout, &err);                  // or chained (train/hook_chain.h)
+ *   rn_step_ctl ctl = {.scaler = tt.t.scaling ? &tt.t.scaler : NULL};   // the step's loss scaling
+ *   rn_trainer_run(&cfg, &h, &ctl, stdout, &err);            // or chained (train/hook_chain.h)
  *   rn_train_tuning_free(&tt);
  *
  * The hooks: model_opts -> the precision's compute type and the autotune
- * cache; model_created -> profiler + loss scale attached; on_grads -> fused
- * unscale + overflow check + scale update (1: skip the update); spans and
- * per-layer spans into the profile, one profile step per iteration (the
- * trainer's "data", "sync_weights", "zero_grad", "forward", "backward",
- * "loss_scale", "optimizer"; its per-epoch "snapshot" spans are left out);
+ * cache; model_created -> profiler attached; spans and per-layer spans into
+ * the profile, one profile step per iteration (the trainer's "data" and the
+ * step's spans, train/step.h; its per-epoch "snapshot" spans are left out);
  * log_values -> "loss_scale" and "skipped" (steps skipped so far) on every
  * step line when scaling; on_end -> autotune cache saved, the per-layer
  * table, the loss-scale line and the trace written (rank 0; other ranks

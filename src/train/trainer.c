@@ -28,6 +28,7 @@ typedef struct timers {
 typedef struct trainer {
     const rn_train_cfg *cfg;
     const rn_train_hooks *hk;
+    const rn_step_ctl *ctl;
     FILE *out, *jsonl, *txt;
     int main_rank, tty;
     rn_dataset sets[1 + RN_TRAIN_MAX_2D];
@@ -278,7 +279,7 @@ static int step(trainer *t, const rn_batch *b, double *loss, rn_err *err)
     RN_ASSERT(b->n == m->N);
     rn_step_batch sb = {b->images, b->k, b->target, b->vis, b->have_depth};
     int applied;
-    if (!rn_train_step(m, &t->opt, &sb, NULL, t->hk, loss, &applied, err)) return 0;
+    if (!rn_train_step(m, &t->opt, &sb, NULL, t->ctl, t->hk, loss, &applied, err)) return 0;
     return isfinite(*loss) ? -1 : rn_err_prefix(err, "iteration %lld", (long long)t->st.iter);
 }
 
@@ -444,12 +445,13 @@ static void teardown(trainer *t)
     if (t->txt) fclose(t->txt);
 }
 
-int rn_trainer_run(const rn_train_cfg *cfg, const rn_train_hooks *hooks, FILE *out, rn_err *err)
+int rn_trainer_run(const rn_train_cfg *cfg, const rn_train_hooks *hooks, const rn_step_ctl *ctl, FILE *out,
+                   rn_err *err)
 {
     static const rn_train_hooks none = {0};
     if (rn_train_cfg_check(cfg, err)) return -2;
     trainer *t = rn_xcalloc(1, sizeof *t);
-    t->cfg = cfg, t->hk = hooks ? hooks : &none;
+    t->cfg = cfg, t->hk = hooks ? hooks : &none, t->ctl = ctl;
     t->main_rank = cfg->rank == 0;
     t->out = t->main_rank ? out : NULL;
     t->tty = t->out && isatty(fileno(t->out));

@@ -3,14 +3,14 @@
  *   rn_train_cfg cfg; rn_train_cfg_default(&cfg);
  *   snprintf(cfg.data_dir, sizeof cfg.data_dir, "data");
  *   rn_train_hooks hooks = {0};                  // all optional
- *   if (rn_trainer_run(&cfg, &hooks, stdout, &err)) { fprintf(stderr, "%s\n", err.msg); ... }
+ *   if (rn_trainer_run(&cfg, &hooks, NULL, stdout, &err)) { fprintf(stderr, "%s\n", err.msg); ... }
  *
  * One run: load the 3D set and the 2D sets (train split), a loader over them
  * (the authors' equal-length mixing, per-sample seeded augmentation), the
  * weights (newest complete snapshot with cfg.cont, else cfg.pretrained, else
  * the authors' init from cfg.seed), then for epoch = start .. end_epoch-1:
- * lr = rn_train_lr(epoch); every batch: forward, backward, hooks->on_grads,
- * Adam; a log line every cfg.log_every iterations (and a progress bar when
+ * lr = rn_train_lr(epoch); every batch: rn_train_step (train/step.h: forward,
+ * backward, the all-reduce and loss-scale check of ctl, Adam); a log line every cfg.log_every iterations (and a progress bar when
  * `out` is a terminal); a snapshot (snapshot.h) at the end of each epoch, and
  * every cfg.snapshot_iters iterations; hooks->on_epoch (evaluation); the
  * loss plot; hooks->on_end. Hooks may add numbers to the log lines
@@ -44,12 +44,9 @@ typedef struct rn_train_hooks {
     /* Once the weights are loaded or resumed, before the first step (e.g.
      * broadcast rank 0's weights). Return 0, or -1 with err. */
     int (*on_start)(void *ctx, rn_params *p, rn_err *err);
-    /* After backward, before Adam (gradient all-reduce, loss-scale check...).
-     * *loss may be replaced (e.g. the mean over ranks). Return 0 to update,
-     * 1 to skip this update, -1 to stop with err. */
-    int (*on_grads)(void *ctx, rn_params *p, double *loss, rn_err *err);
-    /* Profiling spans: "data", "sync_weights", "zero_grad", "forward", "backward",
-     * "optimizer" (each iteration, in that order), "snapshot". */
+    /* Profiling spans: "data", then the step's (train/step.h: "sync_weights", "zero_grad",
+     * "forward", "backward", "allreduce" with distribution, "optimizer", "loss_read"), each
+     * iteration in that order; "snapshot". */
     void (*span_begin)(void *ctx, const char *name);
     void (*span_end)(void *ctx, const char *name);
     /* After epoch `epoch`'s snapshot at `snapshot` (rank 0): evaluate, set
@@ -66,10 +63,13 @@ typedef struct rn_train_hooks {
     int (*on_end)(void *ctx, rn_err *err);
 } rn_train_hooks;
 
-/* Trains as cfg says; progress and log lines go to out (NULL: silent).
+/* Trains as cfg says, each step with ctl (train/step.h: distribution, loss scaling; NULL:
+ * neither); progress and log lines go to out (NULL: silent).
  * Returns 0; -2 when the inputs are unusable before training starts (config,
  * data, weights, a snapshot of another backbone); -1 for a failure during
  * training. err holds one line naming the file/record at fault. */
-int rn_trainer_run(const rn_train_cfg *cfg, const rn_train_hooks *hooks, FILE *out, rn_err *err);
+struct rn_step_ctl;
+int rn_trainer_run(const rn_train_cfg *cfg, const rn_train_hooks *hooks, const struct rn_step_ctl *ctl, FILE *out,
+                   rn_err *err);
 
 #endif

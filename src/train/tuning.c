@@ -63,25 +63,6 @@ void rn_tuning_attach(rn_tuning *t, rn_model *m)
     RN_ASSERT(t->n_models < (int)(sizeof t->models / sizeof t->models[0]));
     t->models[t->n_models++] = m;
     m->prof = t->prof;
-    m->loss_scale = t->scaling ? t->scaler.scale : 1.0f;
-}
-
-int rn_tuning_on_grads(void *ctx, rn_params *p, double *loss, rn_err *err)
-{
-    (void)loss, (void)err;
-    rn_tuning *t = ctx;
-    if (!t->scaling) return 0;
-    int sp = rn_prof_begin(t->prof, "loss_scale", "step", 0);
-    RN_ASSERT(t->n_models > 0); /* the gradients are on the attached models' device */
-    int finite = rn_grad_unscale_check(t->models[0]->dev, p->grad, p->n_param, 1.0f / t->scaler.scale);
-    rn_loss_scaler_update(&t->scaler, finite);
-    for (int i = 0; i < t->n_models; i++) t->models[i]->loss_scale = t->scaler.scale;
-    rn_prof_end(t->prof, sp);
-    if (!finite) {
-        fprintf(stderr, "rootnet: step skipped, inf/NaN gradients: ");
-        rn_loss_scaler_log(&t->scaler, stderr);
-    }
-    return finite ? 0 : 1;
 }
 
 void rn_tuning_span_begin(void *ctx, const char *name)

@@ -1,6 +1,6 @@
 /* rn_tuning: the precision/performance switches of a training or benchmark
  * run (--device, --precision, --loss-scale, --profile, --autotune,
- * --bind-cores, --lr-scale) resolved once, and the post-backward check that honours them.
+ * --bind-cores, --lr-scale) resolved once.
  * Any command that trains (step, bench, train) uses it the same way:
  *
  *   rn_tuning_flags tf = {0};                      // strings from the command line
@@ -13,8 +13,8 @@
  *   rn_model_create(&m, &p, B, H, W, &mo, &err);
  *   rn_tuning_attach(&t, &m);                           // profiler, loss scale
  *   rn_adam opt = rn_adam_default(rn_tuning_lr(&t, lr, global_batch));
- *   loop: zero grad, forward, backward (each may be a span: rn_prof_begin(t.prof, ...));
- *         if (!rn_tuning_on_grads(&t, &p, &loss, &err)) { Adam; rn_model_sync_weights(&m); }
+ *   rn_step_ctl ctl = {.scaler = t.scaling ? &t.scaler : NULL};
+ *   loop: rn_train_step(&m, &opt, &b, NULL, &ctl, &hooks, &loss, &applied, &err);   // train/step.h
  *         rn_profile_step_done(t.prof);
  *   rn_tuning_finish(&t, stdout, &err);   // autotune cache, trace, table, scale log: BEFORE
  *   rn_model_destroy(&m);                 // destroying the model or params (spans borrow their names)
@@ -55,7 +55,7 @@ typedef struct rn_tuning {
     const char *profile_path;
     rn_autotune tune;
     int tuning;
-    rn_model *models[4];    /* attached models (their loss_scale follows the scaler) */
+    rn_model *models[4];    /* attached models */
     int n_models;
     int stack[16], depth;   /* open spans of the span hooks */
 } rn_tuning;
@@ -63,15 +63,11 @@ typedef struct rn_tuning {
 int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err *err);
 void rn_tuning_model_opts(rn_tuning *t, rn_model_opts *o);
 double rn_tuning_lr(const rn_tuning *t, double lr, long global_batch);
-/* Points m at the profiler and keeps its loss_scale equal to the scaler's
- * (rn_tuning_on_grads updates every attached model). Up to 4 models. */
+/* Points m at the profiler. Up to 4 models. */
 void rn_tuning_attach(rn_tuning *t, rn_model *m);
 
-/* Adapters for a training loop with hooks (train/trainer.h's rn_train_hooks),
- * ctx = the rn_tuning. on_grads: unscale + overflow check + scale update;
- * returns 0 (update) or 1 (skip: inf/NaN gradients). Span hooks open and
- * close "step" spans by name (nesting up to 16). */
-int rn_tuning_on_grads(void *ctx, rn_params *p, double *loss, rn_err *err);
+/* Span hooks for a training loop (train/trainer.h's rn_train_hooks), ctx = the
+ * rn_tuning: they open and close "step" spans by name (nesting up to 16). */
 void rn_tuning_span_begin(void *ctx, const char *name);
 void rn_tuning_span_end(void *ctx, const char *name);
 /* Drops profile spans so far (after warm-up). */
