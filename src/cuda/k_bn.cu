@@ -1,0 +1,215 @@
+/* BatchNorm kernels (cuda/kernels.h) and the deterministic two-level
+ * per-channel reduction that BN's sums and the xy head's dw share.
+ *
+ * The reduction over the rows (N*H*W) of an NHWC activation, per channel:
+ * block (ct, p) takes channels ct*32 .. ct*32+31 and the p-th chunk of rows;
+ * its 32 x 8 threads each sum every 8th row of the chunk for one channel in
+ * double, the 8 row-partials are added in order, and the block writes one
+ * partial per channel into scratch; a second kernel adds the P partials of a
+ * channel in order. P and the chunks depend only on (rows, C).
+ */
+#include "cuda/k_common.cuh"
+
+enum { RED_TX = 32, RED_TY = 8 };
+
+/* Term pair of row r, channel c. */
+template <int T, int MODE>
+__device__ __forceinline__ void red_terms(double *s0, double *s1, const void *x, const void *dy, const void *ro,
+                                          const float *aux, size_t r, int C, int c)
+{
+    size_t i = r * C + c;
+    float xv = rn_km_ld(x, T, i);
+    if (MODE == RED_BN) {
+        double v = xv;
+        *s0 += v;
+        *s1 += v * v;
+    } else if (MODE == RED_BNB) {
+        double dz = rn_km_bn_dz(rn_km_ld(dy, T, i), ro ? rn_km_ld(ro, T, i) : 0.0f, ro != NULL);
+        *s0 += dz;
+        *s1 += rn_km_bn_dzx(dz, xv, aux[c]);
+    } else {
+        *s0 += (double)aux[r] * xv;
+    }
+}
+
+/* part (P, 2, C): the block's chunk partials. */
+template <int T, int MODE>
+__global__ void k_red_partial(double *part, const void *x, const void *dy, const void *ro, const float *aux,
+                              size_t rows, size_t per, int C)
+{
+    __shared__ double sh[2][RED_TY][RED_TX];
+    int tx = threadIdx.x, ty = threadIdx.y, c = blockIdx.x * RED_TX + tx, p = blockIdx.y;
+    size_t r0 = (size_t)p * per, r1 = r0 + per < rows ? r0 + per : rows;
+    double s0 = 0, s1 = 0;
+    if (c < C)
+        for (size_t r = r0 + ty; r < r1; r += RED_TY) red_terms<T, MODE>(&s0, &s1, x, dy, ro, aux, r, C, c);
+    sh[0][ty][tx] = s0;
+    sh[1][ty][tx] = s1;
+    __syncthreads();
+    if (ty || c >= C) return;
+    double a = 0, b = 0;
+    for (int j = 0; j < RED_TY; j++) a += sh[0][j][tx], b += sh[1][j][tx];
+    part[((size_t)p * 2) * C + c] = a;
+    part[((size_t)p * 2 + 1) * C + c] = b;
+}
+
+/* The P partials of each channel in order: sums (2C [+1]) for BN, dw += for the xy head. */
+__global__ void k_red_final(double *sums, float *dw, const double *part, int P, int C, int mode, size_t rows)
+{
+    for (size_t c = RN_K_TID(); c < (size_t)C; c += RN_K_STRIDE()) {
+        double a = 0, b = 0;
+        for (int p = 0; p < P; p++) a += part[((size_t)p * 2) * C + c], b += part[((size_t)p * 2 + 1) * C + c];
+        if (mode == RED_XYDW) {
+            dw[c] += (float)a;
+            continue;
+        }
+        sums[c] = a;
+        sums[C + c] = b;
+        if (mode == RED_BN && c == 0) sums[2 * C] = (double)rows;
+    }
+}
+
+template <int MODE>
+static void red_launch(const rn_cuda_kctx *k, int t, dim3 grid, double *part, const void *x, const void *dy,
+                       const void *ro, const float *aux, size_t rows, size_t per, int C)
+{
+    dim3 block(RED_TX, RED_TY);
+    if (t == RN_ACT_BF16)
+        k_red_partial<RN_ACT_BF16, MODE><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
+    else if (t == RN_ACT_F16)
+        k_red_partial<RN_ACT_F16, MODE><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
+    else
+        k_red_partial<RN_ACT_F32, MODE><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
+}
+
+void rn_k_channel_reduce(const rn_cuda_kctx *k, int mode, int t, double *sums, float *dw, const void *x,
+                         const void *dy, const void *ro, const float *aux, size_t rows, int C)
+{
+    size_t ct = ((size_t)C + RED_TX - 1) / RED_TX, p = (1024 + ct - 1) / ct, most = (rows + 63) / 64;
+    size_t cap = rn_k_partial_doubles(k) / (2 * (size_t)C);
+    if (p > most) p = most;
+    if (p > cap) p = cap;
+    if (p < 1) p = 1;
+    size_t per = (rows + p - 1) / p;
+    int P = rows ? (int)((rows + per - 1) / per) : 1;
+    if (!per) per = 1;
+    double *part = rn_k_partial(k);
+    dim3 grid((unsigned)ct, (unsigned)P);
+    if (mode == RED_BN) red_launch<RED_BN>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
+    else if (mode == RED_BNB) red_launch<RED_BNB>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
+    else red_launch<RED_XYDW>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
+    k_red_final<<<rn_k_grid(k, (size_t)C), RN_K_THREADS, 0, k->stream>>>(sums, dw, part, P, C, mode, rows);
+}
+
+extern "C" void rn_cuda_bn_sums(const rn_cuda_kctx *k, double *sums, const void *x, const rn_act_shape *a)
+{
+    rn_k_channel_reduce(k, RED_BN, a->type, sums, NULL, x, NULL, NULL, NULL, (size_t)a->n * a->h * a->w, a->c);
+}
+
+extern "C" void rn_cuda_bn_backward_sums(const rn_cuda_kctx *k, double *sums, const void *dy, const void *relu_out,
+                                         const void *x, const float *mean, const rn_act_shape *a)
+{
+    rn_k_channel_reduce(k, RED_BNB, a->type, sums, NULL, x, dy, relu_out, mean, (size_t)a->n * a->h * a->w, a->c);
+}
+
+/* ---- per-channel ---- */
+
+__global__ void k_bn_stats(float *mean, float *var, const double *sums, double count, int C)
+{
+    for (size_t c = RN_K_TID(); c < (size_t)C; c += RN_K_STRIDE())
+        rn_km_bn_stats(mean + c, var + c, sums[c], sums[C + c], count);
+}
+
+extern "C" void rn_cuda_bn_stats(const rn_cuda_kctx *k, float *mean, float *var, const double *sums, double count,
+                                 int C)
+{
+    if (C <= 0) return;
+    k_bn_stats<<<rn_k_grid(k, (size_t)C), RN_K_THREADS, 0, k->stream>>>(mean, var, sums, count, C);
+}
+
+__global__ void k_bn_update_running(float *rmean, float *rvar, const float *mean, const float *var, double momentum,
+                                    double unbias, int C)
+{
+    for (size_t c = RN_K_TID(); c < (size_t)C; c += RN_K_STRIDE())
+        rn_km_bn_update_running(rmean + c, rvar + c, mean[c], var[c], momentum, unbias);
+}
+
+extern "C" void rn_cuda_bn_update_running(const rn_cuda_kctx *k, float *rmean, float *rvar, const float *mean,
+                                          const float *var, double momentum, long count, int C)
+{
+    if (C <= 0) return;
+    k_bn_update_running<<<rn_k_grid(k, (size_t)C), RN_K_THREADS, 0, k->stream>>>(
+        rmean, rvar, mean, var, momentum, rn_km_bn_unbias((double)count), C);
+}
+
+__global__ void k_bn_fold(float *scale, float *shift, const float *mean, const float *var, const float *gamma,
+                          const float *beta, int C)
+{
+    for (size_t c = RN_K_TID(); c < (size_t)C; c += RN_K_STRIDE())
+        rn_km_bn_fold(scale + c, shift + c, mean[c], var[c], gamma[c], beta[c]);
+}
+
+extern "C" void rn_cuda_bn_fold(const rn_cuda_kctx *k, float *scale, float *shift, const float *mean,
+                                const float *var, const float *gamma, const float *beta, int C)
+{
+    if (C <= 0) return;
+    k_bn_fold<<<rn_k_grid(k, (size_t)C), RN_K_THREADS, 0, k->stream>>>(scale, shift, mean, var, gamma, beta, C);
+}
+
+__global__ void k_bn_backward_params(float *dgamma, float *dbeta, const double *sums, const float *var, int C)
+{
+    for (size_t c = RN_K_TID(); c < (size_t)C; c += RN_K_STRIDE())
+        rn_km_bn_backward_params(dgamma + c, dbeta + c, sums[c], sums[C + c], var[c]);
+}
+
+extern "C" void rn_cuda_bn_backward_params(const rn_cuda_kctx *k, float *dgamma, float *dbeta, const double *sums,
+                                           const float *var, int C)
+{
+    if (C <= 0) return;
+    k_bn_backward_params<<<rn_k_grid(k, (size_t)C), RN_K_THREADS, 0, k->stream>>>(dgamma, dbeta, sums, var, C);
+}
+
+/* ---- backward data: per-channel coefficients into scratch, then elementwise ---- */
+
+__global__ void k_bn_backward_coef(rn_km_bnb *coef, const float *var, const float *gamma, const double *sums,
+                                   double count, int C)
+{
+    for (size_t c = RN_K_TID(); c < (size_t)C; c += RN_K_STRIDE())
+        coef[c] = rn_km_bn_backward_coef(var[c], gamma[c], sums[c], sums[C + c], count);
+}
+
+template <int T, int V>
+__global__ void k_bn_backward_data(void *dx, const void *dy, const void *ro, const void *x, const float *mean,
+                                   const rn_km_bnb *coef, size_t packs, int C)
+{
+    for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
+        size_t i0 = q * V;
+        int c0 = (int)(i0 % (size_t)C);
+        float dyv[V], rov[V], xv[V];
+        double out[V];
+        rn_k_ldv<T, V>(dyv, dy, i0);
+        rn_k_ldv<T, V>(xv, x, i0);
+        if (ro) rn_k_ldv<T, V>(rov, ro, i0);
+        else for (int j = 0; j < V; j++) rov[j] = 0.0f;
+        for (int j = 0; j < V; j++) {
+            rn_km_bnb b = coef[c0 + j];
+            out[j] = rn_km_bn_backward_data(&b, rn_km_bn_dz(dyv[j], rov[j], ro != NULL), xv[j], mean[c0 + j]);
+        }
+        rn_k_stv<T, V>(dx, i0, out);
+    }
+}
+
+extern "C" void rn_cuda_bn_backward_data(const rn_cuda_kctx *k, void *dx, const void *dy, const void *relu_out,
+                                         const void *x, const float *mean, const float *var, const float *gamma,
+                                         const double *sums, double count, const rn_act_shape *a)
+{
+    size_t n = (size_t)a->n * a->h * a->w * a->c;
+    if (!n) return;
+    rn_km_bnb *coef = (rn_km_bnb *)rn_k_small(k);
+    k_bn_backward_coef<<<rn_k_grid(k, (size_t)a->c), RN_K_THREADS, 0, k->stream>>>(coef, var, gamma, sums, count,
+                                                                                  a->c);
+    int vec = rn_k_vec8(a->c, dx, dy, relu_out, x);
+    size_t packs = vec ? n / 8 : n;
+    RN_K_LAUNCH_TV(a->type, vec, k_bn_backward_data, rn_k_grid(k, packs), RN_K_THREADS, k, dx, dy, relu_out, x, mean,
+                   coef, packs, a->c);
+}
