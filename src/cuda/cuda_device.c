@@ -632,7 +632,8 @@ static int cuda_create(rn_device **out, int ordinal, int threads, rn_err *err)
     return 0;
 }
 
-const rn_device_lib rn_cuda_device_lib = {
+/* The library's one exported symbol (src/cuda/cuda.map; everything else is hidden). */
+__attribute__((visibility("default"))) const rn_device_lib rn_cuda_device_lib = {
     .abi = RN_DEVICE_LIB_ABI,
     .ops_size = sizeof(rn_device_ops),
     .create = cuda_create,

@@ -109,10 +109,16 @@ static int cuda_create(rn_device **out, int ordinal, int threads, rn_err *err)
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) return cuda_load_error(err, path, dlerror());
     const rn_device_lib *lib = dlsym(h, RN_DEVICE_LIB_SYMBOL);
-    if (!lib || lib->abi != RN_DEVICE_LIB_ABI || lib->ops_size != sizeof(rn_device_ops)) {
+    if (!lib) {
+        dlclose(h);
+        return rn_err_set(err, "device cuda: %s is not a rootnet device library (no %s): rebuild it", path,
+                          RN_DEVICE_LIB_SYMBOL);
+    }
+    if (lib->abi != RN_DEVICE_LIB_ABI || lib->ops_size != sizeof(rn_device_ops)) {
+        int abi = lib->abi;
         dlclose(h);
         return rn_err_set(err, "device cuda: %s was built for another rootnet (device ABI %d, this one %d): rebuild both",
-                          path, lib ? lib->abi : -1, RN_DEVICE_LIB_ABI);
+                          path, abi, RN_DEVICE_LIB_ABI);
     }
     if (lib->create(out, ordinal, threads, err)) {
         dlclose(h);
