@@ -10,26 +10,17 @@
  */
 #include "cuda/k_common.cuh"
 
-enum { RED_TX = 32, RED_TY = 8 };
+enum { RED_TX = RN_KM_RED_TX, RED_TY = RN_KM_RED_TY };
 
-/* Term pair of row r, channel c. */
+/* Step of row r, channel c. */
 template <int T, int MODE>
 __device__ __forceinline__ void red_terms(double *s0, double *s1, const void *x, const void *dy, const void *ro,
                                           const float *aux, size_t r, int C, int c)
 {
     size_t i = r * C + c;
-    float xv = rn_km_ld(x, T, i);
-    if (MODE == RED_BN) {
-        double v = xv;
-        *s0 += v;
-        *s1 += v * v;
-    } else if (MODE == RED_BNB) {
-        double dz = rn_km_bn_dz(rn_km_ld(dy, T, i), ro ? rn_km_ld(ro, T, i) : 0.0f, ro != NULL);
-        *s0 += dz;
-        *s1 += rn_km_bn_dzx(dz, xv, aux[c]);
-    } else {
-        *s0 += (double)aux[r] * xv;
-    }
+    float dyv = MODE == RED_BNB ? rn_km_ld(dy, T, i) : 0.0f, rov = MODE == RED_BNB && ro ? rn_km_ld(ro, T, i) : 0.0f;
+    float auxv = MODE == RED_BNB ? aux[c] : MODE == RED_XYDW ? aux[r] : 0.0f;
+    rn_km_red_step(s0, s1, MODE, rn_km_ld(x, T, i), dyv, rov, ro != NULL, auxv);
 }
 
 /* part (P, 2, C): the block's chunk partials. */
@@ -85,14 +76,10 @@ static void red_launch(const rn_cuda_kctx *k, int t, dim3 grid, double *part, co
 void rn_k_channel_reduce(const rn_cuda_kctx *k, int mode, int t, double *sums, float *dw, const void *x,
                          const void *dy, const void *ro, const float *aux, size_t rows, int C)
 {
-    size_t ct = ((size_t)C + RED_TX - 1) / RED_TX, p = (1024 + ct - 1) / ct, most = (rows + 63) / 64;
-    size_t cap = rn_k_partial_doubles(k) / (2 * (size_t)C);
-    if (p > most) p = most;
-    if (p > cap) p = cap;
-    if (p < 1) p = 1;
-    size_t per = (rows + p - 1) / p;
-    int P = rows ? (int)((rows + per - 1) / per) : 1;
-    if (!per) per = 1;
+    int P;
+    size_t per;
+    rn_km_red_plan(&P, &per, rows, C, rn_k_partial_doubles(k));
+    size_t ct = ((size_t)C + RED_TX - 1) / RED_TX;
     double *part = rn_k_partial(k);
     dim3 grid((unsigned)ct, (unsigned)P);
     if (mode == RED_BN) red_launch<RED_BN>(k, t, grid, part, x, dy, ro, aux, rows, per, C);

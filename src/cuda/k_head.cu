@@ -6,7 +6,7 @@
 
 #include "cuda/k_common.cuh"
 
-#define HEAD_THREADS 256
+#define HEAD_THREADS RN_KM_HEAD_THREADS
 
 /* Sum of every thread's v over the block (HEAD_THREADS), a fixed tree; the result in every thread. */
 __device__ static double block_sum(double v, double *sh)

@@ -148,6 +148,35 @@ RN_HD void rn_km_st(void *p, int t, size_t i, double v)
     else ((uint16_t *)p)[i] = rn_km_to16(t, v);
 }
 
+/* ---- reductions: the fixed partitions of the kernels (the host test replays them) ---- */
+
+/* The two-level per-channel reduction (src/cuda/k_bn.cu) over rows x C: P chunks of `per` rows,
+ * each block summing its chunk for 32 channels with RN_KM_RED_TY row-interleaved partials;
+ * cap_doubles: the scratch's room for partials (2 C per chunk). Depends only on its arguments. */
+#define RN_KM_RED_TX 32
+#define RN_KM_RED_TY 8
+RN_HD void rn_km_red_plan(int *P, size_t *per, size_t rows, int C, size_t cap_doubles)
+{
+    size_t ct = ((size_t)C + RN_KM_RED_TX - 1) / RN_KM_RED_TX, p = (1024 + ct - 1) / ct, most = (rows + 63) / 64;
+    size_t cap = cap_doubles / (2 * (size_t)C);
+    if (p > most) p = most;
+    if (p > cap) p = cap;
+    if (p < 1) p = 1;
+    *per = (rows + p - 1) / p;
+    if (!*per) *per = 1;
+    *P = (int)((rows + *per - 1) / *per);
+    if (*P < 1) *P = 1;
+}
+
+/* The per-sample block reductions of the head kernels: RN_KM_HEAD_THREADS threads, thread t summing
+ * items t, t + RN_KM_HEAD_THREADS, ... in order, then a tree: v[t] += v[t + s] for s = half .. 1. */
+#define RN_KM_HEAD_THREADS 256
+
+/* The modes of the channel reduction and one row's step: RN_KM_RED_BN (sum x, sum x^2),
+ * RN_KM_RED_BNB (sum dz, sum dz (x - aux)) with dz = dy masked by ro > 0 when has_ro, aux the
+ * channel's mean; RN_KM_RED_XYDW (sum aux x), aux the row's logit gradient. */
+enum { RN_KM_RED_BN = 0, RN_KM_RED_BNB = 1, RN_KM_RED_XYDW = 2 };
+
 /* ---- BatchNorm ---- */
 
 RN_HD double rn_km_relu(double v) { return v > 0 ? v : 0.0; }
@@ -236,6 +265,21 @@ RN_HD double rn_km_bn_backward_data(const rn_km_bnb *b, double dz, float x, floa
 {
     double xc = (double)x - mean;
     return b->gis * (dz - b->mdz - xc * b->is * b->is * b->mdzx);
+}
+
+RN_HD void rn_km_red_step(double *s0, double *s1, int mode, float x, float dy, float ro, int has_ro, float aux)
+{
+    if (mode == RN_KM_RED_BN) {
+        double v = x;
+        *s0 += v;
+        *s1 += v * v;
+    } else if (mode == RN_KM_RED_BNB) {
+        double dz = rn_km_bn_dz(dy, ro, has_ro);
+        *s0 += dz;
+        *s1 += rn_km_bn_dzx(dz, x, aux);
+    } else {
+        *s0 += (double)aux * x;
+    }
 }
 
 /* ---- elementwise ---- */
