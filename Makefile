@@ -104,7 +104,7 @@ $(LIB_OBJ): CFLAGS += $(LIB_CFLAGS)
 # with other flags is never linked. STAMP_FLAGS is expanded here, before any target-specific flag.
 STAMP_FLAGS := $(CC) $(CFLAGS) | library objects: $(LIB_CFLAGS) | nvcc: $(NVCC) $(NVCCFLAGS)
 
-.PHONY: all test bench asan fuzz fuzz-build clean install uninstall FORCE
+.PHONY: all test bench asan fuzz fuzz-build clean install uninstall bundle FORCE
 all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices $(BUILD)/librootnet.so $(CUDA_LIB)
 
 # The stamps below are rewritten when what they record changes (FORCE), except in the check of
@@ -147,6 +147,19 @@ $(CUDA_LIB): $(CUDA_OBJ) $(CUDA_CORE) src/cuda/cuda.map
 	$(CC) -shared -Wl,--version-script=src/cuda/cuda.map -Wl,-z,defs -o $@ $(CUDA_OBJ) $(CUDA_CORE) $(CUDA_LIBS)
 	@mkdir -p $(BUILD)/tests && ln -sf ../librootnet-cuda.so $(BUILD)/tests/librootnet-cuda.so
 endif
+
+# The bundle bench/device_check.sh carries to a GPU machine (shared/NOTES-gpu.md): rootnet, librootnet-cuda.so and
+# tests/test_backend_ops built in BUNDLE_BUILD for any x86-64-v3 CPU, without MPI (the check runs one process; that
+# machine's libmpi is another build) and by default without the cpu device (BUNDLE_DNNL=1 adds it: libdnnl alone
+# is 38 of the 48 MiB the bundle may take, which leaves 0.1 MiB), stripped into BUNDLE/bin with the libraries that
+# machine lacks in BUNDLE/lib (bench/bundle.sh; under 48 MiB, checked).
+BUNDLE       ?= bundle
+BUNDLE_BUILD ?= build-bundle
+BUNDLE_DNNL  ?= 0
+bundle:
+	$(MAKE) --no-print-directory BUILD=$(BUNDLE_BUILD) MPI=0 DNNL=$(BUNDLE_DNNL) OPT="-O3 -march=x86-64-v3" $(BUNDLE_BUILD)/rootnet \
+	    $(BUNDLE_BUILD)/tests/test_backend_ops $(BUNDLE_BUILD)/librootnet-cuda.so
+	bash bench/bundle.sh $(BUNDLE_BUILD) $(BUNDLE)
 
 $(BUILD)/librootnet.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -259,7 +272,7 @@ fuzz: fuzz-build
 	FUZZ_BUILD=$(FUZZ_BUILD) bash tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz $(BUNDLE_BUILD) $(BUNDLE)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CUDA_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/bench/bench_convs.d $(BUILD)/bench/bench_annot.d \
 	$(BUILD)/bench/bench_data.d $(BUILD)/bench/bench_peak.d $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/tests/fuzz/%.d)
