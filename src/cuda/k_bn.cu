@@ -169,19 +169,25 @@ template <int T, int V>
 __global__ void k_bn_backward_data(void *dx, const void *dy, const void *ro, const void *x, const float *mean,
                                    const rn_km_bnb *coef, size_t packs, int C)
 {
+    size_t pr = (size_t)C / V;
+    int fixed = RN_K_FIXED(pr), c0 = -1;
+    rn_km_bnb b[V];
+    float mv[V];
     for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
         size_t i0 = q * V;
-        int c0 = (int)(i0 % (size_t)C);
+        if (c0 < 0 || !fixed) {
+            c0 = (int)(q % pr) * V;
+            for (int j = 0; j < V; j++) b[j] = coef[c0 + j];
+            rn_k_ldc<V>(mv, mean, c0);
+        }
         float dyv[V], rov[V], xv[V];
         double out[V];
         rn_k_ldv<T, V>(dyv, dy, i0);
         rn_k_ldv<T, V>(xv, x, i0);
         if (ro) rn_k_ldv<T, V>(rov, ro, i0);
         else for (int j = 0; j < V; j++) rov[j] = 0.0f;
-        for (int j = 0; j < V; j++) {
-            rn_km_bnb b = coef[c0 + j];
-            out[j] = rn_km_bn_backward_data(&b, rn_km_bn_dz(dyv[j], rov[j], ro != NULL), xv[j], mean[c0 + j]);
-        }
+        for (int j = 0; j < V; j++)
+            out[j] = rn_km_bn_backward_data(&b[j], rn_km_bn_dz(dyv[j], rov[j], ro != NULL), xv[j], mv[j]);
         rn_k_stv<T, V>(dx, i0, out);
     }
 }

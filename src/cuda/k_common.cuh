@@ -89,6 +89,17 @@ __device__ __forceinline__ void rn_k_ldv(float *f, const void *p, size_t i0)
     }
 }
 
+/* 1 when every pack of a thread has the same channels: the grid stride (in packs) is a multiple of pr,
+ * the packs per row. */
+#define RN_K_FIXED(pr) (RN_K_STRIDE() % (pr) == 0)
+
+/* V per-channel floats from channel c0. */
+template <int V>
+__device__ __forceinline__ void rn_k_ldc(float *f, const float *p, int c0)
+{
+    for (int j = 0; j < V; j++) f[j] = p[c0 + j];
+}
+
 /* V values stored from element i0, each rounded once to T. */
 template <int T, int V>
 __device__ __forceinline__ void rn_k_stv(void *p, size_t i0, const double *d)

@@ -1,7 +1,9 @@
 /* Elementwise kernels over NHWC activations (cuda/kernels.h): BN apply and the
  * block ends, ReLU backward, add, GAP backward, the fused-conv epilogue, fill.
  * Each thread takes packs of V consecutive elements of one row (8 with 16-byte
- * loads, or 1), so the channel of a pack is one modulo.
+ * loads, or 1). A kernel with per-channel parameters loads them once per
+ * thread when the grid stride is a multiple of the packs per row (then every
+ * pack of a thread has the same channels; C a power of two times 8 or 16).
  */
 #include "cuda/k_common.cuh"
 
@@ -10,13 +12,19 @@ static size_t act_elems(const rn_act_shape *a) { return (size_t)a->n * a->h * a-
 template <int T, int V>
 __global__ void k_bn_apply(void *y, const void *x, const float *scale, const float *shift, int relu, size_t packs, int C)
 {
+    size_t pr = (size_t)C / V;
+    int fixed = RN_K_FIXED(pr), c0 = -1;
+    float sc[V], sf[V];
     for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
         size_t i0 = q * V;
-        int c0 = (int)(i0 % (size_t)C);
+        if (c0 < 0 || !fixed) {
+            c0 = (int)(q % pr) * V;
+            rn_k_ldc<V>(sc, scale, c0), rn_k_ldc<V>(sf, shift, c0);
+        }
         float xv[V];
         double out[V];
         rn_k_ldv<T, V>(xv, x, i0);
-        for (int j = 0; j < V; j++) out[j] = rn_km_bn_apply(xv[j], scale[c0 + j], shift[c0 + j], relu);
+        for (int j = 0; j < V; j++) out[j] = rn_km_bn_apply(xv[j], sc[j], sf[j], relu);
         rn_k_stv<T, V>(y, i0, out);
     }
 }
@@ -36,14 +44,20 @@ template <int T, int V>
 __global__ void k_bn_add_relu(void *y, const void *x, const float *scale, const float *shift, const void *r,
                               size_t packs, int C)
 {
+    size_t pr = (size_t)C / V;
+    int fixed = RN_K_FIXED(pr), c0 = -1;
+    float sc[V], sf[V];
     for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
         size_t i0 = q * V;
-        int c0 = (int)(i0 % (size_t)C);
+        if (c0 < 0 || !fixed) {
+            c0 = (int)(q % pr) * V;
+            rn_k_ldc<V>(sc, scale, c0), rn_k_ldc<V>(sf, shift, c0);
+        }
         float xv[V], rv[V];
         double out[V];
         rn_k_ldv<T, V>(xv, x, i0);
         rn_k_ldv<T, V>(rv, r, i0);
-        for (int j = 0; j < V; j++) out[j] = rn_km_bn_add_relu(xv[j], scale[c0 + j], shift[c0 + j], rv[j]);
+        for (int j = 0; j < V; j++) out[j] = rn_km_bn_add_relu(xv[j], sc[j], sf[j], rv[j]);
         rn_k_stv<T, V>(y, i0, out);
     }
 }
@@ -63,15 +77,20 @@ template <int T, int V>
 __global__ void k_bn2_add_relu(void *y, const void *x1, const float *s1, const float *h1, const void *x2,
                                const float *s2, const float *h2, size_t packs, int C)
 {
+    size_t pr = (size_t)C / V;
+    int fixed = RN_K_FIXED(pr), c0 = -1;
+    float a1[V], b1[V], a2[V], b2[V];
     for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
         size_t i0 = q * V;
-        int c0 = (int)(i0 % (size_t)C);
-        float a[V], b[V];
+        if (c0 < 0 || !fixed) {
+            c0 = (int)(q % pr) * V;
+            rn_k_ldc<V>(a1, s1, c0), rn_k_ldc<V>(b1, h1, c0), rn_k_ldc<V>(a2, s2, c0), rn_k_ldc<V>(b2, h2, c0);
+        }
+        float u[V], w[V];
         double out[V];
-        rn_k_ldv<T, V>(a, x1, i0);
-        rn_k_ldv<T, V>(b, x2, i0);
-        for (int j = 0; j < V; j++)
-            out[j] = rn_km_bn2_add_relu(a[j], s1[c0 + j], h1[c0 + j], b[j], s2[c0 + j], h2[c0 + j]);
+        rn_k_ldv<T, V>(u, x1, i0);
+        rn_k_ldv<T, V>(w, x2, i0);
+        for (int j = 0; j < V; j++) out[j] = rn_km_bn2_add_relu(u[j], a1[j], b1[j], w[j], a2[j], b2[j]);
         rn_k_stv<T, V>(y, i0, out);
     }
 }
@@ -87,16 +106,18 @@ extern "C" void rn_cuda_bn2_add_relu(const rn_cuda_kctx *k, void *y, const void 
                    packs, a->c);
 }
 
-/* d = 0 where y <= 0; the other elements are not written. */
+/* d = 0 where y <= 0 (8-wide: the pack is rewritten, the others unchanged). */
 template <int T, int V>
 __global__ void k_relu_backward(void *d, const void *y, size_t packs)
 {
     for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
         size_t i0 = q * V;
-        float yv[V];
+        float yv[V], dv[V];
+        double out[V];
         rn_k_ldv<T, V>(yv, y, i0);
-        for (int j = 0; j < V; j++)
-            if (rn_km_relu_masked(yv[j])) rn_km_st(d, T, i0 + j, 0.0);
+        rn_k_ldv<T, V>(dv, d, i0);
+        for (int j = 0; j < V; j++) out[j] = rn_km_relu_masked(yv[j]) ? 0.0 : (double)dv[j];
+        rn_k_stv<T, V>(d, i0, out);
     }
 }
 
@@ -162,15 +183,21 @@ template <int T, int V>
 __global__ void k_bias_add_relu(void *y, const void *x, const float *bias, const void *r, int relu, size_t packs,
                                 int C)
 {
+    size_t pr = (size_t)C / V;
+    int fixed = RN_K_FIXED(pr), c0 = -1;
+    float bv[V];
     for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
         size_t i0 = q * V;
-        int c0 = (int)(i0 % (size_t)C);
+        if (c0 < 0 || !fixed) {
+            c0 = (int)(q % pr) * V;
+            rn_k_ldc<V>(bv, bias, c0);
+        }
         float xv[V], rv[V];
         double out[V];
         rn_k_ldv<T, V>(xv, x, i0);
         if (r) rn_k_ldv<T, V>(rv, r, i0);
         else for (int j = 0; j < V; j++) rv[j] = 0.0f;
-        for (int j = 0; j < V; j++) out[j] = rn_km_bias_add_relu(xv[j], bias[c0 + j], rv[j], relu);
+        for (int j = 0; j < V; j++) out[j] = rn_km_bias_add_relu(xv[j], bv[j], rv[j], relu);
         rn_k_stv<T, V>(y, i0, out);
     }
 }

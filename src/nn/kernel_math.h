@@ -12,7 +12,8 @@
  * Storage types: float, bf16 (the top half of a float, core/bf16.h's rounding)
  * and IEEE binary16 ("f16"), both held as uint16_t. Conversions round to
  * nearest, ties to even, keep NaN a quiet NaN, overflow to Inf, and handle
- * subnormals (f16's below 2^-14) exactly. A value computed in double is
+ * subnormals (f16's below 2^-14) exactly; on the device fp16 uses the
+ * hardware conversions (the same bits, except perhaps a NaN's payload). A value computed in double is
  * rounded to its storage type ONCE: through float with round-to-odd, which is
  * exact for a later rounding to a type with at most 22 significand bits.
  *
@@ -32,6 +33,7 @@
 #include "core/bf16.h"
 
 #ifdef __CUDACC__
+#include <cuda_fp16.h>
 #define RN_HD static inline __host__ __device__
 #else
 #define RN_HD static inline
@@ -81,6 +83,9 @@ RN_HD uint16_t rn_km_f32_to_bf16(float f)
 
 RN_HD float rn_km_f16_to_f32(uint16_t h)
 {
+#ifdef __CUDA_ARCH__
+    return __half2float(__ushort_as_half(h)); /* exact: the same value (a NaN's payload may differ) */
+#endif
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
     if (e == 0x1f) return rn_km_bits_f32(sign | 0x7f800000u | (m << 13)); /* Inf, NaN (payload kept) */
     if (e) return rn_km_bits_f32(sign | ((e + 112) << 23) | (m << 13));
@@ -92,6 +97,9 @@ RN_HD float rn_km_f16_to_f32(uint16_t h)
 RN_HD uint16_t rn_km_f32_to_f16(float f)
 {
     uint32_t u = rn_km_f32_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+#ifdef __CUDA_ARCH__
+    return __half_as_ushort(__float2half_rn(f)); /* IEEE nearest even: the same bits (a NaN's may differ) */
+#endif
     if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((a & 0x7fffffu) >> 13));
     if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520: rounds to Inf (Inf too) */
     if (a < 0x38800000u) {                                   /* below 2^-14: an f16 subnormal or 0 */
@@ -299,6 +307,13 @@ RN_HD double rn_km_bias_add_relu(float x, float bias, float r, int relu)
 
 /* ---- max-pool (3x3, stride 2, padding 1; NHWC, one channel) ---- */
 
+/* 1 if window element v replaces the best so far (found: there is one): the first maximum in scan
+ * order stays, as PyTorch's. */
+RN_HD int rn_km_max_takes(float v, float best, int found) { return !found || v > best; }
+
+/* The window of output (oh, ow) spans rows 2 oh - 1 .. 2 oh + 1 (and the same columns). */
+RN_HD int rn_km_pool_lo(int o) { return 2 * o - 1; }
+
 /* Pixel index (ih * W + iw) of the first maximum in scan order of output (oh, ow)'s window,
  * channel c of image n of x (N, H, W, C) of type t. */
 RN_HD int rn_km_maxpool_arg(const void *x, int t, int n, int c, int C, int H, int W, int oh, int ow)
@@ -308,10 +323,10 @@ RN_HD int rn_km_maxpool_arg(const void *x, int t, int n, int c, int C, int H, in
     size_t img = (size_t)n * H * W;
     for (int kh = 0; kh < 3; kh++)
         for (int kw = 0; kw < 3; kw++) {
-            int ih = 2 * oh - 1 + kh, iw = 2 * ow - 1 + kw;
+            int ih = rn_km_pool_lo(oh) + kh, iw = rn_km_pool_lo(ow) + kw;
             if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
             float v = rn_km_ld(x, t, (img + (size_t)ih * W + iw) * C + c);
-            if (arg < 0 || v > best) arg = ih * W + iw, best = v;
+            if (rn_km_max_takes(v, best, arg >= 0)) arg = ih * W + iw, best = v;
         }
     return arg;
 }
