@@ -10,7 +10,8 @@
  * elements, 0 allowed); the others, and every bf16/fp16 result, must lie
  * within the op tests' bounds. The storage conversions are checked against
  * core/bf16.h, hand-worked values (from numpy's float16) and exhaustively
- * over all 2^16 halves.
+ * over all 2^16 halves; Adam also bit for bit against the cpu device's
+ * (PyTorch's single-tensor Adam with float scalars), where cpu is built in.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "core/bf16.h"
 #include "core/rng.h"
 #include "core/status.h"
+#include "nn/device.h"
 #include "nn/kernel_math.h"
 #include "ref/ref.h"
 
@@ -544,10 +546,31 @@ static void depth_loss(int N, int C, float scale, rn_rng *r)
 
 /* ---- optimizer ---- */
 
+/* The cpu device's Adam (PyTorch's single-tensor Adam with float scalars, the contract the kernel
+ * follows) on the same step: its param, m and v must equal the kernel's bit for bit. */
+static void adam_vs_cpu(rn_device *cpu, float *p, float *m, float *v, const float *g, size_t n, int t, const float *pg,
+                        const float *mg, const float *vg, const char *sh)
+{
+    if (!cpu) return;
+    rn_adam_args h = {.lr = 1e-2, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .step = t};
+    cpu->ops->adam(cpu, p, g, m, v, n, &h);
+    size_t bad = bit_diffs(pg, p, n) + bit_diffs(mg, m, n) + bit_diffs(vg, v, n);
+    report("adam = cpu device's", sh, "fp32", (double)bad, 0, "bits");
+}
+
 static void adam(size_t n, rn_rng *r)
 {
     float *p0 = randn(n, 1, r), *pw = fvec(n), *mw = fvec(n), *vw = fvec(n), *pg = fvec(n), *mg = fvec(n), *vg = fvec(n);
-    memcpy(pw, p0, n * sizeof(float)), memcpy(pg, p0, n * sizeof(float));
+    float *pc = fvec(n), *mc = fvec(n), *vc = fvec(n);
+    memcpy(pw, p0, n * sizeof(float)), memcpy(pg, p0, n * sizeof(float)), memcpy(pc, p0, n * sizeof(float));
+    rn_device *cpu = NULL;
+    rn_err err = {0};
+    if (rn_device_create(&cpu, "cpu", 1, &err)) {
+        printf("skipped: adam against the cpu device (%s)\n", err.msg);
+        cpu = NULL;
+    } else {
+        RN_ASSERT(cpu->host_memory);
+    }
     char sh[48];
     for (int t = 1; t <= 3; t++) {
         float *g = randn(n, 1e-2, r);
@@ -555,6 +578,7 @@ static void adam(size_t n, rn_rng *r)
         rn_km_adam a = rn_km_adam_scalars(1e-2, 0.9, 0.999, 1e-8, t);
         for (size_t i = 0; i < n; i++) pg[i] = rn_km_adam_update(&a, pg[i], g[i], mg + i, vg + i);
         snprintf(sh, sizeof sh, "n=%zu step %d", n, t);
+        adam_vs_cpu(cpu, pc, mc, vc, g, n, t, pg, mg, vg, sh);
         judge(&TYPES[0], 0, "adam param", sh, pg, pw, n, 8, 0);
         judge(&TYPES[0], 0, "adam m", sh, mg, mw, n, 8, 0);
         judge(&TYPES[0], 0, "adam v", sh, vg, vw, n, 8, 0);
@@ -569,7 +593,8 @@ static void adam(size_t n, rn_rng *r)
         }
         free(g);
     }
-    free(p0), free(pw), free(mw), free(vw), free(pg), free(mg), free(vg);
+    free(p0), free(pw), free(mw), free(vw), free(pg), free(mg), free(vg), free(pc), free(mc), free(vc);
+    rn_device_destroy(cpu);
 }
 
 static void unscale(size_t n, rn_rng *r)
