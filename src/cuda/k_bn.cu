@@ -2,46 +2,63 @@
  * per-channel reduction that BN's sums and the xy head's dw share.
  *
  * The reduction over the rows (N*H*W) of an NHWC activation, per channel:
- * block (ct, p) takes channels ct*32 .. ct*32+31 and the p-th chunk of rows;
- * its 32 x 8 threads each sum every 8th row of the chunk for one channel in
- * double, the 8 row-partials are added in order, and the block writes one
- * partial per channel into scratch; a second kernel adds the P partials of a
- * channel in order. P and the chunks depend only on (rows, C).
+ * block (ct, p) takes 32 (or 64: two a thread) channels and the p-th chunk of
+ * rows; its 32 x 8 threads each sum every 8th row of the chunk in double, the
+ * 8 row-partials are added in order, and the block writes one partial per
+ * channel into scratch; a second kernel adds the P partials of a channel in
+ * order. P and the chunks depend only on (rows, C).
  */
 #include "cuda/k_common.cuh"
 
 enum { RED_TX = RN_KM_RED_TX, RED_TY = RN_KM_RED_TY };
 
-/* Step of row r, channel c. */
-template <int T, int MODE>
-__device__ __forceinline__ void red_terms(double *s0, double *s1, const void *x, const void *dy, const void *ro,
-                                          const float *aux, size_t r, int C, int c)
+/* CV consecutive channels of element i (i % CV == 0, 4- or 8-byte loads), widened. */
+template <int T, int CV>
+__device__ __forceinline__ void ld_chan(float *f, const void *p, size_t i)
 {
-    size_t i = r * C + c;
-    float dyv = MODE == RED_BNB ? rn_km_ld(dy, T, i) : 0.0f, rov = MODE == RED_BNB && ro ? rn_km_ld(ro, T, i) : 0.0f;
-    float auxv = MODE == RED_BNB ? aux[c] : MODE == RED_XYDW ? aux[r] : 0.0f;
-    rn_km_red_step(s0, s1, MODE, rn_km_ld(x, T, i), dyv, rov, ro != NULL, auxv);
+    if (CV == 2 && T == RN_ACT_F32) {
+        float2 v = *(const float2 *)((const float *)p + i);
+        f[0] = v.x, f[1] = v.y;
+    } else if (CV == 2) {
+        uint32_t w = *(const uint32_t *)((const uint16_t *)p + i);
+        f[0] = rn_km_from16(T, (uint16_t)(w & 0xffffu)), f[1] = rn_km_from16(T, (uint16_t)(w >> 16));
+    } else {
+        f[0] = rn_km_ld(p, T, i);
+    }
 }
 
-/* part (P, 2, C): the block's chunk partials. */
-template <int T, int MODE>
+/* part (P, 2, C): the block's chunk partials; each thread takes CV adjacent channels. */
+template <int T, int MODE, int CV>
 __global__ void k_red_partial(double *part, const void *x, const void *dy, const void *ro, const float *aux,
                               size_t rows, size_t per, int C)
 {
-    __shared__ double sh[2][RED_TY][RED_TX];
-    int tx = threadIdx.x, ty = threadIdx.y, c = blockIdx.x * RED_TX + tx, p = blockIdx.y;
+    __shared__ double sh[2][RED_TY][RED_TX * CV];
+    int tx = threadIdx.x, ty = threadIdx.y, c = (blockIdx.x * RED_TX + tx) * CV, p = blockIdx.y;
     size_t r0 = (size_t)p * per, r1 = r0 + per < rows ? r0 + per : rows;
-    double s0 = 0, s1 = 0;
+    double s0[CV], s1[CV];
+    float mean[CV];
+    for (int j = 0; j < CV; j++) s0[j] = s1[j] = 0, mean[j] = MODE == RED_BNB && c < C ? aux[c + j] : 0.0f;
     if (c < C)
-        for (size_t r = r0 + ty; r < r1; r += RED_TY) red_terms<T, MODE>(&s0, &s1, x, dy, ro, aux, r, C, c);
-    sh[0][ty][tx] = s0;
-    sh[1][ty][tx] = s1;
+        for (size_t r = r0 + ty; r < r1; r += RED_TY) {
+            size_t i = r * C + c;
+            float xv[CV], dyv[CV], rov[CV];
+            ld_chan<T, CV>(xv, x, i);
+            for (int j = 0; j < CV; j++) dyv[j] = rov[j] = 0.0f;
+            if (MODE == RED_BNB) ld_chan<T, CV>(dyv, dy, i);
+            if (MODE == RED_BNB && ro) ld_chan<T, CV>(rov, ro, i);
+            for (int j = 0; j < CV; j++)
+                rn_km_red_step(&s0[j], &s1[j], MODE, xv[j], dyv[j], rov[j], ro != NULL,
+                               MODE == RED_XYDW ? aux[r] : mean[j]);
+        }
+    for (int j = 0; j < CV; j++) sh[0][ty][tx * CV + j] = s0[j], sh[1][ty][tx * CV + j] = s1[j];
     __syncthreads();
     if (ty || c >= C) return;
-    double a = 0, b = 0;
-    for (int j = 0; j < RED_TY; j++) a += sh[0][j][tx], b += sh[1][j][tx];
-    part[((size_t)p * 2) * C + c] = a;
-    part[((size_t)p * 2 + 1) * C + c] = b;
+    for (int j = 0; j < CV; j++) {
+        double a = 0, b = 0;
+        for (int y = 0; y < RED_TY; y++) a += sh[0][y][tx * CV + j], b += sh[1][y][tx * CV + j];
+        part[((size_t)p * 2) * C + c + j] = a;
+        part[((size_t)p * 2 + 1) * C + c + j] = b;
+    }
 }
 
 /* The P partials of each channel in order: sums (2C [+1]) for BN, dw += for the xy head. */
@@ -60,31 +77,39 @@ __global__ void k_red_final(double *sums, float *dw, const double *part, int P, 
     }
 }
 
-template <int MODE>
+template <int MODE, int CV>
 static void red_launch(const rn_cuda_kctx *k, int t, dim3 grid, double *part, const void *x, const void *dy,
                        const void *ro, const float *aux, size_t rows, size_t per, int C)
 {
     dim3 block(RED_TX, RED_TY);
     if (t == RN_ACT_BF16)
-        k_red_partial<RN_ACT_BF16, MODE><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
+        k_red_partial<RN_ACT_BF16, MODE, CV><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
     else if (t == RN_ACT_F16)
-        k_red_partial<RN_ACT_F16, MODE><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
+        k_red_partial<RN_ACT_F16, MODE, CV><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
     else
-        k_red_partial<RN_ACT_F32, MODE><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
+        k_red_partial<RN_ACT_F32, MODE, CV><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
 }
 
+static int aligned8(const void *p) { return ((uintptr_t)p & 7u) == 0; }
+
+/* Two channels a thread (4- or 8-byte loads) when C is even and the activations allow it: the
+ * partition over the rows, hence every sum's order, is the same either way. */
 void rn_k_channel_reduce(const rn_cuda_kctx *k, int mode, int t, double *sums, float *dw, const void *x,
                          const void *dy, const void *ro, const float *aux, size_t rows, int C)
 {
     int P;
     size_t per;
     rn_km_red_plan(&P, &per, rows, C, rn_k_partial_doubles(k));
-    size_t ct = ((size_t)C + RED_TX - 1) / RED_TX;
+    int cv = C % 2 == 0 && aligned8(x) && aligned8(dy) && aligned8(ro) ? 2 : 1;
+    size_t ct = ((size_t)C + RED_TX * cv - 1) / (RED_TX * cv);
     double *part = rn_k_partial(k);
     dim3 grid((unsigned)ct, (unsigned)P);
-    if (mode == RED_BN) red_launch<RED_BN>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
-    else if (mode == RED_BNB) red_launch<RED_BNB>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
-    else red_launch<RED_XYDW>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
+    if (cv == 2 && mode == RED_BN) red_launch<RED_BN, 2>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
+    else if (cv == 2 && mode == RED_BNB) red_launch<RED_BNB, 2>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
+    else if (cv == 2) red_launch<RED_XYDW, 2>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
+    else if (mode == RED_BN) red_launch<RED_BN, 1>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
+    else if (mode == RED_BNB) red_launch<RED_BNB, 1>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
+    else red_launch<RED_XYDW, 1>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
     k_red_final<<<rn_k_grid(k, (size_t)C), RN_K_THREADS, 0, k->stream>>>(sums, dw, part, P, C, mode, rows);
 }
 
