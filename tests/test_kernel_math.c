@@ -138,8 +138,8 @@ static void red_replay(double *s0, double *s1, int mode, const void *x, const vo
     int P;
     size_t per;
     rn_km_red_plan(&P, &per, rows, C, RED_CAP);
+    double *ca = rn_xmalloc((size_t)P * sizeof *ca), *cb = rn_xmalloc((size_t)P * sizeof *cb);
     for (int c = 0; c < C; c++) {
-        double a = 0, b = 0;
         for (int p = 0; p < P; p++) {
             size_t r0 = (size_t)p * per, r1 = r0 + per < rows ? r0 + per : rows;
             double pa = 0, pb = 0;
@@ -154,11 +154,16 @@ static void red_replay(double *s0, double *s1, int mode, const void *x, const vo
                 }
                 pa += u, pb += v;
             }
-            a += pa, b += pb;
+            ca[p] = pa, cb[p] = pb;
         }
-        s0[c] = a;
-        if (s1) s1[c] = b;
+        double la[32] = {0}, lb[32] = {0};
+        for (int p = 0; p < P; p++) la[p % 32] += ca[p], lb[p % 32] += cb[p];
+        for (int off = 16; off > 0; off >>= 1)
+            for (int l = 0; l < off; l++) la[l] += la[l + off], lb[l] += lb[l + off];
+        s0[c] = la[0];
+        if (s1) s1[c] = lb[0];
     }
+    free(ca), free(cb);
 }
 
 /* The head kernels' block tree over RN_KM_HEAD_THREADS partials (destroys v). */

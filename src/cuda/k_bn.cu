@@ -5,8 +5,9 @@
  * block (ct, p) takes 32 (or 64: two a thread) channels and the p-th chunk of
  * rows; its 32 x 8 threads each sum every 8th row of the chunk in double, the
  * 8 row-partials are added in order, and the block writes one partial per
- * channel into scratch; a second kernel adds the P partials of a channel in
- * order. P and the chunks depend only on (rows, C).
+ * channel into scratch; a second kernel adds the P partials of a channel (a
+ * warp: 32 in-order lane sums, then a fixed butterfly). P and the chunks
+ * depend only on (rows, C); tests/test_kernel_math.c replays the order.
  */
 #include "cuda/k_common.cuh"
 
@@ -61,12 +62,20 @@ __global__ void k_red_partial(double *part, const void *x, const void *dy, const
     }
 }
 
-/* The P partials of each channel in order: sums (2C [+1]) for BN, dw += for the xy head. */
+/* The P partials of a channel: a warp per channel, lane l adding partials l, l + 32, ... in order,
+ * then a butterfly (every lane ends with the same sum); sums (2C [+1]) for BN, dw += for the xy head. */
 __global__ void k_red_final(double *sums, float *dw, const double *part, int P, int C, int mode, size_t rows)
 {
-    for (size_t c = RN_K_TID(); c < (size_t)C; c += RN_K_STRIDE()) {
+    int lane = threadIdx.x % 32;
+    size_t warps = (size_t)gridDim.x * blockDim.x / 32;
+    for (size_t c = RN_K_TID() / 32; c < (size_t)C; c += warps) {
         double a = 0, b = 0;
-        for (int p = 0; p < P; p++) a += part[((size_t)p * 2) * C + c], b += part[((size_t)p * 2 + 1) * C + c];
+        for (int p = lane; p < P; p += 32) a += part[((size_t)p * 2) * C + c], b += part[((size_t)p * 2 + 1) * C + c];
+        for (int off = 16; off > 0; off >>= 1) {
+            a += __shfl_xor_sync(0xffffffffu, a, off);
+            b += __shfl_xor_sync(0xffffffffu, b, off);
+        }
+        if (lane) continue;
         if (mode == RED_XYDW) {
             dw[c] += (float)a;
             continue;
@@ -110,7 +119,7 @@ void rn_k_channel_reduce(const rn_cuda_kctx *k, int mode, int t, double *sums, f
     else if (mode == RED_BN) red_launch<RED_BN, 1>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
     else if (mode == RED_BNB) red_launch<RED_BNB, 1>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
     else red_launch<RED_XYDW, 1>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
-    k_red_final<<<rn_k_grid(k, (size_t)C), RN_K_THREADS, 0, k->stream>>>(sums, dw, part, P, C, mode, rows);
+    k_red_final<<<rn_k_grid(k, (size_t)C * 32), RN_K_THREADS, 0, k->stream>>>(sums, dw, part, P, C, mode, rows);
 }
 
 extern "C" void rn_cuda_bn_sums(const rn_cuda_kctx *k, double *sums, const void *x, const rn_act_shape *a)

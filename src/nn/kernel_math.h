@@ -159,7 +159,9 @@ RN_HD void rn_km_st(void *p, int t, size_t i, double v)
 /* ---- reductions: the fixed partitions of the kernels (the host test replays them) ---- */
 
 /* The two-level per-channel reduction (src/cuda/k_bn.cu) over rows x C: P chunks of `per` rows,
- * each block summing its chunk for 32 channels with RN_KM_RED_TY row-interleaved partials;
+ * each summed for a channel by RN_KM_RED_TY row-interleaved partials (row r0 + t, r0 + t + TY, ...),
+ * added in t order; then the P chunk sums of a channel by a warp: lane l adds chunks l, l + 32, ...
+ * in order, and lanes combine as v[l] += v[l + s] for s = 16, 8, 4, 2, 1 (the result in lane 0).
  * cap_doubles: the scratch's room for partials (2 C per chunk). Depends only on its arguments. */
 #define RN_KM_RED_TX 32
 #define RN_KM_RED_TY 8
