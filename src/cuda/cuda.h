@@ -52,6 +52,8 @@ typedef struct rn_cuda_device {
     size_t stage_bytes;
     void *tmp;                /* a fused conv's output before its epilogue, grown by conv_create */
     size_t tmp_bytes;
+    void *mx, *my;            /* a mixed conv's (fp32 activations, bf16/fp16 compute) x and y in its compute */
+    size_t mx_bytes, my_bytes; /* type, grown by conv_create */
     rn_cuda_alloc *allocs;    /* every cudaMalloc held, for mem_peak */
     size_t nallocs, cap_allocs, held, peak;
     rn_cuda_algos *algos;     /* measured choices, one per conv shape */

@@ -1,5 +1,10 @@
 /* The CUDA device's convolutions: cuDNN's legacy API on NHWC tensors.
  *
+ * A conv computes in the type of its compute (fp32, bf16, fp16; fp32
+ * accumulation). With fp32 activations and bf16/fp16 compute (the "bf16" and
+ * "fp16" precisions) each direction casts its inputs into the device's shared
+ * mixed buffers and converts its output back (cudnnTransformTensor).
+ *
  * A Conv2d is cuDNN's conv with x = src, y = dst. A ConvTranspose2d is run as
  * the conv it is the transpose of: x = its output (OC channels), y = its input
  * (IC channels), filter K = IC, C = OC -- PyTorch's (IC, OC, KH, KW) weight as
@@ -26,7 +31,10 @@
 
 typedef struct cuda_conv {
     rn_conv base;                     /* first */
-    cudnnTensorDescriptor_t xd, yd;   /* cuDNN's x and y (see the top) */
+    rn_act_type ct;                   /* the compute type: x, y, filter in cuDNN */
+    int mixed;                        /* fp32 activations, ct bf16 or fp16 */
+    cudnnTensorDescriptor_t xd, yd;   /* cuDNN's x and y (see the top), type ct */
+    cudnnTensorDescriptor_t xa, ya;   /* the same in the activation type (mixed only) */
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
     int d0, d1, d1pad;                /* PyTorch weight (d0, d1, KH, KW); filter KRSC (d0, KH, KW, d1pad) */
@@ -47,7 +55,12 @@ static cudnnDataType_t data_type(rn_act_type t)
 static size_t weight_bytes(const cuda_conv *c)
 {
     const rn_conv_shape *s = &c->base.s;
-    return (size_t)c->d0 * s->kh * s->kw * c->d1pad * rn_act_size(s->act);
+    return (size_t)c->d0 * s->kh * s->kw * c->d1pad * rn_act_size(c->ct);
+}
+
+static rn_act_type compute_type(const rn_conv_shape *s)
+{
+    return s->compute == RN_COMPUTE_BF16 ? RN_ACT_BF16 : s->compute == RN_COMPUTE_F16 ? RN_ACT_F16 : s->act;
 }
 
 /* Which cuDNN directions s runs: 0 forward, 1 backward-data, 2 backward-filter. */
@@ -66,12 +79,21 @@ static cudnnMathType_t find_math(const rn_cuda_device *d, rn_act_type t)
     return d->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
 }
 
-/* One cuDNN result usable here: it ran, deterministic, within the workspace, the right math. */
-static int usable(const rn_cuda_device *d, rn_act_type t, cudnnStatus_t st, cudnnDeterminism_t det, size_t mem,
-                  cudnnMathType_t m)
+/* One cuDNN result, whatever the direction. */
+typedef struct cand {
+    int algo;
+    cudnnStatus_t status;
+    cudnnDeterminism_t det;
+    size_t mem;
+    cudnnMathType_t math;
+    float ms;
+} cand;
+
+/* A result usable here: it ran, within the workspace, the right math, deterministic unless any. */
+static int usable(const rn_cuda_device *d, rn_act_type t, const cand *r, int any)
 {
-    if (st != CUDNN_STATUS_SUCCESS || det != CUDNN_DETERMINISTIC || mem > d->ws_bytes) return 0;
-    return t != RN_ACT_F32 || d->tf32 || m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;
+    if (r->status != CUDNN_STATUS_SUCCESS || (!any && r->det != CUDNN_DETERMINISTIC) || r->mem > d->ws_bytes) return 0;
+    return t != RN_ACT_F32 || d->tf32 || r->math == CUDNN_FMA_MATH || r->math == CUDNN_DEFAULT_MATH;
 }
 
 static cudnnMathType_t run_math(const rn_cuda_device *d, rn_act_type t, cudnnMathType_t m)
@@ -81,48 +103,57 @@ static cudnnMathType_t run_math(const rn_cuda_device *d, rn_act_type t, cudnnMat
 
 static const char *DIR_NAME[3] = {"forward", "backward-data", "backward-filter"};
 
-/* Measures direction dir of c (cudnnFind*, which allocates its own buffers) into c->a. */
-static int measure(rn_cuda_device *d, cuda_conv *c, int dir, rn_err *err)
+/* cudnnFind* of direction dir (it allocates its own buffers), fastest first, into r; the count. */
+static int find(rn_cuda_device *d, cuda_conv *c, int dir, cand r[8], rn_err *err)
 {
-    rn_act_type t = c->base.s.act;
     cudnnConvolutionFwdAlgoPerf_t pf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     cudnnConvolutionBwdDataAlgoPerf_t pd[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     cudnnConvolutionBwdFilterAlgoPerf_t pw[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int n = 0;
-    if (!RN_CUDNN_OK(cudnnSetConvolutionMathType(c->cd, find_math(d, t)), err)) return -1;
+    if (!RN_CUDNN_OK(cudnnSetConvolutionMathType(c->cd, find_math(d, c->ct)), err)) return -1;
+    if (dir == 0 && !RN_CUDNN_OK(cudnnFindConvolutionForwardAlgorithm(d->cudnn, c->xd, c->wd, c->cd, c->yd,
+                                                                      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, pf), err))
+        return -1;
+    if (dir == 1 && !RN_CUDNN_OK(cudnnFindConvolutionBackwardDataAlgorithm(d->cudnn, c->wd, c->yd, c->cd, c->xd,
+                                                                           CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, pd),
+                                 err))
+        return -1;
+    if (dir == 2 && !RN_CUDNN_OK(cudnnFindConvolutionBackwardFilterAlgorithm(d->cudnn, c->xd, c->yd, c->cd, c->wd,
+                                                                             CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n,
+                                                                             pw),
+                                 err))
+        return -1;
+    for (int i = 0; i < n && i < 8; i++)
+        r[i] = dir == 0   ? (cand){pf[i].algo, pf[i].status, pf[i].determinism, pf[i].memory, pf[i].mathType, pf[i].time}
+               : dir == 1 ? (cand){pd[i].algo, pd[i].status, pd[i].determinism, pd[i].memory, pd[i].mathType, pd[i].time}
+                          : (cand){pw[i].algo, pw[i].status, pw[i].determinism, pw[i].memory, pw[i].mathType, pw[i].time};
+    return n < 8 ? n : 8;
+}
+
+/* Measures direction dir of c into c->a: the fastest deterministic algorithm (a resumed run must end
+ * bit-identical); where cuDNN has none for the shape, the fastest at all, said once on stderr. */
+static int measure(rn_cuda_device *d, cuda_conv *c, int dir, rn_err *err)
+{
+    const rn_conv_shape *s = &c->base.s;
+    cand r[8];
+    int n = find(d, c, dir, r, err);
+    if (n < 0) return -1;
     c->a.algo[dir] = -1;
-    if (dir == 0) {
-        if (!RN_CUDNN_OK(cudnnFindConvolutionForwardAlgorithm(d->cudnn, c->xd, c->wd, c->cd, c->yd,
-                                                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, pf), err))
-            return -1;
-        for (int i = n - 1; i >= 0; i--)
-            if (usable(d, t, pf[i].status, pf[i].determinism, pf[i].memory, pf[i].mathType))
-                c->a.algo[0] = pf[i].algo, c->a.math[0] = pf[i].mathType, c->a.ms[0] = pf[i].time;
-    } else if (dir == 1) {
-        if (!RN_CUDNN_OK(cudnnFindConvolutionBackwardDataAlgorithm(d->cudnn, c->wd, c->yd, c->cd, c->xd,
-                                                                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, pd),
-                         err))
-            return -1;
-        for (int i = n - 1; i >= 0; i--)
-            if (usable(d, t, pd[i].status, pd[i].determinism, pd[i].memory, pd[i].mathType))
-                c->a.algo[1] = pd[i].algo, c->a.math[1] = pd[i].mathType, c->a.ms[1] = pd[i].time;
-    } else {
-        if (!RN_CUDNN_OK(cudnnFindConvolutionBackwardFilterAlgorithm(d->cudnn, c->xd, c->yd, c->cd, c->wd,
-                                                                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, pw),
-                         err))
-            return -1;
-        for (int i = n - 1; i >= 0; i--)
-            if (usable(d, t, pw[i].status, pw[i].determinism, pw[i].memory, pw[i].mathType))
-                c->a.algo[2] = pw[i].algo, c->a.math[2] = pw[i].mathType, c->a.ms[2] = pw[i].time;
-    }
-    if (c->a.algo[dir] < 0) {
-        const rn_conv_shape *s = &c->base.s;
-        return rn_err_set(err, "device %s: no deterministic cuDNN %s algorithm for the %s %dx%d %d->%d conv at %dx%d "
-                               "(batch %d) within the %zu MiB workspace (RN_CUDA_WORKSPACE_MB raises it)",
-                          d->name, DIR_NAME[dir], s->transposed ? "transposed" : "", s->kh, s->kw, s->ic, s->oc, s->ih,
+    for (int any = 0; any < 2 && c->a.algo[dir] < 0; any++)
+        for (int i = 0; i < n && c->a.algo[dir] < 0; i++)
+            if (usable(d, c->ct, &r[i], any)) {
+                c->a.algo[dir] = r[i].algo, c->a.math[dir] = run_math(d, c->ct, r[i].math), c->a.ms[dir] = r[i].ms;
+                if (any)
+                    fprintf(stderr, "rootnet: device %s: no deterministic cuDNN %s algorithm for the %s%dx%d %d->%d conv "
+                                    "at %dx%d (batch %d): a non-deterministic one runs (repeated runs may differ)\n",
+                            d->name, DIR_NAME[dir], s->transposed ? "transposed " : "", s->kh, s->kw, s->ic, s->oc,
+                            s->ih, s->iw, s->n);
+            }
+    if (c->a.algo[dir] < 0)
+        return rn_err_set(err, "device %s: no cuDNN %s algorithm for the %s%dx%d %d->%d conv at %dx%d (batch %d) within "
+                               "the %zu MiB workspace (RN_CUDA_WORKSPACE_MB raises it)",
+                          d->name, DIR_NAME[dir], s->transposed ? "transposed " : "", s->kh, s->kw, s->ic, s->oc, s->ih,
                           s->iw, s->n, d->ws_bytes >> 20);
-    }
-    c->a.math[dir] = run_math(d, t, c->a.math[dir]);
     return 0;
 }
 
@@ -133,7 +164,7 @@ static int choose(rn_cuda_device *d, cuda_conv *c, rn_err *err)
     int need[3];
     directions(s, need);
     int key[20] = {s->n, c->d1pad, s->ih, s->iw, s->oc, s->oh, s->ow, s->kh, s->kw, s->sh, s->sw, s->ph, s->pw,
-                   s->transposed, (int)s->act, need[0], need[1], need[2], d->tf32, s->ic};
+                   s->transposed, (int)c->ct, need[0], need[1], need[2], d->tf32, s->ic};
     for (int i = 0; i < d->nalgos; i++)
         if (!memcmp(d->algos[i].key, key, sizeof key)) {
             c->a = d->algos[i];
@@ -158,7 +189,7 @@ static int choose(rn_cuda_device *d, cuda_conv *c, rn_err *err)
 static int describe(cuda_conv *c, rn_err *err)
 {
     const rn_conv_shape *s = &c->base.s;
-    cudnnDataType_t dt = data_type(s->act);
+    cudnnDataType_t dt = data_type(c->ct);
     int xc = s->transposed ? s->oc : c->d1pad, xh = s->transposed ? s->oh : s->ih, xw = s->transposed ? s->ow : s->iw;
     int yc = s->transposed ? s->ic : s->oc, yh = s->transposed ? s->ih : s->oh, yw = s->transposed ? s->iw : s->ow;
     if (!RN_CUDNN_OK(cudnnCreateTensorDescriptor(&c->xd), err) || !RN_CUDNN_OK(cudnnCreateTensorDescriptor(&c->yd), err) ||
@@ -172,6 +203,24 @@ static int describe(cuda_conv *c, rn_err *err)
                                                      CUDNN_DATA_FLOAT),
                      err))
         return -1;
+    if (c->mixed && (!RN_CUDNN_OK(cudnnCreateTensorDescriptor(&c->xa), err) ||
+                     !RN_CUDNN_OK(cudnnCreateTensorDescriptor(&c->ya), err) ||
+                     !RN_CUDNN_OK(cudnnSetTensor4dDescriptor(c->xa, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, s->n, xc, xh, xw),
+                                  err) ||
+                     !RN_CUDNN_OK(cudnnSetTensor4dDescriptor(c->ya, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, s->n, yc, yh, yw),
+                                  err)))
+        return -1;
+    return 0;
+}
+
+/* *buf of at least bytes (the device's shared buffers, grown here at create time). */
+static int grow(rn_cuda_device *d, void **buf, size_t *have, size_t bytes)
+{
+    if (*have >= bytes) return 0;
+    rn_cuda_free(d, *buf);
+    *have = 0;
+    if (!(*buf = rn_cuda_malloc(d, bytes))) return -1;
+    *have = bytes;
     return 0;
 }
 
@@ -179,18 +228,17 @@ static int describe(cuda_conv *c, rn_err *err)
 static int buffers(rn_cuda_device *d, cuda_conv *c, rn_err *err)
 {
     const rn_conv_shape *s = &c->base.s;
-    size_t es = rn_act_size(s->act), out = (size_t)s->n * s->oc * s->oh * s->ow * es;
+    size_t es = rn_act_size(c->ct), out = (size_t)s->n * s->oc * s->oh * s->ow;
+    size_t in = (size_t)s->n * s->ic * s->ih * s->iw;
     c->wk = rn_cuda_malloc(d, weight_bytes(c));
     int ok = c->wk != NULL;
     if (!s->forward_only) ok = ok && (c->dwk = rn_cuda_malloc(d, weight_bytes(c))) != NULL;
     if (s->src_plain) ok = ok && (c->in = rn_cuda_malloc(d, (size_t)s->n * s->ih * s->iw * c->d1pad * es)) != NULL;
     if (s->epilogue) ok = ok && (c->bias = rn_cuda_malloc(d, (size_t)s->oc * sizeof(float))) != NULL;
-    if (ok && s->epilogue && out > d->tmp_bytes) {
-        rn_cuda_free(d, d->tmp);
-        d->tmp_bytes = 0;
-        ok = (d->tmp = rn_cuda_malloc(d, out)) != NULL;
-        if (ok) d->tmp_bytes = out;
-    }
+    if (ok && s->epilogue) ok = !grow(d, &d->tmp, &d->tmp_bytes, out * rn_act_size(s->act));
+    if (ok && c->mixed) /* cuDNN's x and y: the Conv2d's input and output, a ConvTranspose2d's the other way */
+        ok = !grow(d, &d->mx, &d->mx_bytes, (s->transposed ? out : in) * es) &&
+             !grow(d, &d->my, &d->my_bytes, (s->transposed ? in : out) * es);
     if (!ok) return rn_err_set(err, "device %s: out of GPU memory for a conv's buffers", d->name);
     if (s->src_plain) RN_CUDA_CHECK(cudaMemsetAsync(c->in, 0, (size_t)s->n * s->ih * s->iw * c->d1pad * es, d->stream));
     RN_CUDA_CHECK(cudaMemsetAsync(c->wk, 0, weight_bytes(c), d->stream));
@@ -204,6 +252,8 @@ void rn_cuda_conv_destroy(rn_device *dev, rn_conv *conv)
     cuda_conv *c = (cuda_conv *)conv;
     if (c->xd) (void)cudnnDestroyTensorDescriptor(c->xd);
     if (c->yd) (void)cudnnDestroyTensorDescriptor(c->yd);
+    if (c->xa) (void)cudnnDestroyTensorDescriptor(c->xa);
+    if (c->ya) (void)cudnnDestroyTensorDescriptor(c->ya);
     if (c->wd) (void)cudnnDestroyFilterDescriptor(c->wd);
     if (c->cd) (void)cudnnDestroyConvolutionDescriptor(c->cd);
     rn_cuda_free(d, c->wk);
@@ -219,8 +269,8 @@ int rn_cuda_conv_create(rn_device *dev, rn_conv **out, const rn_conv_shape *s, r
     rn_cuda_device *d = rn_cuda(dev);
     if (rn_conv_shape_check(s, err)) return -1;
     if (!dev->ops->supports(dev, s->compute, s->act))
-        return rn_err_set(err, "device %s: convs compute in fp32, bf16 or fp16 with activations of the same type",
-                          d->name);
+        return rn_err_set(err, "device %s: convs compute in fp32, bf16 or fp16 with fp32 activations or activations "
+                               "of their own type", d->name);
     if (s->algo != RN_ALGO_DIRECT)
         return rn_err_set(err, "device %s: picks cuDNN's algorithm by measurement; it has no %s choice", d->name,
                           s->algo == RN_ALGO_WINOGRAD ? "Winograd" : "other");
@@ -229,6 +279,8 @@ int rn_cuda_conv_create(rn_device *dev, rn_conv **out, const rn_conv_shape *s, r
     cuda_conv *c = calloc(1, sizeof *c);
     if (!c) return rn_err_set(err, "device %s: out of memory", d->name);
     c->base = (rn_conv){.s = *s, .dev = dev};
+    c->ct = compute_type(s);
+    c->mixed = c->ct != s->act;
     c->d0 = s->transposed ? s->ic : s->oc;
     c->d1 = s->transposed ? s->oc : s->ic;
     c->d1pad = s->src_plain ? (s->ic + 7) / 8 * 8 : c->d1;
@@ -245,7 +297,7 @@ void rn_cuda_conv_set_weights(rn_device *dev, rn_conv *conv, const float *w)
     rn_cuda_device *d = rn_cuda(dev);
     cuda_conv *c = (cuda_conv *)conv;
     const rn_conv_shape *s = &conv->s;
-    rn_cuda_weight_to_krsc(&d->k, c->wk, s->act, w, NULL, s->transposed, c->d0, c->d1, s->kh, s->kw, c->d1pad);
+    rn_cuda_weight_to_krsc(&d->k, c->wk, c->ct, w, NULL, s->transposed, c->d0, c->d1, s->kh, s->kw, c->d1pad);
     rn_cuda_launched(d, "conv_set_weights");
 }
 
@@ -256,27 +308,53 @@ void rn_cuda_conv_set_weights_folded(rn_device *dev, rn_conv *conv, const float 
     cuda_conv *c = (cuda_conv *)conv;
     const rn_conv_shape *s = &conv->s;
     RN_ASSERT(s->epilogue);
-    rn_cuda_weight_to_krsc(&d->k, c->wk, s->act, w, scale, s->transposed, c->d0, c->d1, s->kh, s->kw, c->d1pad);
+    rn_cuda_weight_to_krsc(&d->k, c->wk, c->ct, w, scale, s->transposed, c->d0, c->d1, s->kh, s->kw, c->d1pad);
     rn_cuda_launched(d, "conv_set_weights_folded");
     RN_CUDA_CHECK(cudaMemcpyAsync(c->bias, bias, (size_t)s->oc * sizeof(float), cudaMemcpyDeviceToDevice, d->stream));
 }
 
-/* cuDNN's forward: y = conv(x). */
-static void run_fwd(rn_cuda_device *d, cuda_conv *c, void *y, const void *x)
+/* Elements of cuDNN's x and y of c (see the top). */
+static size_t x_elems(const rn_conv_shape *s)
 {
+    return s->transposed ? (size_t)s->n * s->oc * s->oh * s->ow : (size_t)s->n * s->ic * s->ih * s->iw;
+}
+
+static size_t y_elems(const rn_conv_shape *s)
+{
+    return s->transposed ? (size_t)s->n * s->ic * s->ih * s->iw : (size_t)s->n * s->oc * s->oh * s->ow;
+}
+
+/* An fp32 input of a mixed conv cast into buf (its compute type); else src as it is. */
+static const void *cast_in(rn_cuda_device *d, const cuda_conv *c, void *buf, const void *src, size_t n)
+{
+    if (!c->mixed) return src;
+    rn_cuda_cast_f32(&d->k, buf, c->ct, src, n);
+    rn_cuda_launched(d, "conv (the input's cast to the compute type)");
+    return buf;
+}
+
+/* cuDNN's forward: y = conv(x); x in the compute type already when x_ct. */
+static void run_fwd(rn_cuda_device *d, cuda_conv *c, void *y, const void *x, int x_ct)
+{
+    const void *xc = x_ct ? x : cast_in(d, c, d->mx, x, x_elems(&c->base.s));
+    void *yc = c->mixed ? d->my : y;
     RN_CUDNN_CHECK(cudnnSetConvolutionMathType(c->cd, c->a.math[0]));
-    RN_CUDNN_CHECK(cudnnConvolutionForward(d->cudnn, &ONE, c->xd, x, c->wd, c->wk, c->cd,
+    RN_CUDNN_CHECK(cudnnConvolutionForward(d->cudnn, &ONE, c->xd, xc, c->wd, c->wk, c->cd,
                                            (cudnnConvolutionFwdAlgo_t)c->a.algo[0], d->workspace, d->ws_bytes, &ZERO,
-                                           c->yd, y));
+                                           c->yd, yc));
+    if (c->mixed) RN_CUDNN_CHECK(cudnnTransformTensor(d->cudnn, &ONE, c->yd, yc, &ZERO, c->ya, y));
 }
 
 /* cuDNN's backward-data: dx = conv^T(dy). */
 static void run_bwd_data(rn_cuda_device *d, cuda_conv *c, void *dx, const void *dy)
 {
+    const void *dyc = cast_in(d, c, d->my, dy, y_elems(&c->base.s));
+    void *dxc = c->mixed ? d->mx : dx;
     RN_CUDNN_CHECK(cudnnSetConvolutionMathType(c->cd, c->a.math[1]));
-    RN_CUDNN_CHECK(cudnnConvolutionBackwardData(d->cudnn, &ONE, c->wd, c->wk, c->yd, dy, c->cd,
+    RN_CUDNN_CHECK(cudnnConvolutionBackwardData(d->cudnn, &ONE, c->wd, c->wk, c->yd, dyc, c->cd,
                                                 (cudnnConvolutionBwdDataAlgo_t)c->a.algo[1], d->workspace, d->ws_bytes,
-                                                &ZERO, c->xd, dx));
+                                                &ZERO, c->xd, dxc));
+    if (c->mixed) RN_CUDNN_CHECK(cudnnTransformTensor(d->cudnn, &ONE, c->xd, dxc, &ZERO, c->xa, dx));
 }
 
 /* The conv's own forward into dst (an act of the output shape). */
@@ -284,12 +362,11 @@ static void forward(rn_cuda_device *d, cuda_conv *c, void *dst, const void *src)
 {
     const rn_conv_shape *s = &c->base.s;
     if (s->src_plain) {
-        rn_cuda_act_from_nchw(&d->k, c->in, s->act, c->d1pad, src, s->n, s->ic, s->ih, s->iw);
+        rn_cuda_act_from_nchw(&d->k, c->in, c->ct, c->d1pad, src, s->n, s->ic, s->ih, s->iw);
         rn_cuda_launched(d, "conv_forward (the input's conversion)");
-        src = c->in;
     }
     if (s->transposed) run_bwd_data(d, c, dst, src);
-    else run_fwd(d, c, dst, src);
+    else run_fwd(d, c, dst, s->src_plain ? c->in : src, s->src_plain);
 }
 
 void rn_cuda_conv_forward(rn_device *dev, rn_conv *conv, void *dst, const void *src)
@@ -317,7 +394,7 @@ void rn_cuda_conv_backward_data(rn_device *dev, rn_conv *conv, void *diff_src, c
     rn_cuda_device *d = rn_cuda(dev);
     cuda_conv *c = (cuda_conv *)conv;
     RN_ASSERT(!conv->s.src_plain && !conv->s.no_bwd_data && !conv->s.forward_only);
-    if (conv->s.transposed) run_fwd(d, c, diff_src, diff_dst);
+    if (conv->s.transposed) run_fwd(d, c, diff_src, diff_dst, 0);
     else run_bwd_data(d, c, diff_src, diff_dst);
     rn_cuda_launched(d, "conv_backward_data");
 }
@@ -328,13 +405,13 @@ void rn_cuda_conv_backward_weights(rn_device *dev, rn_conv *conv, float *diff_w,
     cuda_conv *c = (cuda_conv *)conv;
     const rn_conv_shape *s = &conv->s;
     RN_ASSERT(!s->forward_only);
-    const void *x = s->transposed ? diff_dst : s->src_plain ? c->in : src;
-    const void *dy = s->transposed ? src : diff_dst;
+    const void *x = s->src_plain ? c->in : cast_in(d, c, d->mx, s->transposed ? diff_dst : src, x_elems(s));
+    const void *dy = cast_in(d, c, d->my, s->transposed ? src : diff_dst, y_elems(s));
     RN_CUDNN_CHECK(cudnnSetConvolutionMathType(c->cd, c->a.math[2]));
     RN_CUDNN_CHECK(cudnnConvolutionBackwardFilter(d->cudnn, &ONE, c->xd, x, c->yd, dy, c->cd,
                                                   (cudnnConvolutionBwdFilterAlgo_t)c->a.algo[2], d->workspace,
                                                   d->ws_bytes, &ZERO, c->wd, c->dwk));
-    rn_cuda_weight_grad_add(&d->k, diff_w, c->dwk, s->act, c->d0, c->d1, s->kh, s->kw, c->d1pad);
+    rn_cuda_weight_grad_add(&d->k, diff_w, c->dwk, c->ct, c->d0, c->d1, s->kh, s->kw, c->d1pad);
     rn_cuda_launched(d, "conv_backward_weights");
 }
 
@@ -363,8 +440,10 @@ const char *rn_cuda_conv_impl_name(rn_device *dev, const rn_conv *conv, int dire
 void rn_cuda_conv_release(rn_cuda_device *d)
 {
     rn_cuda_free(d, d->tmp);
-    d->tmp = NULL;
-    d->tmp_bytes = 0;
+    rn_cuda_free(d, d->mx);
+    rn_cuda_free(d, d->my);
+    d->tmp = d->mx = d->my = NULL;
+    d->tmp_bytes = d->mx_bytes = d->my_bytes = 0;
     free(d->algos);
     d->algos = NULL;
     d->nalgos = d->cap_algos = 0;

@@ -106,10 +106,11 @@ void rn_cuda_free(rn_cuda_device *d, void *p)
 
 /* ---- capabilities, buffers ---- */
 
+/* fp32 activations with fp32, bf16 or fp16 convs; bf16/fp16 activations with convs of their own type. */
 static int cuda_supports(rn_device *dev, rn_compute compute, rn_act_type act)
 {
     (void)dev;
-    return (compute == RN_COMPUTE_F32 && act == RN_ACT_F32) || (compute == RN_COMPUTE_BF16 && act == RN_ACT_BF16) ||
+    return act == RN_ACT_F32 || (compute == RN_COMPUTE_BF16 && act == RN_ACT_BF16) ||
            (compute == RN_COMPUTE_F16 && act == RN_ACT_F16);
 }
 
