@@ -177,8 +177,8 @@ $(BUILD)/librootnet.so.$(RN_LIBVERSION): $(LIB_OBJ) src/api/rootnet.map
 	$(CC) -shared $(LDFLAGS) -Wl,-soname,librootnet.so.$(RN_SOVERSION) -Wl,--version-script=src/api/rootnet.map \
 	    -Wl,-z,defs -o $@ $(LIB_OBJ) $(LDLIBS)
 
-# make install [PREFIX=/usr/local] [DESTDIR=staging]: bin/rootnet, include/rootnet.h, lib/librootnet.{so,a}
-# and lib/pkgconfig/rootnet.pc (Libs.private: what a static link of librootnet.a needs). It copies what
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: bin/rootnet, include/rootnet.h, lib/librootnet.{so,a},
+# lib/librootnet-cuda.so where built (found by bin/rootnet through ../lib) and lib/pkgconfig/rootnet.pc (Libs.private: what a static link of librootnet.a needs). It copies what
 # `make BUILD=...` built and never compiles (a rebuild here would use this make's flags, say the default
 # ones in build-asan): `make -q` with the stamps read as they are (RN_INSTALL_CHECK) asks whether the
 # files are there and newer than their sources, headers and flags stamp, and install refuses if not.
@@ -187,7 +187,7 @@ LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR     ?= $(PREFIX)/bin
 RN_PC_LIBS := $(filter-out -ljpeg -lpng -ljansson,$(LDLIBS)) -lgomp
-RN_INSTALLED := $(BUILD)/rootnet $(BUILD)/librootnet.so $(BUILD)/librootnet.a
+RN_INSTALLED := $(BUILD)/rootnet $(BUILD)/librootnet.so $(BUILD)/librootnet.a $(CUDA_LIB)
 RN_STALE_MSG := make install: $(RN_INSTALLED): missing or older than the sources or flags; build them first
 install: src/api/rootnet.pc.in
 	@$(MAKE) --no-print-directory -q RN_INSTALL_CHECK=1 $(RN_INSTALLED) || { echo '$(RN_STALE_MSG)' >&2; exit 1; }
@@ -198,6 +198,7 @@ install: src/api/rootnet.pc.in
 	ln -sf librootnet.so.$(RN_LIBVERSION) $(DESTDIR)$(LIBDIR)/librootnet.so.$(RN_SOVERSION)
 	ln -sf librootnet.so.$(RN_SOVERSION) $(DESTDIR)$(LIBDIR)/librootnet.so
 	install -m 644 $(BUILD)/librootnet.a $(DESTDIR)$(LIBDIR)/librootnet.a
+	$(if $(CUDA_LIB),install -m 755 $(CUDA_LIB) $(DESTDIR)$(LIBDIR)/librootnet-cuda.so)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|$(RN_LIBVERSION)|' -e 's|@LIBS_PRIVATE@|$(RN_PC_LIBS)|' src/api/rootnet.pc.in \
 	    > $(DESTDIR)$(LIBDIR)/pkgconfig/rootnet.pc
@@ -205,7 +206,8 @@ install: src/api/rootnet.pc.in
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/rootnet $(DESTDIR)$(INCLUDEDIR)/rootnet.h $(DESTDIR)$(LIBDIR)/librootnet.a \
 	    $(DESTDIR)$(LIBDIR)/librootnet.so $(DESTDIR)$(LIBDIR)/librootnet.so.$(RN_SOVERSION) \
-	    $(DESTDIR)$(LIBDIR)/librootnet.so.$(RN_LIBVERSION) $(DESTDIR)$(LIBDIR)/pkgconfig/rootnet.pc
+	    $(DESTDIR)$(LIBDIR)/librootnet.so.$(RN_LIBVERSION) $(DESTDIR)$(LIBDIR)/pkgconfig/rootnet.pc \
+	    $(DESTDIR)$(LIBDIR)/librootnet-cuda.so
 
 $(BUILD)/rootnet: $(CLI_OBJ) $(BUILD)/librootnet.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/librootnet.a $(LDLIBS)

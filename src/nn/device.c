@@ -103,9 +103,13 @@ static int cuda_load_error(rn_err *err, const char *path, const char *why)
 
 static int cuda_create(rn_device **out, int ordinal, int threads, rn_err *err)
 {
-    char path[PATH_MAX + 32];
+    char path[PATH_MAX + 32], installed[PATH_MAX + 32];
     if (beside_me(path, sizeof path, "librootnet-cuda.so"))
         return rn_err_set(err, "device cuda: cannot find the folder of this program");
+    /* installed: bin/rootnet finds it in lib/ (make install) */
+    if (access(path, F_OK) && !beside_me(installed, sizeof installed, "../lib/librootnet-cuda.so") &&
+        !access(installed, F_OK))
+        memcpy(path, installed, sizeof path);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) return cuda_load_error(err, path, dlerror());
     const rn_device_lib *lib = dlsym(h, RN_DEVICE_LIB_SYMBOL);
