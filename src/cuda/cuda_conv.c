@@ -19,6 +19,10 @@
  * fp32 convs use CUDNN_FMA_MATH (no TF32) unless RN_CUDA_TF32=1; bf16 and
  * fp16 convs accumulate in fp32 on tensor cores.
  *
+ * Fused inference convs (BN folded) with a ReLU run as one cudnnConvolutionBiasActivationForward where
+ * cuDNN takes it (not in place); the others as the conv into the device's shared output, then
+ * rn_cuda_bias_add_relu.
+ *
  * The network input (src_plain: plain NCHW fp32) is converted to NHWC of the
  * activation type with its channels padded to a multiple of 8 (zero weights
  * there) before the conv; backward-weights reuses that conversion.
@@ -42,6 +46,9 @@ typedef struct cuda_conv {
     void *dwk;                        /* a backward-filter result (not forward_only) */
     void *in;                         /* src_plain: the input in NHWC, d1pad channels */
     float *bias;                      /* a fused conv's (OC) */
+    int fuse;                         /* cuDNN's conv + bias (+ z) + ReLU runs it (see fused_cudnn) */
+    cudnnTensorDescriptor_t bd;       /* the bias (1, OC, 1, 1) float, with fuse */
+    cudnnActivationDescriptor_t ad;   /* ReLU, with fuse */
     rn_cuda_algos a;                  /* the measured choice, by cuDNN direction */
 } cuda_conv;
 
@@ -210,6 +217,13 @@ static int describe(cuda_conv *c, rn_err *err)
                      !RN_CUDNN_OK(cudnnSetTensor4dDescriptor(c->ya, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, s->n, yc, yh, yw),
                                   err)))
         return -1;
+    if (c->fuse && (!RN_CUDNN_OK(cudnnCreateTensorDescriptor(&c->bd), err) ||
+                    !RN_CUDNN_OK(cudnnSetTensor4dDescriptor(c->bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s->oc, 1, 1),
+                                 err) ||
+                    !RN_CUDNN_OK(cudnnCreateActivationDescriptor(&c->ad), err) ||
+                    !RN_CUDNN_OK(cudnnSetActivationDescriptor(c->ad, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0),
+                                 err)))
+        return -1;
     return 0;
 }
 
@@ -253,6 +267,8 @@ void rn_cuda_conv_destroy(rn_device *dev, rn_conv *conv)
     if (c->xd) (void)cudnnDestroyTensorDescriptor(c->xd);
     if (c->yd) (void)cudnnDestroyTensorDescriptor(c->yd);
     if (c->xa) (void)cudnnDestroyTensorDescriptor(c->xa);
+    if (c->bd) (void)cudnnDestroyTensorDescriptor(c->bd);
+    if (c->ad) (void)cudnnDestroyActivationDescriptor(c->ad);
     if (c->ya) (void)cudnnDestroyTensorDescriptor(c->ya);
     if (c->wd) (void)cudnnDestroyFilterDescriptor(c->wd);
     if (c->cd) (void)cudnnDestroyConvolutionDescriptor(c->cd);
@@ -281,6 +297,10 @@ int rn_cuda_conv_create(rn_device *dev, rn_conv **out, const rn_conv_shape *s, r
     c->base = (rn_conv){.s = *s, .dev = dev};
     c->ct = compute_type(s);
     c->mixed = c->ct != s->act;
+    /* cuDNN's fused path: a Conv2d with a ReLU (with IDENTITY cuDNN takes one algorithm only) in its own type;
+     * RN_CUDA_FUSED=0 leaves every fused conv to conv + rn_cuda_bias_add_relu */
+    const char *fz = getenv("RN_CUDA_FUSED");
+    c->fuse = (s->epilogue & RN_EPI_RELU) && !s->transposed && !c->mixed && !(fz && !strcmp(fz, "0"));
     c->d0 = s->transposed ? s->ic : s->oc;
     c->d1 = s->transposed ? s->oc : s->ic;
     c->d1pad = s->src_plain ? (s->ic + 7) / 8 * 8 : c->d1;
@@ -377,12 +397,38 @@ void rn_cuda_conv_forward(rn_device *dev, rn_conv *conv, void *dst, const void *
     rn_cuda_launched(d, "conv_forward");
 }
 
+/* dst = ReLU(conv(src) + bias (+ res)) by cuDNN in one pass, rounded once; 0, or -1 (nothing written) where
+ * cuDNN cannot run this conv so (its status says so at the call: c->fuse is then cleared). Not in place:
+ * with an algorithm that runs the conv first cuDNN would overwrite res before reading it. */
+static int fused_cudnn(rn_cuda_device *d, cuda_conv *c, void *dst, const void *src, const void *res)
+{
+    const rn_conv_shape *s = &c->base.s;
+    if (!c->fuse || (res && res == dst)) return -1;
+    if (s->src_plain) {
+        rn_cuda_act_from_nchw(&d->k, c->in, c->ct, c->d1pad, src, s->n, s->ic, s->ih, s->iw);
+        rn_cuda_launched(d, "conv_forward_fused (the input's conversion)");
+        src = c->in;
+    }
+    RN_CUDNN_CHECK(cudnnSetConvolutionMathType(c->cd, c->a.math[0]));
+    cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
+        d->cudnn, &ONE, c->xd, src, c->wd, c->wk, c->cd, (cudnnConvolutionFwdAlgo_t)c->a.algo[0], d->workspace,
+        d->ws_bytes, res ? &ONE : &ZERO, c->yd, res ? res : dst, c->bd, c->bias, c->ad, c->yd, dst);
+    if (st == CUDNN_STATUS_SUCCESS) return 0;
+    if (st != CUDNN_STATUS_NOT_SUPPORTED && st != CUDNN_STATUS_BAD_PARAM) RN_CUDNN_CHECK(st);
+    c->fuse = 0;
+    return -1;
+}
+
 void rn_cuda_conv_forward_fused(rn_device *dev, rn_conv *conv, void *dst, const void *src, const void *res)
 {
     rn_cuda_device *d = rn_cuda(dev);
     cuda_conv *c = (cuda_conv *)conv;
     const rn_conv_shape *s = &conv->s;
     RN_ASSERT(s->epilogue && !res == !(s->epilogue & RN_EPI_SUM));
+    if (!fused_cudnn(d, c, dst, src, res)) {
+        rn_cuda_launched(d, "conv_forward_fused");
+        return;
+    }
     forward(d, c, d->tmp, src);
     rn_act_shape a = {.n = s->n, .c = s->oc, .h = s->oh, .w = s->ow, .type = s->act};
     rn_cuda_bias_add_relu(&d->k, dst, d->tmp, c->bias, res, (s->epilogue & RN_EPI_RELU) != 0, &a);
