@@ -10,7 +10,8 @@
  * Environment, read once at create: RN_CUDA_TF32=1 lets fp32 convs use TF32
  * (said on stderr; off by default), RN_CUDA_SYNC=1 waits after every op (the
  * first failing op is named), RN_CUDA_WORKSPACE_MB (default 256) sizes cuDNN's
- * workspace, RN_CUDA_VERBOSE=1 prints the GPU and the library versions.
+ * workspace, RN_CUDA_VERBOSE=1 prints the GPU and the library versions; RN_CUDA_FUSED=0 (read by
+ * conv_create) keeps inference convs off cuDNN's fused conv + bias + ReLU.
  */
 #include <dlfcn.h>
 #include <stdio.h>
