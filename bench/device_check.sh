@@ -216,7 +216,7 @@ if [ "$DRY" = 1 ]; then
     result "5 bench" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "dry run: rootnet bench (ref) and bench_torch.py --help ran; the GPU run compares them"
 else
     # the must-shows first (bf16 and fp32 at batch 128), then the rest while time is left
-    runs="bf16-o2:train:128 bf16-o2:infer:128 fp32:train:128 fp16:train:128 bf16-o2:train:32 bf16-o2:infer:32 fp32:infer:128 fp32:train:32 fp32:infer:32 fp16:train:32"
+    runs="bf16-o2:train:128 bf16-o2:infer:128 fp32:train:128 fp16-o2:train:128 bf16-o2:train:32 bf16-o2:infer:32 fp32:infer:128 fp32:train:32 fp32:infer:32 fp16-o2:train:32"
     for r in $runs; do
         IFS=: read -r prec mode b <<< "$r"
         [ $(elapsed) -lt 290 ] || { echo "rootnet $r: not run (time)" >> "$OUT/$LOG"; continue; }

@@ -26,7 +26,7 @@ assert all(e["ph"] == "X" and e["dur"] >= 0 and "ts" in e for e in ev), "complet
 steps = sorted({e["args"]["step"] for e in ev})
 assert len(steps) == len(bench["steps_s"]) == 3, (steps, bench["steps_s"])
 names = {(e["name"], e["cat"]) for e in ev}
-for need in [("optimizer", "step"), ("loss_scale", "step"), ("forward", "step"), ("backward", "step"),
+for need in [("optimizer", "step"), ("loss_read", "step"), ("forward", "step"), ("backward", "step"),
              ("backbone.conv1.weight", "fwd"), ("backbone.conv1.weight", "bwd"),
              ("backbone.layer4.1.conv2.weight", "bwd_data"), ("root.deconv_layers.0.weight", "fwd"),
              ("backbone.layer1.0", "fwd"), ("root.xy_depth", "bwd"), ("loss", "bwd")]:

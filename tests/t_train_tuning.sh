@@ -16,7 +16,7 @@ source tests/need_device.sh cpu
 tiny=(--data-dir "$tmp/data" --trainset-2d '' --testset MuPoTS --backbone 18 --input-size 64 --batch 4 --threads 1
       --workers 1 --no-augment --log-every 1)
 
-bad "precision 'foo': expected fp32, bf16, bf16-o2 or fp16" "${tiny[@]}" --precision foo
+bad "precision 'foo': expected fp32, bf16, bf16-o2, fp16 or fp16-o2" "${tiny[@]}" --precision foo
 bad "loss scale '-1': expected 'dynamic' or a positive number" "${tiny[@]}" --loss-scale -1
 bad "lr scale 'sqrt': expected none or linear" "${tiny[@]}" --lr-scale sqrt
 bad "precision fp16: not available on device 'cpu'" "${tiny[@]}" --precision fp16
@@ -41,7 +41,7 @@ assert all(r["loss_scale"] == 65536 and r["skipped"] == 0 for r in steps), steps
 assert all(e["ph"] == "X" and e["dur"] >= 0 and "ts" in e for e in ev), "complete events only"
 # The trainer's own time per iteration (data wait .. optimizer), from its running mean s_per_itr.
 meas = [r["s_per_itr"] * r["iter"] - (p["s_per_itr"] * p["iter"] if p else 0) for r, p in zip(steps, [None] + steps)]
-order = ["data", "sync_weights", "zero_grad", "forward", "backward", "loss_scale", "optimizer"]
+order = ["data", "sync_weights", "zero_grad", "forward", "backward", "optimizer", "loss_read"]  # train/step.h: unscale + check inside "optimizer"
 convs = set()
 for s, m in enumerate(meas):
     es = [e for e in ev if e["args"]["step"] == s]

@@ -22,7 +22,9 @@
 
 #include "check.h"
 #include "export/export.h"
+#include "nn/dev_clock.h"
 #include "nn/model.h"
+
 #include "optim/adam.h"
 #include "ref/ref.h"
 #include "train/step.h"
@@ -236,6 +238,32 @@ static void test_scaled_waits(void)
     }
     RN_CHECK(ls.skipped == 1 && ls.scale == 0x1p126f, "the overflow halved the scale (%g) and counted a skip (%ld)",
              (double)ls.scale, ls.skipped);
+    /* Profiled on ref-guard's events (nn/dev_clock.h): the layer spans are timed without a wait in the step. */
+    rn_profile prof;
+    rn_profile_init(&prof, 4096);
+    rn_dev_clock clk;
+    RN_CHECK(!rn_dev_clock_init(&clk, m.dev, 1024), "ref-guard has events");
+    rn_prof_clock pc = rn_dev_clock_get(&clk);
+    rn_profile_set_clock(&prof, &pc);
+    m.prof = &prof;
+    double loss;
+    int applied;
+    long before = rn_ref_guard_waits(m.dev);
+    int rc = rn_train_step(&m, &opt, &b, NULL, &ctl, NULL, &loss, &applied, &err);
+    long waits = rn_ref_guard_waits(m.dev) - before;
+    rn_profile_step_done(&prof);
+    int layers = 0, timed = 1;
+    for (size_t i = 0; i < prof.n; i++) {
+        const rn_prof_span *s = &prof.s[i];
+        layers += !strcmp(s->cat, "fwd");
+        timed &= s->e0 >= 0 && s->e1 >= 0 && s->t1 >= s->t0;
+    }
+    RN_CHECK(!rc && waits == 1, "a profiled step waits once (counted %ld)", waits);
+    RN_CHECK(layers > 20 && timed, "%d forward layer spans, each on the device clock", layers);
+    m.prof = NULL;
+    rn_dev_clock_free(&clk);
+    rn_profile_free(&prof);
+
     free(x), free(w0), free(w1);
     rn_model_destroy(&m);
     rn_params_free(&p);

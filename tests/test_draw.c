@@ -7,7 +7,7 @@
 #include "check.h"
 #include "data/draw.h"
 #include "data/image.h"
-#include "train/predict.h"
+#include "infer/predict.h"
 
 /* rn_rgb_write read back through libpng / libjpeg (rn_image_load): PNG bit for bit, JPEG
  * (quality 92) within a few levels on a smooth picture; a bad extension or folder is refused. */

@@ -46,6 +46,12 @@ static void test_policy(void)
     RN_CHECK(rn_policy_get(RN_PREC_FP16)->conv_compute == RN_NUM_F16 && strstr(rn_policy_get(RN_PREC_FP16)->missing, "CUDA"),
              "fp16 described for CUDA");
     RN_CHECK(rn_policy_get(RN_PREC_FP16)->default_scaling == RN_SCALE_DYNAMIC, "fp16 defaults to dynamic scaling");
+    RN_CHECK(rn_policy_check(rn_policy_get(RN_PREC_FP16_O2), cpu_dev, &err) && strstr(err.msg, "CUDA"),
+             "fp16-o2 rejected on CPU: %s", err.msg);
+    rn_model_opts o16 = {0};
+    rn_policy_apply(rn_policy_get(RN_PREC_FP16_O2), &o16);
+    RN_CHECK(o16.compute == RN_COMPUTE_F16 && o16.act == RN_ACT_F16, "fp16-o2: fp16 compute and fp16 activations");
+
     rn_model_opts o = {0};
     rn_policy_apply(rn_policy_get(RN_PREC_BF16), &o);
     RN_CHECK(o.compute == RN_COMPUTE_BF16, "bf16 -> bf16 conv compute");

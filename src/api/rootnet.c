@@ -1,4 +1,4 @@
-/* The C API of include/rootnet.h over train/predict (rn_predictor): argument
+/* The C API of include/rootnet.h over infer/predict (rn_predictor): argument
  * checks, options, snapshot loading and the per-handle error message. */
 #include "rootnet.h"
 
@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "data/image.h"
+#include "infer/predict.h"
 #include "nn/precision.h"
-#include "train/predict.h"
 #include "train/snapshot.h"
 
 #ifndef RN_VERSION

@@ -9,8 +9,8 @@
 #include "cli/eval_flags.h"
 #include "data/draw.h"
 #include "data/image.h"
+#include "infer/predict.h"
 #include "io/file.h"
-#include "train/predict.h"
 #include "train/snapshot.h"
 #include "viz/people.h"
 

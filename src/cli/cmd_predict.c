@@ -1,12 +1,12 @@
-/* rootnet predict: roots of every detected person over many images (train/predict_set.h). */
+/* rootnet predict: roots of every detected person over many images (infer/predict_set.h). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/eval_flags.h"
-#include "train/predict.h"
-#include "train/predict_set.h"
+#include "infer/predict.h"
+#include "infer/predict_set.h"
 #include "train/snapshot.h"
 
 typedef struct predict_cli {

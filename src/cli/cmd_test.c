@@ -10,12 +10,12 @@
 #include "cli/data_flags.h"
 #include "cli/eval_flags.h"
 #include "cli/snapshot_path.h"
+#include "eval/results.h"
+#include "infer/predict.h"
+#include "infer/tester.h"
 #include "io/file.h"
 #include "nn/device.h"
-#include "eval/results.h"
-#include "train/predict.h"
 #include "train/snapshot.h"
-#include "train/tester.h"
 
 typedef struct test_cli {
     const char *snapshot, *output, *testset, *data_dir, *result_dir, *gt, *cache_dir, *metrics_json;

@@ -11,7 +11,7 @@
 
 typedef struct rn_eval_flags {
     const char *device;    /* NULL: cpu */
-    const char *precision; /* NULL: fp32 (train/predict.h rn_predict_parse_precision) */
+    const char *precision; /* NULL: fp32 (infer/predict.h rn_predict_parse_precision) */
     long input_size;       /* 0: the snapshot's */
     long backbone;         /* 0: the snapshot's depth */
     long threads;          /* 0: OMP_NUM_THREADS */

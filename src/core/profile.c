@@ -28,6 +28,8 @@ void rn_profile_free(rn_profile *p)
 
 void rn_profile_reset(rn_profile *p)
 {
+    if (p->clock.restart) p->clock.restart(p->clock.ctx);
+    p->step_first = 0;
     p->n = 0;
     p->dropped = 0;
     p->steps = 0;
@@ -43,7 +45,8 @@ int rn_prof_begin(rn_profile *p, const char *name, const char *cat, double flops
         return -1;
     }
     rn_prof_span *s = &p->s[p->n];
-    *s = (rn_prof_span){.name = name, .cat = cat, .flops = flops, .depth = d, .step = p->steps};
+    *s = (rn_prof_span){.name = name, .cat = cat, .flops = flops, .depth = d, .step = p->steps, .e0 = -1, .e1 = -1};
+    if (p->clock.mark && strcmp(cat, "step")) s->e0 = p->clock.mark(p->clock.ctx);
     s->t0 = rn_prof_now() - p->origin;
     s->t1 = s->t0;
     return (int)p->n++;
@@ -53,13 +56,42 @@ void rn_prof_end(rn_profile *p, int span)
 {
     if (!p) return;
     p->depth--;
-    if (span >= 0) p->s[span].t1 = rn_prof_now() - p->origin;
+    if (span < 0) return;
+    p->s[span].t1 = rn_prof_now() - p->origin;
+    if (p->s[span].e0 >= 0) p->s[span].e1 = p->clock.mark(p->clock.ctx);
+}
+
+/* The current step's device spans onto the host timeline (one wait per span end, after the step). */
+static void resolve_device_spans(rn_profile *p)
+{
+    rn_prof_span *first = NULL;
+    for (size_t i = p->step_first; i < p->n; i++) {
+        rn_prof_span *s = &p->s[i];
+        if (s->e0 < 0 || s->e1 < 0) continue;
+        if (!first) first = s;
+        double base = first->t0;
+        s->t0 = base + p->clock.seconds(p->clock.ctx, first->e0, s->e0);
+        s->t1 = base + p->clock.seconds(p->clock.ctx, first->e0, s->e1);
+    }
+    if (p->clock.restart) p->clock.restart(p->clock.ctx);
+    p->step_first = p->n;
 }
 
 void rn_profile_step_done(rn_profile *p)
 {
-    if (p) p->steps++;
+    if (!p) return;
+    if (p->clock.mark) resolve_device_spans(p);
+    p->steps++;
 }
+
+void rn_profile_set_clock(rn_profile *p, const rn_prof_clock *c)
+{
+    p->clock = *c;
+    p->step_first = p->n;
+}
+
+int rn_profile_device_timed(const rn_profile *p) { return p && p->clock.mark; }
+
 
 double rn_profile_top_seconds(const rn_profile *p)
 {

@@ -34,7 +34,22 @@ typedef struct rn_prof_span {
     double flops;  /* floating-point operations of the span's main op, 0 if none */
     int depth;     /* nesting level, 0 at the top */
     int step;      /* index of the step it belongs to */
+    int e0, e1;    /* device clock slots of its begin and end (-1: timed on the host) */
 } rn_prof_span;
+
+/* A device's clock (optional, rn_profile_set_clock): the layer spans (every category but
+ * "step") are then timed on the device, and nothing waits for the device while they are
+ * recorded. mark() records a timestamp after the work issued so far and returns its slot (-1
+ * when none is left); seconds(a, b) waits for slot b and returns the seconds from slot a to b;
+ * restart() frees every slot. rn_profile_step_done resolves the step's device spans: each is
+ * placed on the host timeline at the host time of the step's first device span plus its
+ * device offset from it. */
+typedef struct rn_prof_clock {
+    void *ctx;
+    int (*mark)(void *ctx);
+    double (*seconds)(void *ctx, int a, int b);
+    void (*restart)(void *ctx);
+} rn_prof_clock;
 
 typedef struct rn_profile {
     rn_prof_span *s;
@@ -42,6 +57,8 @@ typedef struct rn_profile {
     long dropped;
     int depth, steps;
     double origin;
+    rn_prof_clock clock; /* clock.mark NULL: every span on the host clock */
+    size_t step_first;   /* the first span of the current step */
 } rn_profile;
 
 void rn_profile_init(rn_profile *p, size_t cap);
@@ -52,6 +69,11 @@ double rn_prof_now(void);
 int rn_prof_begin(rn_profile *p, const char *name, const char *cat, double flops);
 void rn_prof_end(rn_profile *p, int span);
 void rn_profile_step_done(rn_profile *p);
+/* Times the layer spans on a device from now on (see rn_prof_clock). */
+void rn_profile_set_clock(rn_profile *p, const rn_prof_clock *c);
+/* 1 if p times layer spans on a device clock (so a span's end need not wait for the device). */
+int rn_profile_device_timed(const rn_profile *p);
+
 /* Sum of the durations of top-level spans (depth 0), and of leaf spans
  * (spans containing no other span), over all recorded steps, in seconds. */
 double rn_profile_top_seconds(const rn_profile *p);

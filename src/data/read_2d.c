@@ -74,22 +74,14 @@ static int ann_2d(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, co
 
 static int read_2d(rn_dsbuild *b, const rn_read_ctx *ctx, const char *rel, const set2d *set, rn_err *err)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", ctx->data_dir, rel);
-    rn_jdoc *root_doc = rn_read_json(ctx, path, err);
-    if (!root_doc) return -1;
-    const rn_jnode *root = root_doc->root;
-    rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};
-    const rn_jnode *images, *anns = NULL;
-    rn_idmap map = {0};
-    int rc = rn_read_images(&jc, root, &images, &map, err);
-    if (!rc) rc = (anns = rn_jget_array(&jc, root, "annotations", err)) ? 0 : -1;
-    for (size_t a = 0; !rc && a < rn_jarray_size(anns); a++) {
-        rn_jctx ac = {.file = path, .what = "annotation", .rec = (long)a, .image_id = -1, .ann_id = -1};
-        rc = ann_2d(b, images, &map, rn_jarray_get(anns, a), set, ctx, &ac, err);
+    rn_read_file f;
+    if (rn_read_file_open(&f, ctx, rel, 1, err)) return -1;
+    int rc = 0;
+    for (size_t a = 0; !rc && a < rn_jarray_size(f.anns); a++) {
+        rn_jctx ac = rn_read_rec(&f, "annotation", (long)a);
+        rc = ann_2d(b, f.images, &f.map, rn_jarray_get(f.anns, a), set, ctx, &ac, err);
     }
-    if (map.keys) rn_idmap_free(&map);
-    rn_jdoc_free(root_doc);
+    rn_read_file_close(&f);
     return rc;
 }
 

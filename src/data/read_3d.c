@@ -170,19 +170,16 @@ static int h36m_ann(rn_dsbuild *b, const h36m_files *f, const rn_jnode *images, 
 static int h36m_subject(rn_dsbuild *b, const rn_read_ctx *ctx, int subject, const det_boxes *det, const int *subj,
                         int ns, rn_err *err)
 {
-    h36m_files f;
-    int rc = h36m_files_load(&f, ctx, subject, err);
-    rn_jctx jc = {.file = f.data_path, .rec = -1, .image_id = -1, .ann_id = -1};
-    const rn_jnode *images, *anns = NULL;
-    rn_idmap map = {0};
-    if (!rc) rc = rn_read_images(&jc, f.data->root, &images, &map, err);
-    if (!rc) rc = (anns = rn_jget_array(&jc, f.data->root, "annotations", err)) ? 0 : -1;
-    for (size_t a = 0; !rc && a < rn_jarray_size(anns); a++) {
-        rn_jctx ac = {.file = f.data_path, .what = "annotation", .rec = (long)a, .image_id = -1, .ann_id = -1};
-        rc = h36m_ann(b, &f, images, &map, rn_jarray_get(anns, a), det, subj, ns, ctx, &ac, err);
+    h36m_files hf;
+    rn_read_file f = {0};
+    int rc = h36m_files_load(&hf, ctx, subject, err);
+    if (!rc) rc = rn_read_file_index(&f, hf.data_path, hf.data->root, 1, err);
+    for (size_t a = 0; !rc && a < rn_jarray_size(f.anns); a++) {
+        rn_jctx ac = rn_read_rec(&f, "annotation", (long)a);
+        rc = h36m_ann(b, &hf, f.images, &f.map, rn_jarray_get(f.anns, a), det, subj, ns, ctx, &ac, err);
     }
-    if (map.keys) rn_idmap_free(&map);
-    h36m_files_free(&f);
+    rn_read_file_close(&f);
+    h36m_files_free(&hf);
     return rc;
 }
 
@@ -257,22 +254,15 @@ static int pw3d_ann(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, 
 
 int rn_read_pw3d(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/PW3D/data/3DPW_%s.json", ctx->data_dir,
-             ctx->split == RN_SPLIT_TRAIN ? "train" : "test");
-    rn_jdoc *root_doc = rn_read_json(ctx, path, err);
-    if (!root_doc) return -1;
-    const rn_jnode *root = root_doc->root;
-    rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};
-    const rn_jnode *images, *anns = NULL;
-    rn_idmap map = {0};
-    int rc = rn_read_images(&jc, root, &images, &map, err);
-    if (!rc) rc = (anns = rn_jget_array(&jc, root, "annotations", err)) ? 0 : -1;
-    for (size_t a = 0; !rc && a < rn_jarray_size(anns); a++) {
-        rn_jctx ac = {.file = path, .what = "annotation", .rec = (long)a, .image_id = -1, .ann_id = -1};
-        rc = pw3d_ann(b, images, &map, rn_jarray_get(anns, a), ctx, &ac, err);
+    rn_read_file f;
+    if (rn_read_file_open(&f, ctx, ctx->split == RN_SPLIT_TRAIN ? "PW3D/data/3DPW_train.json" : "PW3D/data/3DPW_test.json",
+                          1, err))
+        return -1;
+    int rc = 0;
+    for (size_t a = 0; !rc && a < rn_jarray_size(f.anns); a++) {
+        rn_jctx ac = rn_read_rec(&f, "annotation", (long)a);
+        rc = pw3d_ann(b, f.images, &f.map, rn_jarray_get(f.anns, a), ctx, &ac, err);
     }
-    if (map.keys) rn_idmap_free(&map);
-    rn_jdoc_free(root_doc);
+    rn_read_file_close(&f);
     return rc;
 }

@@ -182,6 +182,39 @@ int rn_read_images(const rn_jctx *jc, const rn_jnode *root, const rn_jnode **ima
     return 0;
 }
 
+int rn_read_file_index(rn_read_file *f, const char *path, const rn_jnode *root, int want_anns, rn_err *err)
+{
+    if (path != f->path) snprintf(f->path, sizeof f->path, "%s", path);
+    f->images = f->anns = NULL;
+    memset(&f->map, 0, sizeof f->map);
+    rn_jctx jc = rn_read_rec(f, NULL, -1);
+    int rc = rn_read_images(&jc, root, &f->images, &f->map, err);
+    if (!rc && want_anns) rc = (f->anns = rn_jget_array(&jc, root, "annotations", err)) ? 0 : -1;
+    if (rc) rn_read_file_close(f);
+    return rc;
+}
+
+int rn_read_file_open(rn_read_file *f, const rn_read_ctx *ctx, const char *rel, int want_anns, rn_err *err)
+{
+    memset(f, 0, sizeof *f);
+    snprintf(f->path, sizeof f->path, "%s/%s", ctx->data_dir, rel);
+    if (!(f->doc = rn_read_json(ctx, f->path, err))) return -1;
+    return rn_read_file_index(f, f->path, f->doc->root, want_anns, err);
+}
+
+void rn_read_file_close(rn_read_file *f)
+{
+    if (f->map.keys) rn_idmap_free(&f->map);
+    memset(&f->map, 0, sizeof f->map);
+    rn_jdoc_free(f->doc);
+    f->doc = NULL;
+}
+
+rn_jctx rn_read_rec(const rn_read_file *f, const char *what, long i)
+{
+    return (rn_jctx){.file = f->path, .what = what, .rec = i, .image_id = -1, .ann_id = -1};
+}
+
 int rn_read_image_basics(const rn_jctx *jc, const rn_jnode *img, rn_sample *s, const char **file, rn_err *err)
 {
     long id, w, h;

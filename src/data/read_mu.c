@@ -144,29 +144,21 @@ static int muco_image(rn_dsbuild *b, const rn_jnode *img, const rn_jnode *anns, 
 
 int rn_read_muco(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/MuCo/data/MuCo-3DHP.json", ctx->data_dir);
-    rn_jdoc *root_doc = rn_read_json(ctx, path, err);
-    if (!root_doc) return -1;
-    const rn_jnode *root = root_doc->root;
-    rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};
-    const rn_jnode *images, *anns;
-    rn_idmap map = {0};
+    rn_read_file f;
+    if (rn_read_file_open(&f, ctx, "MuCo/data/MuCo-3DHP.json", 1, err)) return -1;
     ann_groups g = {0};
-    int rc = rn_read_images(&jc, root, &images, &map, err);
-    if (!rc) rc = (anns = rn_jget_array(&jc, root, "annotations", err)) ? 0 : -1;
-    if (!rc) rc = group_anns(&g, anns, &map, rn_jarray_size(images), &jc, err);
-    for (size_t i = 0; !rc && i < rn_jarray_size(images); i++) {
-        rn_jctx ic = {.file = path, .what = "image", .rec = (long)i, .image_id = -1, .ann_id = -1};
-        const rn_jnode *img = rn_jarray_get(images, i);
+    rn_jctx jc = rn_read_rec(&f, NULL, -1);
+    int rc = group_anns(&g, f.anns, &f.map, rn_jarray_size(f.images), &jc, err);
+    for (size_t i = 0; !rc && i < rn_jarray_size(f.images); i++) {
+        rn_jctx ic = rn_read_rec(&f, "image", (long)i);
+        const rn_jnode *img = rn_jarray_get(f.images, i);
         long iid;
         if (!rn_jget_int(&ic, img, "id", &iid, err)) ic.image_id = iid;
-        rc = muco_image(b, img, anns, g.idx + g.first[i], g.first[i + 1] - g.first[i], ctx, &ic, err);
+        rc = muco_image(b, img, f.anns, g.idx + g.first[i], g.first[i + 1] - g.first[i], ctx, &ic, err);
     }
     free(g.first);
     free(g.idx);
-    if (map.keys) rn_idmap_free(&map);
-    rn_jdoc_free(root_doc);
+    rn_read_file_close(&f);
     return rc;
 }
 
@@ -261,22 +253,14 @@ static int mupots_det_all(rn_dsbuild *b, const rn_jnode *images, const rn_idmap 
 
 int rn_read_mupots(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/MuPoTS/data/MuPoTS-3D.json", ctx->data_dir);
-    rn_jdoc *root_doc = rn_read_json(ctx, path, err);
-    if (!root_doc) return -1;
-    const rn_jnode *root = root_doc->root;
-    rn_jctx jc = {.file = path, .rec = -1, .image_id = -1, .ann_id = -1};
-    const rn_jnode *images, *anns = NULL;
-    rn_idmap map = {0};
-    int rc = rn_read_images(&jc, root, &images, &map, err);
-    if (!rc && ctx->opts->use_det_bbox) rc = mupots_det_all(b, images, &map, ctx, err);
-    else if (!rc) rc = (anns = rn_jget_array(&jc, root, "annotations", err)) ? 0 : -1;
-    for (size_t a = 0; !rc && anns && a < rn_jarray_size(anns); a++) {
-        rn_jctx ac = {.file = path, .what = "annotation", .rec = (long)a, .image_id = -1, .ann_id = -1};
-        rc = mupots_gt_ann(b, images, &map, rn_jarray_get(anns, a), ctx, &ac, err);
+    rn_read_file f;
+    int det = ctx->opts->use_det_bbox;
+    if (rn_read_file_open(&f, ctx, "MuPoTS/data/MuPoTS-3D.json", !det, err)) return -1;
+    int rc = det ? mupots_det_all(b, f.images, &f.map, ctx, err) : 0;
+    for (size_t a = 0; !rc && f.anns && a < rn_jarray_size(f.anns); a++) {
+        rn_jctx ac = rn_read_rec(&f, "annotation", (long)a);
+        rc = mupots_gt_ann(b, f.images, &f.map, rn_jarray_get(f.anns, a), ctx, &ac, err);
     }
-    if (map.keys) rn_idmap_free(&map);
-    rn_jdoc_free(root_doc);
+    rn_read_file_close(&f);
     return rc;
 }

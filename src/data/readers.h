@@ -64,6 +64,33 @@ int rn_h36m_subjects(int protocol, rn_split split, int out[8]);
 /* An annotation file's "images" array indexed by "id" (duplicate ids are an
  * error). */
 int rn_read_images(const rn_jctx *jc, const rn_jnode *root, const rn_jnode **images, rn_idmap *map, rn_err *err);
+/* One annotation file of a reader: its "images" indexed by id and, when
+ * asked, its "annotations" (the preamble every reader shares).
+ *
+ *   rn_read_file f;
+ *   if (rn_read_file_open(&f, ctx, "MuCo/data/MuCo-3DHP.json", 1, err)) return -1;   // f closed on failure
+ *   for (size_t a = 0; a < rn_jarray_size(f.anns); a++) {
+ *       rn_jctx ac = rn_read_rec(&f, "annotation", (long)a); ...
+ *   }
+ *   rn_read_file_close(&f);
+ */
+typedef struct rn_read_file {
+    char path[4096];         /* full path, for messages */
+    rn_jdoc *doc;            /* owned (rn_read_file_open); NULL when indexed from a caller's document */
+    const rn_jnode *images;  /* "images" */
+    const rn_jnode *anns;    /* "annotations", NULL unless asked for */
+    rn_idmap map;            /* image id -> index in images */
+} rn_read_file;
+
+/* Loads ctx->data_dir/rel through rn_read_json, then as rn_read_file_index. */
+int rn_read_file_open(rn_read_file *f, const rn_read_ctx *ctx, const char *rel, int want_anns, rn_err *err);
+/* Indexes root (a document the caller keeps) read from path. On failure f is closed. */
+int rn_read_file_index(rn_read_file *f, const char *path, const rn_jnode *root, int want_anns, rn_err *err);
+/* Frees the index and an owned document; safe on a closed f. */
+void rn_read_file_close(rn_read_file *f);
+/* The message context of record i of kind what ("annotation"; NULL and -1: the file itself). */
+rn_jctx rn_read_rec(const rn_read_file *f, const char *what, long i);
+
 /* Image record basics into s: width, height (> 0) and image_id; *file gets
  * "file_name". */
 int rn_read_image_basics(const rn_jctx *jc, const rn_jnode *img, rn_sample *s, const char **file,

@@ -171,14 +171,13 @@ static double time_algo(const rn_autotune *t, rn_device *dev, const rn_conv_shap
     return best;
 }
 
-static int tune_shape(rn_autotune *t, const rn_device *like, const rn_conv_shape *s, const char *key, rn_err *err)
+/* Times every algorithm for s on dev (the model's own device: on a GPU a second device would be a
+ * second context) with scratch buffers of its own, freed before it returns. */
+static int tune_shape(rn_autotune *t, rn_device *dev, const rn_conv_shape *s, const char *key, rn_err *err)
 {
-    rn_device *dev;
-    if (rn_device_create(&dev, like->name, like->threads, err)) return -1;
     tbufs tb;
     if (tbufs_init(&tb, dev, s, err)) {
         tbufs_free(&tb, dev);
-        rn_device_destroy(dev);
         return -1;
     }
     rn_tune_entry *e = entry_add(t);
@@ -190,8 +189,8 @@ static int tune_shape(rn_autotune *t, const rn_device *like, const rn_conv_shape
         if (e->ms[a] >= 0 && (e->ms[e->algo] < 0 || e->ms[a] < e->ms[e->algo])) e->algo = a;
     }
     tbufs_free(&tb, dev);
-    rn_device_destroy(dev);
     if (rc) t->n--;
+
     if (e->ms[RN_ALGO_DIRECT] < 0 && !rc) rc = rn_err_set(err, "autotune: the direct algorithm is unavailable");
     t->timed += !rc;
     t->dirty = 1;

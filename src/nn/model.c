@@ -168,8 +168,12 @@ static void plan_inputs(rn_model *m, plan *pl)
 static const float *stage(const rn_model *m, int i, const float *host, size_t n)
 {
     if (!m->in[i]) return host;
-    OP(m)->upload(DEV(m), m->in[i], host, n * sizeof *host);
+    if (m->opts.pinned_inputs && OP(m)->upload_async)
+        OP(m)->upload_async(DEV(m), m->in[i], host, n * sizeof *host);
+    else
+        OP(m)->upload(DEV(m), m->in[i], host, n * sizeof *host);
     return m->in[i];
+
 }
 
 static void plan_all(rn_model *m, plan *pl)
@@ -246,11 +250,13 @@ static int open_device(rn_model *m, rn_err *err)
 {
     const rn_model_opts *o = &m->opts;
     rn_params *p = m->p;
-    const char *name = o->device ? o->device : p->dev ? p->dev->name : rn_device_default();
-    if (p->dev && strcmp(name, p->dev->name))
+    const char *name = o->dev ? o->dev->name : o->device ? o->device : p->dev ? p->dev->name : rn_device_default();
+    if (p->dev && (o->dev ? o->dev != p->dev : strcmp(name, p->dev->name) != 0))
         return rn_err_set(err, "device %s: the parameters live on device %s", name, p->dev->name);
-    rn_device *dev = p->dev;
+    rn_device *dev = p->dev ? p->dev : o->dev;
+    if (dev == o->dev && dev && !p->dev) rn_device_retain(dev); /* the opener's hold stays the opener's */
     if (!dev && rn_device_create(&dev, name, o->threads, err)) return -1;
+
     int rc = dev->ops->supports(dev, o->compute, o->act)
                  ? 0
                  : rn_err_set(err, "device %s: does not run this precision (conv compute %d, %s activations)", name,
@@ -342,13 +348,15 @@ void rn_model_sync_weights(rn_model *m)
     for (int i = 0; i < 3; i++) cbn_sync(m, &m->head[i]);
 }
 
-/* Ends a profiler span after the device has finished its work (profiling waits per layer). */
+/* Ends a profiler span: on the device's clock where the profile has one (no wait), else after
+ * the device has finished the span's work. */
 static void span_end(rn_model *m, int sp)
 {
     if (!m->prof) return;
-    OP(m)->synchronize(m->dev);
+    if (!rn_profile_device_timed(m->prof)) OP(m)->synchronize(m->dev);
     rn_prof_end(m->prof, sp);
 }
+
 
 /* Values per channel behind a train-mode BN of shape a: this batch's, times the replicas SyncBN sums over. */
 static double bn_count(const rn_model *m, const rn_act_shape *a)

@@ -63,6 +63,8 @@ typedef struct rn_model_grad_ready {
 
 typedef struct rn_model_opts {
     const char *device; /* "cpu" (NULL) | "ref": the device the model opens */
+    rn_device *dev;     /* or an open device to run on (the model holds it too); its name wins over .device */
+
     int threads;        /* compute threads of its device, 0 = OpenMP's default */
     rn_compute compute; /* conv compute precision */
     rn_act_type act;    /* activation storage: RN_ACT_F32, or RN_ACT_BF16 (bf16-o2; needs RN_COMPUTE_BF16) */
@@ -74,6 +76,10 @@ typedef struct rn_model_opts {
     struct rn_autotune *tune; /* NULL: default conv algorithms; else chosen per shape (nn/autotune.h) */
     rn_device_reduce reduce;        /* fn NULL: BN statistics stay local (errors: the hook keeps them) */
     rn_model_grad_ready grad_ready; /* fn NULL: not told */
+    int pinned_inputs;  /* 1: the host arrays given to forward/backward come from the device's host_alloc and
+                           stay unchanged until the step's wait, so a device without host memory copies them
+                           with upload_async, beside its compute (else a plain upload) */
+
 } rn_model_opts;
 
 /* conv -> BatchNorm (-> ReLU) */

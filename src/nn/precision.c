@@ -11,6 +11,8 @@ static const rn_policy POLICIES[RN_PREC_COUNT] = {
                          "it has no bf16 convolutions or bf16 activation storage"},
     [RN_PREC_FP16] = {RN_PREC_FP16, "fp16", RN_NUM_F16, RN_NUM_F32, RN_NUM_F32, RN_NUM_F32, RN_SCALE_DYNAMIC,
                       "fp16 compute needs a CUDA device"},
+    [RN_PREC_FP16_O2] = {RN_PREC_FP16_O2, "fp16-o2", RN_NUM_F16, RN_NUM_F16, RN_NUM_F32, RN_NUM_F32,
+                         RN_SCALE_DYNAMIC, "fp16 compute and fp16 activation storage need a CUDA device"},
 };
 
 int rn_precision_parse(const char *s, rn_precision *out, rn_err *err)
@@ -20,7 +22,7 @@ int rn_precision_parse(const char *s, rn_precision *out, rn_err *err)
             *out = (rn_precision)i;
             return 0;
         }
-    return rn_err_set(err, "precision '%s': expected fp32, bf16, bf16-o2 or fp16", s ? s : "(null)");
+    return rn_err_set(err, "precision '%s': expected fp32, bf16, bf16-o2, fp16 or fp16-o2", s ? s : "(null)");
 }
 
 const rn_policy *rn_policy_get(rn_precision id)
@@ -42,7 +44,11 @@ static rn_compute compute_of(const rn_policy *pol)
                                              : RN_COMPUTE_F32;
 }
 
-static rn_act_type act_of(const rn_policy *pol) { return pol->act_storage == RN_NUM_BF16 ? RN_ACT_BF16 : RN_ACT_F32; }
+static rn_act_type act_of(const rn_policy *pol)
+{
+    return pol->act_storage == RN_NUM_BF16 ? RN_ACT_BF16 : pol->act_storage == RN_NUM_F16 ? RN_ACT_F16 : RN_ACT_F32;
+}
+
 
 int rn_policy_check(const rn_policy *pol, rn_device *dev, rn_err *err)
 {

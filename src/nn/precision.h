@@ -30,6 +30,8 @@ typedef enum {
     RN_PREC_BF16 = 1,    /* O1: convs/deconvs compute in bf16, everything stored fp32 */
     RN_PREC_BF16_O2 = 2, /* O2: activations stored bf16 end to end */
     RN_PREC_FP16 = 3,    /* O1 with fp16 compute: a CUDA device only */
+    RN_PREC_FP16_O2 = 4, /* O2 with fp16: activations stored fp16 end to end (CUDA), dynamic loss scale */
+
     RN_PREC_COUNT
 } rn_precision;
 

@@ -11,6 +11,8 @@
  */
 #include <stdint.h>
 #include <sys/mman.h>
+#include <time.h>
+
 #include <unistd.h>
 
 #include "nn/device.h"
@@ -215,6 +217,34 @@ WRAP(adam, (rn_device * dev, float *param, const float *grad, float *m, float *v
 WRAP(unscale_check, (rn_device * dev, float *grad, size_t n, float inv_scale, int *finite),
      (REF(dev), grad, n, inv_scale, finite))
 
+/* Events on the host clock: ref's ops are done when they return, so a timestamp taken then is
+ * the time the work before it finished, as a GPU's event would record it. */
+static void *g_events_create(rn_device *dev, int n)
+{
+    (void)dev;
+    return n > 0 ? rn_xcalloc((size_t)n, sizeof(double)) : NULL;
+}
+
+static void g_events_destroy(rn_device *dev, void *ev)
+{
+    (void)dev;
+    free(ev);
+}
+
+static void g_event_record(rn_device *dev, void *ev, int i)
+{
+    (void)dev;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ((double *)ev)[i] = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double g_event_elapsed_ms(rn_device *dev, void *ev, int a, int b)
+{
+    ((guard *)dev)->waits++;
+    return 1e3 * (((double *)ev)[b] - ((double *)ev)[a]);
+}
+
 static const rn_device_ops guard_ops = {
     .destroy = g_destroy,
     .supports = g_supports,
@@ -229,6 +259,10 @@ static const rn_device_ops guard_ops = {
     .act_upload = g_act_upload,
     .act_download = g_act_download,
     .synchronize = g_synchronize,
+    .events_create = g_events_create,
+    .events_destroy = g_events_destroy,
+    .event_record = g_event_record,
+    .event_elapsed_ms = g_event_elapsed_ms,
     .conv_create = g_conv_create,
     .conv_destroy = g_conv_destroy,
     .conv_set_weights = g_conv_set_weights,

@@ -25,8 +25,8 @@
 
 #include <stdio.h>
 
+#include "infer/tester.h"
 #include "train/config.h"
-#include "train/tester.h"
 #include "train/trainer.h"
 
 typedef struct rn_epoch_eval {

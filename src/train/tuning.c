@@ -5,6 +5,8 @@
 #include "core/affinity.h"
 
 #define PROFILE_SPANS (1u << 20)
+#define PROFILE_DEVICE_MARKS 8192 /* device timestamps per step: 2 per layer span */
+
 
 static int bind_setup(int threads, rn_err *err)
 {
@@ -33,7 +35,8 @@ int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err 
     if (f->precision && rn_precision_parse(f->precision, &id, err)) return -1;
     t->policy = rn_policy_get(id);
     t->device = f->device ? f->device : rn_device_default();
-    if (rn_policy_check_device(t->policy, t->device, err) || scaler_setup(t, f->loss_scale, err)) return -1;
+    if (rn_device_create(&t->dev, t->device, threads, err)) return -1;
+    if (rn_policy_check(t->policy, t->dev, err) || scaler_setup(t, f->loss_scale, err)) return -1;
     if (f->lr_scale && rn_lr_rule_parse(f->lr_scale, &t->lr_rule, err)) return -1;
     t->bind_cores = f->bind_cores;
     if (t->bind_cores && bind_setup(threads, err)) return -1;
@@ -53,6 +56,7 @@ void rn_tuning_model_opts(rn_tuning *t, rn_model_opts *o)
 {
     rn_policy_apply(t->policy, o);
     o->device = t->device;
+    o->dev = t->dev;
     o->tune = t->tuning ? &t->tune : NULL;
 }
 
@@ -63,6 +67,10 @@ void rn_tuning_attach(rn_tuning *t, rn_model *m)
     RN_ASSERT(t->n_models < (int)(sizeof t->models / sizeof t->models[0]));
     t->models[t->n_models++] = m;
     m->prof = t->prof;
+    if (t->prof && !t->clock.dev && !rn_dev_clock_init(&t->clock, m->dev, PROFILE_DEVICE_MARKS)) {
+        rn_prof_clock c = rn_dev_clock_get(&t->clock);
+        rn_profile_set_clock(t->prof, &c);
+    }
 }
 
 void rn_tuning_span_begin(void *ctx, const char *name)
@@ -103,6 +111,9 @@ int rn_tuning_finish(rn_tuning *t, FILE *f, rn_err *err)
 void rn_tuning_free(rn_tuning *t)
 {
     if (t->prof) rn_profile_free(&t->profile);
+    rn_dev_clock_free(&t->clock);
     if (t->tuning) rn_autotune_close(&t->tune);
+    rn_device_destroy(t->dev);
     memset(t, 0, sizeof *t);
+
 }

@@ -27,6 +27,8 @@
 
 #include "core/profile.h"
 #include "nn/autotune.h"
+#include "nn/dev_clock.h"
+
 #include "nn/model.h"
 #include "nn/precision.h"
 #include "optim/adam.h"
@@ -44,7 +46,9 @@ typedef struct rn_tuning_flags {
 } rn_tuning_flags;
 
 typedef struct rn_tuning {
-    const char *device;     /* the models' device (rn_tuning_model_opts sets it) */
+    const char *device;     /* the models' device's name */
+    rn_device *dev;         /* that device, opened once here: every model of the run shares it */
+
     const rn_policy *policy;
     int scaling;            /* 1: loss scaler in use */
     rn_loss_scaler scaler;
@@ -55,6 +59,7 @@ typedef struct rn_tuning {
     const char *profile_path;
     rn_autotune tune;
     int tuning;
+    rn_dev_clock clock;     /* the profile's device clock, where the device has events */
     rn_model *models[4];    /* attached models */
     int n_models;
     int stack[16], depth;   /* open spans of the span hooks */
@@ -63,7 +68,8 @@ typedef struct rn_tuning {
 int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err *err);
 void rn_tuning_model_opts(rn_tuning *t, rn_model_opts *o);
 double rn_tuning_lr(const rn_tuning *t, double lr, long global_batch);
-/* Points m at the profiler. Up to 4 models. */
+/* Points m at the profiler (timing its layers on the device's events where it has them).
+ * Up to 4 models. */
 void rn_tuning_attach(rn_tuning *t, rn_model *m);
 
 /* Span hooks for a training loop (train/trainer.h's rn_train_hooks), ctx = the

@@ -23,7 +23,7 @@
 
 #include "core/status.h"
 #include "data/draw.h"
-#include "train/predict.h"
+#include "data/person_root.h"
 
 typedef struct rn_people_picture {
     const rn_rgb *image;          /* the input image, (h, w, 3) */

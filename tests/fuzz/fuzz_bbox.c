@@ -7,7 +7,7 @@
 
 #include "data/bbox.h"
 #include "fuzz.h"
-#include "train/predict.h"
+#include "infer/predict.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,0 +1,24 @@
+build-m/src/cli/cmd_predict.o: src/cli/cmd_predict.c src/cli/args.h \
+ src/core/status.h src/cli/commands.h src/cli/eval_flags.h \
+ src/infer/predict.h src/data/augment.h src/core/rng.h src/data/image.h \
+ src/data/person_root.h src/nn/device.h src/core/bf16.h src/nn/model.h \
+ src/core/profile.h src/nn/params.h src/infer/predict_set.h \
+ src/infer/predict_opts.h src/train/snapshot.h src/io/tensors.h
+src/cli/args.h:
+src/core/status.h:
+src/cli/commands.h:
+src/cli/eval_flags.h:
+src/infer/predict.h:
+src/data/augment.h:
+src/core/rng.h:
+src/data/image.h:
+src/data/person_root.h:
+src/nn/device.h:
+src/core/bf16.h:
+src/nn/model.h:
+src/core/profile.h:
+src/nn/params.h:
+src/infer/predict_set.h:
+src/infer/predict_opts.h:
+src/train/snapshot.h:
+src/io/tensors.h:

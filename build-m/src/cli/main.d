@@ -1,0 +1,2 @@
+build-m/src/cli/main.o: src/cli/main.c src/cli/commands.h
+src/cli/commands.h:

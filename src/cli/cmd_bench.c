@@ -1,0 +1,202 @@
+/* rootnet bench: training or inference steps on random inputs, timed, one JSON line. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/dist_cli.h"
+#include "cli/model_common.h"
+#include "cli/tuning_flags.h"
+#include "nn/model.h"
+#include "optim/adam.h"
+#include "train/step.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(const double *t, long n)
+{
+    double *sorted = rn_xmalloc((size_t)n * sizeof *sorted);
+    memcpy(sorted, t, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+    double med = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    free(sorted);
+    return med;
+}
+
+typedef struct bench_cfg {
+    const char *mode;
+    long depth, size, b, iters, warmup, threads;
+    int sync_bn, no_fold;
+    size_t bucket;
+} bench_cfg;
+
+/* t: step times; comm: the gradient all-reduce's share of each (NULL for one process); dev: the model's
+ * device (its peak memory where it counts it: a GPU's). */
+static void print_bench(const bench_cfg *c, const rn_tuning *tn, rn_device *dev, const double *t, const double *comm,
+                        int ranks)
+{
+    double med = median(t, c->iters);
+    long global = c->b * ranks;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("{\"mode\": \"%s\", \"fold\": %d, \"precision\": \"%s\", \"loss_scale\": %g, \"backbone\": %ld, \"size\": %ld, "
+           "\"batch\": %ld, \"threads\": %ld, \"median_s\": %.6f, \"images_per_s\": %.4f, \"peak_rss_mb\": %.1f, ",
+           c->mode, strcmp(c->mode, "train") && !c->no_fold, tn->policy->name, tn->scaling ? (double)tn->scaler.scale : 1.0, c->depth, c->size, global,
+           c->threads, med, (double)global / med, ru.ru_maxrss / 1024.0);
+    printf("\"device\": \"%s\", ", dev->name);
+    if (dev->ops->mem_peak) printf("\"peak_device_mb\": %.1f, ", (double)dev->ops->mem_peak(dev) / 1048576.0);
+    if (comm)
+        printf("\"ranks\": %d, \"batch_per_rank\": %ld, \"allreduce_median_s\": %.6f, \"allreduce_share\": %.4f, ",
+               ranks, c->b, median(comm, c->iters), median(comm, c->iters) / med);
+    printf("\"steps_s\": [");
+    for (long i = 0; i < c->iters; i++) printf("%s%.6f", i ? ", " : "", t[i]);
+    printf("]}\n");
+    fflush(stdout);
+}
+
+static void fill_inputs(rn_cli_batch *bt, rn_rng *rng, int b, size_t per, int oh, int ow)
+{
+    for (size_t i = 0; i < (size_t)b * per; i++) bt->x[i] = (float)rn_rng_normal(rng);
+    for (int j = 0; j < b; j++) {
+        bt->k[j] = 8000.0f + 4000.0f * (float)rn_rng_uniform(rng);
+        bt->t[3 * j] = (float)(ow * rn_rng_uniform(rng));
+        bt->t[3 * j + 1] = (float)(oh * rn_rng_uniform(rng));
+        bt->t[3 * j + 2] = (float)(2000 + 4000 * rn_rng_uniform(rng));
+        bt->v[j] = bt->d[j] = 1.0f;
+    }
+}
+
+/* One benchmark step: a training step (train/step.h; under mpirun with the
+ * gradient all-reduce) or an inference forward. */
+static int bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *opt, const rn_cli_batch *bt,
+                      const rn_step_ctl *ctl, const rn_train_hooks *hk, rn_err *err)
+{
+    rn_profile *pr = tn->prof;
+    if (strcmp(c->mode, "train")) {
+        int sp = rn_prof_begin(pr, "forward", "step", 0);
+        rn_model_forward(m, bt->x, bt->k, 0);
+        (void)rn_model_coords(m); /* waits: an inference ends with its coordinates on the host */
+        rn_prof_end(pr, sp);
+        rn_profile_step_done(pr);
+        return 0;
+    }
+    rn_step_batch b = {bt->x, bt->k, bt->t, bt->v, bt->d};
+    double loss;
+    int applied;
+    if (rn_train_step(m, opt, &b, NULL, ctl, hk, &loss, &applied, err)) return -1;
+    rn_profile_step_done(pr);
+    return 0;
+}
+
+static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const rn_cli_batch *bt, rn_dist *d, double *t,
+                      double *comm, rn_err *err)
+{
+    rn_adam opt = rn_adam_default(rn_tuning_lr(tn, 1e-3, c->b * rn_dist_size(d)));
+    rn_cli_hooks h = rn_cli_hooks_make(d, c->sync_bn, tn);
+    rn_train_hooks hk = rn_cli_step_hooks(&h);
+    rn_dist_grads_setup(d, m->p, c->bucket);
+    for (long i = 0; i < c->warmup + c->iters; i++) {
+        if (i == c->warmup) rn_tuning_profile_reset(tn);
+        if (rn_dist_barrier(d, err)) return -1;
+        rn_dist_comm_seconds(d, 1);
+        double t0 = now_s();
+        if (bench_step(c, tn, m, &opt, bt, &h.ctl, &hk, err)) return -1;
+
+        if (i >= c->warmup) t[i - c->warmup] = now_s() - t0, comm[i - c->warmup] = rn_dist_comm_seconds(d, 0);
+    }
+    return 0;
+}
+
+static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *rng, rn_dist *d, rn_err *err)
+{
+    int train = !strcmp(c->mode, "train");
+    rn_model m;
+    rn_model_opts mo = rn_cli_train_opts(c->threads, c->sync_bn, d, tn);
+    mo.inference = !train;
+    mo.fold = !train && !c->no_fold;
+    if (!train) mo.grad_ready = (rn_model_grad_ready){0};
+    if (rn_model_create(&m, p, (int)c->b, (int)c->size, (int)c->size, &mo, err)) return -1;
+    rn_tuning_attach(tn, &m);
+    size_t per = 3 * (size_t)c->size * (size_t)c->size;
+    rn_cli_batch bt = rn_cli_batch_alloc((int)c->b, per);
+    fill_inputs(&bt, rng, (int)c->b, per, m.OH, m.OW);
+    double *t = rn_xmalloc((size_t)c->iters * sizeof *t), *comm = rn_xmalloc((size_t)c->iters * sizeof *comm);
+    int rc = rn_dist_bcast_params(d, p, err);
+    rn_model_sync_weights(&m); /* inference; a training step syncs at its start */
+    if (!rc) rc = bench_loop(c, tn, &m, &bt, d, t, comm, err);
+    if (!rc && rn_dist_rank(d) == 0) {
+        print_bench(c, tn, m.dev, t, d && train ? comm : NULL, rn_dist_size(d));
+        rc = rn_tuning_finish(tn, stderr, err); /* before the model: spans borrow its names */
+    }
+    free(t), free(comm);
+    rn_cli_batch_free(&bt);
+    rn_model_destroy(&m);
+    return rc;
+}
+
+static int bench_run(const bench_cfg *c, rn_tuning *tn, rn_dist *d, rn_err *err)
+{
+    rn_params p;
+    if (rn_params_build(&p, (int)c->depth, err)) return -1;
+    rn_rng rng;
+    rn_rng_seed(&rng, 7 + (uint64_t)rn_dist_rank(d));
+    rn_params_init(&p, &rng);
+    int rc = bench_model(c, tn, &p, &rng, d, err);
+    rn_params_free(&p);
+    return rc;
+}
+
+int rn_cmd_bench(int argc, char **argv)
+{
+    bench_cfg c = {.mode = "train", .depth = 50, .size = 256, .b = 8, .iters = 5, .warmup = 1};
+    rn_tuning_flags tf = {0};
+    rn_cli_dist_flags df = RN_CLI_DIST_FLAGS_DEFAULT;
+    rn_flag flags[] = {
+        RN_FLAG_STR("--mode", &c.mode, "train | infer"),
+        RN_FLAG_RANGE("--backbone", &c.depth, 0, 1000, "ResNet depth (50)"),
+        RN_FLAG_RANGE("--input-size", &c.size, 32, 2048, "input size, a multiple of 32 (256)"),
+        RN_FLAG_RANGE("--batch", &c.b, 1, 4096, "batch size (8); per rank under mpirun"),
+        RN_FLAG_RANGE("--iters", &c.iters, 1, 1000000, "timed steps (5)"),
+        RN_FLAG_RANGE("--warmup", &c.warmup, 0, 1000000, "untimed steps first (1)"),
+        RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_BOOL("--no-fold", &c.no_fold, "infer: the unfused eval forward (default: BN folded, fused convs)"),
+        RN_CLI_DIST_FLAGS(&df),
+        RN_TUNING_FLAGS(&tf),
+        RN_FLAG_ALIAS("--size", "--input-size"),
+        {0}};
+    const char *syn = "--mode train|infer [--backbone 50] [--input-size 256] [--batch N] [--iters K] [--warmup W] "
+                      "[--precision fp32|bf16|bf16-o2] [--loss-scale N|dynamic] [--profile F]"
+                      "   (mpirun -np K rootnet bench ...: data parallel, batch per rank)";
+    int h = rn_args_handle(flags, argc, argv, syn);
+    if (h >= 0) return h;
+    if ((strcmp(c.mode, "train") && strcmp(c.mode, "infer")) || c.iters < 1 || c.warmup < 0 || c.b < 1) {
+        fprintf(stderr, "rootnet bench: --mode must be train or infer, --iters >= 1, --warmup >= 0, --batch >= 1\n");
+        rn_args_usage(stderr, "bench", syn, flags);
+        return 2;
+    }
+    if (rn_cli_dist_flags_check(&df, "bench")) return 2;
+    c.sync_bn = df.sync_bn, c.bucket = rn_dist_bucket_floats(df.bucket_mb);
+    rn_dist *d = NULL;
+    if (rn_cli_dist_start(&d, "bench", c.sync_bn, df.timeout_s)) return 1;
+    rn_err err = {{0}};
+    rn_tuning tn;
+    int rc = rn_tuning_setup(&tn, &tf, (int)c.threads, &err) || bench_run(&c, &tn, d, &err);
+    rn_tuning_free(&tn);
+    if (rc) return rn_cli_dist_fail(d, "bench", &err);
+    rn_dist_finalize(d);
+    return 0;
+}

@@ -1,0 +1,79 @@
+/* rootnet forward: one forward pass over .npy inputs (the model core's test interface). */
+#include <stdint.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/exit.h"
+#include "cli/model_common.h"
+#include "io/tensors.h"
+#include "nn/model.h"
+#include "nn/weights.h"
+
+static int write_coords(const char *path, const float *coord, int n, rn_err *err)
+{
+    int64_t shape[2] = {n, 3};
+    return rn_npy_write(path, RN_F32, 2, shape, coord, err);
+}
+
+int rn_cmd_forward(int argc, char **argv)
+{
+    const char *weights = NULL, *images = NULL, *kpath = NULL, *out = NULL, *precision = "fp32", *device = NULL;
+    int eval = 0, fold = 0;
+    long threads = 0, backbone = 0;
+    rn_flag flags[] = {
+        RN_FLAG_STR("--snapshot", &weights, "weights: safetensors or PyTorch .pth (required)"),
+        RN_FLAG_BOOL("--eval", &eval, "use BN running statistics (default: batch statistics)"),
+        RN_FLAG_BOOL("--fold", &fold, "with --eval: BN folded into the convs, fused epilogues (what demo/test run)"),
+        RN_FLAG_STR("--images", &images, "(N,3,H,W) float32 .npy, normalised (required)"),
+        RN_FLAG_STR("--k", &kpath, "(N) or (N,1) float32 .npy (required)"),
+        RN_FLAG_STR("--output", &out, "output (N,3) .npy: x, y on the output grid, depth (required)"),
+        RN_FLAG_RANGE("--backbone", &backbone, 0, 1000, "require this ResNet depth (default: from the weights)"),
+        RN_FLAG_RANGE("--threads", &threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_STR("--device", &device, "cpu (default) | ref: the compute device"),
+        RN_FLAG_STR("--precision", &precision,
+                    "fp32 (default) | bf16: convs compute in bf16 | bf16-o2: activations stored in bf16 too"),
+        RN_FLAG_ALIAS("--weights", "--snapshot"),
+        RN_FLAG_ALIAS("--out", "--output"),
+        {0}};
+    const char *syn = "--snapshot W [--eval] --images X.npy --k K.npy --output OUT.npy [--precision bf16|bf16-o2] "
+                      "[--device cpu|ref]";
+    int h = rn_args_handle(flags, argc, argv, syn);
+    if (h >= 0) return h;
+    rn_err err = {{0}};
+    if (!weights || !images || !kpath || !out)
+        return rn_args_misuse(flags, argv, syn, "--snapshot, --images, --k and --output are required");
+    if (fold && !eval) return rn_args_misuse(flags, argv, syn, "--fold needs --eval (folding uses the running statistics)");
+    rn_precision prec;
+    if (rn_precision_parse(precision, &prec, &err) || rn_policy_check_device(rn_policy_get(prec), device, &err))
+        return rn_cli_fail("forward", RN_EXIT_FAIL, &err);
+    rn_cli_input x, k;
+    int64_t xd[3], want[3] = {3, -1, -1};
+    if (rn_cli_input_read(&x, images, "images", 3, want, xd, &err)) return rn_cli_fail("forward", RN_EXIT_FAIL, &err);
+    if (rn_cli_input_check_size(xd, images, &err) || rn_cli_input_read_vec(&k, kpath, "k", &err) || rn_cli_input_same_n(&x, &k, "k", kpath, &err) ||
+        rn_cli_input_check_k(&k, kpath, &err)) {
+        rn_cli_input_free(&x);
+        return rn_cli_fail("forward", RN_EXIT_FAIL, &err);
+    }
+    rn_params p;
+    rn_model m;
+    rn_rng rng;
+    rn_rng_seed(&rng, 1);
+    int rc = rn_weights_load(&p, weights, (int)backbone, &rng, &err);
+    if (!rc) {
+        rn_model_opts mo = {.device = device, .threads = (int)threads, .compute = RN_COMPUTE_F32, .inference = 1};
+        rn_policy_apply(rn_policy_get(prec), &mo);
+        mo.fold = fold;
+        rc = rn_model_create(&m, &p, (int)x.n, (int)xd[1], (int)xd[2], &mo, &err);
+        if (!rc) {
+            rn_model_sync_weights(&m);
+            rn_model_forward(&m, x.d, k.d, !eval);
+            rc = write_coords(out, rn_model_coords(&m), m.N, &err);
+
+            rn_model_destroy(&m);
+        }
+        rn_params_free(&p);
+    }
+    rn_cli_input_free(&x);
+    rn_cli_input_free(&k);
+    return rc ? rn_cli_fail("forward", RN_EXIT_FAIL, &err) : 0;
+}

@@ -1,0 +1,111 @@
+/* What rootnet forward, step and bench share: .npy inputs, a batch's buffers, a training model's options and hooks. */
+#include "cli/model_common.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "io/tensors.h"
+
+void rn_cli_input_free(rn_cli_input *in) { free(in->d), in->d = NULL; }
+
+int rn_cli_input_read(rn_cli_input *in, const char *path, const char *what, int nwant, const int64_t *want, int64_t *dims,
+                      rn_err *err)
+{
+    rn_tensor t;
+    memset(in, 0, sizeof *in);
+    if (rn_npy_read(&t, path, err)) return rn_err_prefix(err, "%s", what);
+    int rc = 0;
+    if (!rn_dtype_is_float(t.dtype))
+        rc = rn_err_set(err, "%s: %s: dtype %s, expected float32", what, path, rn_dtype_name(t.dtype));
+    else if (t.ndim != 1 + nwant || t.shape[0] < 1)
+        rc = rn_err_set(err, "%s: %s: expected %d dimensions (N, ...) with N >= 1, got %d", what, path, 1 + nwant, t.ndim);
+    for (int d = 0; !rc && d < nwant; d++)
+        if (want[d] >= 0 && t.shape[d + 1] != want[d])
+            rc = rn_err_set(err, "%s: %s: dimension %d is %lld, expected %lld", what, path, d + 1,
+                            (long long)t.shape[d + 1], (long long)want[d]);
+    if (!rc) {
+        size_t count = (size_t)rn_tensor_numel(&t);
+        in->n = t.shape[0];
+        in->per = count / (size_t)in->n;
+        in->d = rn_xmalloc(count * sizeof(float));
+        for (int d = 0; d < nwant && dims; d++) dims[d] = t.shape[d + 1];
+        rc = rn_tensor_to_f32(in->d, &t, count, err);
+        for (size_t i = 0; !rc && i < count; i++)
+            if (!isfinite(in->d[i]))
+                rc = rn_err_set(err, "%s: %s: sample %zu holds %g (NaN or Inf)", what, path, i / in->per, (double)in->d[i]);
+    }
+    rn_tensor_free(&t);
+    if (rc) rn_cli_input_free(in);
+    return rc;
+}
+
+int rn_cli_input_read_vec(rn_cli_input *in, const char *path, const char *what, rn_err *err)
+{
+    rn_tensor t;
+    if (rn_npy_read(&t, path, err)) return rn_err_prefix(err, "%s", what);
+    int ndim = t.ndim;
+    int64_t last = ndim == 2 ? t.shape[1] : 1;
+    rn_tensor_free(&t);
+    if (ndim != 1 && !(ndim == 2 && last == 1))
+        return rn_err_set(err, "%s: %s: expected shape (N) or (N, 1)", what, path);
+    int64_t one = 1;
+    return rn_cli_input_read(in, path, what, ndim - 1, &one, NULL, err);
+}
+
+int rn_cli_input_same_n(const rn_cli_input *a, const rn_cli_input *b, const char *what, const char *path, rn_err *err)
+{
+    if (a->n != b->n)
+        return rn_err_set(err, "%s: %s has %lld samples but the images have %lld", what, path, (long long)b->n,
+                          (long long)a->n);
+    return 0;
+}
+
+int rn_cli_input_check_size(const int64_t *xd, const char *path, rn_err *err)
+{
+    if (xd[1] % 32 || xd[2] % 32)
+        return rn_err_set(err, "images: %s: size %lldx%lld, height and width must be multiples of 32", path,
+                          (long long)xd[1], (long long)xd[2]);
+    return 0;
+}
+
+int rn_cli_input_check_k(const rn_cli_input *k, const char *path, rn_err *err)
+{
+    for (int64_t i = 0; i < k->n; i++)
+        if (!(k->d[i] > 0))
+            return rn_err_set(err, "k: %s: sample %lld has k = %g, must be > 0", path, (long long)i, (double)k->d[i]);
+    return 0;
+}
+
+rn_cli_batch rn_cli_batch_alloc(int b, size_t per)
+{
+    return (rn_cli_batch){rn_xmalloc((size_t)b * per * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
+                   rn_xmalloc((size_t)b * 3 * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
+                   rn_xmalloc((size_t)b * sizeof(float))};
+}
+
+void rn_cli_batch_free(rn_cli_batch *bt) { free(bt->x), free(bt->k), free(bt->t), free(bt->v), free(bt->d); }
+
+rn_model_opts rn_cli_train_opts(long threads, int sync_bn, rn_dist *d, rn_tuning *tn)
+{
+    rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32,
+                        .reduce = sync_bn ? rn_dist_bn_reduce(d) : (rn_device_reduce){0},
+                        .grad_ready = rn_dist_grad_ready(d)};
+    rn_tuning_model_opts(tn, &mo);
+    return mo;
+}
+
+static void cli_span_begin(void *ctx, const char *name) { rn_tuning_span_begin(((rn_cli_hooks *)ctx)->tn, name); }
+static void cli_span_end(void *ctx, const char *name) { rn_tuning_span_end(((rn_cli_hooks *)ctx)->tn, name); }
+
+rn_cli_hooks rn_cli_hooks_make(rn_dist *d, int sync_bn, rn_tuning *tn)
+{
+    int many = rn_dist_size(d) > 1;
+    return (rn_cli_hooks){tn, {.dist = many ? d : NULL, .bcast_stats = many && !sync_bn,
+                               .scaler = tn->scaling ? &tn->scaler : NULL}};
+}
+
+rn_train_hooks rn_cli_step_hooks(rn_cli_hooks *h)
+{
+    return (rn_train_hooks){.ctx = h, .span_begin = cli_span_begin, .span_end = cli_span_end};
+}
+

@@ -1,0 +1,69 @@
+/* What rootnet forward, step and bench share: .npy inputs checked on read, a
+ * batch's buffers, and the model options and hooks of a training step.
+ *
+ *   rn_cli_input x; int64_t xd[3], want[3] = {3, -1, -1};
+ *   if (rn_cli_input_read(&x, "x.npy", "images", 3, want, xd, &err)) ...   // (N, 3, H, W)
+ *   rn_cli_batch bt = rn_cli_batch_alloc(b, x.per);  ...  rn_cli_batch_free(&bt);
+ *   rn_cli_input_free(&x);
+ */
+#ifndef RN_CLI_MODEL_COMMON_H
+#define RN_CLI_MODEL_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "dist/dist.h"
+#include "nn/model.h"
+#include "train/step.h"
+#include "train/tuning.h"
+
+/* An input array read from .npy as float32, with its leading dimension N. */
+typedef struct rn_cli_input {
+    float *d;   /* (n, per), owned */
+    int64_t n;
+    size_t per; /* floats per sample */
+} rn_cli_input;
+
+/* Frees in->d; safe twice. */
+void rn_cli_input_free(rn_cli_input *in);
+/* Reads path as a float array of shape (N, rest...) where rest matches
+ * want[0..nwant) (a -1 entry matches anything); dims (NULL: not wanted) gets
+ * rest. Rejects NaN and Inf. Messages start with what ("images: x.npy: ..."). */
+int rn_cli_input_read(rn_cli_input *in, const char *path, const char *what, int nwant, const int64_t *want,
+                      int64_t *dims, rn_err *err);
+/* k, vis and have_depth: (N) or (N, 1). */
+int rn_cli_input_read_vec(rn_cli_input *in, const char *path, const char *what, rn_err *err);
+/* b has as many samples as the images a. */
+int rn_cli_input_same_n(const rn_cli_input *a, const rn_cli_input *b, const char *what, const char *path,
+                        rn_err *err);
+/* The images' H and W (xd[1], xd[2]) are multiples of 32. */
+int rn_cli_input_check_size(const int64_t *xd, const char *path, rn_err *err);
+/* Every k > 0. */
+int rn_cli_input_check_k(const rn_cli_input *k, const char *path, rn_err *err);
+
+/* A training batch's buffers. */
+typedef struct rn_cli_batch {
+    float *x, *k, *t, *v, *d; /* (b, 3, H, W), (b), (b, 3), (b), (b) */
+} rn_cli_batch;
+
+/* Buffers for b samples of per image floats each; rn_cli_batch_free frees them. */
+rn_cli_batch rn_cli_batch_alloc(int b, size_t per);
+void rn_cli_batch_free(rn_cli_batch *bt);
+
+/* The model options of a training model: precision/autotune from the tuning,
+ * SyncBN and the gradient buckets from the distribution (identity when d is NULL). */
+rn_model_opts rn_cli_train_opts(long threads, int sync_bn, rn_dist *d, rn_tuning *tn);
+
+/* The parts of a step/bench training step (train/step.h): with more than one rank the
+ * gradient all-reduce (and the loss's mean over ranks, rank 0's BN buffers without SyncBN),
+ * the tuning's loss scaler; spans into the tuning's profile. h is borrowed by the hooks. */
+typedef struct rn_cli_hooks {
+    rn_tuning *tn;
+    rn_step_ctl ctl;
+} rn_cli_hooks;
+rn_cli_hooks rn_cli_hooks_make(rn_dist *d, int sync_bn, rn_tuning *tn);
+rn_train_hooks rn_cli_step_hooks(rn_cli_hooks *h);
+
+
+#endif

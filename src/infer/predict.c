@@ -1,0 +1,191 @@
+/* Per-box root prediction on one image (the authors' demo.py). */
+#include "infer/predict.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "data/augment.h"
+#include "data/bbox.h"
+#include "data/image.h"
+#include "eval/metrics.h"
+#include "nn/model.h"
+
+static int probe(rn_predict_info *info, const rn_predict_in *in, rn_err *err)
+{
+    if (in->pixels) {
+        info->width = in->pixels->w, info->height = in->pixels->h;
+        return 0;
+    }
+    const char *path = in->image;
+    rn_bytes b = {0};
+    rn_image_info ii;
+    int rc = rn_bytes_read(&b, path, err);
+    if (!rc && rn_image_probe(&ii, b.p, b.n, err)) rc = rn_err_prefix(err, "%s", path);
+    rn_bytes_free(&b);
+    if (rc) return -1;
+    info->width = ii.w, info->height = ii.h;
+    return 0;
+}
+
+static void intrinsics(rn_predict_info *info, const rn_predict_in *in)
+{
+    info->default_focal = !(in->f[0] > 0 && in->f[1] > 0);
+    info->f[0] = info->default_focal ? RN_DEMO_FOCAL : in->f[0];
+    info->f[1] = info->default_focal ? RN_DEMO_FOCAL : in->f[1];
+    info->default_c = !in->have_c;
+    info->c[0] = in->have_c ? in->c[0] : info->width / 2.0;
+    info->c[1] = in->have_c ? in->c[1] : info->height / 2.0;
+}
+
+/* Crops every box into x (n, 3, S, S) and fills box, bbox and k. */
+static int crop_all(float *x, float *k, rn_crop_ctx *ctx, rn_person_root *out, const rn_predict_info *info,
+                    const rn_predict_in *in, rn_err *err)
+{
+    rn_crop_cfg cfg;
+    rn_crop_cfg_default(&cfg);
+    cfg.in_w = cfg.in_h = in->input_size;
+    cfg.out_w = cfg.out_h = in->input_size / 4;
+    cfg.fast_decode = in->fast_decode;
+    rn_aug aug;
+    rn_aug_none(&aug);
+    size_t plane = (size_t)3 * in->input_size * in->input_size;
+    int rc = 0;
+    for (int i = 0; !rc && i < in->n; i++) {
+        rn_person_root *o = &out[i];
+        memcpy(o->box, in->boxes[i], sizeof o->box);
+        if (rn_predict_box(o->bbox, o->box, info->width, info->height, err)) {
+            rc = rn_err_prefix(err, "%s: box %d", in->image, i + 1);
+            break;
+        }
+        o->k = rn_bbox_k(2000.0, 2000.0, info->f[0], info->f[1], o->bbox[2] * o->bbox[3]);
+        if (!(o->k <= FLT_MAX)) {
+            rc = rn_err_set(err, "%s: box %d: k = %g is beyond float range (focal %g, %g)", in->image, i + 1, o->k,
+                            info->f[0], info->f[1]);
+            break;
+        }
+        k[i] = (float)o->k;
+        rn_crop_in ci = {.path = in->image, .root_vis = 0};
+        for (int j = 0; j < 4; j++) ci.bbox[j] = (float)o->bbox[j];
+        rn_crop_out co;
+        float *dst = x + (size_t)i * plane;
+        rc = in->pixels ? rn_crop_sample_decoded(dst, &co, ctx, in->pixels, &ci, &aug, &cfg, err)
+                        : rn_crop_sample(dst, &co, ctx, &ci, &aug, &cfg, err);
+    }
+    return rc;
+}
+
+/* Input buffers for at least in->n crops at in's input size (kept when they fit). */
+static void reserve_inputs(rn_predictor *pr, const rn_predict_in *in)
+{
+    if (pr->rows >= in->n && pr->size == in->input_size) return;
+    free(pr->x);
+    free(pr->k);
+    pr->rows = in->n, pr->size = in->input_size;
+    pr->x = rn_xcalloc((size_t)pr->rows * 3 * pr->size * pr->size, sizeof *pr->x);
+    pr->k = rn_xcalloc((size_t)pr->rows, sizeof *pr->k);
+}
+
+int rn_predict_model_create(rn_model *m, rn_params *p, int batch, int size, const char *device, int threads,
+                            rn_compute compute, int no_fold, rn_err *err)
+{
+    rn_model_opts mo = {.device = device, .threads = threads, .compute = compute, .inference = 1, .fold = !no_fold};
+    return rn_model_create(m, p, batch, size, size, &mo, err);
+}
+
+/* A model for the input buffers' batch and size with in's device, threads and
+ * compute: the one held when it matches, else a new one. */
+static int ensure_model(rn_predictor *pr, const rn_predict_in *in, rn_err *err)
+{
+    const char *dev = in->device ? in->device : "";
+    if (pr->cap == pr->rows && pr->m.H == pr->size && !strcmp(pr->device, dev) &&
+        pr->m.opts.threads == in->threads && pr->m.opts.compute == in->compute &&
+        pr->m.opts.fold == !in->no_fold)
+        return 0;
+    if (pr->cap) rn_model_destroy(&pr->m);
+    pr->cap = 0;
+    if (strlen(dev) >= sizeof pr->device) return rn_err_set(err, "device '%s': unknown", dev);
+    if (rn_predict_model_create(&pr->m, pr->p, pr->rows, pr->size, in->device, in->threads, in->compute, in->no_fold,
+                                err))
+        return -1;
+    rn_model_sync_weights(&pr->m);
+    snprintf(pr->device, sizeof pr->device, "%s", dev);
+    pr->m.opts.device = pr->device;
+    pr->cap = pr->rows;
+    return 0;
+}
+
+static int run_model(rn_person_root *out, const rn_predict_info *info, rn_model *m, const rn_predict_in *in,
+                     rn_err *err)
+{
+    int rc = 0;
+    for (int i = 0; i < in->n && !rc; i++) {
+        float bb[4];
+        for (int j = 0; j < 4; j++) bb[j] = (float)out[i].bbox[j];
+        rn_eval_output_to_image(out[i].img, m->coord + 3 * i, bb, m->OW, m->OH);
+        rn_eval_image_to_cam(out[i].cam, out[i].img, info->f, info->c);
+        for (int j = 0; j < 3 && !rc; j++)
+            if (!isfinite(out[i].img[j]) || !isfinite(out[i].cam[j]))
+                rc = rn_err_set(err, "%s: box %d: the root is not finite (focal %g, %g, principal point %g, %g)",
+                                in->image, i + 1, info->f[0], info->f[1], info->c[0], info->c[1]);
+    }
+    return rc;
+}
+
+/* Focal and principal point as given: finite, within float range (k and the
+ * camera coordinates are computed from them), focal > 0. */
+static int check_intrinsics(const rn_predict_in *in, rn_err *err)
+{
+    int have_f = in->f[0] != 0 || in->f[1] != 0;
+    for (int j = 0; j < 2; j++) {
+        if (have_f && !(in->f[j] > 0 && in->f[j] <= FLT_MAX))
+            return rn_err_set(err, "focal (%g, %g): must be > 0 and within float range", in->f[0], in->f[1]);
+        if (in->have_c && !(fabs(in->c[j]) <= FLT_MAX))
+            return rn_err_set(err, "principal point (%g, %g): beyond float range", in->c[0], in->c[1]);
+    }
+    return 0;
+}
+
+void rn_predictor_init(rn_predictor *pr, rn_params *p)
+{
+    *pr = (rn_predictor){.p = p};
+}
+
+void rn_predictor_free(rn_predictor *pr)
+{
+    if (pr->cap) rn_model_destroy(&pr->m);
+    rn_crop_ctx_free(&pr->ctx);
+    free(pr->x);
+    free(pr->k);
+    *pr = (rn_predictor){0};
+}
+
+int rn_predictor_run(rn_predictor *pr, rn_person_root *out, rn_predict_info *info, const rn_predict_in *in,
+                     rn_err *err)
+{
+    rn_predict_info local;
+    if (!info) info = &local;
+    memset(info, 0, sizeof *info);
+    if (in->n < 1 || in->n > RN_PREDICT_MAX_BOXES)
+        return rn_err_set(err, "%d boxes: need 1..%d", in->n, RN_PREDICT_MAX_BOXES);
+    if (in->input_size < 32 || in->input_size % 32)
+        return rn_err_set(err, "input size %d: must be a positive multiple of 32", in->input_size);
+    if (check_intrinsics(in, err) || probe(info, in, err)) return -1;
+    intrinsics(info, in);
+    reserve_inputs(pr, in);
+    if (crop_all(pr->x, pr->k, &pr->ctx, out, info, in, err)) return -1;
+    if (ensure_model(pr, in, err)) return RN_PREDICT_EMODEL;
+    rn_model_forward(&pr->m, pr->x, pr->k, 0);
+    (void)rn_model_coords(&pr->m); /* pr->m.coord: the host copy */
+    return run_model(out, info, &pr->m, in, err);
+}
+
+int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, const rn_predict_in *in, rn_err *err)
+{
+    rn_predictor pr;
+    rn_predictor_init(&pr, p);
+    int rc = rn_predictor_run(&pr, out, info, in, err);
+    rn_predictor_free(&pr);
+    return rc;
+}

@@ -1,0 +1,231 @@
+/* rootnet predict: records -> loader (worker threads) -> eval forward -> roots -> JSON + CSV. */
+#include "infer/predict_set.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "data/loader.h"
+#include "eval/metrics.h"
+#include "eval/results.h"
+#include "infer/predict.h"
+#include "infer/predict_inputs.h"
+#include "infer/tester.h"
+#include "io/file.h"
+#include "nn/model.h"
+
+void rn_pset_opts_default(rn_pset_opts *o)
+{
+    *o = (rn_pset_opts){.input_size = 256, .batch = 16, .workers = 1, .compute = RN_COMPUTE_F32, .progress = 1,
+                        .log_every = 100, .log = stderr};
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct run_state {
+    rn_pin *in;
+    rn_root_pred *pred; /* (n) */
+    uint8_t *ok;        /* (n) */
+    double (*img)[3];   /* (n) root x, y (px), depth (mm) */
+    size_t images_todo, images_done, people_done;
+    double t0;
+    int tty;
+} run_state;
+
+static void progress(run_state *r, int final)
+{
+    const rn_pset_opts *o = r->in->o;
+    if (!o->progress || !o->log) return;
+    double dt = now_s() - r->t0, rate = dt > 0 ? (double)r->people_done / dt : 0.0;
+    if (r->tty) {
+        const int width = 30;
+        int fill = r->in->n ? (int)((double)width * (double)r->people_done / (double)r->in->n) : width;
+        char bar[64];
+        for (int i = 0; i < width; i++) bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
+        bar[width] = '\0';
+        fprintf(o->log, "\rpredict [%s] %zu/%zu images  %zu/%zu people  %.1f people/s", bar, r->images_done,
+                r->images_todo, r->people_done, r->in->n, rate);
+        if (final) fputc('\n', o->log);
+    } else if (!final) {
+        fprintf(o->log, "predict: %zu/%zu images, %zu/%zu people, %.1f people/s\n", r->images_done, r->images_todo,
+                r->people_done, r->in->n, rate);
+    }
+    fflush(o->log);
+}
+
+static void take_batch(run_state *r, const rn_batch *b, const rn_model *m)
+{
+    rn_pin *in = r->in;
+    const rn_pset_opts *o = in->o;
+    for (int i = 0; i < b->n; i++) {
+        size_t rec = (size_t)b->sample[i];
+        RN_ASSERT(rec < in->n);
+        const rn_sample *s = &in->samples[rec];
+        rn_pimage *im = &in->img[s->subject];
+        if (b->bad[i]) {
+            if (!im->failed) rn_pin_skip(in, RN_PSKIP_IMAGE, 0, "%s", b->why[i]);
+            im->failed = 1;
+            in->s->skip[RN_PSKIP_IMAGE]++;
+        } else {
+            double root_img[3];
+            rn_eval_output_to_image(root_img, m->coord + 3 * i, s->bbox, m->OW, m->OH);
+            rn_eval_pred_from_sample(&r->pred[rec], s, root_img);
+            memcpy(r->img[rec], root_img, sizeof root_img);
+            r->ok[rec] = 1;
+        }
+        r->people_done++;
+        RN_ASSERT(im->left > 0);
+        if (--im->left == 0) {
+            r->images_done++;
+            if (!r->tty && o->log_every > 0 && r->images_done % (size_t)o->log_every == 0) progress(r, 0);
+        }
+    }
+    if (r->tty) progress(r, 0);
+}
+
+static int forward_all(run_state *r, rn_params *p, rn_err *err)
+{
+    rn_pin *in = r->in;
+    const rn_pset_opts *o = in->o;
+    int S = o->input_size, N = o->batch < (int)in->n ? o->batch : (int)in->n;
+    rn_dataset ds = {.samples = in->samples, .n = in->n, .strings = in->strings, .strings_len = in->strings_len,
+                     .bbox_real = {2000.0f, 2000.0f}};
+    snprintf(ds.name, sizeof ds.name, "predict");
+    const rn_dataset *sets[1] = {&ds};
+    rn_loader_cfg cfg;
+    rn_loader_cfg_default(&cfg, sets, 1, RN_SPLIT_TEST);
+    cfg.batch = N;
+    cfg.workers = o->workers;
+    cfg.make_same_len = 0;
+    cfg.augment = 0;
+    cfg.keep_going = 1;
+    cfg.quiet = 1;
+    cfg.crop.in_w = cfg.crop.in_h = S;
+    cfg.crop.out_w = cfg.crop.out_h = S / 4;
+    cfg.crop.fast_decode = o->fast_decode;
+    rn_model m;
+    if (rn_predict_model_create(&m, p, N, S, o->device, o->threads, o->compute, o->no_fold, err)) return -1;
+    rn_model_sync_weights(&m);
+    rn_loader *ld = NULL;
+    int rc = rn_loader_create(&ld, &cfg, err);
+    if (!rc) rc = rn_loader_start(ld, 0, 0, err);
+    float *img = rn_xcalloc((size_t)N * 3 * S * S, sizeof *img), *k = rn_xcalloc((size_t)N, sizeof *k);
+    const rn_batch *b;
+    while (!rc && (rc = rn_loader_next(ld, &b, err)) == 1) {
+        rn_test_forward_batch(&m, b, img, k);
+        take_batch(r, b, &m);
+        rc = 0;
+    }
+    if (r->tty) progress(r, 1);
+    free(img);
+    free(k);
+    if (ld) rn_loader_free(ld);
+    rn_model_destroy(&m);
+    return rc < 0 ? -1 : 0;
+}
+
+static int write_csv(const char *path, const rn_pin *in, const run_state *r, rn_err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return rn_err_set(err, "%s: out of memory", path);
+    fprintf(f, "file,image_id,score,bbox_x,bbox_y,bbox_w,bbox_h,root_x_px,root_y_px,depth_mm,cam_x_mm,cam_y_mm,"
+               "cam_z_mm,fx,fy,cx,cy,focal_source\n");
+    for (size_t i = 0; i < in->n; i++) {
+        if (!r->ok[i]) continue;
+        const rn_sample *s = &in->samples[i];
+        const rn_root_pred *q = &r->pred[i];
+        const rn_pimage *im = &in->img[s->subject];
+        fputc('"', f);
+        for (const char *c = im->name; *c; c++) fputs(*c == '"' ? "\"\"" : (char[2]){*c, 0}, f);
+        fprintf(f, "\",%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.9g,%.9g,%.9g,%.9g,%s\n",
+                (long long)q->image_id, q->score, q->bbox[0], q->bbox[1], q->bbox[2], q->bbox[3], r->img[i][0],
+                r->img[i][1], r->img[i][2], q->root_cam[0], q->root_cam[1], q->root_cam[2], s->f[0], s->f[1], s->c[0], s->c[1],
+                im->src);
+    }
+    fclose(f);
+    rn_afile af;
+    int rc = rn_afile_open(&af, path, err) || rn_afile_write(&af, buf, len, err) || rn_afile_commit(&af, err) ? -1 : 0;
+    free(buf);
+    return rc;
+}
+
+static int write_outputs(rn_pset_summary *s, const rn_pin *in, const run_state *r, rn_err *err)
+{
+    const char *dir = in->o->output ? in->o->output : ".";
+    if (rn_mkdirs(dir, err)) return -1;
+    int a = snprintf(s->json_path, sizeof s->json_path, "%s/bbox_root_output.json", dir);
+    int b = snprintf(s->csv_path, sizeof s->csv_path, "%s/bbox_root_output.csv", dir);
+    if (a < 0 || b < 0 || (size_t)a >= sizeof s->json_path || (size_t)b >= sizeof s->csv_path)
+        return rn_err_set(err, "--output '%s': path too long", dir);
+    rn_root_pred *kept = rn_xcalloc(in->n ? in->n : 1, sizeof *kept);
+    size_t n = 0;
+    for (size_t i = 0; i < in->n; i++)
+        if (r->ok[i]) kept[n++] = r->pred[i];
+    s->people = n;
+    int rc = rn_eval_results_write(s->json_path, RN_EVAL_MUPOTS, kept, n, err);
+    free(kept);
+    return rc ? -1 : write_csv(s->csv_path, in, r, err);
+}
+
+static int check_opts(const rn_pset_opts *o, rn_err *err)
+{
+    if (!o->boxes) return rn_err_set(err, "no boxes file given");
+    if (o->input_size < 32 || o->input_size % 32)
+        return rn_err_set(err, "input size %d: must be a positive multiple of 32", o->input_size);
+    if (o->batch < 1 || o->batch > 4096) return rn_err_set(err, "batch %d: must be 1..4096", o->batch);
+    if (o->workers < 1 || o->workers > 64) return rn_err_set(err, "workers %d: must be 1..64", o->workers);
+    if (!isfinite(o->score_thr)) return rn_err_set(err, "score threshold must be a finite number");
+    return 0;
+}
+
+int rn_pset_run(rn_pset_summary *s, rn_params *p, const rn_pset_opts *o, rn_err *err)
+{
+    memset(s, 0, sizeof *s);
+    if (check_opts(o, err)) return -1;
+    run_state r = {.t0 = now_s(), .tty = o->log && isatty(fileno(o->log))};
+    rn_pin in;
+    rn_pin_init(&in, o, s);
+    r.in = &in;
+    int rc = rn_pin_boxes(&in, err);
+    if (!rc) {
+        r.pred = rn_xcalloc(in.n ? in.n : 1, sizeof *r.pred);
+        r.ok = rn_xcalloc(in.n ? in.n : 1, 1);
+        r.img = rn_xcalloc(in.n ? in.n : 1, sizeof *r.img);
+        for (size_t i = 0; i < in.n_img; i++) {
+            in.img[i].left = in.img[i].people;
+            r.images_todo += in.img[i].people > 0;
+        }
+        if (in.n) rc = forward_all(&r, p, err);
+    }
+    if (!rc) rc = write_outputs(s, &in, &r, err);
+    for (size_t i = 0; !rc && i < in.n; i++)
+        if (r.ok[i] && in.img[in.samples[i].subject].people) in.img[in.samples[i].subject].people = 0, s->images_used++;
+    s->seconds = now_s() - r.t0;
+    free(r.pred);
+    free(r.ok);
+    free(r.img);
+    rn_pin_free(&in);
+    return rc;
+}
+
+void rn_pset_summary_print(FILE *f, const rn_pset_summary *s)
+{
+    fprintf(f, "predict: %zu images (%zu with people), %zu detections, %zu people in %.1f s\n", s->images,
+            s->images_used, s->detections, s->people, s->seconds);
+    for (int i = 0; i < RN_PSKIP_N; i++)
+        if (s->skip[i]) fprintf(f, "predict: skipped %zu: %s\n", s->skip[i], rn_pskip_name((rn_pskip)i));
+    if (s->images_default_focal)
+        fprintf(f, "predict: warning: %zu images had no focal (no --focal, --intrinsics, images-file or EXIF entry), so "
+                   "the authors' focal 1500 px was used: their depth is right only for that focal; with the true focal "
+                   "fx, fy, depth_true = depth * sqrt(fx * fy) / 1500 (X, Y scale the same way)\n",
+                s->images_default_focal);
+    if (s->json_path[0]) fprintf(f, "predict: wrote %s and %s\n", s->json_path, s->csv_path);
+}
