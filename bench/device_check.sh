@@ -220,7 +220,7 @@ else
     for r in $runs; do
         IFS=: read -r prec mode b <<< "$r"
         [ $(elapsed) -lt 290 ] || { echo "rootnet $r: not run (time)" >> "$OUT/$LOG"; continue; }
-        limit 60 "$RN" bench --device cuda --mode "$mode" --backbone 50 --input-size 256 --batch "$b" --iters 10 \
+        limit 90 "$RN" bench --device cuda --mode "$mode" --backbone 50 --input-size 256 --batch "$b" --iters 10 \
             --warmup 3 --precision "$prec" >> "$J" 2> "$WORK/b.err"
         rc=$?
         { echo "rootnet $r: rc $rc"; tail -3 "$WORK/b.err"; } >> "$OUT/$LOG"
@@ -251,7 +251,8 @@ for r in rows:
         ours[(setting.get(r.get("precision"), r.get("precision")), r["mode"], r["batch"])] = r
 def ips(r): return r.get("images_per_s") if r and "error" not in r else None
 def mem(r, k): return r.get(k) if r and "error" not in r else None
-print("benchmark, images/s (ResNet-50 256x256; peak GPU MiB)   rootnet        PyTorch eager   ratio   torch.compile")
+print("benchmark, ResNet-50 256x256, images/s (peak GPU MiB):")
+print("  setting mode  batch   rootnet          PyTorch eager    ratio   torch.compile")
 for s in ("fp32", "bf16", "fp16"):
     for mode in ("train", "infer"):
         for b in (32, 128):
@@ -260,8 +261,11 @@ for s in ("fp32", "bf16", "fp16"):
                 continue
             f = lambda r, k: ("%7.0f (%5.0f)" % (ips(r), mem(r, k) or 0)) if ips(r) else ("  error" if r else "      -") + " " * 8
             ratio = "%5.2fx" % (ips(o) / ips(t)) if ips(o) and ips(t) else "    -"
-            print("  %-5s %-5s b%-4d %s %s %s   %s" % (s, mode, b, " " * 30, f(o, "peak_device_mb"), f(t, "peak_gpu_mb"), ratio)
-                  + (f(c, "peak_gpu_mb") if c else ""))
+            print("  %-7s %-5s %-5d   %s  %s  %s   %s" % (s, mode, b, f(o, "peak_device_mb"), f(t, "peak_gpu_mb"), ratio,
+                                                         f(c, "peak_gpu_mb") if c else ""))
+for r in [r for r in rows if "error" in r][:3]:
+    print("  error: %s %s %s b%s: %s" % (r.get("impl", "rootnet"), r.get("setting", r.get("precision")), r.get("mode"),
+                                         r.get("batch"), r["error"][:150]))
 def need(name, ok):
     print("  must-show %-58s %s" % (name, "met" if ok else ("NOT met" if ok is not None else "not measured")))
 def r_(a, b, k=1.0):
