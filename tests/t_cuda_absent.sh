@@ -4,7 +4,7 @@
 # ONE line on stderr naming the reason, a non-zero exit (no crash; the C API:
 # ROOTNET_ERR_DEVICE), nothing on stdout and no file written. Also: cuda:N
 # (same reason), a malformed cuda:x, the device library missing beside the
-# binary, and the device list / --version naming cuda. Skipped where cuda is
+# binary, libcudnn missing, and the device list / --version naming cuda. Skipped where cuda is
 # not built in, and where a GPU is present (bench/device_check.sh is for that).
 source tests/cli_lib.sh
 source tests/need_device.sh cuda
@@ -67,6 +67,19 @@ one "a malformed cuda:x" "device 'cuda:x': expected cuda or cuda:N" \
 mkdir -p "$logs/alone" && cp "$RN" "$logs/alone/rootnet"
 one "librootnet-cuda.so missing" "device cuda: library missing: .*alone/librootnet-cuda.so" \
     "$logs/alone/rootnet" bench --mode infer --backbone 18 --input-size 64 --batch 1 --iters 1 --warmup 0 --device cuda
+
+# libcudnn missing: a copy of the device library that needs libcudnn.so.7 (its DT_NEEDED name edited), beside a
+# copy of the binary.
+mkdir -p "$logs/nocudnn" && cp "$RN" "$logs/nocudnn/rootnet"
+"$PY" - "$BUILD/librootnet-cuda.so" "$logs/nocudnn/librootnet-cuda.so" << 'PYEOF'
+import sys
+b = open(sys.argv[1], "rb").read()
+assert b"libcudnn.so.9\0" in b
+open(sys.argv[2], "wb").write(b.replace(b"libcudnn.so.9\0", b"libcudnn.so.7\0"))
+PYEOF
+check "an edited device library" $?
+one "libcudnn missing" "device cuda: libcudnn missing .*libcudnn.so.7" \
+    "$logs/nocudnn/rootnet" bench --mode infer --backbone 18 --input-size 64 --batch 1 --iters 1 --warmup 0 --device cuda
 
 # The C API through librootnet.so (which finds librootnet-cuda.so beside itself): ROOTNET_ERR_DEVICE and the reason.
 cat > "$logs/capi.c" << 'EOF'
