@@ -1,2 +1,0 @@
-build-m/src/core/status.o: src/core/status.c src/core/status.h
-src/core/status.h:

@@ -1,6 +1,0 @@
-build-m/src/io/safetensors.o: src/io/safetensors.c src/io/file.h \
- src/core/status.h src/io/tensors.h src/core/bf16.h
-src/io/file.h:
-src/core/status.h:
-src/io/tensors.h:
-src/core/bf16.h:
