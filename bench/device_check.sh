@@ -81,7 +81,11 @@ bytes=$(du -sb "$ROOT/$BUNDLE" | cut -f1)
 # CUDA libraries: those of the GPU machine's PyTorch wheels (nvidia/*/lib), found through its python3.
 NVLIBS=$("$PY" -c 'import glob, os, nvidia; print(":".join(sorted(glob.glob(os.path.join(list(nvidia.__path__)[0], "*", "lib")))))' 2> /dev/null)
 [ -z "$NVLIBS" ] && NVLIBS=$(ls -d /opt/torch/.venv/lib/python3*/site-packages/nvidia/*/lib 2> /dev/null | tr '\n' ':')
-export LD_LIBRARY_PATH="$ROOT/$BUNDLE/lib${NVLIBS:+:$NVLIBS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Only rootnet's programs see the bundle's libraries (python3 and torch keep their own): RN is a wrapper.
+LIBPATH="$ROOT/$BUNDLE/lib${NVLIBS:+:$NVLIBS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+RN="$WORK/rootnet"
+printf '#!/bin/sh\nLD_LIBRARY_PATH="%s" exec "%s" "$@"\n' "$LIBPATH" "$ROOT/$BUNDLE/bin/rootnet" > "$RN"
+chmod +x "$RN"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}
 export RN_BIN="$RN" RN_DEVICES="ref cuda" PY
 echo "== device check: $([ $DRY = 1 ] && echo "DRY RUN (ref for cuda)" || echo "device $OPS_DEV"), out $OUT, bundle $((bytes / 1048576)) MiB"
@@ -91,10 +95,10 @@ LOG=1-env.txt
 : > "$OUT/$LOG"
 {
     echo "date: $(date -u)"; echo "host: $(uname -a)"; echo "bundle: $(ls "$BUNDLE/bin" "$BUNDLE/lib" | tr '\n' ' ')"
-    echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+    echo "rootnet's LD_LIBRARY_PATH=$LIBPATH"
     "$RN" --version
-    echo "--- ldd librootnet-cuda.so"; ldd "$BUNDLE/bin/librootnet-cuda.so"
-    echo "--- ldd rootnet"; ldd "$RN"
+    echo "--- ldd librootnet-cuda.so"; LD_LIBRARY_PATH="$LIBPATH" ldd "$BUNDLE/bin/librootnet-cuda.so"
+    echo "--- ldd rootnet"; LD_LIBRARY_PATH="$LIBPATH" ldd "$BUNDLE/bin/rootnet"
 } >> "$OUT/$LOG" 2>&1
 ok=1
 if grep -q 'not found' "$OUT/$LOG"; then ok=0; fi
@@ -104,7 +108,7 @@ if [ "$DRY" = 1 ]; then
 else
     { echo "--- nvidia-smi"; limit 20 nvidia-smi; } >> "$OUT/$LOG" 2>&1 || ok=0
     gpu=$(limit 20 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2> /dev/null | head -1)
-    RN_CUDA_VERBOSE=1 limit 60 "$RN" bench --mode infer --backbone 18 --input-size 64 --batch 2 --iters 1 --warmup 0 \
+    limit 60 env RN_CUDA_VERBOSE=1 "$RN" bench --mode infer --backbone 18 --input-size 64 --batch 2 --iters 1 --warmup 0 \
         --device cuda > "$WORK/v.json" 2> "$WORK/v.err"
     rc=$?
     { echo "--- rootnet bench --device cuda (RN_CUDA_VERBOSE=1), rc $rc"; cat "$WORK/v.err" "$WORK/v.json"; } >> "$OUT/$LOG"
@@ -116,7 +120,7 @@ fi
 
 # ---- 2. op tests: every op, shape and precision against ref ----
 LOG=2-ops.log
-RN_TEST_DEVICES=$OPS_DEV limit 90 "$BUNDLE/bin/test_backend_ops" > "$OUT/$LOG" 2>&1
+limit 90 env LD_LIBRARY_PATH="$LIBPATH" RN_TEST_DEVICES="$OPS_DEV" "$BUNDLE/bin/test_backend_ops" > "$OUT/$LOG" 2>&1
 rc=$?
 first=$(grep -m1 -E '^FAIL|rror|Abort|Segmentation' "$OUT/$LOG" | head -c 240)
 compared=$(grep -c "^ok " "$OUT/$LOG")
