@@ -127,10 +127,15 @@ static size_t cuda_act_bytes(rn_device *dev, const rn_act_shape *a)
     return numel(a) * rn_act_size(a->type);
 }
 
+/* From pageable memory cudaMemcpyAsync returns once src is staged; from pinned memory (host_alloc) the copy
+ * reads src later, so it is waited for: src may be reused when upload returns. */
 static void cuda_upload(rn_device *dev, void *dst, const void *src, size_t bytes)
 {
     rn_cuda_device *d = rn_cuda(dev);
+    struct cudaPointerAttributes at;
+    RN_CUDA_CHECK(cudaPointerGetAttributes(&at, src));
     RN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, d->stream));
+    if (at.type == cudaMemoryTypeHost) RN_CUDA_CHECK(cudaStreamSynchronize(d->stream));
 }
 
 static void cuda_download(rn_device *dev, void *dst, const void *src, size_t bytes)
