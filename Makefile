@@ -45,7 +45,7 @@ endif
 # nn/device.c at run time, so that one binary still runs where there is no GPU, driver or CUDA library. Built
 # when nvcc and cuDNN are found under CUDA_HOME (`make CUDA=0` leaves it out). The library is self-contained:
 # it links its own hidden copy of the few src/core and src/nn objects it needs (CUDA_CORE), cudart statically
-# and cuDNN dynamically, and exports one symbol (src/cuda/cuda.map). sm_90 code plus compute_90 PTX; -fmad=false:
+# and cuDNN and NCCL (src/cuda/cuda_comm.c) dynamically, and exports one symbol (src/cuda/cuda.map). sm_90 code plus compute_90 PTX; -fmad=false:
 # the kernels compute exactly the arithmetic the host tests check (src/cuda/kernels.h).
 CUDA      ?= 1
 CUDA_HOME ?= /usr/local/cuda
@@ -60,7 +60,7 @@ CUDA_CSRC  := $(wildcard src/cuda/*.c)
 CUDA_CUSRC := $(wildcard src/cuda/*.cu)
 CUDA_OBJ   := $(CUDA_CSRC:%.c=$(BUILD)/%.o) $(CUDA_CUSRC:%.cu=$(BUILD)/%.cu.o)
 CUDA_CORE  := $(BUILD)/src/core/status.o $(BUILD)/src/nn/conv_shape.o
-CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudnn -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
+CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudnn -lnccl -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
 $(CUDA_CSRC:%.c=$(BUILD)/%.o): CFLAGS += -fPIC -fvisibility=hidden -isystem $(CUDA_HOME)/include
 endif
 
@@ -214,6 +214,9 @@ $(BUILD)/rootnet: $(CLI_OBJ) $(BUILD)/librootnet.a
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/librootnet.a
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/librootnet.a $(LDLIBS)
 
+# test_dist_comm counts rootnet's allocations inside training steps through the linker's --wrap.
+$(BUILD)/tests/test_dist_comm: LDFLAGS += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+
 test: all
 	BUILD=$(BUILD) bash tests/run.sh
 
@@ -235,6 +238,35 @@ $(BUILD)/bench/bench_data: $(BUILD)/bench/bench_data.o $(BUILD)/librootnet.a
 # This CPU's fp32 FMA and bf16 dot-product limits (bench/bench_peak.c); the benchmarks judge against them.
 $(BUILD)/bench_peak: $(BUILD)/bench/bench_peak.o
 	$(CC) $(LDFLAGS) -o $@ $< -lpthread
+
+# ---- The CUDA device's collectives over NCCL (src/cuda/cuda_comm.h says how cuda_device.c wires them) ----
+# For the CUDA device library's rules: compile CUDA_COMM_SRC with the C compiler and CUDA_COMM_CU with nvcc
+# into librootnet-cuda.so, linked with CUDA_COMM_LIBS. `make cuda-comm-check` (not part of all) compiles them
+# alone with -Werror. src/cuda is kept out of LIB_SRC above: it is the device library's, not librootnet's.
+CUDA_HOME       ?= /usr/local/cuda
+NVCC            ?= $(CUDA_HOME)/bin/nvcc
+CUDA_COMM_SRC   := src/cuda/cuda_comm.c
+CUDA_COMM_CU    := src/cuda/cuda_comm_kern.cu
+CUDA_COMM_LIBS  := -lnccl
+CUDA_COMM_FLAGS := -I$(CUDA_HOME)/include
+CUDA_COMM_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+.PHONY: cuda-comm-check
+cuda-comm-check: $(BUILD)/cuda-comm/dist_nccl_check
+# tests/dist_nccl_check.c: the ops on one GPU (run on a GPU machine, with NCCL on LD_LIBRARY_PATH).
+$(BUILD)/cuda-comm/dist_nccl_check: tests/dist_nccl_check.c $(BUILD)/cuda-comm/cuda_comm.o \
+	    $(BUILD)/cuda-comm/cuda_comm_kern.o src/core/status.c
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Isrc -Itests $(CUDA_COMM_FLAGS) -c tests/dist_nccl_check.c \
+	    -o $(BUILD)/cuda-comm/dist_nccl_check.o
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Isrc -c src/core/status.c -o $(BUILD)/cuda-comm/status.o
+	$(NVCC) -o $@ $(BUILD)/cuda-comm/dist_nccl_check.o $(BUILD)/cuda-comm/cuda_comm.o \
+	    $(BUILD)/cuda-comm/cuda_comm_kern.o $(BUILD)/cuda-comm/status.o -L$(CUDA_HOME)/lib64 $(CUDA_COMM_LIBS)
+$(BUILD)/cuda-comm/cuda_comm.o: $(CUDA_COMM_SRC) src/cuda/cuda_comm.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -fPIC -Isrc $(CUDA_COMM_FLAGS) -c $< -o $@
+$(BUILD)/cuda-comm/cuda_comm_kern.o: $(CUDA_COMM_CU) src/cuda/cuda_comm.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 -Isrc $(CUDA_COMM_GENCODE) -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings \
+	    -c $< -o $@
 
 # ASan/UBSan build of everything in build-asan/, then the whole test suite.
 asan:

@@ -1,15 +1,21 @@
 /* Data-pipeline benchmark: decode + crop + augment + normalise through
  * rn_loader on the JPEGs listed in DIR/boxes.txt (bench/data_ref.py gen).
  *
- *   build/bench/bench_data DIR [WORKERS [BATCH [exact|fast]]]   -> one JSON line with images/s
+ *   build/bench/bench_data DIR [WORKERS [BATCH [exact|fast|prep]]]   -> one JSON line with images/s
  *
- * exact (default): full-size JPEG decode; fast: rn_crop_cfg.fast_decode. */
+ * exact (default): full-size JPEG decode; fast: rn_crop_cfg.fast_decode; prep: exact pixels from
+ * prepared frames (data/prep.h) in DIR/prep, built first where missing (time and size reported).
+ * WORKERS 0: one per core. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <errno.h>
+#include <sys/stat.h>
+
 #include "data/loader.h"
+#include "data/prep.h"
 
 static double now(void)
 {
@@ -46,6 +52,59 @@ static int read_boxes(rn_dataset *ds, const char *dir)
     return n ? 0 : (fprintf(stderr, "bench_data: %s has no boxes\n", path), -1);
 }
 
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Share of the workers' time per stage between two snapshots. From source files the
+ * entropy decoding of the crop's rows is estimated at the skipped rows' rate (seconds per
+ * row) and moved from the crop's decode to "entropy_decode"; from prepared frames the
+ * crop's decode (its MCUs' entropy decoding, IDCT, colour) stays one figure. */
+static void print_stages(const rn_loader_stats *a, const rn_loader_stats *b, long images)
+{
+    double d[RN_CROP_NSTAGES], tot = 0;
+    for (int k = 0; k < RN_CROP_NSTAGES; k++) tot += d[k] = b->stage_s[k] - a->stage_s[k];
+    double skipped = (double)(b->rows_skipped - a->rows_skipped), read = (double)(b->rows_read - a->rows_read);
+    double ent_rows = skipped > 0 ? d[RN_CROP_STAGE_SKIP] / skipped * read : 0;
+    if (ent_rows > d[RN_CROP_STAGE_ROWS]) ent_rows = d[RN_CROP_STAGE_ROWS];
+    tot = tot > 0 ? tot : 1;
+    printf("\"ms_per_image_per_thread\": %.2f, \"stage_share\": {\"read\": %.3f, ", 1e3 * tot / (double)images,
+           d[RN_CROP_STAGE_READ] / tot);
+    if (skipped > 0)
+        printf("\"entropy_decode\": %.3f, \"idct_colour\": %.3f, ", (d[RN_CROP_STAGE_SKIP] + ent_rows) / tot,
+               (d[RN_CROP_STAGE_ROWS] - ent_rows) / tot);
+    else
+        printf("\"crop_decode_entropy_idct_colour\": %.3f, ", (d[RN_CROP_STAGE_SKIP] + d[RN_CROP_STAGE_ROWS]) / tot);
+    printf("\"warp\": %.3f, \"normalise\": %.3f}, \"rows_skipped_per_image\": %.0f, \"rows_decoded_per_image\": %.0f",
+           d[RN_CROP_STAGE_WARP] / tot, d[RN_CROP_STAGE_NORM] / tot, skipped / (double)images, read / (double)images);
+}
+
+/* Prepared frames of every image in ds (once each); prints build time and size. */
+static int prepare(const rn_dataset *ds, const char *dir)
+{
+    if (mkdir(dir, 0755) && errno != EEXIST) return fprintf(stderr, "bench_data: cannot create %s\n", dir), -1;
+    double t0 = now();
+    uint64_t bytes = 0, src = 0;
+    int built = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        const char *path = ds->strings + ds->samples[i].path_off;
+        char prep[4200];
+        rn_prep_path(prep, sizeof prep, dir, path);
+        rn_prep_info info;
+        rn_err err = {0};
+        if (rn_prep_build(path, prep, &info, &err)) return fprintf(stderr, "bench_data: %s\n", err.msg), -1;
+        struct stat st;
+        src += stat(path, &st) ? 0 : (uint64_t)st.st_size;
+        bytes += info.bytes, built += info.built;
+    }
+    fprintf(stderr, "bench_data: prepared frames: %d built in %.2f s, %.1f MB for %zu images (sources %.1f MB)\n", built,
+            now() - t0, bytes / 1e6, ds->n, src / 1e6);
+    return 0;
+}
+
 static double run_epoch(rn_loader *ld, int epoch, long *images)
 {
     rn_err err = {0};
@@ -61,8 +120,8 @@ static double run_epoch(rn_loader *ld, int epoch, long *images)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (argc > 4 && strcmp(argv[4], "exact") && strcmp(argv[4], "fast")))
-        return fprintf(stderr, "usage: bench_data DIR [WORKERS [BATCH [exact|fast]]]\n"), 2;
+    if (argc < 2 || (argc > 4 && strcmp(argv[4], "exact") && strcmp(argv[4], "fast") && strcmp(argv[4], "prep")))
+        return fprintf(stderr, "usage: bench_data DIR [WORKERS [BATCH [exact|fast|prep]]]\n"), 2;
     rn_dataset ds;
     if (read_boxes(&ds, argv[1])) return 1;
     const rn_dataset *sets[1] = {&ds};
@@ -72,14 +131,26 @@ int main(int argc, char **argv)
     cfg.batch = argc > 3 ? atoi(argv[3]) : 32;
     cfg.seed = 1;
     cfg.crop.fast_decode = argc > 4 && !strcmp(argv[4], "fast");
+    char prep_dir[4200];
+    snprintf(prep_dir, sizeof prep_dir, "%s/prep", argv[1]);
+    if (argc > 4 && !strcmp(argv[4], "prep")) {
+        if (prepare(&ds, prep_dir)) return 1;
+        cfg.crop.prep_dir = prep_dir;
+    }
     rn_loader *ld;
     rn_err err = {0};
     if (rn_loader_create(&ld, &cfg, &err)) return fprintf(stderr, "bench_data: %s\n", err.msg), 1;
     long images;
     run_epoch(ld, 0, &images); /* warm-up: page cache, allocations */
-    double dt = run_epoch(ld, 1, &images);
-    printf("{\"pipeline\": \"rootnet\", \"fast_decode\": %d, \"workers\": %d, \"batch\": %d, \"images\": %ld, "
-           "\"seconds\": %.3f, \"images_per_s\": %.1f}\n", cfg.crop.fast_decode, cfg.workers, cfg.batch, images, dt, images / dt);
+    rn_loader_stats s0, s1;
+    rn_loader_stats_get(ld, &s0, NULL, 0);
+    double c0 = cpu_seconds(), dt = run_epoch(ld, 1, &images), cpu = cpu_seconds() - c0;
+    rn_loader_stats_get(ld, &s1, NULL, 0);
+    printf("{\"pipeline\": \"rootnet\", \"prepared\": %d, \"fast_decode\": %d, \"workers\": %d, \"batch\": %d, \"images\": %ld, "
+           "\"seconds\": %.3f, \"images_per_s\": %.1f, \"images_per_cpu_s\": %.1f, ", cfg.crop.prep_dir != NULL, cfg.crop.fast_decode,
+           cfg.workers, cfg.batch, images, dt, images / dt, images / cpu);
+    print_stages(&s0, &s1, images);
+    printf("}\n");
     rn_loader_free(ld);
     free(ds.samples), free((void *)ds.strings);
     return 0;

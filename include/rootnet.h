@@ -86,7 +86,10 @@ typedef struct rootnet_options {
     int backbone;          /* expected ResNet depth (18, 34, 50, ...); 0: whatever the snapshot holds */
 } rootnet_options;
 
-/* An 8-bit RGB image, row-major, pixel (x, y) channel c at rgb[y * stride + 3 * x + c]. */
+/* An 8-bit RGB image, row-major, pixel (x, y) channel c at rgb[y * stride + 3 * x + c],
+ * upright as displayed: a JPEG's EXIF orientation already applied by the caller's
+ * decoder (as cv2.imread does, and rootnet predict and demo do), boxes and
+ * principal point in these pixels. */
 typedef struct rootnet_image {
     const uint8_t *rgb;
     int width, height; /* 1..65535 each */

@@ -85,7 +85,7 @@ check "rank 0's trace has an allreduce span each step, between backward and opti
 ev = json.load(open(sys.argv[1]))['traceEvents']
 top = sorted((e for e in ev if e['cat'] == 'step'), key=lambda e: e['ts'])
 names = [e['name'] for e in top if e['args']['step'] == 1]
-sys.exit(names != ['data', 'sync_weights', 'zero_grad', 'forward', 'backward', 'allreduce', 'optimizer'])" \
+sys.exit(names != ['data', 'sync_weights', 'zero_grad', 'forward', 'backward', 'allreduce', 'optimizer', 'loss_read'])" \
     "$tmp/trace.json"
 
 echo "== 4. kill -9 of one rank"

@@ -72,5 +72,19 @@ D g "$tmp/fplain.safetensors" --input-size 64 --fast-decode; check test $? -eq 0
 D h "$tmp/fplain.safetensors" --input-size 64; check test $? -eq 0
 check cmp -s "$tmp/f.demo" "$tmp/g.demo"
 check differs cmp -s "$tmp/f.demo" "$tmp/h.demo"
+
+# The header line says where the input size came from; for weights without a config, that 256 is a default
+# and how to change it (the authors' .pth.tar run at 256 otherwise without a word).
+hdr() { # hdr CMD WEIGHTS [FLAGS...]: the command's first stdout line
+    case $1 in
+    test) "$RN" test --snapshot "$2" --testset MuPoTS --data-dir "$tmp/data" --threads 1 --result-dir "$tmp/r" "${@:3}" ;;
+    demo) "$RN" demo --snapshot "$2" --image "$img" --bbox 40,20,200,200 --threads 1 --out "$tmp/demo.png" "${@:3}" ;;
+    esac 2> /dev/null | head -1
+}
+for cmd in test demo; do
+    check grep -q "input 256 (a default: these weights carry no config; give --input-size N" <(hdr $cmd "$tmp/plain.safetensors")
+    check grep -q "input 64 (the snapshot's config)" <(hdr $cmd "$snap")
+    check grep -q "input 64 (--input-size)" <(hdr $cmd "$tmp/plain.safetensors" --input-size 64)
+done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -29,7 +29,7 @@ static void test_write(void)
         snprintf(path, sizeof path, "%s/a.%s", dir, ext[k]);
         rn_image im = {0};
         rn_bytes scratch = {0};
-        int ok = !rn_rgb_write(path, &img, &err) && !rn_image_load(&im, &scratch, path, &err);
+        int ok = !rn_rgb_write(path, &img, &err) && !rn_image_load(&im, &scratch, path, NULL, &err);
         RN_CHECK(ok && im.w == W && im.h == H, "%s written and read back %dx%d: %s", ext[k], im.w, im.h, err.msg);
         int worst = 0;
         for (int y = 0; ok && y < H; y++)

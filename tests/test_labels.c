@@ -109,7 +109,7 @@ static void test_picture(void)
     RN_CHECK(pairwise_disjoint(rect, N) && all_inside(rect, N, (rn_rect){0, 0, W, H}), "picture labels overlap");
     rn_image out = {0};
     rn_bytes scratch = {0};
-    RN_CHECK(rn_image_load(&out, &scratch, path, &err) == 0, "%s", err.msg);
+    RN_CHECK(rn_image_load(&out, &scratch, path, NULL, &err) == 0, "%s", err.msg);
     for (int i = 0; i < N && out.px; i++) {
         int x = (int)rect[i].x + 2, y = (int)rect[i].y + 2;
         const uint8_t *p = out.px + out.stride * (size_t)y + 3 * (size_t)x;

@@ -9,7 +9,7 @@
 #include "check.h"
 #include "data/loader.h"
 
-enum { N3 = 13, N2 = 5, IMG_W = 96, IMG_H = 72 };
+enum { N3 = 13, N2 = 5, IMG_W = 96, IMG_H = 72, NBIG = 16 };
 static char tmpdir[256];
 static char pool3[N3 * 16], pool2[N2 * 16];
 static rn_sample s3[N3], s2[N2];
@@ -133,6 +133,94 @@ static void test_determinism(const rn_dataset *const *sets)
     }
     RN_CHECK(ok && tail == 6, "item -> record mapping follows MultipleDatasets (tail %d)", tail);
     free_run(&a), free_run(&b), free_run(&c);
+}
+
+typedef struct counting_alloc {
+    int live, calls;
+} counting_alloc;
+
+static void *count_alloc(void *user, size_t bytes)
+{
+    counting_alloc *a = user;
+    a->live++, a->calls++;
+    return malloc(bytes);
+}
+
+static void count_free(void *user, void *p)
+{
+    ((counting_alloc *)user)->live--;
+    free(p);
+}
+
+/* 8 workers with 2 slots give 1 worker's batches; every batch array comes
+ * from the caller's allocator; workers 0 means one per core. */
+static void test_sharing_alloc(const rn_dataset *const *sets)
+{
+    run one;
+    collect(&one, sets, 1, 2, 0, 0);
+    rn_loader_cfg c;
+    small_cfg(&c, sets, 2, RN_SPLIT_TRAIN);
+    c.workers = 8, c.prefetch = 2;
+    counting_alloc ca = {0};
+    c.buf_alloc = count_alloc, c.buf_free = count_free, c.buf_user = &ca;
+    rn_loader *ld;
+    rn_err err = {0};
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+    RN_CHECK(ca.calls == 2 * 14 && ca.live == ca.calls, "2 slots of 14 arrays from buf_alloc (%d)", ca.calls);
+    size_t plane = 3 * 32 * 32;
+    int same = 1, n = 0;
+    for (int e = 0; e < 2; e++) {
+        RN_CHECK(rn_loader_start(ld, e, 0, &err) == 0, "%s", err.msg);
+        const rn_batch *b;
+        while (rn_loader_next(ld, &b, &err) == 1) {
+            same &= n + b->n <= one.n && !memcmp(one.img + plane * n, b->images, sizeof(float) * plane * b->n);
+            n += b->n;
+        }
+    }
+    RN_CHECK(same && n == one.n, "8 workers with 2 slots give 1 worker's batches");
+    rn_loader_free(ld);
+    RN_CHECK(ca.live == 0, "every buf_alloc array freed through buf_free (%d live)", ca.live);
+    c.buf_free = NULL;
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == -1 && strstr(err.msg, "buf_free"), "half an allocator: %s", err.msg);
+    c.buf_alloc = NULL, c.workers = 0;
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+    rn_loader_stats st;
+    RN_CHECK(rn_loader_stats_get(ld, &st, NULL, 0) == rn_loader_auto_workers(), "workers 0: one per core");
+    rn_loader_free(ld);
+    free_run(&one);
+}
+
+/* Work is shared per sample: on 1024x1024 frames (milliseconds a sample), 8
+ * workers with 2 batches of 4 in flight are all inside a sample at once, and
+ * each decodes a share. (Per batch, at most 2 would ever work.) */
+static void test_sharing_busy(const rn_dataset *big)
+{
+    rn_loader_cfg c;
+    const rn_dataset *sets[1] = {big};
+    small_cfg(&c, sets, 1, RN_SPLIT_TRAIN);
+    c.workers = 8, c.prefetch = 2;
+    rn_loader *ld;
+    rn_err err = {0};
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+    int n = 0, epochs = 3;
+    for (int e = 0; e < epochs; e++) {
+        RN_CHECK(rn_loader_start(ld, e, 0, &err) == 0, "%s", err.msg);
+        const rn_batch *b;
+        while (rn_loader_next(ld, &b, &err) == 1) n += b->n;
+    }
+    int64_t per[8] = {0}, total = 0;
+    int busy = 0;
+    rn_loader_stats st;
+    RN_CHECK(rn_loader_stats_get(ld, &st, per, 8) == 8, "8 workers");
+    for (int i = 0; i < 8; i++) total += per[i], busy += per[i] > 0;
+    printf("8 workers, 2 slots of 4: at most %d busy at once; samples per worker %lld %lld %lld %lld %lld %lld %lld "
+           "%lld\n", st.peak_busy, (long long)per[0], (long long)per[1], (long long)per[2], (long long)per[3],
+           (long long)per[4], (long long)per[5], (long long)per[6], (long long)per[7]);
+    RN_CHECK(total == n && n == epochs * (int)big->n, "every sample counted once (%lld of %d)", (long long)total, n);
+    RN_CHECK(busy == 8, "all 8 workers decoded samples (%d did)", busy);
+    RN_CHECK(st.peak_busy == 8, "8 workers inside a sample at once with 2 batches in flight (at most %d)", st.peak_busy);
+    RN_CHECK(st.rows_read > 0 && st.stage_s[RN_CROP_STAGE_ROWS] > 0, "stage counters");
+    rn_loader_free(ld);
 }
 
 /* Without make_same_len the sets are concatenated: L = 13 + 5; with world 2 the
@@ -290,6 +378,21 @@ int main(void)
     const rn_dataset *sets[2] = {&d3, &d2};
     test_coverage(sets);
     test_determinism(sets);
+    test_sharing_alloc(sets);
+    snprintf(cmd, sizeof cmd,
+             "%s -c \"import cv2, numpy as np; rs = np.random.RandomState(2)\n"
+             "for i in range(4): cv2.imwrite('%s/c%%d.jpg' %% i, rs.randint(0, 255, (1024, 1024, 3)).astype(np.uint8))\"",
+             py, tmpdir);
+    RN_CHECK(system(cmd) == 0, "image generation: %s", cmd);
+    static char pool_big[NBIG * 16];
+    static rn_sample s_big[NBIG];
+    rn_dataset big;
+    make_set(&big, s_big, pool_big, NBIG, "MuCo", "c", 1);
+    for (int i = 0; i < NBIG; i++) {
+        s_big[i].path_off = (uint32_t)(i % 4 * 7);
+        s_big[i].bbox[0] = 100.0f + 10 * i, s_big[i].bbox[1] = 150, s_big[i].bbox[2] = s_big[i].bbox[3] = 700;
+    }
+    test_sharing_busy(&big);
     test_values(sets);
     test_concat_and_test_shards(sets);
     test_config_and_bind(sets);

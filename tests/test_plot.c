@@ -35,7 +35,7 @@ static int plot(rn_image *im, rn_bytes *scratch, const rn_plot_train_in *in)
     if (fd < 0) return -1;
     close(fd);
     rn_err err = {{0}};
-    int rc = rn_plot_train_png(path, in, &err) || rn_image_load(im, scratch, path, &err);
+    int rc = rn_plot_train_png(path, in, &err) || rn_image_load(im, scratch, path, NULL, &err);
     RN_CHECK(rc == 0, "%s", err.msg);
     unlink(path);
     return rc;

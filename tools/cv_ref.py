@@ -119,6 +119,34 @@ def cases(outdir):
         add_case(outdir, lines, "big.jpg", [f32(v) for v in bbox], rot, flip, [f32(1.1), f32(0.9), 1.0], root)
     with open(os.path.join(outdir, "cases.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    affine_cases(outdir, rs)
+
+
+N_AFFINE = 2000
+
+
+def affine_cases(outdir, rs):
+    """affine.f64: N_AFFINE rows of cx, cy, bw, bh, rot and cv2.getAffineTransform's 6 values (float64),
+    boxes over a 2048 x 2048 frame as in MuPoTS, at centres with many binary digits; every 4th unrotated."""
+    rows = []
+    for k in range(N_AFFINE):
+        bw = rs.uniform(8, 1500)
+        cx, cy = rs.uniform(-200, 2250), rs.uniform(-200, 2250)
+        rot = 0.0 if k % 4 == 0 else float(np.clip(rs.randn(), -2, 2) * 30)
+        bh = bw * rs.uniform(0.8, 1.25) if k % 2 else bw
+        rows.append([cx, cy, bw, bh, rot] + list(trans_for(cx, cy, bw, bh, rot).ravel()))
+    np.array(rows, dtype=np.float64).tofile(os.path.join(outdir, "affine.f64"))
+    # center.f64: N_CENTER float64 boxes (x, y, w, h, many binary digits) on img.jpg and the matrix of the
+    # authors' crop, whose centre is x + 0.5 w in float64 rounded once to float32 (unrotated, unflipped).
+    rows = []
+    for k in range(N_CENTER):
+        bw = rs.uniform(40, 300)
+        x, y, w, h = rs.uniform(-50, 500), rs.uniform(-50, 350), bw, bw * rs.uniform(0.8, 1.25)
+        rows.append([x, y, w, h] + list(trans_for(x + 0.5 * w, y + 0.5 * h, w, h, 0.0).ravel()))
+    np.array(rows, dtype=np.float64).tofile(os.path.join(outdir, "center.f64"))
+
+
+N_CENTER = 200
 
 
 def check(rec_json, npy, exact=False):

@@ -108,7 +108,7 @@ static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const rn_c
     rn_adam opt = rn_adam_default(rn_tuning_lr(tn, 1e-3, c->b * rn_dist_size(d)));
     rn_cli_hooks h = rn_cli_hooks_make(d, c->sync_bn, tn);
     rn_train_hooks hk = rn_cli_step_hooks(&h);
-    rn_dist_grads_setup(d, m->p, c->bucket);
+    if (rn_dist_grads_setup(d, m->p, c->bucket, err)) return -1;
     for (long i = 0; i < c->warmup + c->iters; i++) {
         if (i == c->warmup) rn_tuning_profile_reset(tn);
         if (rn_dist_barrier(d, err)) return -1;
@@ -129,10 +129,12 @@ static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *
     mo.inference = !train;
     mo.fold = !train && !c->no_fold;
     if (!train) mo.grad_ready = (rn_model_grad_ready){0};
+    mo.pinned_inputs = rn_cli_pin_device(mo.dev) != NULL;
+
     if (rn_model_create(&m, p, (int)c->b, (int)c->size, (int)c->size, &mo, err)) return -1;
     rn_tuning_attach(tn, &m);
     size_t per = 3 * (size_t)c->size * (size_t)c->size;
-    rn_cli_batch bt = rn_cli_batch_alloc((int)c->b, per);
+    rn_cli_batch bt = rn_cli_batch_alloc((int)c->b, per, mo.pinned_inputs ? m.dev : NULL);
     fill_inputs(&bt, rng, (int)c->b, per, m.OH, m.OW);
     double *t = rn_xmalloc((size_t)c->iters * sizeof *t), *comm = rn_xmalloc((size_t)c->iters * sizeof *comm);
     int rc = rn_dist_bcast_params(d, p, err);
@@ -192,6 +194,9 @@ int rn_cmd_bench(int argc, char **argv)
     c.sync_bn = df.sync_bn, c.bucket = rn_dist_bucket_floats(df.bucket_mb);
     rn_dist *d = NULL;
     if (rn_cli_dist_start(&d, "bench", c.sync_bn, df.timeout_s)) return 1;
+    char dev[32];
+    tf.device = rn_cli_dist_device(d, tf.device, dev, sizeof dev);
+
     rn_err err = {{0}};
     rn_tuning tn;
     int rc = rn_tuning_setup(&tn, &tf, (int)c.threads, &err) || bench_run(&c, &tn, d, &err);

@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "data/bbox.h"
 #include "cli/eval_flags.h"
 #include "data/draw.h"
 #include "data/image.h"
@@ -41,8 +42,9 @@ static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_
         return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->ev.input_size);
     if (parse_boxes(boxes, c, err)) return -1;
     if (c->focal && rn_predict_parse_numbers(in->f, 2, c->focal, "--focal", err)) return -1;
-    if (c->focal && !(in->f[0] > 0 && in->f[1] > 0)) return rn_err_set(err, "--focal: both values must be > 0");
+    if (c->focal && rn_focal_check(in->f, err)) return rn_err_prefix(err, "--focal");
     if (c->princpt && rn_predict_parse_numbers(in->c, 2, c->princpt, "--princpt", err)) return -1;
+    if (c->princpt && rn_princpt_check(in->c, err)) return rn_err_prefix(err, "--princpt");
     in->have_c = c->princpt != NULL;
     in->image = c->image;
     in->boxes = (const double(*)[4])boxes;
@@ -114,7 +116,7 @@ static int write_image(const demo_cli *c, const char *out, const rn_person_root 
 {
     rn_image im = {0};
     rn_bytes scratch = {0};
-    int rc = rn_image_load(&im, &scratch, c->image, err);
+    int rc = rn_image_load(&im, &scratch, c->image, NULL, err);
     rn_rgb img = {0};
     rn_person_label lab[RN_PREDICT_MAX_BOXES];
     rn_people_layout lay;
@@ -131,20 +133,16 @@ static int write_image(const demo_cli *c, const char *out, const rn_person_root 
     return rc;
 }
 
-/* A box read as x,y,w,h that runs well past the image (by more than 10 % of
- * the image's side, or by more than half the box's) is most likely x1,y1,x2,y2. */
+/* A box read as x,y,w,h that runs well past the image is most likely x1,y1,x2,y2 (rn_bbox_maybe_xyxy). */
 static void warn_outside(const demo_cli *c, const rn_person_root *r, int n, const rn_predict_info *info)
 {
     if (c->format && strcmp(c->format, "xywh")) return;
-    for (int i = 0; i < n; i++) {
-        const double *b = r[i].box;
-        double past_x = fmax(0, -b[0]) + fmax(0, b[0] + b[2] - info->width);
-        double past_y = fmax(0, -b[1]) + fmax(0, b[1] + b[3] - info->height);
-        if (past_x > 0.1 * info->width || past_x > 0.5 * b[2] || past_y > 0.1 * info->height || past_y > 0.5 * b[3])
+    double past;
+    for (int i = 0; i < n; i++)
+        if (rn_bbox_maybe_xyxy(r[i].box, info->width, info->height, &past))
             fprintf(stderr, "rootnet demo: warning: --bbox '%s' read as x,y,w,h runs %.0f px past the %d x %d "
                     "image; if it is x1,y1,x2,y2, add --bbox-format xyxy\n",
-                    c->bbox.v[i], fmax(past_x, past_y), info->width, info->height);
-    }
+                    c->bbox.v[i], past, info->width, info->height);
 }
 
 static int run_demo(const demo_cli *c, rn_err *err)
@@ -159,12 +157,17 @@ static int run_demo(const demo_cli *c, rn_err *err)
     if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? 2 : 1;
     in.input_size = s.input_size;
     in.fast_decode = s.fast_decode;
+    if (!c->json)
+        printf("demo: %s (ResNet-%d), input %d %s\n", c->snapshot, p.depth, in.input_size, rn_run_settings_size_note(&s));
     rn_person_root r[RN_PREDICT_MAX_BOXES];
     rn_predict_info info;
     int rc = rn_predict_roots(r, &info, &p, &in, err);
     rn_params_free(&p);
     if (rc) return 2;
     warn_outside(c, r, in.n, &info);
+    if (info.orientation > 1)
+        fprintf(stderr, "rootnet demo: %s: EXIF orientation %d applied (as cv2.imread): %d x %d as displayed\n",
+                c->image, info.orientation, info.width, info.height);
     const char *out = c->out ? c->out : "demo_output.png";
     if (write_image(c, out, r, in.n, &info, err)) return 1;
     if (c->json) print_json(r, in.n, &info, out);

@@ -18,7 +18,7 @@
 #include "io/tensors.h"
 
 typedef struct inspect_args {
-    const char *data_dir, *dataset, *split, *out, *cache_dir;
+    const char *data_dir, *dataset, *split, *out, *cache_dir, *prep_dir;
     long index, seed, epoch;
     int augment, raw_norm01, fast_decode;
 } inspect_args;
@@ -102,6 +102,7 @@ static int inspect_run(const inspect_args *a, const rn_dataset *ds, rn_err *err)
     rn_crop_cfg_default(&cfg);
     if (a->raw_norm01) cfg.pixel_scale = 1.0f / 255;
     cfg.fast_decode = a->fast_decode;
+    cfg.prep_dir = a->prep_dir;
     rn_aug aug;
     rn_aug_none(&aug);
     if (a->augment) {
@@ -155,6 +156,7 @@ int rn_cmd_inspect(int argc, char **argv)
         RN_FLAG_RANGE("--epoch", &a.epoch, 0, INT_MAX, "epoch for the augmentation stream (default 0)"),
         RN_FLAG_BOOL("--norm01", &a.raw_norm01, "ImageNet normalisation on [0,1] instead of the authors' 0..255"),
         RN_FLAG_BOOL("--fast-decode", &a.fast_decode, "decode JPEGs at 1/2, 1/4, 1/8 size when the box is that much larger than the input (faster, not the authors' pixels)"),
+        RN_FLAG_STR("--prep-dir", &a.prep_dir, "prepared frames (rootnet dataset --prepare; same pixels)"),
         RN_CACHE_DIR_FLAG(&a.cache_dir),
         RN_FLAG_STR("--output", &a.out, "patch.png (de-normalised RGB) or patch.npy (float (3,H,W))"),
         RN_FLAG_ALIAS("--data", "--data-dir"),

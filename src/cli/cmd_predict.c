@@ -4,6 +4,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "data/bbox.h"
 #include "cli/eval_flags.h"
 #include "infer/predict.h"
 #include "infer/predict_set.h"
@@ -28,8 +29,9 @@ static int fill_opts(rn_pset_opts *o, const predict_cli *c, rn_err *err)
     if (c->ev.input_size && (c->ev.input_size < 32 || c->ev.input_size > 2048 || c->ev.input_size % 32))
         return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->ev.input_size);
     if (c->focal && rn_predict_parse_numbers(o->f, 2, c->focal, "--focal", err)) return -1;
-    if (c->focal && !(o->f[0] > 0 && o->f[1] > 0)) return rn_err_set(err, "--focal: both values must be > 0");
+    if (c->focal && rn_focal_check(o->f, err)) return rn_err_prefix(err, "--focal");
     if (c->princpt && rn_predict_parse_numbers(o->c, 2, c->princpt, "--princpt", err)) return -1;
+    if (c->princpt && rn_princpt_check(o->c, err)) return rn_err_prefix(err, "--princpt");
     if (c->focal && c->intrinsics) return rn_err_set(err, "--focal and --intrinsics exclude each other");
     if (!(c->score_thr >= 0 && c->score_thr <= 1e9)) return rn_err_set(err, "--score-thr %g: must be >= 0", c->score_thr);
     o->have_f = c->focal != NULL;
@@ -65,6 +67,7 @@ static int run_predict(const predict_cli *c, rn_err *err)
     if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? 2 : 1;
     o.input_size = s.input_size;
     o.fast_decode = s.fast_decode;
+    printf("predict: %s (ResNet-%d), input %d %s\n", c->snapshot, p.depth, o.input_size, rn_run_settings_size_note(&s));
     rn_pset_summary sum;
     int rc = rn_pset_run(&sum, &p, &o, err);
     rn_params_free(&p);

@@ -144,11 +144,11 @@ static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dis
     }
     rn_tuning_attach(tn, &sp->m);
     int E = c->replicas;
-    for (int e = 0; e < E; e++) sp->bt[e] = rn_cli_batch_alloc(c->b, s->x.per);
+    for (int e = 0; e < E; e++) sp->bt[e] = rn_cli_batch_alloc(c->b, s->x.per, NULL);
     if (E > 1) rn_step_replicas_init(&sp->rep, p, E);
     sp->opt = rn_adam_default(rn_tuning_lr(tn, c->lr, (long)rn_dist_size(d) * E * c->b));
-    rn_dist_grads_setup(d, p, c->bucket);
-    int rc = rn_dist_bcast_params(d, p, err);
+    int rc = rn_dist_grads_setup(d, p, c->bucket, err);
+    if (!rc) rc = rn_dist_bcast_params(d, p, err);
     if (!rc) rc = step_loop(sp, err);
     if (E > 1) rn_step_replicas_free(&sp->rep);
     for (int e = 0; e < E; e++) rn_cli_batch_free(&sp->bt[e]);
@@ -234,6 +234,9 @@ int rn_cmd_step(int argc, char **argv)
     c.bucket = rn_dist_bucket_floats(df.bucket_mb);
     rn_dist *d = NULL;
     if (rn_cli_dist_start(&d, "step", c.sync_bn, df.timeout_s)) return 1;
+    char dev[32];
+    tf.device = rn_cli_dist_device(d, tf.device, dev, sizeof dev);
+
     rn_err err = {{0}};
     rn_tuning tn;
     int rc = rn_tuning_setup(&tn, &tf, (int)c.threads, &err) ||

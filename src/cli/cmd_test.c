@@ -109,8 +109,8 @@ static int run_test(const test_cli *c, rn_err *err)
     o.input_size = s.input_size;
     o.fast_decode = s.fast_decode;
     if (!c->json)
-        printf("test: %s (ResNet-%d) on %s, %s boxes, input %d\n", snap, p.depth, o.testset,
-               o.use_det_bbox ? "detector" : "GT", o.input_size);
+        printf("test: %s (ResNet-%d) on %s, %s boxes, input %d %s\n", snap, p.depth, o.testset,
+               o.use_det_bbox ? "detector" : "GT", o.input_size, rn_run_settings_size_note(&s));
     rn_test_result r;
     int rc = rn_test_run(&r, &p, &o, err);
     rn_params_free(&p);

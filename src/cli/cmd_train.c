@@ -1,5 +1,6 @@
 /* rootnet train: flags and/or a config file -> rn_trainer_run. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -124,6 +125,8 @@ int rn_cmd_train(int argc, char **argv)
         rc = value_error(&err);
     rn_dist *d = NULL;
     if (!rc && rn_cli_dist_start(&d, "train", cfg.sync_bn, cfg.dist_timeout)) rc = 1;
+    char dev[sizeof cfg.device];
+    if (!rc) snprintf(cfg.device, sizeof cfg.device, "%s", rn_cli_dist_device(d, cfg.device, dev, sizeof dev));
     if (!rc) {
         rn_train_dist td;
         rn_train_hooks dist = rn_train_dist_hooks(&td, d, &cfg);

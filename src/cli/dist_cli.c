@@ -31,6 +31,12 @@ int rn_cli_dist_start(rn_dist **d, const char *cmd, int sync_bn, double timeout_
     return 0;
 }
 
+const char *rn_cli_dist_device(const rn_dist *d, const char *name, char *buf, size_t cap)
+{
+    if (!name || rn_dist_device_name(d, name, buf, cap)) return name;
+    return buf;
+}
+
 int rn_cli_dist_fail(rn_dist *d, const char *cmd, const rn_err *err)
 {
     if (rn_dist_size(d) > 1) {

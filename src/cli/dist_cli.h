@@ -6,7 +6,8 @@
  *   if (rn_cli_dist_flags_check(&df, "step")) return 2;                // message printed
  *   rn_dist *d = NULL;
  *   if (rn_cli_dist_start(&d, "step", df.sync_bn, df.timeout_s)) return 1;   // message printed
- *   rn_dist_grads_setup(d, &p, rn_dist_bucket_floats(df.bucket_mb));
+ *   device = rn_cli_dist_device(d, device, buf, sizeof buf);    // --device cuda: one GPU per rank
+ *   if (rn_dist_grads_setup(d, &p, rn_dist_bucket_floats(df.bucket_mb), &err)) fail;
  *   ... rn_dist_rank(d) == 0 prints and writes files ...
  *   rn_dist_finalize(d);                          // or: return rn_cli_dist_fail(d, "step", &err);
  */
@@ -37,6 +38,9 @@ int rn_cli_dist_flags_check(const rn_cli_dist_flags *f, const char *cmd);
 /* Leaves *d NULL for a plain single process. Fails (one line on stderr) when
  * launched by mpirun or asked for --sync-bn in a build without MPI. */
 int rn_cli_dist_start(rn_dist **d, const char *cmd, int sync_bn, double timeout_s);
+/* The device of this rank: under mpirun "cuda" means "cuda:<local rank % GPUs>" (one GPU per
+ * rank, rn_dist_device_name), written into buf; any other name (NULL too) is returned as it is. */
+const char *rn_cli_dist_device(const rn_dist *d, const char *name, char *buf, size_t cap);
 /* Prints "rootnet CMD: MSG" and returns 1 after rn_dist_finalize; across
  * several ranks prints "rootnet CMD: rank R: MSG" and aborts the whole job
  * (the other ranks may wait in a collective) without returning. */

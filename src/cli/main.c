@@ -1,4 +1,5 @@
 /* rootnet: RootNet (Moon et al., ICCV 2019) trained, evaluated and run natively. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,6 +47,15 @@ static const command *find_command(const char *name)
     return NULL;
 }
 
+/* A command's output is only delivered once stdout is flushed: a failed write
+ * (a full disk, `> /dev/full`, a closed pipe) turns a success into exit 1. */
+static int flush_stdout(int rc, const char *name)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
+    fprintf(stderr, "rootnet %s: error writing standard output: %s\n", name, strerror(errno));
+    return rc ? rc : 1;
+}
+
 static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "help"); }
 
 int main(int argc, char **argv)
@@ -61,7 +71,7 @@ int main(int argc, char **argv)
     const command *c = find_command(is_help(argv[1]) && argc > 2 ? argv[2] : argv[1]);
     if (c && is_help(argv[1])) /* rootnet help CMD: rootnet CMD --help */
         return c->run(3, (char *[]){argv[0], argv[2], "--help", NULL});
-    if (c) return c->run(argc, argv);
+    if (c) return flush_stdout(c->run(argc, argv), c->name);
     if (is_help(argv[1]) && argc == 2) {
         usage(stdout);
         return 0;

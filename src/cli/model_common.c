@@ -76,14 +76,34 @@ int rn_cli_input_check_k(const rn_cli_input *k, const char *path, rn_err *err)
     return 0;
 }
 
-rn_cli_batch rn_cli_batch_alloc(int b, size_t per)
+rn_device *rn_cli_pin_device(rn_device *dev)
 {
-    return (rn_cli_batch){rn_xmalloc((size_t)b * per * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
-                   rn_xmalloc((size_t)b * 3 * sizeof(float)), rn_xmalloc((size_t)b * sizeof(float)),
-                   rn_xmalloc((size_t)b * sizeof(float))};
+    return dev && !dev->host_memory && dev->ops->host_alloc && dev->ops->upload_async ? dev : NULL;
 }
 
-void rn_cli_batch_free(rn_cli_batch *bt) { free(bt->x), free(bt->k), free(bt->t), free(bt->v), free(bt->d); }
+static float *batch_floats(rn_device *pin, size_t n)
+{
+    if (!pin) return rn_xmalloc(n * sizeof(float));
+    float *p = pin->ops->host_alloc(pin, n * sizeof(float));
+    RN_ASSERT(p); /* pinned host memory for one batch */
+    return p;
+}
+
+rn_cli_batch rn_cli_batch_alloc(int b, size_t per, rn_device *pin)
+{
+    size_t n = (size_t)b;
+    return (rn_cli_batch){batch_floats(pin, n * per), batch_floats(pin, n), batch_floats(pin, 3 * n),
+                          batch_floats(pin, n), batch_floats(pin, n), pin};
+}
+
+void rn_cli_batch_free(rn_cli_batch *bt)
+{
+    float *a[5] = {bt->x, bt->k, bt->t, bt->v, bt->d};
+    for (int i = 0; i < 5; i++)
+        if (bt->pin) bt->pin->ops->host_free(bt->pin, a[i]);
+        else free(a[i]);
+}
+
 
 rn_model_opts rn_cli_train_opts(long threads, int sync_bn, rn_dist *d, rn_tuning *tn)
 {

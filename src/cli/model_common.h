@@ -45,10 +45,16 @@ int rn_cli_input_check_k(const rn_cli_input *k, const char *path, rn_err *err);
 /* A training batch's buffers. */
 typedef struct rn_cli_batch {
     float *x, *k, *t, *v, *d; /* (b, 3, H, W), (b), (b, 3), (b), (b) */
+    rn_device *pin;           /* NULL: malloc'ed; else pinned memory of this device (host_alloc) */
 } rn_cli_batch;
 
-/* Buffers for b samples of per image floats each; rn_cli_batch_free frees them. */
-rn_cli_batch rn_cli_batch_alloc(int b, size_t per);
+/* dev if a model on it should take its inputs from pinned memory (no host memory, host_alloc and
+ * upload_async: cuda), else NULL. */
+rn_device *rn_cli_pin_device(rn_device *dev);
+/* Buffers for b samples of per image floats each, pinned on pin (NULL: malloc); rn_cli_batch_free
+ * frees them. */
+rn_cli_batch rn_cli_batch_alloc(int b, size_t per, rn_device *pin);
+
 void rn_cli_batch_free(rn_cli_batch *bt);
 
 /* The model options of a training model: precision/autotune from the tuning,

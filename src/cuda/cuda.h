@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include "cuda/cuda_comm.h"
 #include "cuda/kernels.h"
 #include "nn/device.h"
 
@@ -58,6 +59,7 @@ typedef struct rn_cuda_device {
     size_t nallocs, cap_allocs, held, peak;
     rn_cuda_algos *algos;     /* measured choices, one per conv shape */
     int nalgos, cap_algos;
+    rn_cuda_comm comm;        /* NCCL collectives (cuda_comm.h) on stream */
     int tf32;                 /* RN_CUDA_TF32=1: fp32 convs may use TF32 tensor cores */
     int sync_each;            /* RN_CUDA_SYNC=1: every op waits for its work (names the failing op) */
 } rn_cuda_device;

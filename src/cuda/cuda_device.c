@@ -476,11 +476,14 @@ static void unscale_check(rn_device *dev, float *grad, size_t n, float inv_scale
 
 /* ---- create, destroy ---- */
 
+rn_cuda_comm *rn_cuda_device_comm(rn_device *dev) { return &((rn_cuda_device *)dev)->comm; }
+
 static void cuda_destroy(rn_device *dev)
 {
     rn_cuda_device *d = (rn_cuda_device *)dev;
     (void)cudaSetDevice(d->ordinal);
     if (d->stream) (void)cudaStreamSynchronize(d->stream);
+    rn_cuda_comm_destroy(dev); /* before the stream; fine without a communicator */
     rn_cuda_conv_release(d);
     rn_cuda_free(d, d->stage);
     rn_cuda_free(d, d->workspace);
@@ -548,6 +551,7 @@ static const rn_device_ops cuda_ops = {
     .loss = loss,
     .adam = adam,
     .unscale_check = unscale_check,
+    RN_CUDA_COMM_OPS,
 };
 
 /* The GPU count, or -1 with one line naming why there is none to use. */
@@ -593,6 +597,7 @@ static int cuda_open(rn_cuda_device *d, rn_err *err)
         !RN_CUDA_OK(cudaEventCreateWithFlags(&d->copied, cudaEventDisableTiming), err) ||
         !RN_CUDNN_OK(cudnnCreate(&d->cudnn), err) || !RN_CUDNN_OK(cudnnSetStream(d->cudnn, d->stream), err))
         return -1;
+    rn_cuda_comm_attach(&d->comm, d->stream, d->ordinal);
     d->ws_bytes = (size_t)env_long("RN_CUDA_WORKSPACE_MB", 256) << 20;
     d->k = (rn_cuda_kctx){.stream = d->stream, .scratch_bytes = rn_cuda_kctx_scratch_bytes(),
                           .sm_count = p.multiProcessorCount};

@@ -1,7 +1,12 @@
 #include "data/augment.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
+
+#include "core/profile.h"
+#include "data/exif_focal.h"
+#include "data/prep.h"
 
 void rn_aug_draw(rn_aug *a, rn_rng *r)
 {
@@ -29,21 +34,61 @@ static void rotate_f32(float out[2], float x, float y, double rad)
     out[1] = (float)((double)x * sn + (double)y * cs);
 }
 
-/* Solves m * (s_i, 1) = d_i for the three point pairs (getAffineTransform).
- * Returns -1 when the source points are collinear (det 0, or not finite). */
-static int affine_from_points(double m[6], const float s[3][2], const float d[3][2])
+/* Solves a (6, 6) x = b in place (b becomes x) by Gaussian elimination with
+ * partial pivoting, in the order of operations of OpenCV's cv::solve with
+ * DECOMP_LU (OpenCV 4's LUImpl: rows scaled by -1/pivot, back substitution
+ * divided by the pivot), so that the result is OpenCV's to the last bit.
+ * Returns -1 when a pivot is below OpenCV's 100 * DBL_EPSILON (singular). */
+static int lu_solve6(double a[6][6], double b[6])
 {
-    double a = (double)s[1][0] - s[0][0], b = (double)s[2][0] - s[0][0];
-    double c = (double)s[1][1] - s[0][1], e = (double)s[2][1] - s[0][1];
-    double det = a * e - b * c;
-    if (det == 0 || !isfinite(det)) return -1;
-    double i00 = e / det, i01 = -b / det, i10 = -c / det, i11 = a / det;
-    for (int r = 0; r < 2; r++) {
-        double p = (double)d[1][r] - d[0][r], q = (double)d[2][r] - d[0][r];
-        m[3 * r + 0] = p * i00 + q * i10;
-        m[3 * r + 1] = p * i01 + q * i11;
-        m[3 * r + 2] = d[0][r] - m[3 * r + 0] * s[0][0] - m[3 * r + 1] * s[0][1];
+    for (int i = 0; i < 6; i++) {
+        int piv = i;
+        for (int j = i + 1; j < 6; j++)
+            if (fabs(a[j][i]) > fabs(a[piv][i])) piv = j;
+        if (!(fabs(a[piv][i]) >= 100 * DBL_EPSILON)) return -1;
+        if (piv != i) {
+            for (int j = i; j < 6; j++) {
+                double t = a[i][j];
+                a[i][j] = a[piv][j], a[piv][j] = t;
+            }
+            double t = b[i];
+            b[i] = b[piv], b[piv] = t;
+        }
+        double d = -1 / a[i][i];
+        for (int j = i + 1; j < 6; j++) {
+            double alpha = a[j][i] * d;
+            for (int k = i + 1; k < 6; k++) a[j][k] += alpha * a[i][k];
+            b[j] += alpha * b[i];
+        }
     }
+    for (int i = 5; i >= 0; i--) {
+        double s = b[i];
+        for (int k = i + 1; k < 6; k++) s -= a[i][k] * b[k];
+        b[i] = s / a[i][i];
+    }
+    return 0;
+}
+
+/* cv2.getAffineTransform: m * (s_i, 1) = d_i for the three point pairs, as the
+ * (6, 6) system OpenCV builds, solved as OpenCV solves it (lu_solve6).
+ * Returns -1 when the source points are collinear (or not finite). Not inlined:
+ * GCC 12's SLP vectoriser at -O3 -march=native (AVX-512) folds the caller's
+ * double -> float -> double round trip of the points away when it is, which
+ * moved the matrix by ~1e-7 relative (test_augment's test_affine_exact). */
+__attribute__((noinline)) static int affine_from_points(double m[6], const float s[3][2], const float d[3][2])
+{
+    double a[6][6] = {{0}}, b[6];
+    for (int i = 0; i < 3; i++) {
+        a[2 * i][0] = a[2 * i + 1][3] = s[i][0];
+        a[2 * i][1] = a[2 * i + 1][4] = s[i][1];
+        a[2 * i][2] = a[2 * i + 1][5] = 1;
+        b[2 * i] = d[i][0];
+        b[2 * i + 1] = d[i][1];
+    }
+    if (lu_solve6(a, b)) return -1;
+    for (int k = 0; k < 6; k++)
+        if (!isfinite(b[k])) return -1;
+    memcpy(m, b, sizeof b);
     return 0;
 }
 
@@ -159,6 +204,7 @@ void rn_crop_cfg_default(rn_crop_cfg *cfg)
 void rn_crop_ctx_free(rn_crop_ctx *ctx)
 {
     rn_bytes_free(&ctx->file);
+    rn_bytes_free(&ctx->sub);
     rn_image_free(&ctx->img);
     free(ctx->patch);
     free(ctx->xy);
@@ -253,7 +299,8 @@ static int crop_affine(rn_crop_out *out, double inv[6], const rn_crop_in *in, co
                        const rn_crop_cfg *cfg, int w, int h, rn_err *err)
 {
     out->img_w = w, out->img_h = h;
-    double cx = in->bbox[0] + 0.5 * in->bbox[2], cy = in->bbox[1] + 0.5 * in->bbox[3];
+    double cx = in->has_center ? in->center[0] : in->bbox[0] + 0.5 * in->bbox[2];
+    double cy = in->has_center ? in->center[1] : in->bbox[1] + 0.5 * in->bbox[3];
     if (aug->flip) cx = w - cx - 1;
     if (rn_affine_from_box(out->trans, cx, cy, in->bbox[2], in->bbox[3], cfg->in_w, cfg->in_h, aug->rot))
         return rn_err_set(err, "%s: box (%g, %g, %g, %g) is too small for float precision at its position in the %d "
@@ -271,8 +318,12 @@ static void crop_finish(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn
     ctx_reserve(ctx, cfg);
     rn_warp_map mp;
     buffer_map(&mp, inv, img, aug->flip);
+    double t0 = rn_prof_now();
     rn_warp_bilinear_u8(ctx->patch, img->px, ctx->xy, &mp, img->w, img->h, img->stride, cfg->in_w, cfg->in_h);
+    double t1 = rn_prof_now();
     rn_normalize_chw(dst, ctx->patch, aug->color, cfg->pixel_scale, cfg->mean, cfg->std, cfg->in_w, cfg->in_h);
+    ctx->stage_s[RN_CROP_STAGE_WARP] += t1 - t0;
+    ctx->stage_s[RN_CROP_STAGE_NORM] += rn_prof_now() - t1;
     root_to_output(out, in, aug->flip, cfg);
 }
 
@@ -280,16 +331,38 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
                    const rn_crop_cfg *cfg, rn_err *err)
 {
     if (check_input(in, err)) return -1;
-    rn_image_info info;
-    if (rn_bytes_read(&ctx->file, in->path, err)) return -1;
-    if (rn_image_probe(&info, ctx->file.p, ctx->file.n, err)) return rn_err_prefix(err, "%s", in->path);
+    rn_image_info info = {0};
+    double t0 = rn_prof_now();
+    int from_src = 1;
+    if (cfg->prep_dir && !cfg->fast_decode && !cfg->exif_orient) {
+        char prep[4200];
+        rn_prep_path(prep, sizeof prep, cfg->prep_dir, in->path);
+        from_src = rn_prep_load(&ctx->file, &info.w, &info.h, prep, in->path, err);
+        if (from_src < 0) return -1;
+    }
+    if (from_src && rn_bytes_read(&ctx->file, in->path, err)) return -1;
+    if (from_src && rn_image_probe(&info, ctx->file.p, ctx->file.n, err)) return rn_err_prefix(err, "%s", in->path);
+    int orient = from_src && cfg->exif_orient && info.is_jpeg ? rn_exif_orientation(ctx->file.p, ctx->file.n) : 1;
+    if (orient > 1) {
+        if (rn_image_decode(&ctx->img, ctx->file.p, ctx->file.n, 1, NULL, err)) return rn_err_prefix(err, "%s", in->path);
+        rn_image_orient(&ctx->img, orient);
+        return rn_crop_sample_decoded(dst, out, ctx, &ctx->img, in, aug, cfg, err);
+    }
+    double t1 = rn_prof_now();
     double inv[6] = {0};
     if (crop_affine(out, inv, in, aug, cfg, info.w, info.h, err)) return -1;
+
     out->scale = info.is_jpeg ? rn_crop_pick_scale(in->bbox, cfg) : 1;
     int roi[4];
     source_roi(roi, inv, info.w, aug->flip, out->scale, cfg);
-    if (rn_image_decode(&ctx->img, ctx->file.p, ctx->file.n, out->scale, roi, err))
+    if (from_src ? rn_image_decode(&ctx->img, ctx->file.p, ctx->file.n, out->scale, roi, err)
+                 : rn_prep_crop(&ctx->img, &ctx->sub, &ctx->file, roi, err))
         return rn_err_prefix(err, "%s", in->path);
+    double t2 = rn_prof_now();
+    ctx->stage_s[RN_CROP_STAGE_READ] += t1 - t0;
+    ctx->stage_s[RN_CROP_STAGE_SKIP] += ctx->img.skip_s;
+    ctx->stage_s[RN_CROP_STAGE_ROWS] += t2 - t1 - ctx->img.skip_s;
+    if (from_src) ctx->rows_skipped += ctx->img.y0, ctx->rows_read += ctx->img.h;
     crop_finish(dst, out, ctx, &ctx->img, inv, in, aug, cfg);
     return 0;
 }

@@ -77,6 +77,11 @@ typedef struct rn_crop_cfg {
     int out_w, out_h;   /* output heatmap size (in / 4) */
     int fast_decode;    /* 1: decode JPEGs at 1/2, 1/4, 1/8 when the box is that much larger (faster, not
                          * the authors' pixels); 0 (default): always full size, as cv2.imread */
+    const char *prep_dir; /* prepared frames (data/prep.h; rootnet dataset --prepare), used where one is
+                           * there and up to date, the same pixels; NULL: off. Not with fast_decode. */
+    int exif_orient;    /* 1: a JPEG's EXIF orientation applied first, as cv2.imread (predict, demo; the box
+                         * is in displayed pixels; such an image is decoded whole, at full size); 0
+                         * (default): ignored, as the authors' dataset loader (IMREAD_IGNORE_ORIENTATION) */
     float pixel_scale;  /* 1 (authors) or 1/255 */
     float mean[3], std[3];
 } rn_crop_cfg;
@@ -87,6 +92,9 @@ void rn_crop_cfg_default(rn_crop_cfg *cfg);
 typedef struct rn_crop_in {
     const char *path;   /* image file */
     float bbox[4];      /* x, y, w, h in original pixels */
+    int has_center;     /* 1: center is the box centre in float64 (the authors' numpy value); 0: the
+                         * centre is taken from bbox */
+    double center[2];
     float root[2];      /* root x, y in original pixels */
     float root_vis;
 } rn_crop_in;
@@ -100,13 +108,23 @@ typedef struct rn_crop_out {
     int scale;          /* JPEG DCT scale used (1, 2, 4, 8) */
 } rn_crop_out;
 
+/* Stages of rn_crop_sample, timed into rn_crop_ctx.stage_s (seconds, summed over samples):
+ * reading the file, the rows above the crop (skipped: entropy decoding only), the crop's rows
+ * (entropy decoding of whole rows, IDCT, upsampling, colour conversion of the crop's columns;
+ * from a prepared frame: putting the crop's JPEG together and decoding it), the warp and the
+ * normalisation. */
+enum { RN_CROP_STAGE_READ, RN_CROP_STAGE_SKIP, RN_CROP_STAGE_ROWS, RN_CROP_STAGE_WARP, RN_CROP_STAGE_NORM,
+       RN_CROP_NSTAGES };
+
 /* Per-thread scratch reused across samples. */
 typedef struct rn_crop_ctx {
-    rn_bytes file;
+    rn_bytes file, sub; /* sub: the crop's JPEG put together from a prepared frame */
     rn_image img;
     uint8_t *patch;     /* (in_h, in_w, 3) */
     int32_t *xy;        /* 2 * in_w */
     size_t patch_cap, xy_cap;
+    double stage_s[RN_CROP_NSTAGES];  /* time per stage, summed over this context's samples */
+    int64_t rows_skipped, rows_read;  /* image rows skipped and decoded from source files, summed */
 } rn_crop_ctx;
 
 void rn_crop_ctx_free(rn_crop_ctx *ctx);

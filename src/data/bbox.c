@@ -53,3 +53,29 @@ void rn_world2cam(double cam[3], const double world[3], const double R[9], const
 {
     for (int i = 0; i < 3; i++) cam[i] = R[3 * i] * world[0] + R[3 * i + 1] * world[1] + R[3 * i + 2] * world[2] + t[i];
 }
+
+int rn_bbox_maybe_xyxy(const double box[4], int width, int height, double *past)
+{
+    double past_x = fmax(0, -box[0]) + fmax(0, box[0] + box[2] - width);
+    double past_y = fmax(0, -box[1]) + fmax(0, box[1] + box[3] - height);
+    if (past) *past = fmax(past_x, past_y);
+    return past_x > 0.1 * width || past_x > 0.5 * box[2] || past_y > 0.1 * height || past_y > 0.5 * box[3];
+}
+
+int rn_focal_check(const double f[2], rn_err *err)
+{
+    for (int j = 0; j < 2; j++)
+        if (!(f[j] >= RN_FOCAL_MIN_PX && f[j] <= RN_FOCAL_MAX_PX))
+            return rn_err_set(err, "focal (%g, %g) px: each must be in [%g, %g] px", f[0], f[1], RN_FOCAL_MIN_PX,
+                              RN_FOCAL_MAX_PX);
+    return 0;
+}
+
+int rn_princpt_check(const double c[2], rn_err *err)
+{
+    for (int j = 0; j < 2; j++)
+        if (!(fabs(c[j]) <= RN_PRINCPT_MAX_PX))
+            return rn_err_set(err, "principal point (%g, %g) px: each must be within %g px of the image origin", c[0],
+                              c[1], RN_PRINCPT_MAX_PX);
+    return 0;
+}

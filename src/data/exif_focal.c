@@ -128,3 +128,24 @@ int rn_exif_focal_read(rn_exif_focal *out, const uint8_t *buf, size_t n, int wid
     exif_log_unref(log);
     return rc;
 }
+
+int rn_exif_orientation(const uint8_t *buf, size_t n)
+{
+    size_t len = 0;
+    const uint8_t *app1 = find_app1(buf, n, &len);
+    if (!app1) return 1;
+    ExifData *d = exif_data_new();
+    ExifLog *log = exif_log_new();
+    int o = 1, corrupt = 0;
+    if (d && log) {
+        exif_log_set_func(log, on_log, &corrupt);
+        exif_data_log(d, log);
+        exif_data_load_data(d, app1, (unsigned)len);
+        ExifEntry *e = d->ifd[EXIF_IFD_0] ? exif_content_get_entry(d->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION) : NULL;
+        if (e && e->format == EXIF_FORMAT_SHORT && e->components >= 1 && e->size >= 2)
+            o = exif_get_short(e->data, exif_data_get_byte_order(d));
+    }
+    if (d) exif_data_unref(d);
+    if (log) exif_log_unref(log);
+    return o >= 1 && o <= 8 ? o : 1;
+}

@@ -36,4 +36,9 @@ typedef struct rn_exif_focal {
  * says which tag and why). */
 int rn_exif_focal_read(rn_exif_focal *out, const uint8_t *buf, size_t n, int width, int height, rn_err *err);
 
+/* The EXIF Orientation tag (IFD0) of a JPEG file: 1..8, 1 when there is none,
+ * it is unreadable or out of range (as OpenCV's imread, which then leaves the
+ * image as stored). */
+int rn_exif_orientation(const uint8_t *buf, size_t n);
+
 #endif

@@ -7,30 +7,37 @@
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "data/exif_focal.h"
+#include "io/file.h"
+
+#include "core/profile.h"
 
 int rn_bytes_read(rn_bytes *b, const char *path, rn_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return rn_err_set(err, "%s: cannot open: %s", path, strerror(errno));
-    b->n = 0;
-    for (;;) {
-        if (b->cap - b->n < 65536) {
-            size_t cap = b->cap ? 2 * b->cap : 1 << 20;
-            uint8_t *p = realloc(b->p, cap);
-            if (!p) {
-                fclose(f);
-                return rn_err_set(err, "%s: out of memory reading file", path);
-            }
-            b->p = p;
-            b->cap = cap;
+    size_t size = 0;
+    int fd = rn_file_open_read(path, RN_IMAGE_MAX_FILE_BYTES, &size, err);
+    if (fd < 0) return -1;
+    if (size > b->cap || !b->p) {
+        uint8_t *p = realloc(b->p, size ? size : 1);
+        if (!p) {
+            close(fd);
+            return rn_err_set(err, "%s: out of memory reading %zu bytes", path, size);
         }
-        size_t got = fread(b->p + b->n, 1, b->cap - b->n, f);
-        b->n += got;
-        if (got == 0) break;
+        b->p = p;
+        b->cap = size ? size : 1;
     }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) return rn_err_set(err, "%s: read error", path);
+    b->n = 0;
+    while (b->n < size) {
+        ssize_t got = read(fd, b->p + b->n, size - b->n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        b->n += (size_t)got;
+    }
+    int e = b->n < size ? errno : 0;
+    close(fd);
+    if (b->n < size) return rn_err_set(err, "%s: read error: %s", path, e ? strerror(e) : "file shrank while read");
     return 0;
 }
 
@@ -79,6 +86,7 @@ typedef struct jerr {
     jmp_buf jb;
     int warned;
     char msg[JMSG_LENGTH_MAX];
+    uint8_t *cmyk; /* one CMYK row while decoding a 4-channel JPEG; freed by jpeg_done */
 } jerr;
 
 static void jerr_exit(j_common_ptr c)
@@ -94,6 +102,33 @@ static void jerr_emit(j_common_ptr c, int level)
     if (level < 0 && !e->warned) {
         e->warned = 1;
         c->err->format_message(c, e->msg);
+    }
+}
+
+/* The one set-up of a decompressor whose errors longjmp to je->jb (the caller's setjmp). */
+static void jpeg_begin(struct jpeg_decompress_struct *ci, jerr *je)
+{
+    memset(je, 0, sizeof *je);
+    ci->err = jpeg_std_error(&je->mgr);
+    je->mgr.error_exit = jerr_exit;
+    je->mgr.emit_message = jerr_emit;
+    jpeg_create_decompress(ci);
+}
+
+static void jpeg_done(struct jpeg_decompress_struct *ci, jerr *je)
+{
+    jpeg_destroy_decompress(ci);
+    free(je->cmyk);
+    je->cmyk = NULL;
+}
+
+/* As OpenCV's imread (icvCvt_CMYK2BGR_8u_C4C3R): the stored values are Adobe's
+ * inverted CMYK, so R = K - (255 - C) * K / 256 (a shift, as OpenCV). */
+static void cmyk_to_rgb(uint8_t *rgb, const uint8_t *cmyk, int w)
+{
+    for (int x = 0; x < w; x++, rgb += 3, cmyk += 4) {
+        int k = cmyk[3];
+        for (int c = 0; c < 3; c++) rgb[c] = (uint8_t)(k - ((255 - cmyk[c]) * k >> 8));
     }
 }
 
@@ -113,13 +148,18 @@ static int jpeg_rows(struct jpeg_decompress_struct *ci, rn_image *img, const int
 {
     JDIMENSION xoff = (JDIMENSION)r[0], cw = (JDIMENSION)r[2];
     if (cw < ci->output_width) jpeg_crop_scanline(ci, &xoff, &cw);
+    double t0 = rn_prof_now();
     if (r[1] > 0 && jpeg_skip_scanlines(ci, (JDIMENSION)r[1]) != (JDIMENSION)r[1]) return -1;
+    img->skip_s = rn_prof_now() - t0;
     image_reserve(img, (int)ci->output_width, r[3]);
     img->x0 = (int)xoff;
     img->y0 = r[1];
+    int cmyk = ci->out_color_space == JCS_CMYK;
+    if (cmyk) je->cmyk = rn_xmalloc((size_t)4 * ci->output_width);
     for (int y = 0; y < r[3] && !je->warned; y++) {
-        JSAMPROW row = img->px + (size_t)y * img->stride;
+        JSAMPROW row = cmyk ? je->cmyk : img->px + (size_t)y * img->stride;
         if (jpeg_read_scanlines(ci, &row, 1) != 1) return -1;
+        if (cmyk) cmyk_to_rgb(img->px + (size_t)y * img->stride, je->cmyk, (int)ci->output_width);
     }
     return je->warned ? -1 : 0;
 }
@@ -128,37 +168,31 @@ static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, c
 {
     struct jpeg_decompress_struct ci;
     jerr je;
-    memset(&je, 0, sizeof je);
-    ci.err = jpeg_std_error(&je.mgr);
-    je.mgr.error_exit = jerr_exit;
-    je.mgr.emit_message = jerr_emit;
-    jpeg_create_decompress(&ci);
+    jpeg_begin(&ci, &je);
     if (setjmp(je.jb)) {
-        jpeg_destroy_decompress(&ci);
+        jpeg_done(&ci, &je);
         return rn_err_set(err, "corrupt JPEG: %s", je.msg);
     }
     jpeg_mem_src(&ci, buf, (unsigned long)n);
     jpeg_read_header(&ci, TRUE);
     if (check_size(ci.image_width, ci.image_height, err)) {
-        jpeg_destroy_decompress(&ci);
+        jpeg_done(&ci, &je);
         return -1;
     }
     /* Corrupt already: stop before jpeg_start_decompress, which for a progressive
      * JPEG allocates and reads the whole image's coefficients (gigabytes near the cap). */
     if (je.warned) {
-        jpeg_destroy_decompress(&ci);
+        jpeg_done(&ci, &je);
         return rn_err_set(err, "corrupt JPEG: %s", je.msg);
     }
-    if (ci.jpeg_color_space == JCS_CMYK || ci.jpeg_color_space == JCS_YCCK) {
-        jpeg_destroy_decompress(&ci);
-        return rn_err_set(err, "CMYK JPEG is not supported");
-    }
-    ci.out_color_space = JCS_RGB;
+    /* CMYK and YCCK (libjpeg turns YCCK into CMYK) are converted as OpenCV does. */
+    int four = ci.jpeg_color_space == JCS_CMYK || ci.jpeg_color_space == JCS_YCCK;
+    ci.out_color_space = four ? JCS_CMYK : JCS_RGB;
     ci.scale_num = 1;
     ci.scale_denom = (unsigned)scale;
     jpeg_start_decompress(&ci);
     if (je.warned) {
-        jpeg_destroy_decompress(&ci);
+        jpeg_done(&ci, &je);
         return rn_err_set(err, "corrupt JPEG: %s", je.msg);
     }
     int r[4];
@@ -174,7 +208,7 @@ static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, c
         rc = jpeg_rows(&ci, img, r, &je);
     }
     jpeg_abort_decompress(&ci);
-    jpeg_destroy_decompress(&ci);
+    jpeg_done(&ci, &je);
     if (rc) return rn_err_set(err, "corrupt JPEG: %s", je.warned ? je.msg : "short image data");
     return 0;
 }
@@ -271,13 +305,9 @@ int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *er
     if (!is_jpeg(buf, n)) return rn_err_set(err, "not a JPEG or PNG file");
     struct jpeg_decompress_struct ci;
     jerr je;
-    memset(&je, 0, sizeof je);
-    ci.err = jpeg_std_error(&je.mgr);
-    je.mgr.error_exit = jerr_exit;
-    je.mgr.emit_message = jerr_emit;
-    jpeg_create_decompress(&ci);
+    jpeg_begin(&ci, &je);
     if (setjmp(je.jb)) {
-        jpeg_destroy_decompress(&ci);
+        jpeg_done(&ci, &je);
         return rn_err_set(err, "corrupt JPEG: %s", je.msg);
     }
     jpeg_mem_src(&ci, buf, (unsigned long)n);
@@ -285,22 +315,59 @@ int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *er
     info->w = (int)ci.image_width;
     info->h = (int)ci.image_height;
     info->is_jpeg = 1;
-    jpeg_destroy_decompress(&ci);
+    jpeg_done(&ci, &je);
     return check_size((uint64_t)info->w, (uint64_t)info->h, err);
 }
 
 int rn_image_decode(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, rn_err *err)
 {
     RN_ASSERT(scale == 1 || scale == 2 || scale == 4 || scale == 8);
+    img->skip_s = 0;
     if (is_jpeg(buf, n)) return decode_jpeg(img, buf, n, scale, roi, err);
     if (!is_png(buf, n)) return rn_err_set(err, "not a JPEG or PNG file");
     if (scale != 1) return rn_err_set(err, "PNG cannot be decoded at scale 1/%d", scale);
     return decode_png(img, buf, n, err);
 }
 
-int rn_image_load(rn_image *img, rn_bytes *scratch, const char *path, rn_err *err)
+/* Where display pixel (x, y) of an image in EXIF orientation o reads the stored
+ * (w, h) image: stored x = a[0] + a[1] x + a[2] y, stored y = a[3] + a[4] x + a[5] y. */
+static void orient_map(int a[6], int o, int w, int h)
+{
+    static const int m[9][6] = {{0}, {0, 1, 0, 0, 0, 1}, {1, -1, 0, 0, 0, 1}, {1, -1, 0, 1, 0, -1},
+                                {0, 1, 0, 1, 0, -1}, {0, 0, 1, 0, 1, 0}, {0, 0, 1, 1, -1, 0},
+                                {1, 0, -1, 1, -1, 0}, {1, 0, -1, 0, 1, 0}};
+    a[0] = m[o][0] * (w - 1), a[1] = m[o][1], a[2] = m[o][2];
+    a[3] = m[o][3] * (h - 1), a[4] = m[o][4], a[5] = m[o][5];
+}
+
+void rn_image_orient(rn_image *img, int orientation)
+{
+    RN_ASSERT(img->scale == 1 && img->x0 == 0 && img->y0 == 0);
+    if (orientation < 2 || orientation > 8 || !img->w || !img->h) return;
+    int w = img->w, h = img->h, dw = orientation >= 5 ? h : w, dh = orientation >= 5 ? w : h, a[6];
+    orient_map(a, orientation, w, h);
+    size_t stride = (size_t)dw * 3;
+    uint8_t *px = rn_xmalloc(stride * (size_t)dh);
+    ptrdiff_t sx = (ptrdiff_t)a[1] * 3 + (ptrdiff_t)a[4] * (ptrdiff_t)img->stride;
+    for (int y = 0; y < dh; y++) {
+        const uint8_t *s = img->px + (size_t)(a[0] + a[2] * y) * 3 + (size_t)(a[3] + a[5] * y) * img->stride;
+        uint8_t *d = px + (size_t)y * stride;
+        for (int x = 0; x < dw; x++, s += sx, d += 3) d[0] = s[0], d[1] = s[1], d[2] = s[2];
+    }
+    free(img->px);
+    img->px = px;
+    img->cap = stride * (size_t)dh;
+    img->w = img->full_w = dw;
+    img->h = img->full_h = dh;
+    img->stride = stride;
+}
+
+int rn_image_load(rn_image *img, rn_bytes *scratch, const char *path, int *orientation, rn_err *err)
 {
     if (rn_bytes_read(scratch, path, err)) return -1;
     if (rn_image_decode(img, scratch->p, scratch->n, 1, NULL, err)) return rn_err_prefix(err, "%s", path);
+    int o = is_jpeg(scratch->p, scratch->n) ? rn_exif_orientation(scratch->p, scratch->n) : 1;
+    rn_image_orient(img, o);
+    if (orientation) *orientation = o;
     return 0;
 }

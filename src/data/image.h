@@ -26,6 +26,9 @@
  * that a header declaring 10^6 x 10^6 pixels is refused before allocating. */
 #define RN_IMAGE_MAX_SIDE 65535
 #define RN_IMAGE_MAX_PIXELS (1 << 28)
+/* Largest image file read: 512 MiB, checked from the file's size before any
+ * byte is read (a real photo is well under 100 MiB). */
+#define RN_IMAGE_MAX_FILE_BYTES ((size_t)512 << 20)
 
 typedef struct rn_bytes {
     uint8_t *p;
@@ -44,10 +47,13 @@ typedef struct rn_image {
     int scale;          /* 1, 2, 4 or 8 */
     int full_w, full_h; /* original image size */
     uint8_t *px;        /* (h, w, 3) RGB, rows stride bytes apart; reused across calls */
+    double skip_s;      /* seconds the last decode spent skipping the rows above the region */
     size_t cap;
 } rn_image;
 
-/* Reads a whole file into b (buffer reused). Returns 0, or -1 naming the path. */
+/* Reads a whole regular file of at most RN_IMAGE_MAX_FILE_BYTES into b (buffer
+ * reused); a FIFO, device or larger file is refused before any read. Returns
+ * 0, or -1 naming the path and the problem. */
 int rn_bytes_read(rn_bytes *b, const char *path, rn_err *err);
 void rn_bytes_free(rn_bytes *b);
 
@@ -61,8 +67,16 @@ int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *er
  * image. Corrupt data (including libjpeg warnings) is an error. */
 int rn_image_decode(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, rn_err *err);
 
-/* Whole image at full size from a file; errors name the path. */
-int rn_image_load(rn_image *img, rn_bytes *scratch, const char *path, rn_err *err);
+/* Whole image at full size from a file, as displayed: a JPEG's EXIF
+ * Orientation applied, as OpenCV's imread does by default (the demo and
+ * predict; the datasets ignore it, as the authors' loader). *orientation (when
+ * not NULL) gets the tag, 1..8. Errors name the path. */
+int rn_image_load(rn_image *img, rn_bytes *scratch, const char *path, int *orientation, rn_err *err);
+
+/* Turns a whole decoded image (scale 1, no region) from stored into displayed
+ * order for EXIF orientation 1..8 (5..8 swap width and height); anything else
+ * leaves it as is. */
+void rn_image_orient(rn_image *img, int orientation);
 
 void rn_image_free(rn_image *img);
 

@@ -7,7 +7,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <stdint.h>
 #include <unistd.h>
+
+#include "io/file.h"
 
 enum { MAX_DEPTH = 512, CHUNK = 32 << 20, HASH_MIN = 16 };
 
@@ -355,18 +358,14 @@ rn_jdoc *rn_jdoc_parse(const char *data, size_t len, const char *name, rn_err *e
 
 rn_jdoc *rn_jdoc_load(const char *path, rn_err *err)
 {
-    int fd = open(path, O_RDONLY);
-    struct stat st;
-    if (fd < 0) {
-        rn_err_set(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    if (fstat(fd, &st) || st.st_size == 0) {
+    size_t len = 0;
+    int fd = rn_file_open_read(path, SIZE_MAX, &len, err);
+    if (fd < 0) return NULL;
+    if (len == 0) {
         close(fd);
         rn_err_set(err, "%s: empty or unreadable file", path);
         return NULL;
     }
-    size_t len = (size_t)st.st_size;
     void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     close(fd);
     if (m == MAP_FAILED) {

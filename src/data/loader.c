@@ -1,5 +1,7 @@
 #include "data/loader.h"
 
+#include "core/affinity.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -9,9 +11,11 @@
 
 typedef struct slot {
     rn_batch b;
-    int64_t done;   /* batch number finished into this slot, -1 none */
-    int failed;
-    rn_err err;
+    int64_t done;     /* batch number finished into this slot, -1 none */
+    int64_t open;     /* batch number being filled into this slot, -1 none */
+    int remaining;    /* samples of `open` not yet finished */
+    int failed_at;    /* lowest failed sample index of `open`, batch size when none */
+    rn_err err;       /* that sample's failure */
 } slot;
 
 typedef struct worker {
@@ -19,6 +23,9 @@ typedef struct worker {
     pthread_t th;
     int id;
     rn_crop_ctx ctx;
+    int64_t samples;                   /* samples finished (guarded by the loader's mutex) */
+    double stage_s[RN_CROP_NSTAGES];   /* ctx's stage times and rows, copied under the mutex */
+    int64_t rows_skipped, rows_read;
 } worker;
 
 struct rn_loader {
@@ -31,8 +38,9 @@ struct rn_loader {
     worker *workers;
     pthread_mutex_t mu;
     pthread_cond_t cv_work, cv_ready;
-    int epoch, quit, stopping, active;
-    int64_t next_claim, next_consume, freed;
+    int epoch, quit, stopping, active, peak_active;
+    int64_t next_claim, next_consume, freed; /* next_claim: batch whose samples are being handed out */
+    int next_sample;                         /* next sample of next_claim to hand out */
     atomic_llong skipped;
 };
 
@@ -143,6 +151,8 @@ static int crop_record(rn_batch *b, int i, worker *w, int set, int64_t rec, rn_r
     record_path(path, sizeof path, ds, s);
     rn_crop_in in = {.path = path, .root_vis = s->root_vis};
     memcpy(in.bbox, s->bbox, sizeof in.bbox);
+    memcpy(in.center, s->center, sizeof in.center);
+    in.has_center = s->has_center;
     in.root[0] = s->root_img[0], in.root[1] = s->root_img[1];
     rn_aug aug;
     if (cfg->augment) rn_aug_draw(&aug, r);
@@ -203,23 +213,50 @@ static int fill_sample(rn_batch *b, int i, worker *w, int64_t g, rn_err *err)
     }
 }
 
-static int fill_batch(rn_batch *b, worker *w, int64_t bi, rn_err *err)
-{
-    rn_loader *ld = w->ld;
-    int64_t p0 = bi * ld->cfg.batch, p1 = p0 + ld->cfg.batch < ld->S ? p0 + ld->cfg.batch : ld->S;
-    b->n = (int)(p1 - p0);
-    b->epoch = ld->epoch;
-    b->index = (int)bi;
-    for (int64_t p = p0; p < p1; p++)
-        if (fill_sample(b, (int)(p - p0), w, ld->cfg.rank + p * ld->cfg.world, err)) return -1;
-    return 0;
-}
+/* ---- threads: samples are handed out one at a time, batch after batch, to at
+ * most `prefetch` batches ahead of the consumer (the bounded queue) ---- */
 
-/* ---- threads ---- */
+static int64_t batch_size(const rn_loader *ld, int64_t bi)
+{
+    int64_t p0 = bi * ld->cfg.batch;
+    return p0 + ld->cfg.batch < ld->S ? ld->cfg.batch : ld->S - p0;
+}
 
 static int can_claim(const rn_loader *ld)
 {
     return !ld->stopping && ld->next_claim < ld->nb && ld->next_claim < ld->freed + ld->cfg.prefetch;
+}
+
+/* Under the mutex: the next (batch, sample) to fill, opening its slot on its first sample. */
+static slot *claim(rn_loader *ld, int64_t *bi, int *i)
+{
+    *bi = ld->next_claim;
+    *i = ld->next_sample++;
+    slot *s = &ld->slots[*bi % ld->cfg.prefetch];
+    int n = (int)batch_size(ld, *bi);
+    if (*i == 0) {
+        s->open = *bi;
+        s->remaining = s->failed_at = n;
+        s->b.n = n;
+        s->b.epoch = ld->epoch;
+        s->b.index = (int)*bi;
+    }
+    if (ld->next_sample == n) ld->next_claim++, ld->next_sample = 0;
+    return s;
+}
+
+/* Under the mutex: sample i of s is finished (failed: with e). */
+static void finish(rn_loader *ld, worker *w, slot *s, int i, int failed, const rn_err *e)
+{
+    if (failed && i < s->failed_at) s->failed_at = i, s->err = *e;
+    w->samples++;
+    memcpy(w->stage_s, w->ctx.stage_s, sizeof w->stage_s);
+    w->rows_skipped = w->ctx.rows_skipped, w->rows_read = w->ctx.rows_read;
+    if (--s->remaining == 0) {
+        s->done = s->open;
+        s->open = -1;
+        pthread_cond_broadcast(&ld->cv_ready);
+    }
 }
 
 static void *worker_main(void *arg)
@@ -235,46 +272,65 @@ static void *worker_main(void *arg)
     for (;;) {
         while (!ld->quit && !can_claim(ld)) pthread_cond_wait(&ld->cv_work, &ld->mu);
         if (ld->quit) break;
-        int64_t bi = ld->next_claim++;
-        slot *s = &ld->slots[bi % ld->cfg.prefetch];
-        ld->active++;
+        int64_t bi;
+        int i;
+        slot *s = claim(ld, &bi, &i);
+        if (++ld->active > ld->peak_active) ld->peak_active = ld->active;
         pthread_mutex_unlock(&ld->mu);
         rn_err e = {0};
-        int failed = fill_batch(&s->b, w, bi, &e);
+        int failed = fill_sample(&s->b, i, w, ld->cfg.rank + (bi * ld->cfg.batch + i) * ld->cfg.world, &e) != 0;
         pthread_mutex_lock(&ld->mu);
-        s->failed = failed;
-        s->err = e;
-        s->done = bi;
-        ld->active--;
-        pthread_cond_broadcast(&ld->cv_ready);
+        finish(ld, w, s, i, failed, &e);
+        if (--ld->active == 0) pthread_cond_broadcast(&ld->cv_ready);
     }
     pthread_mutex_unlock(&ld->mu);
     return NULL;
 }
 
-static void alloc_batch(rn_batch *b, int B, const rn_crop_cfg *c)
+static void *default_alloc(void *user, size_t bytes)
 {
-    b->images = rn_xmalloc(sizeof(float) * (size_t)B * 3 * c->in_w * c->in_h);
-    b->k = rn_xmalloc(sizeof(float) * B);
-    b->target = rn_xmalloc(sizeof(float) * 3 * B);
-    b->vis = rn_xmalloc(sizeof(float) * B);
-    b->have_depth = rn_xmalloc(sizeof(float) * B);
-    b->item = rn_xmalloc(sizeof(int32_t) * B);
-    b->set = rn_xmalloc(sizeof(int32_t) * B);
-    b->sample = rn_xmalloc(sizeof(int32_t) * B);
-    b->pad = rn_xmalloc(B);
-    b->replaced = rn_xmalloc(B);
-    b->bbox = rn_xmalloc(sizeof(float) * 4 * B);
-    b->inv = rn_xmalloc(sizeof(double) * 6 * B);
-    b->bad = rn_xcalloc((size_t)B, 1);
-    b->why = rn_xcalloc((size_t)B, sizeof *b->why);
+    (void)user;
+    return rn_xmalloc(bytes);
 }
 
-static void free_batch(rn_batch *b)
+static void default_free(void *user, void *p)
 {
-    free(b->images), free(b->k), free(b->target), free(b->vis), free(b->have_depth), free(b->item);
-    free(b->set), free(b->sample), free(b->pad), free(b->replaced), free(b->bbox), free(b->inv);
-    free(b->bad), free(b->why);
+    (void)user;
+    free(p);
+}
+
+static void *batch_array(const rn_loader_cfg *c, size_t bytes)
+{
+    void *p = c->buf_alloc(c->buf_user, bytes);
+    RN_ASSERT(p != NULL);
+    memset(p, 0, bytes);
+    return p;
+}
+
+static void alloc_batch(rn_batch *b, const rn_loader_cfg *c)
+{
+    size_t B = (size_t)c->batch;
+    b->images = batch_array(c, sizeof(float) * B * 3 * (size_t)c->crop.in_w * (size_t)c->crop.in_h);
+    b->k = batch_array(c, sizeof(float) * B);
+    b->target = batch_array(c, sizeof(float) * 3 * B);
+    b->vis = batch_array(c, sizeof(float) * B);
+    b->have_depth = batch_array(c, sizeof(float) * B);
+    b->item = batch_array(c, sizeof(int32_t) * B);
+    b->set = batch_array(c, sizeof(int32_t) * B);
+    b->sample = batch_array(c, sizeof(int32_t) * B);
+    b->pad = batch_array(c, B);
+    b->replaced = batch_array(c, B);
+    b->bbox = batch_array(c, sizeof(float) * 4 * B);
+    b->inv = batch_array(c, sizeof(double) * 6 * B);
+    b->bad = batch_array(c, B);
+    b->why = batch_array(c, B * sizeof *b->why);
+}
+
+static void free_batch(rn_batch *b, const rn_loader_cfg *c)
+{
+    void *arrays[] = {b->images, b->k,   b->target, b->vis,  b->have_depth, b->item, b->set,
+                      b->sample, b->pad, b->replaced, b->bbox, b->inv,      b->bad,  b->why};
+    for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) c->buf_free(c->buf_user, arrays[i]);
 }
 
 static int check_cfg(const rn_loader_cfg *c, rn_err *err)
@@ -283,7 +339,9 @@ static int check_cfg(const rn_loader_cfg *c, rn_err *err)
     if (c->split != RN_SPLIT_TRAIN && c->n_sets != 1) return rn_err_set(err, "loader: test split takes one dataset");
     for (int i = 0; i < c->n_sets; i++)
         if (!c->sets[i]->n) return rn_err_set(err, "loader: dataset %s is empty", c->sets[i]->name);
-    if (c->batch < 1 || c->workers < 1 || c->prefetch < 1) return rn_err_set(err, "loader: batch, workers and prefetch must be >= 1");
+    if (c->batch < 1 || c->workers < 0 || c->prefetch < 1)
+        return rn_err_set(err, "loader: batch and prefetch must be >= 1, workers >= 0 (0: one per core)");
+    if (!c->buf_alloc != !c->buf_free) return rn_err_set(err, "loader: buf_alloc and buf_free go together");
     if (c->world < 1 || c->rank < 0 || c->rank >= c->world) return rn_err_set(err, "loader: rank %d of world %d", c->rank, c->world);
     if (c->crop.in_w < 4 || c->crop.in_h < 4 || c->crop.out_w < 1 || c->crop.out_h < 1)
         return rn_err_set(err, "loader: bad input/output size");
@@ -297,6 +355,8 @@ int rn_loader_create(rn_loader **out, const rn_loader_cfg *cfg, rn_err *err)
     int last_core[1] = {last_allowed_core()};
     if (c.bind_cores && !c.loader_cores) c.loader_cores = last_core, c.n_loader_cores = 1;
     if (check_cfg(&c, err)) return -1;
+    if (!c.buf_alloc) c.buf_alloc = default_alloc, c.buf_free = default_free;
+    if (c.workers == 0) c.workers = rn_loader_auto_workers();
     int64_t max_len, L = item_space(&c, &max_len);
     if (L > INT32_MAX) return rn_err_set(err, "loader: %lld items is too many", (long long)L);
     rn_loader *ld = rn_xcalloc(1, sizeof *ld);
@@ -310,7 +370,7 @@ int rn_loader_create(rn_loader **out, const rn_loader_cfg *cfg, rn_err *err)
     ld->nb = (int)((ld->S + c.batch - 1) / c.batch);
     ld->perm = rn_xmalloc(sizeof(int32_t) * (size_t)ld->L);
     ld->slots = rn_xcalloc((size_t)c.prefetch, sizeof(slot));
-    for (int i = 0; i < c.prefetch; i++) alloc_batch(&ld->slots[i].b, c.batch, &c.crop), ld->slots[i].done = -1;
+    for (int i = 0; i < c.prefetch; i++) alloc_batch(&ld->slots[i].b, &c), ld->slots[i].done = ld->slots[i].open = -1;
     pthread_mutex_init(&ld->mu, NULL);
     pthread_cond_init(&ld->cv_work, NULL);
     pthread_cond_init(&ld->cv_ready, NULL);
@@ -334,7 +394,8 @@ int rn_loader_start(rn_loader *ld, int epoch, int first, rn_err *err)
     make_order(ld, epoch);
     ld->epoch = epoch;
     ld->next_claim = ld->next_consume = ld->freed = first;
-    for (int i = 0; i < ld->cfg.prefetch; i++) ld->slots[i].done = -1;
+    ld->next_sample = 0;
+    for (int i = 0; i < ld->cfg.prefetch; i++) ld->slots[i].done = ld->slots[i].open = -1;
     ld->stopping = 0;
     pthread_cond_broadcast(&ld->cv_work);
     pthread_mutex_unlock(&ld->mu);
@@ -352,7 +413,7 @@ int rn_loader_next(rn_loader *ld, const rn_batch **b, rn_err *err)
     }
     slot *s = &ld->slots[ld->next_consume % ld->cfg.prefetch];
     while (s->done != ld->next_consume) pthread_cond_wait(&ld->cv_ready, &ld->mu);
-    int failed = s->failed;
+    int failed = s->failed_at < s->b.n;
     if (failed) {
         if (err) *err = s->err;
         ld->stopping = 1;
@@ -370,6 +431,27 @@ void rn_loader_position(const rn_loader *ld, int *epoch, int *batch)
     *batch = (int)ld->next_consume;
 }
 
+int rn_loader_auto_workers(void)
+{
+    int cores[CPU_SETSIZE];
+    int n = rn_allowed_cores(cores, CPU_SETSIZE);
+    return n > 0 ? n : 1;
+}
+
+int rn_loader_stats_get(rn_loader *ld, rn_loader_stats *st, int64_t *samples, int max)
+{
+    pthread_mutex_lock(&ld->mu);
+    *st = (rn_loader_stats){.workers = ld->cfg.workers, .peak_busy = ld->peak_active};
+    for (int i = 0; i < ld->cfg.workers; i++) {
+        const worker *w = &ld->workers[i];
+        if (samples && i < max) samples[i] = w->samples;
+        for (int k = 0; k < RN_CROP_NSTAGES; k++) st->stage_s[k] += w->stage_s[k];
+        st->rows_skipped += w->rows_skipped, st->rows_read += w->rows_read;
+    }
+    pthread_mutex_unlock(&ld->mu);
+    return ld->cfg.workers;
+}
+
 int rn_loader_batches(const rn_loader *ld) { return ld->nb; }
 int64_t rn_loader_items(const rn_loader *ld) { return ld->L; }
 int64_t rn_loader_skipped(const rn_loader *ld) { return atomic_load(&((rn_loader *)ld)->skipped); }
@@ -385,7 +467,7 @@ void rn_loader_free(rn_loader *ld)
         pthread_join(ld->workers[i].th, NULL);
         rn_crop_ctx_free(&ld->workers[i].ctx);
     }
-    for (int i = 0; i < ld->cfg.prefetch; i++) free_batch(&ld->slots[i].b);
+    for (int i = 0; i < ld->cfg.prefetch; i++) free_batch(&ld->slots[i].b, &ld->cfg);
     pthread_mutex_destroy(&ld->mu);
     pthread_cond_destroy(&ld->cv_work);
     pthread_cond_destroy(&ld->cv_ready);

@@ -1,7 +1,11 @@
 /* rn_loader: the training/test batch loader. Worker threads (pthreads) decode,
- * crop, augment and normalise samples into a ring of K preallocated batches.
- * Every sample's randomness is seeded from (seed, epoch, item), so batches are
- * identical for any number of workers.
+ * crop, augment and normalise samples straight into a ring of K preallocated
+ * batches (the bounded queue: at most K batches ahead of the consumer). Work is
+ * handed out one sample at a time, so every worker has work while a batch in
+ * flight has samples left (8 workers with K = 2 keep 8 threads busy). Every
+ * sample's randomness is seeded from (seed, epoch, item), so batches are
+ * identical for any number of workers. The batch arrays come from buf_alloc
+ * (default malloc), e.g. pinned host memory a device uploads from.
  *
  *   const rn_dataset *sets[] = {&muco, &coco};         // one 3D set first, then 2D sets
  *   rn_loader_cfg cfg; rn_loader_cfg_default(&cfg, sets, 2, RN_SPLIT_TRAIN);
@@ -37,6 +41,7 @@
 #ifndef RN_DATA_LOADER_H
 #define RN_DATA_LOADER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/status.h"
@@ -48,7 +53,7 @@ typedef struct rn_loader_cfg {
     int n_sets;
     rn_split split;       /* train: shuffle, augment, skip bad images; test: in order, bad image = error */
     int batch;            /* samples per batch on this rank */
-    int workers;          /* loader threads, >= 1 */
+    int workers;          /* loader threads, >= 1; 0: one per allowed core (rn_loader_auto_workers) */
     int prefetch;         /* ring slots K >= 1 (batches decoded ahead) */
     uint64_t seed;
     int rank, world;      /* sharding; 0 and 1 for a single process */
@@ -61,6 +66,11 @@ typedef struct rn_loader_cfg {
     int quiet;            /* 1: do not log skipped images */
     int keep_going;       /* test split: a bad image flags its sample (rn_batch bad, why) instead of failing */
     rn_crop_cfg crop;
+    /* Batch arrays (every rn_batch pointer): both NULL (default: malloc/free) or both set.
+     * buf_alloc returns bytes usable by the workers and the consumer, or NULL (fatal). */
+    void *(*buf_alloc)(void *user, size_t bytes);
+    void (*buf_free)(void *user, void *p);
+    void *buf_user;
 } rn_loader_cfg;
 
 #define RN_LOADER_WHY 256
@@ -102,6 +112,18 @@ void rn_loader_position(const rn_loader *ld, int *epoch, int *batch);
 /* Batches per epoch on this rank, and the item-space size L. */
 int rn_loader_batches(const rn_loader *ld);
 int64_t rn_loader_items(const rn_loader *ld);
+/* Loader threads for workers = 0: the cores this process may run on. */
+int rn_loader_auto_workers(void);
+typedef struct rn_loader_stats {
+    int workers;                      /* loader threads */
+    int peak_busy;                    /* most workers inside a sample at once, since create */
+    double stage_s[RN_CROP_NSTAGES];  /* rn_crop_ctx stage times summed over workers (seconds) */
+    int64_t rows_skipped, rows_read;  /* image rows skipped and decoded, summed over workers */
+} rn_loader_stats;
+
+/* Counters since create into st, and each worker's finished samples into
+ * samples[0..max) (may be NULL). Returns the number of workers. */
+int rn_loader_stats_get(rn_loader *ld, rn_loader_stats *st, int64_t *samples, int max);
 /* Bad images skipped so far. */
 int64_t rn_loader_skipped(const rn_loader *ld);
 /* Stops the workers and frees everything. */

@@ -21,6 +21,8 @@ typedef struct rn_predict_info {
     double f[2], c[2];  /* intrinsics used */
     int default_focal;  /* 1: the authors' focal 1500 was used */
     int default_c;      /* 1: the image centre was used */
+    int orientation;    /* EXIF orientation applied (1..8; 1: none, or pixels given) */
 } rn_predict_info;
+
 
 #endif

@@ -1,13 +1,9 @@
 #include "dist/dist.h"
 
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int rn_dist_after_backward(rn_dist *d, rn_params *p, double *loss, int bcast_stats, rn_err *err)
-{
-    if (rn_dist_grads_finish(d, err) || rn_dist_allreduce_mean(d, loss, 1, err)) return -1;
-    return bcast_stats ? rn_dist_bcast_stats(d, p, err) : 0;
-}
 
 int rn_dist_any(rn_dist *d, int flag)
 {
@@ -27,6 +23,35 @@ int rn_dist_launched(void)
     return 0;
 }
 
+/* GPUs this node shows this process: CUDA_VISIBLE_DEVICES' entries, else the NVIDIA driver's
+ * list; 0 when unknown. */
+static int visible_gpus(void)
+{
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    int n = 0;
+    if (vis && *vis) {
+        for (n = 1; *vis; vis++) n += *vis == ',';
+        return n;
+    }
+    DIR *dir = opendir("/proc/driver/nvidia/gpus");
+    if (!dir) return 0;
+    for (struct dirent *e; (e = readdir(dir));) n += e->d_name[0] != '.';
+    closedir(dir);
+    return n;
+}
+
+int rn_dist_device_name(const rn_dist *d, const char *name, char *out, size_t cap)
+{
+    int n;
+    if (rn_dist_size(d) > 1 && !strcmp(name, "cuda")) {
+        int g = visible_gpus(), r = rn_dist_local_rank(d);
+        n = snprintf(out, cap, "cuda:%d", g > 0 ? r % g : r);
+    } else {
+        n = snprintf(out, cap, "%s", name);
+    }
+    return n >= 0 && (size_t)n < cap ? 0 : -1;
+}
+
 #ifndef RN_HAVE_MPI
 
 int rn_dist_available(void) { return 0; }
@@ -43,12 +68,17 @@ void rn_dist_finalize(rn_dist *d) { (void)d; }
 void rn_dist_abort(rn_dist *d, int code) { (void)d, (void)code; }
 int rn_dist_rank(const rn_dist *d) { return (void)d, 0; }
 int rn_dist_size(const rn_dist *d) { return (void)d, 1; }
+int rn_dist_local_rank(const rn_dist *d) { return (void)d, 0; }
+int rn_dist_device_collectives(const rn_dist *d) { return (void)d, 0; }
 int rn_dist_allreduce_sum(rn_dist *d, double *buf, int n, rn_err *err) { return (void)d, (void)buf, (void)n, (void)err, 0; }
 int rn_dist_allreduce_mean(rn_dist *d, double *buf, int n, rn_err *err) { return (void)d, (void)buf, (void)n, (void)err, 0; }
 int rn_dist_bcast_params(rn_dist *d, rn_params *p, rn_err *err) { return (void)d, (void)p, (void)err, 0; }
 int rn_dist_bcast_stats(rn_dist *d, rn_params *p, rn_err *err) { return (void)d, (void)p, (void)err, 0; }
 int rn_dist_barrier(rn_dist *d, rn_err *err) { return (void)d, (void)err, 0; }
-void rn_dist_grads_setup(rn_dist *d, const rn_params *p, size_t bucket_floats) { (void)d, (void)p, (void)bucket_floats; }
+int rn_dist_grads_setup(rn_dist *d, rn_params *p, size_t bucket_floats, rn_err *err)
+{
+    return (void)d, (void)p, (void)bucket_floats, (void)err, 0;
+}
 int rn_dist_grads_finish(rn_dist *d, rn_err *err) { return (void)d, (void)err, 0; }
 double rn_dist_comm_seconds(rn_dist *d, int reset) { return (void)d, (void)reset, 0.0; }
 rn_device_reduce rn_dist_bn_reduce(rn_dist *d) { return (void)d, (rn_device_reduce){0}; }

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/file.h"
+
 #define MUPOTS_ROOT_JOINT 14
 
 static const char *const RESULT_FILES[] = {
@@ -27,43 +29,15 @@ const char *rn_eval_results_filename(rn_eval_kind kind)
 /* ---- atomic write ------------------------------------------------------- */
 
 /* Creates path.tmp.XXXXXX, mode 0644; returns its fd (name in *tmp, free it) or -1. */
-static int open_temp(char **tmp, const char *path, rn_err *err)
-{
-    size_t len = strlen(path);
-    *tmp = rn_xmalloc(len + 16);
-    memcpy(*tmp, path, len);
-    memcpy(*tmp + len, ".tmp.XXXXXX", 12);
-    int fd = mkstemp(*tmp);
-    if (fd < 0) return rn_err_set(err, "%s: cannot create a temporary file: %s", path, strerror(errno));
-    if (fchmod(fd, 0644)) { /* mkstemp makes 0600; results are meant to be shared */
-        rn_err_set(err, "%s: cannot set permissions: %s", *tmp, strerror(errno));
-        close(fd);
-        unlink(*tmp);
-        return -1;
-    }
-    return fd;
-}
-
 static int write_json_atomic(const char *path, const json_t *root, rn_err *err)
 {
-    char *tmp = NULL;
-    int fd = open_temp(&tmp, path, err);
-    if (fd < 0) {
-        free(tmp);
-        return -1;
-    }
-    FILE *f = fdopen(fd, "w"); /* buffered: json_dumpfd writes token by token */
-    int rc = f ? 0 : -1;
-    if (!f) close(fd);
-    if (!rc && json_dumpf(root, f, JSON_REAL_PRECISION(17) | JSON_COMPACT)) rc = -1;
-    if (!rc && (fputc('\n', f) == EOF || fflush(f) || fsync(fd))) rc = -1;
-    if (f && fclose(f)) rc = -1;
-    if (!rc && rename(tmp, path)) rc = -1;
-    if (rc) {
-        rn_err_set(err, "%s: write failed: %s", path, errno ? strerror(errno) : "JSON encoding error");
-        unlink(tmp);
-    }
-    free(tmp);
+    char *text = json_dumps(root, JSON_REAL_PRECISION(17) | JSON_COMPACT);
+    if (!text) return rn_err_set(err, "%s: JSON encoding error", path);
+    size_t n = strlen(text);
+    text[n] = '\n';
+    rn_afile f;
+    int rc = rn_afile_open(&f, path, err) || rn_afile_write(&f, text, n + 1, err) || rn_afile_commit(&f, err) ? -1 : 0;
+    free(text);
     return rc;
 }
 
@@ -137,8 +111,11 @@ int rn_eval_gt_write(const char *path, const rn_root_gt *gt, size_t n, rn_err *e
 static json_t *load_json(const char *path, const char *data, size_t len, rn_err *err)
 {
     json_error_t je;
+    rn_mapfile m = {0};
+    if (!data && rn_mapfile_open(&m, path, err)) return NULL;
     json_t *root = data ? json_loadb(data, len, JSON_REJECT_DUPLICATES, &je)
-                        : json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+                        : json_loadb(m.data ? (const char *)m.data : "", m.size, JSON_REJECT_DUPLICATES, &je);
+    rn_mapfile_close(&m);
     if (!root) {
         if (je.line < 0 && strstr(je.text, path)) rn_err_set(err, "%s", je.text);
         else if (je.line < 0) rn_err_set(err, "%s: %s", path, je.text);

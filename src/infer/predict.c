@@ -8,12 +8,14 @@
 
 #include "data/augment.h"
 #include "data/bbox.h"
+#include "data/exif_focal.h"
 #include "data/image.h"
 #include "eval/metrics.h"
 #include "nn/model.h"
 
 static int probe(rn_predict_info *info, const rn_predict_in *in, rn_err *err)
 {
+    info->orientation = 1;
     if (in->pixels) {
         info->width = in->pixels->w, info->height = in->pixels->h;
         return 0;
@@ -23,9 +25,11 @@ static int probe(rn_predict_info *info, const rn_predict_in *in, rn_err *err)
     rn_image_info ii;
     int rc = rn_bytes_read(&b, path, err);
     if (!rc && rn_image_probe(&ii, b.p, b.n, err)) rc = rn_err_prefix(err, "%s", path);
+    if (!rc && ii.is_jpeg) info->orientation = rn_exif_orientation(b.p, b.n);
     rn_bytes_free(&b);
     if (rc) return -1;
-    info->width = ii.w, info->height = ii.h;
+    int swap = info->orientation >= 5;
+    info->width = swap ? ii.h : ii.w, info->height = swap ? ii.w : ii.h;
     return 0;
 }
 
@@ -48,6 +52,7 @@ static int crop_all(float *x, float *k, rn_crop_ctx *ctx, rn_person_root *out, c
     cfg.in_w = cfg.in_h = in->input_size;
     cfg.out_w = cfg.out_h = in->input_size / 4;
     cfg.fast_decode = in->fast_decode;
+    cfg.exif_orient = 1;
     rn_aug aug;
     rn_aug_none(&aug);
     size_t plane = (size_t)3 * in->input_size * in->input_size;
@@ -68,6 +73,8 @@ static int crop_all(float *x, float *k, rn_crop_ctx *ctx, rn_person_root *out, c
         k[i] = (float)o->k;
         rn_crop_in ci = {.path = in->image, .root_vis = 0};
         for (int j = 0; j < 4; j++) ci.bbox[j] = (float)o->bbox[j];
+        ci.center[0] = o->bbox[0] + 0.5 * o->bbox[2], ci.center[1] = o->bbox[1] + 0.5 * o->bbox[3];
+        ci.has_center = 1;
         rn_crop_out co;
         float *dst = x + (size_t)i * plane;
         rc = in->pixels ? rn_crop_sample_decoded(dst, &co, ctx, in->pixels, &ci, &aug, &cfg, err)
@@ -138,12 +145,8 @@ static int run_model(rn_person_root *out, const rn_predict_info *info, rn_model 
 static int check_intrinsics(const rn_predict_in *in, rn_err *err)
 {
     int have_f = in->f[0] != 0 || in->f[1] != 0;
-    for (int j = 0; j < 2; j++) {
-        if (have_f && !(in->f[j] > 0 && in->f[j] <= FLT_MAX))
-            return rn_err_set(err, "focal (%g, %g): must be > 0 and within float range", in->f[0], in->f[1]);
-        if (in->have_c && !(fabs(in->c[j]) <= FLT_MAX))
-            return rn_err_set(err, "principal point (%g, %g): beyond float range", in->c[0], in->c[1]);
-    }
+    if (have_f && rn_focal_check(in->f, err)) return -1;
+    if (in->have_c && rn_princpt_check(in->c, err)) return -1;
     return 0;
 }
 

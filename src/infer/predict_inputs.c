@@ -209,9 +209,10 @@ static void exif_focal(rn_pin *in, rn_pimage *im, const rn_bytes *b)
     rn_exif_focal ef;
     rn_err e = {{0}};
     int rc = rn_exif_focal_read(&ef, b->p, b->n, im->w, im->h, &e);
+    if (!rc && rn_focal_check(ef.f, &e)) rc = -1;
     if (rc < 0) rn_pin_skip(in, RN_PSKIP_EXIF, 1, "%s: %s (focal 1500 used instead)", im->name, e.msg);
     if (rc) return;
-    im->f[0] = ef.f[0], im->f[1] = ef.f[1];
+    im->f[0] = ef.f[im->swap_xy], im->f[1] = ef.f[!im->swap_xy]; /* stored x is upright y when turned */
     im->have_f = 1;
     im->src = ef.source;
 }
@@ -239,10 +240,8 @@ static int resolve_intrinsics(rn_pin *in, rn_pimage *im, const rn_bytes *b, rn_e
         in->s->images_default_focal++;
     }
     if (!im->have_c) im->c[0] = im->w / 2.0, im->c[1] = im->h / 2.0;
-    for (int j = 0; j < 2; j++)
-        if (!(im->f[j] > 0 && im->f[j] <= FLT_MAX && im->c[j] >= -FLT_MAX && im->c[j] <= FLT_MAX))
-            return rn_err_set(err, "%s: focal (%g, %g) / principal point (%g, %g) beyond float range", im->name,
-                              im->f[0], im->f[1], im->c[0], im->c[1]);
+    if (rn_focal_check(im->f, err) || rn_princpt_check(im->c, err))
+        return rn_err_prefix(err, "%s (focal from %s)", im->name, im->src);
     return 0;
 }
 
@@ -262,7 +261,10 @@ static int prepare(rn_pin *in, rn_pimage *im, rn_err *err)
     }
     free(im->path);
     im->path = real;
-    im->w = ii.w, im->h = ii.h;
+    int o = ii.is_jpeg ? rn_exif_orientation(b.p, b.n) : 1;
+    im->w = o >= 5 ? ii.h : ii.w, im->h = o >= 5 ? ii.w : ii.h;
+    im->swap_xy = o >= 5;
+    in->s->images_oriented += o > 1;
     im->state = 1;
     int rc = resolve_intrinsics(in, im, &b, err);
     rn_bytes_free(&b);
@@ -319,6 +321,7 @@ static int add_person(rn_pin *in, size_t idx, const double box[4], int integral,
         rn_pin_skip(in, RN_PSKIP_BOX, 1, "%s (%s): %s", what, im->name, e.msg);
         return 0;
     }
+    in->s->boxes_maybe_xyxy += !in->o->xyxy && rn_bbox_maybe_xyxy(box, im->w, im->h, NULL);
     if (in->n >= INT32_MAX) return rn_err_set(err, "more than %d people", INT32_MAX);
     rn_sample *s = push(in);
     s->path_off = intern(in, im->path);
@@ -326,6 +329,7 @@ static int add_person(rn_pin *in, size_t idx, const double box[4], int integral,
     s->ann_id = -1;
     s->width = im->w, s->height = im->h;
     for (int j = 0; j < 4; j++) s->bbox[j] = (float)bb[j];
+    rn_sample_set_center(s, bb);
     double area = bb[2] * bb[3];
     s->area = (float)area;
     for (int j = 0; j < 2; j++) s->f[j] = (float)im->f[j], s->c[j] = (float)im->c[j];

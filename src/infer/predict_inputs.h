@@ -19,7 +19,8 @@ typedef struct rn_pimage {
     char *path;         /* opened */
     int64_t id;
     int state;          /* 0 not read, 1 usable, -1 unreadable */
-    int w, h;
+    int w, h;           /* upright (EXIF orientation applied) */
+    int swap_xy;        /* 1: EXIF orientation 5..8 (stored width is upright height) */
     int have_f, have_c; /* from the JSON inputs (before flags, EXIF, default) */
     double f[2], c[2];
     const char *src;    /* where the focal came from: "flag", "json", "images-file", "exif-35mm", ... "default" */

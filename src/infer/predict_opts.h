@@ -51,7 +51,10 @@ typedef struct rn_pset_summary {
     size_t images;              /* images known (listed or referenced) */
     size_t images_used;         /* images with at least one root */
     size_t images_default_focal;
+    size_t images_oriented;     /* JPEGs whose EXIF orientation was applied (as cv2.imread) */
+    size_t boxes_maybe_xyxy;    /* xywh boxes running well past their image (rn_bbox_maybe_xyxy) */
     size_t detections;          /* records in the boxes file */
+
     size_t people;              /* roots written */
     size_t skip[RN_PSKIP_N];
     double seconds;             /* whole run (parse, probe, forward, write) */

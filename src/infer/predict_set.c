@@ -109,6 +109,7 @@ static int forward_all(run_state *r, rn_params *p, rn_err *err)
     cfg.crop.in_w = cfg.crop.in_h = S;
     cfg.crop.out_w = cfg.crop.out_h = S / 4;
     cfg.crop.fast_decode = o->fast_decode;
+    cfg.crop.exif_orient = 1;
     rn_model m;
     if (rn_predict_model_create(&m, p, N, S, o->device, o->threads, o->compute, o->no_fold, err)) return -1;
     rn_model_sync_weights(&m);
@@ -227,5 +228,12 @@ void rn_pset_summary_print(FILE *f, const rn_pset_summary *s)
                    "the authors' focal 1500 px was used: their depth is right only for that focal; with the true focal "
                    "fx, fy, depth_true = depth * sqrt(fx * fy) / 1500 (X, Y scale the same way)\n",
                 s->images_default_focal);
+    if (s->images_oriented)
+        fprintf(f, "predict: %zu images turned upright by their EXIF orientation (as cv2.imread); boxes and "
+                   "principal points are in their upright pixels\n", s->images_oriented);
+    if (s->boxes_maybe_xyxy)
+        fprintf(f, "predict: warning: %zu boxes read as x,y,w,h run well past their image (by over 10 %% of its side "
+                   "or half the box's): if the detector wrote x1,y1,x2,y2, add --bbox-format xyxy\n",
+                s->boxes_maybe_xyxy);
     if (s->json_path[0]) fprintf(f, "predict: wrote %s and %s\n", s->json_path, s->csv_path);
 }

@@ -3,16 +3,27 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-int rn_mapfile_open(rn_mapfile *m, const char *path, rn_err *err)
+static const char *file_kind(mode_t m)
 {
-    m->data = NULL;
-    m->size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISSOCK(m)) return "a socket";
+    return "not a regular file";
+}
+
+int rn_file_open_read(const char *path, size_t max_bytes, size_t *size, rn_err *err)
+{
+    /* O_NONBLOCK: a FIFO without a writer opens at once instead of waiting for one. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return rn_err_set(err, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st)) {
@@ -22,18 +33,36 @@ int rn_mapfile_open(rn_mapfile *m, const char *path, rn_err *err)
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return rn_err_set(err, "%s: not a regular file", path);
+        return rn_err_set(err, "%s: not a regular file (%s); give a file", path, file_kind(st.st_mode));
     }
-    if (st.st_size == 0) {
+    if ((uint64_t)st.st_size > max_bytes) {
+        close(fd);
+        return rn_err_set(err, "%s: %lld bytes, more than the %zu read at most", path, (long long)st.st_size,
+                          max_bytes);
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    *size = (size_t)st.st_size;
+    return fd;
+}
+
+int rn_mapfile_open(rn_mapfile *m, const char *path, rn_err *err)
+{
+    m->data = NULL;
+    m->size = 0;
+    size_t size = 0;
+    int fd = rn_file_open_read(path, SIZE_MAX, &size, err);
+    if (fd < 0) return -1;
+    if (size == 0) {
         close(fd);
         return 0;
     }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     int e = errno;
     close(fd);
     if (p == MAP_FAILED) return rn_err_set(err, "%s: cannot map: %s", path, strerror(e));
     m->data = p;
-    m->size = (size_t)st.st_size;
+    m->size = size;
     return 0;
 }
 
@@ -52,12 +81,35 @@ static char *str_dup(const char *s)
     return d;
 }
 
+/* A path that exists and is no regular file (nor a link to one) is written in place:
+ * character devices and FIFOs with a reader directly, anything else refused. */
+static int afile_open_direct(rn_afile *f, const char *path, mode_t mode, rn_err *err)
+{
+    if (!S_ISCHR(mode) && !S_ISFIFO(mode))
+        return rn_err_set(err, "%s: cannot write over %s; give a file path", path, file_kind(mode));
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ENXIO) return rn_err_set(err, "%s: a FIFO with no reader", path);
+    if (fd < 0) return rn_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    f->fd = fd;
+    f->path = str_dup(path);
+    f->tmp = NULL;
+    return 0;
+}
+
 int rn_afile_open(rn_afile *f, const char *path, rn_err *err)
 {
-    f->path = str_dup(path);
-    size_t n = strlen(path) + 16;
+    *f = (rn_afile){.fd = -1};
+    struct stat st, lst;
+    int exists = !stat(path, &st);
+    if (exists && !S_ISREG(st.st_mode)) return afile_open_direct(f, path, st.st_mode, err);
+    /* A link to a regular file: replace the file it names, not the link. */
+    char *real = exists && !lstat(path, &lst) && S_ISLNK(lst.st_mode) ? realpath(path, NULL) : NULL;
+    f->path = real ? real : str_dup(path);
+    size_t n = strlen(f->path) + 16;
     f->tmp = rn_xmalloc(n);
-    snprintf(f->tmp, n, "%s.tmpXXXXXX", path);
+    snprintf(f->tmp, n, "%s.tmpXXXXXX", f->path);
     f->fd = mkostemp(f->tmp, O_CLOEXEC);
     if (f->fd < 0) {
         int e = errno;
@@ -97,9 +149,20 @@ static void fsync_dir(const char *path)
     free(copy);
 }
 
+static int afile_commit_direct(rn_afile *f, rn_err *err)
+{
+    int rc = close(f->fd);
+    f->fd = -1;
+    if (rc) rn_err_set(err, "%s: write failed: %s", f->path, strerror(errno));
+    free(f->path);
+    f->path = NULL;
+    return rc ? -1 : 0;
+}
+
 int rn_afile_commit(rn_afile *f, rn_err *err)
 {
     if (f->fd < 0) return rn_err_set(err, "%s: file already closed", f->path ? f->path : "?");
+    if (!f->tmp) return afile_commit_direct(f, err);
     if (fsync(f->fd) || fchmod(f->fd, 0644)) {
         rn_err_set(err, "%s: fsync failed: %s", f->path, strerror(errno));
         rn_afile_abort(f);

@@ -96,6 +96,8 @@ static int cuda_load_error(rn_err *err, const char *path, const char *why)
                                "keep librootnet-cuda.so beside the binary)", path);
     if (strstr(why, "libcudnn"))
         return rn_err_set(err, "device cuda: libcudnn missing (cuDNN 9; add its folder to LD_LIBRARY_PATH): %s", why);
+    if (strstr(why, "libnccl"))
+        return rn_err_set(err, "device cuda: libnccl missing (NCCL 2; add its folder to LD_LIBRARY_PATH): %s", why);
     if (strstr(why, "libcublas"))
         return rn_err_set(err, "device cuda: libcublas missing (add its folder to LD_LIBRARY_PATH): %s", why);
     return rn_err_set(err, "device cuda: cannot load %s: %s", path, why);

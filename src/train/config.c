@@ -32,13 +32,14 @@ static const key_def KEYS[] = {
     {{"--end-epoch", RN_TK_INT, "train epochs 0 .. end-epoch-1 (20)"}, F(end_epoch)},
     {{"--batch", RN_TK_INT, "batch size (32)"}, F(batch)},
     {{"--threads", RN_TK_INT, "compute threads (0: OMP_NUM_THREADS)"}, F(threads)},
-    {{"--workers", RN_TK_INT, "loader threads (2)"}, F(workers)},
+    {{"--workers", RN_TK_INT, "loader threads (2; 0: one per allowed core)"}, F(workers)},
     {{"--seed", RN_TK_I64, "seed of the init, shuffling and augmentation (1)"}, F(seed)},
     {{"--output", RN_TK_STR, "output dir: model_dump/ snapshots, log/ logs and plot (output)"}, F(output)},
     {{"--continue", RN_TK_BOOL, "resume from the newest complete snapshot in the output dir"}, F(cont)},
     {{"--pretrained", RN_TK_STR, "ImageNet ResNet .pth (torchvision) or a RootNet weight file"}, F(pretrained)},
     {{"--augment", RN_TK_BOOL, "rotation/flip/colour augmentation (on; --no-augment turns it off)"}, F(augment)},
     {{"--fast-decode", RN_TK_BOOL, "decode JPEGs at 1/2, 1/4, 1/8 size when the box is that much larger than the input (faster, not the authors' pixels; off)"}, F(fast_decode)},
+    {{"--prep-dir", RN_TK_STR, "prepared frames (rootnet dataset --prepare): the same pixels, only each crop entropy-decoded (default: off)"}, F(prep_dir)},
     {{"--cache-dir", RN_TK_STR, "dataset cache dir (default: next to the annotations, or the per-user cache when that is not writable)"}, F(cache_dir)},
     {{"--deterministic", RN_TK_BOOL, "bit-reproducible run: fixed compute threads (1 unless --threads), weight checksums logged"}, F(deterministic)},
     {{"--log-every", RN_TK_INT, "log line every N iterations (10)"}, F(log_every)},
@@ -292,9 +293,9 @@ int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err)
     for (int i = 0; i < c->n_dec; i++)
         if (c->lr_dec_epoch[i] < 0 || (i && c->lr_dec_epoch[i] <= c->lr_dec_epoch[i - 1]))
             return rn_err_set(err, "--lr-dec-epoch: epochs must be >= 0 and increasing");
-    if (c->threads < 0 || c->workers < 1 || c->log_every < 1 || c->max_iters < 0 || c->snapshot_iters < 0 ||
+    if (c->threads < 0 || c->workers < 0 || c->log_every < 1 || c->max_iters < 0 || c->snapshot_iters < 0 ||
         c->keep_snapshots < 1 || c->keep_epochs < 0)
-        return rn_err_set(err, "--threads >= 0, --workers >= 1, --log-every >= 1, --max-iters >= 0, "
+        return rn_err_set(err, "--threads >= 0, --workers >= 0 (0: one per core), --log-every >= 1, --max-iters >= 0, "
                                "--snapshot-iters >= 0, --keep-snapshots >= 1 and --keep-epochs >= 0 are required");
     if (c->world < 1 || c->rank < 0 || c->rank >= c->world) return rn_err_set(err, "rank %d of %d is invalid", c->rank, c->world);
     if (!(c->bucket_mb >= 0) || !(c->dist_timeout > 0)) return rn_err_set(err, "--bucket-mb must be >= 0 and --dist-timeout > 0");

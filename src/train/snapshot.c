@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nn/weights.h"
@@ -231,24 +232,17 @@ static int cmp_newest_first(const void *a, const void *b)
     return y->kb - x->kb;
 }
 
-/* Snapshot names in dir, newest first (NULL and n = 0 when dir cannot be read); removes leftover temporaries. */
-static snap_name *list_snapshots(const char *dir, int *n, FILE *warn)
+/* Snapshot names in dir, newest first (NULL and n = 0 when dir cannot be read). */
+static snap_name *list_snapshots(const char *dir, int *n)
 {
     DIR *d = opendir(dir);
     *n = 0;
     if (!d) return NULL;
     int cap = 16;
     snap_name *v = rn_xmalloc((size_t)cap * sizeof *v);
-    char path[1400];
     for (struct dirent *de; (de = readdir(d));) {
         snap_name s;
         if (strlen(de->d_name) >= sizeof s.name) continue;
-        if (!strncmp(de->d_name, "snapshot_", 9) && strstr(de->d_name, ".safetensors.tmp")) {
-            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-            if (warn) fprintf(warn, "rootnet train: removing %s, left by an interrupted snapshot write\n", path);
-            unlink(path);
-            continue;
-        }
         if (rn_snapshot_parse_name(de->d_name, &s.ke, &s.kb, &s.end)) continue;
         snprintf(s.name, sizeof s.name, "%s", de->d_name);
         if (*n == cap) v = realloc(v, (size_t)(cap *= 2) * sizeof *v);
@@ -258,6 +252,37 @@ static snap_name *list_snapshots(const char *dir, int *n, FILE *warn)
     closedir(d);
     qsort(v, (size_t)*n, sizeof *v, cmp_newest_first);
     return v;
+}
+
+/* Removes the temporaries an interrupted snapshot write left in dir. */
+static void remove_temporaries(const char *dir, FILE *warn)
+{
+    DIR *d = opendir(dir);
+    char path[1400];
+    for (struct dirent *de; d && (de = readdir(d));) {
+        if (strncmp(de->d_name, "snapshot_", 9) || !strstr(de->d_name, ".safetensors.tmp")) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (warn) fprintf(warn, "rootnet train: removing %s, left by an interrupted snapshot write\n", path);
+        unlink(path);
+    }
+    if (d) closedir(d);
+}
+
+int rn_snapshot_dir_check(const char *dir, rn_err *err)
+{
+    int n;
+    snap_name *v = list_snapshots(dir, &n);
+    char path[1400];
+    struct stat st;
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
+        if (!stat(path, &st) && !S_ISREG(st.st_mode))
+            rc = rn_err_set(err, "%s: not a regular file, so no snapshot can be read from or written to it; move it "
+                            "away", path);
+    }
+    free(v);
+    return rc;
 }
 
 /* A complete snapshot whose contents agree with its name. */
@@ -274,16 +299,26 @@ static int check_candidate(const char *path, const snap_name *s, rn_err *err)
     return rc ? -1 : 0;
 }
 
+/* Appends "name: problem" (the problem without its leading path) to a refusal being built in buf. */
+static void note_problem(char *buf, size_t len, const char *path, const char *name, const char *msg)
+{
+    size_t at = strlen(buf), pl = strlen(path);
+    if (!strncmp(msg, path, pl) && !strncmp(msg + pl, ": ", 2)) msg += pl + 2;
+    if (snprintf(buf + at, len - at, "%s%s: %s", at ? "; " : "", name, msg) >= (int)(len - at))
+        snprintf(buf + len - 4, 4, "...");
+}
+
 int rn_snapshot_find_latest(char *out, size_t len, const char *dir, FILE *warn, rn_err *err)
 {
     int n;
-    snap_name *v = list_snapshots(dir, &n, warn);
+    snap_name *v = list_snapshots(dir, &n);
     int found = 0;
-    char path[1400];
+    char path[1400], problems[sizeof err->msg] = "";
     for (int i = 0; i < n && !found; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
         rn_err e = {{0}};
         if (check_candidate(path, &v[i], &e)) {
+            note_problem(problems, sizeof problems, path, v[i].name, e.msg);
             if (warn) fprintf(warn, "rootnet train: warning: skipping incomplete snapshot: %s\n", e.msg);
             continue;
         }
@@ -295,13 +330,17 @@ int rn_snapshot_find_latest(char *out, size_t len, const char *dir, FILE *warn, 
         found = 1;
     }
     free(v);
+    if (n && !found)
+        return rn_err_set(err, "no complete snapshot in %s, nothing changed (%s); to start over, move them away or "
+                          "train without --continue", dir, problems);
+    if (found || !n) remove_temporaries(dir, warn);
     return found;
 }
 
 void rn_snapshot_prune(const char *dir, int key_epoch, int key_batch, int keep)
 {
     int n;
-    snap_name *v = list_snapshots(dir, &n, NULL);
+    snap_name *v = list_snapshots(dir, &n);
     int kept = 0;
     char path[1400];
     for (int i = 0; i < n; i++) {
@@ -318,7 +357,7 @@ void rn_snapshot_prune_epochs(const char *dir, int epoch, int keep)
 {
     if (keep <= 0) return;
     int n;
-    snap_name *v = list_snapshots(dir, &n, NULL);
+    snap_name *v = list_snapshots(dir, &n);
     char path[1400];
     for (int i = 0; i < n; i++) {
         if (!v[i].end || v[i].ke - 1 > epoch - keep) continue;
@@ -362,7 +401,15 @@ int rn_run_settings_merge(rn_run_settings *s, int input_size, int fast_decode, c
                           input_size, path, s->input_size, s->input_size, s->input_size);
     if (input_size) s->input_size = input_size;
     if (fast_decode) s->fast_decode = 1;
+    s->size_default = !s->from_config && !input_size;
     return 0;
+}
+
+const char *rn_run_settings_size_note(const rn_run_settings *s)
+{
+    if (s->from_config) return "(the snapshot's config)";
+    if (!s->size_default) return "(--input-size)";
+    return "(a default: these weights carry no config; give --input-size N if they were trained at another size)";
 }
 
 int rn_snapshot_load_eval(rn_params *p, rn_run_settings *s, const char *path, int depth, int input_size,

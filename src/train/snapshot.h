@@ -81,7 +81,13 @@ typedef struct rn_run_settings {
     int from_config;  /* 1: the values below come from the file's "config" metadata */
     int input_size;   /* square network input (256 without a config) */
     int fast_decode;  /* JPEG fast decode (0 without a config) */
+    int size_default; /* 1: input_size is the default 256 (no config, no --input-size) */
 } rn_run_settings;
+
+/* Where the input size came from, for a command's header line: "(the
+ * snapshot's config)", "(--input-size)", or, for weights without a config,
+ * that 256 is a default and how to change it. */
+const char *rn_run_settings_size_note(const rn_run_settings *s);
 
 /* The settings of tensors ts read from path (its "config" metadata, else the defaults). */
 int rn_run_settings_read(rn_run_settings *s, const rn_tensors *ts, const char *path, rn_err *err);
@@ -102,10 +108,15 @@ int rn_run_settings_merge(rn_run_settings *s, int input_size, int fast_decode, c
 int rn_snapshot_load_eval(rn_params *p, rn_run_settings *s, const char *path, int depth, int input_size,
                           int fast_decode, rn_err *err);
 
-/* The newest complete snapshot in dir into out: 1 found, 0 none, -1 error.
- * Incomplete ones are skipped with a warning on warn; leftover temporary
- * files of an interrupted write are removed (and reported). */
+/* The newest complete snapshot in dir into out: 1 found (newer incomplete
+ * ones skipped with a warning on warn), 0 when dir holds no snapshot at all,
+ * -1 when it holds some but none is complete (err names each file and its
+ * problem; nothing is removed). With 1 or 0, leftover temporaries of an
+ * interrupted write are removed (and reported on warn). */
 int rn_snapshot_find_latest(char *out, size_t len, const char *dir, FILE *warn, rn_err *err);
+/* 0, or -1 naming the first snapshot name in dir that is no regular file (a
+ * directory called snapshot_0.safetensors, say): checked before training. */
+int rn_snapshot_dir_check(const char *dir, rn_err *err);
 /* Removes mid-epoch snapshots older than (epoch, batch), keeping the newest keep - 1 of them. */
 void rn_snapshot_prune(const char *dir, int key_epoch, int key_batch, int keep);
 /* Removes end-of-epoch snapshots of epochs <= epoch - keep (keep 0: none). */

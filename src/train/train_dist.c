@@ -65,7 +65,7 @@ static int check_same_start(rn_dist *d, const rn_params *p, rn_err *err)
 static int on_start(void *ctx, rn_params *p, rn_err *err)
 {
     rn_train_dist *td = ctx;
-    rn_dist_grads_setup(td->d, p, td->bucket_floats);
+    if (rn_dist_grads_setup(td->d, p, td->bucket_floats, err)) return -1;
     return check_same_start(td->d, p, err) || rn_dist_bcast_params(td->d, p, err) ? -1 : 0;
 }
 

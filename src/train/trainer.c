@@ -29,7 +29,9 @@ typedef struct trainer {
     const rn_train_cfg *cfg;
     const rn_train_hooks *hk;
     const rn_step_ctl *ctl;
+    int pinned; /* the loader's batches are the device's pinned memory */
     FILE *out, *jsonl, *txt;
+
     int main_rank, tty;
     rn_dataset sets[1 + RN_TRAIN_MAX_2D];
     const rn_dataset *set_ptr[1 + RN_TRAIN_MAX_2D]; /* the loader keeps this array */
@@ -46,6 +48,8 @@ typedef struct trainer {
     int snapshots_written;
     timers tm;
     char dir_snap[RN_TRAIN_PATH + 16], dir_log[RN_TRAIN_PATH + 16];
+    char resume_from[RN_TRAIN_PATH + 128]; /* --continue: the snapshot chosen before anything is written */
+    int resume_found;
     char cfg_text[8192];
 } trainer;
 
@@ -62,10 +66,22 @@ static void span(const trainer *t, const char *name, int begin)
     if (!begin && t->hk->span_end) t->hk->span_end(t->hk->ctx, name);
 }
 
-static int open_outputs(trainer *t, rn_err *err)
+/* Before anything is written: no snapshot name may be a directory or another
+ * non-file, and --continue finds its snapshot or refuses (never starts over
+ * when snapshots are there but none is complete). */
+static int check_snapshots(trainer *t, rn_err *err)
 {
     snprintf(t->dir_snap, sizeof t->dir_snap, "%s/model_dump", t->cfg->output);
     snprintf(t->dir_log, sizeof t->dir_log, "%s/log", t->cfg->output);
+    if (rn_snapshot_dir_check(t->dir_snap, err)) return -1;
+    if (!t->cfg->cont) return 0;
+    t->resume_found = rn_snapshot_find_latest(t->resume_from, sizeof t->resume_from, t->dir_snap,
+                                              t->out ? stderr : NULL, err);
+    return t->resume_found < 0 ? rn_err_prefix(err, "--continue") : 0;
+}
+
+static int open_outputs(trainer *t, rn_err *err)
+{
     if (!t->main_rank) return 0;
     if (rn_mkdirs(t->dir_snap, err) || rn_mkdirs(t->dir_log, err)) return -1;
     char path[RN_TRAIN_PATH + 64];
@@ -92,6 +108,27 @@ static int load_sets(trainer *t, rn_err *err)
     return 0;
 }
 
+/* The models' options: threads from cfg, then the hooks' (device, precision, distribution). */
+static rn_model_opts model_opts(const trainer *t)
+{
+    rn_model_opts mo = {.threads = rn_train_cfg_threads(t->cfg), .compute = RN_COMPUTE_F32};
+    if (t->hk->model_opts) t->hk->model_opts(t->hk->ctx, &mo);
+    return mo;
+}
+
+static void *pinned_alloc(void *dev, size_t bytes) { return ((rn_device *)dev)->ops->host_alloc(dev, bytes); }
+static void pinned_free(void *dev, void *p) { ((rn_device *)dev)->ops->host_free(dev, p); }
+
+/* On a device without host memory that has pinned memory (cuda) the loader writes its batches there, so that
+ * the model copies them with upload_async beside its compute (rn_model_opts.pinned_inputs). */
+static void loader_buffers(trainer *t, rn_loader_cfg *lc)
+{
+    rn_device *dev = model_opts(t).dev;
+    if (!dev || dev->host_memory || !dev->ops->host_alloc || !dev->ops->upload_async) return;
+    lc->buf_alloc = pinned_alloc, lc->buf_free = pinned_free, lc->buf_user = dev;
+    t->pinned = 1;
+}
+
 static int make_loader(trainer *t, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
@@ -103,6 +140,8 @@ static int make_loader(trainer *t, rn_err *err)
     lc.crop.in_w = lc.crop.in_h = c->input_size;
     lc.crop.out_w = lc.crop.out_h = c->input_size / 4;
     lc.crop.fast_decode = c->fast_decode;
+    lc.crop.prep_dir = c->prep_dir[0] ? c->prep_dir : NULL;
+    loader_buffers(t, &lc);
     if (rn_loader_create(&t->ld, &lc, err)) return -1;
     t->ipe = rn_loader_batches(t->ld);
     int64_t per_rank = (rn_loader_items(t->ld) + c->world - 1) / c->world;
@@ -163,12 +202,11 @@ static void metrics_from_log(trainer *t)
 
 static int resume(trainer *t, int *resumed, rn_err *err)
 {
-    char path[RN_TRAIN_PATH + 128], line[RN_TRAIN_PATH + 300];
+    char line[RN_TRAIN_PATH + 300];
+    const char *path = t->resume_from;
     *resumed = 0;
-    int found = rn_snapshot_find_latest(path, sizeof path, t->dir_snap, t->out ? stderr : NULL, err);
-    if (found < 0) return -1;
-    if (!found) {
-        snprintf(line, sizeof line, "--continue: no complete snapshot in %s, starting from scratch", t->dir_snap);
+    if (!t->resume_found) {
+        snprintf(line, sizeof line, "--continue: no snapshot in %s, starting from scratch", t->dir_snap);
         emit(t, line);
         return 0;
     }
@@ -190,8 +228,8 @@ static int resume(trainer *t, int *resumed, rn_err *err)
 static int make_models(trainer *t, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
-    rn_model_opts mo = {.threads = rn_train_cfg_threads(c), .compute = RN_COMPUTE_F32};
-    if (t->hk->model_opts) t->hk->model_opts(t->hk->ctx, &mo);
+    rn_model_opts mo = model_opts(t);
+    mo.pinned_inputs = t->pinned;
     if (rn_model_create(&t->m, &t->p, c->batch, c->input_size, c->input_size, &mo, err)) return -1;
     t->have_m = 1;
     if (t->hk->model_created) t->hk->model_created(t->hk->ctx, &t->m);
@@ -206,7 +244,7 @@ static int make_models(trainer *t, rn_err *err)
 static int setup(trainer *t, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
-    if (open_outputs(t, err) || load_sets(t, err) || make_loader(t, err)) return -1;
+    if (check_snapshots(t, err) || open_outputs(t, err) || load_sets(t, err) || make_loader(t, err)) return -1;
     int64_t cap = (int64_t)c->end_epoch * t->ipe;
     rn_train_state_init(&t->st, cap);
     t->metric = rn_xmalloc((size_t)c->end_epoch * sizeof *t->metric);

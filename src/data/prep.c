@@ -1,0 +1,304 @@
+#include "data/prep.h"
+
+#include <errno.h>
+#include <jpeglib.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "data/cache.h"
+
+#define PREP_MAGIC "RNPREP1\n"
+#define PREP_VERSION 1u
+
+typedef struct prep_header {
+    char magic[8];
+    uint32_t version, header_bytes;
+    uint64_t src_size;
+    int64_t src_mtime_ns;
+    uint64_t file_size;
+    uint32_t width, height, mcu_w, mcu_h, mcus_x, mcus_y;
+    uint32_t jpeg_off, jpeg_len; /* the JPEG's place in the file */
+    uint32_t hdr_len;            /* JPEG bytes before the first MCU's data (SOI .. SOS) */
+    uint32_t sof_hw;             /* offset in the JPEG of SOF's height field (width follows) */
+    uint32_t crc;                /* CRC-32 of this header (crc 0) and the index */
+    uint32_t pad;
+} prep_header;
+
+void rn_prep_path(char *out, size_t len, const char *prep_dir, const char *src)
+{
+    char *real = realpath(src, NULL);
+    const char *key = real ? real : src;
+    snprintf(out, len, "%s/%016llx.rnp", prep_dir, (unsigned long long)rn_hash64(key, strlen(key), 0x9e37));
+    free(real);
+}
+
+static int source_stat(uint64_t *size, int64_t *mtime_ns, const char *src, rn_err *err)
+{
+    struct stat st;
+    if (stat(src, &st)) return rn_err_set(err, "%s: cannot stat: %s", src, strerror(errno));
+    *size = (uint64_t)st.st_size;
+    *mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    return 0;
+}
+
+/* ---- building ---- */
+
+typedef struct jerr {
+    struct jpeg_error_mgr mgr;
+    jmp_buf jb;
+    char msg[JMSG_LENGTH_MAX];
+} jerr;
+
+static void jerr_exit(j_common_ptr c)
+{
+    jerr *e = (jerr *)c->err;
+    c->err->format_message(c, e->msg);
+    longjmp(e->jb, 1);
+}
+
+static void jerr_warn(j_common_ptr c, int level)
+{
+    if (level < 0) jerr_exit(c);
+}
+
+/* The source's coefficients written again, baseline, a restart marker after each MCU. */
+static int transcode(unsigned char **out, unsigned long *out_n, int mcu[2], const rn_bytes *src, rn_err *err)
+{
+    struct jpeg_decompress_struct di;
+    struct jpeg_compress_struct ci;
+    jerr je;
+    memset(&je, 0, sizeof je);
+    di.err = ci.err = jpeg_std_error(&je.mgr);
+    je.mgr.error_exit = jerr_exit;
+    je.mgr.emit_message = jerr_warn;
+    jpeg_create_decompress(&di);
+    jpeg_create_compress(&ci);
+    *out = NULL;
+    if (setjmp(je.jb)) {
+        jpeg_destroy_compress(&ci);
+        jpeg_destroy_decompress(&di);
+        free(*out);
+        return rn_err_set(err, "corrupt or unsupported JPEG: %s", je.msg);
+    }
+    jpeg_mem_src(&di, src->p, (unsigned long)src->n);
+    jpeg_read_header(&di, TRUE);
+    if (di.jpeg_color_space == JCS_CMYK || di.jpeg_color_space == JCS_YCCK || di.arith_code) {
+        snprintf(je.msg, sizeof je.msg, "CMYK or arithmetic-coded JPEG");
+        longjmp(je.jb, 1);
+    }
+    jvirt_barray_ptr *coef = jpeg_read_coefficients(&di);
+    jpeg_copy_critical_parameters(&di, &ci);
+    ci.restart_interval = 1;
+    ci.optimize_coding = TRUE;
+    jpeg_mem_dest(&ci, out, out_n);
+    jpeg_write_coefficients(&ci, coef);
+    jpeg_finish_compress(&ci);
+    int hmax = 1, vmax = 1;
+    for (int c = 0; c < di.num_components; c++) {
+        if (di.comp_info[c].h_samp_factor > hmax) hmax = di.comp_info[c].h_samp_factor;
+        if (di.comp_info[c].v_samp_factor > vmax) vmax = di.comp_info[c].v_samp_factor;
+    }
+    mcu[0] = di.num_components == 1 ? 8 : 8 * hmax;
+    mcu[1] = di.num_components == 1 ? 8 : 8 * vmax;
+    jpeg_finish_decompress(&di);
+    jpeg_destroy_compress(&ci);
+    jpeg_destroy_decompress(&di);
+    return 0;
+}
+
+static unsigned be16(const uint8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
+
+/* Header length (through SOS) and SOF's height field; -1 if not a one-scan baseline JPEG. */
+static int parse_markers(const uint8_t *j, size_t n, prep_header *h)
+{
+    size_t pos = 2;
+    h->sof_hw = 0;
+    while (pos + 4 <= n && j[pos] == 0xFF) {
+        unsigned m = j[pos + 1], len = be16(j + pos + 2);
+        if (m == 0xC0 || m == 0xC1) h->sof_hw = (uint32_t)(pos + 5);
+        if (m == 0xDA) {
+            h->hdr_len = (uint32_t)(pos + 2 + len);
+            return h->sof_hw && h->hdr_len < n ? 0 : -1;
+        }
+        pos += 2 + len;
+    }
+    return -1;
+}
+
+/* Offsets of each MCU's data; off[count] is the end of the EOI marker. */
+static int index_mcus(uint32_t *off, size_t count, const uint8_t *j, size_t n, size_t start)
+{
+    size_t k = 0, i = start;
+    off[k++] = (uint32_t)start;
+    while (i + 1 < n) {
+        if (j[i] != 0xFF || j[i + 1] == 0x00) {
+            i += j[i] == 0xFF ? 2 : 1;
+            continue;
+        }
+        unsigned m = j[i + 1];
+        if (m == 0xD9) {
+            off[k] = (uint32_t)(i + 2);
+            return k == count ? 0 : -1;
+        }
+        if (m < 0xD0 || m > 0xD7 || k >= count) return -1;
+        off[k++] = (uint32_t)(i + 2);
+        i += 2;
+    }
+    return -1;
+}
+
+static int write_atomic(const char *path, const void *a, size_t na, const void *b, size_t nb, const void *c, size_t nc,
+                        rn_err *err)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return rn_err_set(err, "%s: cannot create: %s", tmp, strerror(errno));
+    int bad = fwrite(a, 1, na, f) != na || fwrite(b, 1, nb, f) != nb || fwrite(c, 1, nc, f) != nc;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path)) {
+        unlink(tmp);
+        return rn_err_set(err, "%s: cannot write", path);
+    }
+    return 0;
+}
+
+static uint32_t header_crc(prep_header h, const uint32_t *off, size_t count)
+{
+    h.crc = 0;
+    uLong c = crc32(0L, (const Bytef *)&h, sizeof h);
+    return (uint32_t)crc32(c, (const Bytef *)off, (uInt)(sizeof *off * (count + 1)));
+}
+
+int rn_prep_build(const char *src, const char *prep, rn_prep_info *info, rn_err *err)
+{
+    rn_bytes file = {0};
+    int w, h;
+    int rc = rn_prep_load(&file, &w, &h, prep, src, err);
+    if (rc == 0) {
+        *info = (rn_prep_info){.w = w, .h = h, .bytes = file.n};
+        rn_bytes_free(&file);
+        return 0;
+    }
+    prep_header hd = {.version = PREP_VERSION, .header_bytes = sizeof hd};
+    memcpy(hd.magic, PREP_MAGIC, 8);
+    if (source_stat(&hd.src_size, &hd.src_mtime_ns, src, err) || rn_bytes_read(&file, src, err)) {
+        rn_bytes_free(&file);
+        return -1;
+    }
+    unsigned char *j = NULL;
+    unsigned long jn = 0;
+    int mcu[2];
+    rc = transcode(&j, &jn, mcu, &file, err);
+    rn_bytes_free(&file);
+    if (rc) return rn_err_prefix(err, "%s", src);
+    if (parse_markers(j, jn, &hd)) {
+        free(j);
+        return rn_err_set(err, "%s: re-encoded JPEG has no single baseline scan", src);
+    }
+    hd.width = be16(j + hd.sof_hw + 2), hd.height = be16(j + hd.sof_hw);
+    hd.mcu_w = (uint32_t)mcu[0], hd.mcu_h = (uint32_t)mcu[1];
+    hd.mcus_x = (hd.width + hd.mcu_w - 1) / hd.mcu_w, hd.mcus_y = (hd.height + hd.mcu_h - 1) / hd.mcu_h;
+    size_t count = (size_t)hd.mcus_x * hd.mcus_y;
+    uint32_t *off = rn_xmalloc(sizeof *off * (count + 1));
+    if (index_mcus(off, count, j, jn, hd.hdr_len)) {
+        free(j), free(off);
+        return rn_err_set(err, "%s: re-encoded JPEG has not one restart segment per MCU", src);
+    }
+    hd.jpeg_off = (uint32_t)(sizeof hd + sizeof *off * (count + 1));
+    hd.jpeg_len = (uint32_t)jn;
+    hd.file_size = hd.jpeg_off + (uint64_t)jn;
+    hd.crc = header_crc(hd, off, count);
+    rc = write_atomic(prep, &hd, sizeof hd, off, sizeof *off * (count + 1), j, jn, err);
+    free(j), free(off);
+    *info = (rn_prep_info){.w = (int)hd.width, .h = (int)hd.height, .built = 1, .bytes = hd.file_size};
+    return rc;
+}
+
+/* ---- reading ---- */
+
+int rn_prep_load(rn_bytes *file, int *w, int *h, const char *prep, const char *src, rn_err *err)
+{
+    if (access(prep, F_OK)) return 1;
+    if (rn_bytes_read(file, prep, err)) return -1;
+    prep_header hd;
+    if (file->n < sizeof hd) return rn_err_set(err, "%s: corrupt prepared frame: %zu bytes, shorter than its header", prep, file->n);
+    memcpy(&hd, file->p, sizeof hd);
+    if (memcmp(hd.magic, PREP_MAGIC, 8) || hd.version != PREP_VERSION || hd.header_bytes != sizeof hd)
+        return rn_err_set(err, "%s: corrupt prepared frame: bad magic or version", prep);
+    if (hd.file_size != file->n)
+        return rn_err_set(err, "%s: corrupt prepared frame: %zu bytes, its header says %llu (truncated?)", prep, file->n,
+                          (unsigned long long)hd.file_size);
+    size_t count = (size_t)hd.mcus_x * hd.mcus_y;
+    if (!hd.mcu_w || !hd.mcu_h || hd.mcus_x != (hd.width + hd.mcu_w - 1) / hd.mcu_w ||
+        hd.mcus_y != (hd.height + hd.mcu_h - 1) / hd.mcu_h ||
+        (uint64_t)hd.jpeg_off != sizeof hd + sizeof(uint32_t) * (count + 1) || hd.jpeg_off + (uint64_t)hd.jpeg_len != hd.file_size)
+        return rn_err_set(err, "%s: corrupt prepared frame: inconsistent header", prep);
+    const uint32_t *off = (const uint32_t *)(file->p + sizeof hd);
+    if (header_crc(hd, off, count) != hd.crc) return rn_err_set(err, "%s: corrupt prepared frame: header CRC mismatch", prep);
+    for (size_t i = 0; i < count; i++)
+        if (off[i] + 2 > off[i + 1] || off[i + 1] > hd.jpeg_len || off[0] != hd.hdr_len)
+            return rn_err_set(err, "%s: corrupt prepared frame: MCU index out of order at %zu", prep, i);
+    uint64_t size = 0;
+    int64_t mtime = 0;
+    if (source_stat(&size, &mtime, src, err)) return -1;
+    if (size != hd.src_size || mtime != hd.src_mtime_ns) return 1;
+    *w = (int)hd.width, *h = (int)hd.height;
+    return 0;
+}
+
+static void put(rn_bytes *b, const void *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < b->n + n) cap *= 2;
+        uint8_t *q = realloc(b->p, cap);
+        RN_ASSERT(q != NULL);
+        b->p = q, b->cap = cap;
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+int rn_prep_crop(rn_image *img, rn_bytes *sub, const rn_bytes *file, const int roi[4], rn_err *err)
+{
+    prep_header hd;
+    memcpy(&hd, file->p, sizeof hd);
+    const uint32_t *off = (const uint32_t *)(file->p + sizeof hd);
+    const uint8_t *j = file->p + hd.jpeg_off;
+    int W = (int)hd.width, H = (int)hd.height, mw = (int)hd.mcu_w, mh = (int)hd.mcu_h;
+    /* the region's MCUs and one more on each side (chroma upsampling's neighbour) */
+    int x0 = clampi(roi[0], 0, W - 1), y0 = clampi(roi[1], 0, H - 1);
+    int x1 = clampi(roi[0] + roi[2], x0 + 1, W), y1 = clampi(roi[1] + roi[3], y0 + 1, H);
+    int mx0 = clampi(x0 / mw - 1, 0, (int)hd.mcus_x), mx1 = clampi((x1 + mw - 1) / mw + 1, 0, (int)hd.mcus_x);
+    int my0 = clampi(y0 / mh - 1, 0, (int)hd.mcus_y), my1 = clampi((y1 + mh - 1) / mh + 1, 0, (int)hd.mcus_y);
+    int sw = (mx1 * mw < W ? mx1 * mw : W) - mx0 * mw, sh = (my1 * mh < H ? my1 * mh : H) - my0 * mh;
+    sub->n = 0;
+    put(sub, j, hd.hdr_len);
+    uint8_t hw[4] = {(uint8_t)(sh >> 8), (uint8_t)sh, (uint8_t)(sw >> 8), (uint8_t)sw};
+    memcpy(sub->p + hd.sof_hw, hw, 4);
+    unsigned k = 0;
+    for (int my = my0; my < my1; my++)
+        for (int mx = mx0; mx < mx1; mx++) {
+            size_t i = (size_t)my * hd.mcus_x + (size_t)mx;
+            if (k) {
+                uint8_t rst[2] = {0xFF, (uint8_t)(0xD0 + ((k - 1) & 7))};
+                put(sub, rst, 2);
+            }
+            put(sub, j + off[i], off[i + 1] - 2 - off[i]);
+            k++;
+        }
+    const uint8_t eoi[2] = {0xFF, 0xD9};
+    put(sub, eoi, 2);
+    int rel[4] = {x0 - mx0 * mw, y0 - my0 * mh, x1 - x0, y1 - y0};
+    if (rn_image_decode(img, sub->p, sub->n, 1, rel, err)) return -1;
+    img->x0 += mx0 * mw, img->y0 += my0 * mh;
+    img->full_w = W, img->full_h = H;
+    return 0;
+}
