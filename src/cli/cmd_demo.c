@@ -150,6 +150,7 @@ static int run_demo(const demo_cli *c, rn_err *err)
     double boxes[RN_PREDICT_MAX_BOXES][4];
     rn_predict_in in;
     if (fill_in(&in, boxes, c, err)) return 2;
+    if (rn_eval_device_check(&c->ev, err)) return 1;
     rn_params p;
     rn_run_settings s;
     const rn_eval_flags *ev = &c->ev;

@@ -60,6 +60,7 @@ static int run_predict(const predict_cli *c, rn_err *err)
 {
     rn_pset_opts o;
     if (fill_opts(&o, c, err)) return 2;
+    if (rn_eval_device_check(&c->ev, err)) return 1;
     rn_params p;
     rn_run_settings s;
     const rn_eval_flags *ev = &c->ev;

@@ -14,7 +14,6 @@
 #include "infer/predict.h"
 #include "infer/tester.h"
 #include "io/file.h"
-#include "nn/device.h"
 #include "train/snapshot.h"
 
 typedef struct test_cli {
@@ -71,9 +70,7 @@ static int fill_opts(rn_test_opts *o, const test_cli *c, char *snap, size_t snap
         return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", c->ev.input_size);
     if (!(c->ap_thr > 0) || c->ap_thr > 1e9) return rn_err_set(err, "--ap-thr %g: must be > 0 (mm)", c->ap_thr);
     if (c->ev.precision && rn_predict_parse_precision(&o->compute, c->ev.precision, err)) return -1;
-    rn_device *dev; /* opened once here: a device that cannot open (no GPU) fails before any cache is written */
-    if (rn_device_create(&dev, c->ev.device, 1, err)) return -1;
-    rn_device_destroy(dev);
+    if (rn_eval_device_check(&c->ev, err)) return -1; /* before any cache or result dir is written */
     o->no_fold = c->ev.no_fold;
     struct stat st;
     if (stat(c->data_dir, &st) || !S_ISDIR(st.st_mode))

@@ -8,6 +8,7 @@
 #define RN_CLI_EVAL_FLAGS_H
 
 #include "cli/args.h"
+#include "nn/device.h"
 
 typedef struct rn_eval_flags {
     const char *device;    /* NULL: cpu */
@@ -17,6 +18,16 @@ typedef struct rn_eval_flags {
     long threads;          /* 0: OMP_NUM_THREADS */
     int fast_decode, no_fold;
 } rn_eval_flags;
+
+/* Opens and closes ev's device: a device that cannot open here (cuda without a GPU) fails with its one line
+ * before the command prints or writes anything. 0, or -1 with err. */
+static inline int rn_eval_device_check(const rn_eval_flags *ev, rn_err *err)
+{
+    rn_device *dev;
+    if (rn_device_create(&dev, ev->device, 1, err)) return -1;
+    rn_device_destroy(dev);
+    return 0;
+}
 
 #define RN_EVAL_FLAGS(ev)                                                                                        \
     RN_FLAG_RANGE("--input-size", &(ev)->input_size, 0, 2048, "network input size (default: the snapshot's, else 256)"), \
