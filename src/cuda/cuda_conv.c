@@ -414,7 +414,9 @@ static int fused_cudnn(rn_cuda_device *d, cuda_conv *c, void *dst, const void *s
         d->cudnn, &ONE, c->xd, src, c->wd, c->wk, c->cd, (cudnnConvolutionFwdAlgo_t)c->a.algo[0], d->workspace,
         d->ws_bytes, res ? &ONE : &ZERO, c->yd, res ? res : dst, c->bd, c->bias, c->ad, c->yd, dst);
     if (st == CUDNN_STATUS_SUCCESS) return 0;
-    if (st != CUDNN_STATUS_NOT_SUPPORTED && st != CUDNN_STATUS_BAD_PARAM) RN_CUDNN_CHECK(st);
+    /* any NOT_SUPPORTED_* or BAD_PARAM_* (the H200 says NOT_SUPPORTED_DATA_TYPE for bf16): the kernel path */
+    if (CUDNN_STATUS_CATEGORY(st) != CUDNN_STATUS_NOT_SUPPORTED && CUDNN_STATUS_CATEGORY(st) != CUDNN_STATUS_BAD_PARAM)
+        RN_CUDNN_CHECK(st);
     c->fuse = 0;
     return -1;
 }
