@@ -41,6 +41,29 @@ else
 CPU_TESTS := $(shell grep -l '"cpu/\|RN_TEST_CPU_ONLY' tests/test_*.c)
 endif
 
+# The CUDA device (src/cuda, nn/device.h): librootnet-cuda.so beside the binary and librootnet.so, loaded by
+# nn/device.c at run time, so that one binary still runs where there is no GPU, driver or CUDA library. Built
+# when nvcc and cuDNN are found under CUDA_HOME (`make CUDA=0` leaves it out). The library is self-contained:
+# it links its own hidden copy of the few src/core and src/nn objects it needs (CUDA_CORE), cudart statically
+# and cuDNN and NCCL (src/cuda/cuda_comm.c) dynamically, and exports one symbol (src/cuda/cuda.map). sm_90 code plus compute_90 PTX; -fmad=false:
+# the kernels compute exactly the arithmetic the host tests check (src/cuda/kernels.h).
+CUDA      ?= 1
+CUDA_HOME ?= /usr/local/cuda
+NVCC      := $(if $(filter 1,$(CUDA)),$(if $(wildcard $(CUDA_HOME)/include/cudnn.h),$(wildcard $(CUDA_HOME)/bin/nvcc)))
+ifneq ($(NVCC),)
+CFLAGS     += -DRN_HAVE_CUDA
+CUDA_LIB   := $(BUILD)/librootnet-cuda.so
+CUDA_ARCH  ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCCFLAGS  := -std=c++17 -O3 -g -lineinfo -fmad=false $(CUDA_ARCH) -Isrc -Werror all-warnings \
+              -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror -MMD -MP
+CUDA_CSRC  := $(wildcard src/cuda/*.c)
+CUDA_CUSRC := $(wildcard src/cuda/*.cu)
+CUDA_OBJ   := $(CUDA_CSRC:%.c=$(BUILD)/%.o) $(CUDA_CUSRC:%.cu=$(BUILD)/%.cu.o)
+CUDA_CORE  := $(BUILD)/src/core/status.o $(BUILD)/src/nn/conv_shape.o
+CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudnn -lnccl -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
+$(CUDA_CSRC:%.c=$(BUILD)/%.o): CFLAGS += -fPIC -fvisibility=hidden -isystem $(CUDA_HOME)/include
+endif
+
 # ONNX export (src/export/onnx.c): protobuf-c code generated at build time by protoc-c from Debian's
 # onnx.proto (libonnx-dev) into $(BUILD)/gen; without protoc-c or the .proto, `export --onnx` says so.
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
@@ -58,7 +81,7 @@ TEST_SRC := $(filter-out $(CPU_TESTS),$(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(ONNX_OBJ)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-DEVICES  := $(strip $(if $(filter 1,$(DNNL)),cpu) $(if $(wildcard src/ref/*.c),ref))
+DEVICES  := $(strip $(if $(filter 1,$(DNNL)),cpu) $(if $(wildcard src/ref/*.c),ref) $(if $(NVCC),cuda))
 
 # Files that carry camera values, k or targets (readers, box rule, crop, loader,
 # metrics, test/predict/demo paths): an implicit float conversion (float to an
@@ -78,10 +101,10 @@ $(LIB_OBJ): CFLAGS += $(LIB_CFLAGS)
 # Every object depends on the compiler flags: $(BUILD)/cflags is rewritten only when they change
 # (a different OPT, MPI or DNNL setting, or an upgrade that adds -fPIC), so a stale object built
 # with other flags is never linked. STAMP_FLAGS is expanded here, before any target-specific flag.
-STAMP_FLAGS := $(CC) $(CFLAGS) | library objects: $(LIB_CFLAGS)
+STAMP_FLAGS := $(CC) $(CFLAGS) | library objects: $(LIB_CFLAGS) | nvcc: $(NVCC) $(NVCCFLAGS)
 
-.PHONY: all test bench asan fuzz fuzz-build clean install uninstall FORCE
-all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices $(BUILD)/librootnet.so
+.PHONY: all test bench asan fuzz fuzz-build clean install uninstall bundle FORCE
+all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices $(BUILD)/librootnet.so $(CUDA_LIB)
 
 # The stamps below are rewritten when what they record changes (FORCE), except in the check of
 # `make install` (RN_INSTALL_CHECK=1), which reads them as plain files and never rewrites them.
@@ -113,6 +136,30 @@ $(BUILD)/src/cli/main.o $(BUILD)/src/api/rootnet.o: $(BUILD)/version.txt
 $(BUILD)/version.txt: $(STAMP_DEP)
 	@mkdir -p $(dir $@) && echo '$(RN_VERSION)' | cmp -s - $@ || echo '$(RN_VERSION)' > $@
 
+ifneq ($(NVCC),)
+$(BUILD)/%.cu.o: %.cu $(BUILD)/cflags
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -MF $(@:.o=.d) -c $< -o $@
+
+# The test binaries in $(BUILD)/tests find it through the link beside them.
+$(CUDA_LIB): $(CUDA_OBJ) $(CUDA_CORE) src/cuda/cuda.map
+	$(CC) -shared -Wl,--version-script=src/cuda/cuda.map -Wl,-z,defs -o $@ $(CUDA_OBJ) $(CUDA_CORE) $(CUDA_LIBS)
+	@mkdir -p $(BUILD)/tests && ln -sf ../librootnet-cuda.so $(BUILD)/tests/librootnet-cuda.so
+endif
+
+# The bundle bench/device_check.sh carries to a GPU machine (shared/NOTES-gpu.md): rootnet, librootnet-cuda.so and
+# tests/test_backend_ops built in BUNDLE_BUILD for any x86-64-v3 CPU, without MPI (the check runs one process; that
+# machine's libmpi is another build) and by default without the cpu device (BUNDLE_DNNL=1 adds it: libdnnl alone
+# is 38 of the 48 MiB the bundle may take, which leaves 0.1 MiB), stripped into BUNDLE/bin with the libraries that
+# machine lacks in BUNDLE/lib (bench/bundle.sh; under 48 MiB, checked).
+BUNDLE       ?= bundle
+BUNDLE_BUILD ?= build-bundle
+BUNDLE_DNNL  ?= 0
+bundle:
+	$(MAKE) --no-print-directory BUILD=$(BUNDLE_BUILD) MPI=0 DNNL=$(BUNDLE_DNNL) OPT="-O3 -march=x86-64-v3" $(BUNDLE_BUILD)/rootnet \
+	    $(BUNDLE_BUILD)/tests/test_backend_ops $(BUNDLE_BUILD)/librootnet-cuda.so
+	bash bench/bundle.sh $(BUNDLE_BUILD) $(BUNDLE)
+
 $(BUILD)/librootnet.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
@@ -129,8 +176,8 @@ $(BUILD)/librootnet.so.$(RN_LIBVERSION): $(LIB_OBJ) src/api/rootnet.map
 	$(CC) -shared $(LDFLAGS) -Wl,-soname,librootnet.so.$(RN_SOVERSION) -Wl,--version-script=src/api/rootnet.map \
 	    -Wl,-z,defs -o $@ $(LIB_OBJ) $(LDLIBS)
 
-# make install [PREFIX=/usr/local] [DESTDIR=staging]: bin/rootnet, include/rootnet.h, lib/librootnet.{so,a}
-# and lib/pkgconfig/rootnet.pc (Libs.private: what a static link of librootnet.a needs). It copies what
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: bin/rootnet, include/rootnet.h, lib/librootnet.{so,a},
+# lib/librootnet-cuda.so where built (found by bin/rootnet through ../lib) and lib/pkgconfig/rootnet.pc (Libs.private: what a static link of librootnet.a needs). It copies what
 # `make BUILD=...` built and never compiles (a rebuild here would use this make's flags, say the default
 # ones in build-asan): `make -q` with the stamps read as they are (RN_INSTALL_CHECK) asks whether the
 # files are there and newer than their sources, headers and flags stamp, and install refuses if not.
@@ -139,7 +186,7 @@ LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR     ?= $(PREFIX)/bin
 RN_PC_LIBS := $(filter-out -ljpeg -lpng -ljansson,$(LDLIBS)) -lgomp
-RN_INSTALLED := $(BUILD)/rootnet $(BUILD)/librootnet.so $(BUILD)/librootnet.a
+RN_INSTALLED := $(BUILD)/rootnet $(BUILD)/librootnet.so $(BUILD)/librootnet.a $(CUDA_LIB)
 RN_STALE_MSG := make install: $(RN_INSTALLED): missing or older than the sources or flags; build them first
 install: src/api/rootnet.pc.in
 	@$(MAKE) --no-print-directory -q RN_INSTALL_CHECK=1 $(RN_INSTALLED) || { echo '$(RN_STALE_MSG)' >&2; exit 1; }
@@ -150,6 +197,7 @@ install: src/api/rootnet.pc.in
 	ln -sf librootnet.so.$(RN_LIBVERSION) $(DESTDIR)$(LIBDIR)/librootnet.so.$(RN_SOVERSION)
 	ln -sf librootnet.so.$(RN_SOVERSION) $(DESTDIR)$(LIBDIR)/librootnet.so
 	install -m 644 $(BUILD)/librootnet.a $(DESTDIR)$(LIBDIR)/librootnet.a
+	$(if $(CUDA_LIB),install -m 755 $(CUDA_LIB) $(DESTDIR)$(LIBDIR)/librootnet-cuda.so)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|$(RN_LIBVERSION)|' -e 's|@LIBS_PRIVATE@|$(RN_PC_LIBS)|' src/api/rootnet.pc.in \
 	    > $(DESTDIR)$(LIBDIR)/pkgconfig/rootnet.pc
@@ -157,7 +205,8 @@ install: src/api/rootnet.pc.in
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/rootnet $(DESTDIR)$(INCLUDEDIR)/rootnet.h $(DESTDIR)$(LIBDIR)/librootnet.a \
 	    $(DESTDIR)$(LIBDIR)/librootnet.so $(DESTDIR)$(LIBDIR)/librootnet.so.$(RN_SOVERSION) \
-	    $(DESTDIR)$(LIBDIR)/librootnet.so.$(RN_LIBVERSION) $(DESTDIR)$(LIBDIR)/pkgconfig/rootnet.pc
+	    $(DESTDIR)$(LIBDIR)/librootnet.so.$(RN_LIBVERSION) $(DESTDIR)$(LIBDIR)/pkgconfig/rootnet.pc \
+	    $(DESTDIR)$(LIBDIR)/librootnet-cuda.so
 
 $(BUILD)/rootnet: $(CLI_OBJ) $(BUILD)/librootnet.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/librootnet.a $(LDLIBS)
@@ -256,7 +305,7 @@ fuzz: fuzz-build
 	FUZZ_BUILD=$(FUZZ_BUILD) bash tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz $(BUNDLE_BUILD) $(BUNDLE)
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/bench/bench_convs.d $(BUILD)/bench/bench_annot.d \
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CUDA_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/bench/bench_convs.d $(BUILD)/bench/bench_annot.d \
 	$(BUILD)/bench/bench_data.d $(BUILD)/bench/bench_peak.d $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/tests/fuzz/%.d)

@@ -47,7 +47,7 @@ for h in --help -h help; do
 done
 run --version
 check test "$rc" -eq 0
-check grep -Eqx "rootnet [[:alnum:]._+-]+" "$tmp/o"
+check grep -Eqx "rootnet [[:alnum:]._+-]+ \(devices: [a-z ]+\)" "$tmp/o"
 check test "$(lines "$tmp/o")" -eq 1
 run
 check test "$rc" -eq 2

@@ -795,8 +795,8 @@ static void x_conv(const pair *pr, rn_conv_shape s, rn_rng *r)
         }
         void *dsrc = s.src_plain ? dm_put(&m, x, nx * sizeof *x) : dm_act(&m, x, &ain);
         void *ddst = dm_act(&m, NULL, &aout), *ddy = dm_act(&m, dy, &aout), *ddx = dm_act(&m, NULL, &ain);
-        float *ddw = dm_put(&m, dw0, nw * sizeof *dw0);
-        m.dev->ops->conv_set_weights(m.dev, c, w);
+        float *ddw = dm_put(&m, dw0, nw * sizeof *dw0), *dwt = dm_put(&m, w, nw * sizeof *w);
+        m.dev->ops->conv_set_weights(m.dev, c, dwt);
         m.dev->ops->conv_forward(m.dev, c, ddst, dsrc);
         m.dev->ops->conv_backward_weights(m.dev, c, ddw, dsrc, ddy);
         if (!s.src_plain) m.dev->ops->conv_backward_data(m.dev, c, ddx, ddy);
@@ -850,7 +850,8 @@ static void x_conv_fused(const pair *pr, rn_conv_shape s, int inplace, rn_rng *r
         void *dsrc = s.src_plain ? dm_put(&m, x, nx * sizeof *x) : dm_act(&m, x, &ain);
         void *dres = sum ? dm_act(&m, res, &aout) : NULL, *ddst = inplace && sum ? dres : dm_act(&m, NULL, &aout);
         float *dsc = dm_put(&m, scale, (size_t)s.oc * sizeof *scale), *db = dm_put(&m, bias, (size_t)s.oc * sizeof *bias);
-        m.dev->ops->conv_set_weights_folded(m.dev, c, w, dsc, db);
+        float *dwt = dm_put(&m, w, nw * sizeof *w);
+        m.dev->ops->conv_set_weights_folded(m.dev, c, dwt, dsc, db);
         m.dev->ops->conv_forward_fused(m.dev, c, ddst, dsrc, dres);
         get_act(&m, y[k], ddst, &aout);
         m.dev->ops->conv_destroy(m.dev, c);
@@ -1314,12 +1315,17 @@ static void cross_precision(const pair *pr, rn_rng *r)
     x_buffers(pr, (rn_act_shape){2, 64, 5, 3, 0}, r);
 }
 
-/* Every precision device `name` supports, op by op, against the reference. */
-static void cross_device(const char *name, rn_rng *r)
+/* Every precision device `name` supports, op by op, against the reference. A cuda device that
+ * cannot open here (no GPU, driver or library) is skipped unless must_open. */
+static void cross_device(const char *name, int must_open, rn_rng *r)
 {
     rn_device *dev = NULL, *ref = NULL;
     rn_err err = {0};
-    if (rn_device_create(&dev, name, 2, &err) || rn_device_create(&ref, "ref", 1, &err)) {
+    if (rn_device_create(&dev, name, 2, &err) && !must_open && !strncmp(name, "cuda", 4)) {
+        printf("skipped: device %s cannot open on this machine: %s\n", name, err.msg);
+        return;
+    }
+    if (!dev || rn_device_create(&ref, "ref", 1, &err)) {
         RN_CHECK(0, "device %s or ref: %s", name, err.msg);
         rn_device_destroy(dev);
         return;
@@ -1343,14 +1349,17 @@ static void cross_device(const char *name, rn_rng *r)
     rn_device_destroy(ref);
 }
 
-/* Each device built in besides ref; "skipped" when there is none. */
+/* Each device built in besides ref, or the devices RN_TEST_DEVICES names (e.g. "cuda:0", as
+ * bench/device_check.sh runs it; "ref" in its dry run), which must then open; "skipped" when there is none. */
 static void cross_devices(rn_rng *r)
 {
+    const char *want = getenv("RN_TEST_DEVICES");
+    int must = want && *want;
     char names[128];
-    snprintf(names, sizeof names, "%s", rn_device_names());
+    snprintf(names, sizeof names, "%s", must ? want : rn_device_names());
     int others = 0;
     for (char *save = NULL, *t = strtok_r(names, " ", &save); t; t = strtok_r(NULL, " ", &save))
-        if (strcmp(t, "ref")) cross_device(t, r), others++;
+        if (must || strcmp(t, "ref")) cross_device(t, must, r), others++; /* named: even ref (a dry run) */
     if (!others) printf("skipped: no device built in besides ref (built in: %s), nothing to compare it with\n", rn_device_names());
 }
 

@@ -62,8 +62,8 @@ class RootHead(nn.Module):
         xy = self.xy_layer(self.deconv_layers(x))
         n, _, h, w = xy.shape
         p = F.softmax(xy.view(n, 1, h * w), 2).view(n, 1, h, w)
-        cx = (p.sum(dim=2) * torch.arange(w, dtype=x.dtype)).sum(dim=2)
-        cy = (p.sum(dim=3) * torch.arange(h, dtype=x.dtype)).sum(dim=2)
+        cx = (p.sum(dim=2) * torch.arange(w, dtype=x.dtype, device=x.device)).sum(dim=2)
+        cy = (p.sum(dim=3) * torch.arange(h, dtype=x.dtype, device=x.device)).sum(dim=2)
         feat = torch.mean(x.view(x.size(0), x.size(1), -1), dim=2)[:, :, None, None]
         gamma = self.depth_layer(feat).view(-1, 1)
         return torch.cat((cx, cy, gamma * k.view(-1, 1)), dim=1)

@@ -45,8 +45,10 @@ typedef struct bench_cfg {
     size_t bucket;
 } bench_cfg;
 
-/* t: step times; comm: the gradient all-reduce's share of each (NULL for one process). */
-static void print_bench(const bench_cfg *c, const rn_tuning *tn, const double *t, const double *comm, int ranks)
+/* t: step times; comm: the gradient all-reduce's share of each (NULL for one process); dev: the model's
+ * device (its peak memory where it counts it: a GPU's). */
+static void print_bench(const bench_cfg *c, const rn_tuning *tn, rn_device *dev, const double *t, const double *comm,
+                        int ranks)
 {
     double med = median(t, c->iters);
     long global = c->b * ranks;
@@ -56,6 +58,8 @@ static void print_bench(const bench_cfg *c, const rn_tuning *tn, const double *t
            "\"batch\": %ld, \"threads\": %ld, \"median_s\": %.6f, \"images_per_s\": %.4f, \"peak_rss_mb\": %.1f, ",
            c->mode, strcmp(c->mode, "train") && !c->no_fold, tn->policy->name, tn->scaling ? (double)tn->scaler.scale : 1.0, c->depth, c->size, global,
            c->threads, med, (double)global / med, ru.ru_maxrss / 1024.0);
+    printf("\"device\": \"%s\", ", dev->name);
+    if (dev->ops->mem_peak) printf("\"peak_device_mb\": %.1f, ", (double)dev->ops->mem_peak(dev) / 1048576.0);
     if (comm)
         printf("\"ranks\": %d, \"batch_per_rank\": %ld, \"allreduce_median_s\": %.6f, \"allreduce_share\": %.4f, ",
                ranks, c->b, median(comm, c->iters), median(comm, c->iters) / med);
@@ -137,7 +141,7 @@ static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *
     rn_model_sync_weights(&m); /* inference; a training step syncs at its start */
     if (!rc) rc = bench_loop(c, tn, &m, &bt, d, t, comm, err);
     if (!rc && rn_dist_rank(d) == 0) {
-        print_bench(c, tn, t, d && train ? comm : NULL, rn_dist_size(d));
+        print_bench(c, tn, m.dev, t, d && train ? comm : NULL, rn_dist_size(d));
         rc = rn_tuning_finish(tn, stderr, err); /* before the model: spans borrow its names */
     }
     free(t), free(comm);

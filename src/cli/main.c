@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit.h"
+#include "nn/device.h"
 
 #ifndef RN_VERSION
 #define RN_VERSION "0.1.0" /* the Makefile passes git describe's version when it can */
@@ -65,7 +66,7 @@ int main(int argc, char **argv)
         return RN_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("rootnet %s\n", RN_VERSION);
+        printf("rootnet %s (devices: %s)\n", RN_VERSION, rn_device_names());
         return 0;
     }
     const command *c = find_command(is_help(argv[1]) && argc > 2 ? argv[2] : argv[1]);

@@ -147,8 +147,8 @@ int rn_tester_create(rn_tester **out, rn_params *p, const rn_test_opts *o, rn_er
     t->o.result_dir = t->result_dir[0] ? t->result_dir : NULL;
     t->o.gt_path = t->gt_path[0] ? t->gt_path : NULL;
     if (!rc) rc = load_set(t, err);
+    if (!rc) rc = build_runtime(t, err); /* first: a device that cannot open leaves no result dir behind */
     if (!rc && t->o.result_dir) rc = rn_mkdirs(t->o.result_dir, err);
-    if (!rc) rc = build_runtime(t, err);
     if (rc) {
         rn_tester_free(t);
         return -1;

@@ -1,0 +1,239 @@
+/* Elementwise kernels over NHWC activations (cuda/kernels.h): BN apply and the
+ * block ends, ReLU backward, add, GAP backward, the fused-conv epilogue, fill.
+ * Each thread takes packs of V consecutive elements of one row (8 with 16-byte
+ * loads, or 1). A kernel with per-channel parameters loads them once per
+ * thread when the grid stride is a multiple of the packs per row (then every
+ * pack of a thread has the same channels; C a power of two times 8 or 16).
+ */
+#include "cuda/k_common.cuh"
+
+static size_t act_elems(const rn_act_shape *a) { return (size_t)a->n * a->h * a->w * a->c; }
+
+template <int T, int V>
+__global__ void k_bn_apply(void *y, const void *x, const float *scale, const float *shift, int relu, size_t packs, int C)
+{
+    size_t pr = (size_t)C / V;
+    int fixed = RN_K_FIXED(pr), c0 = -1;
+    float sc[V], sf[V];
+    for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
+        size_t i0 = q * V;
+        if (c0 < 0 || !fixed) {
+            c0 = (int)(q % pr) * V;
+            rn_k_ldc<V>(sc, scale, c0), rn_k_ldc<V>(sf, shift, c0);
+        }
+        float xv[V];
+        double out[V];
+        rn_k_ldv<T, V>(xv, x, i0);
+        for (int j = 0; j < V; j++) out[j] = rn_km_bn_apply(xv[j], sc[j], sf[j], relu);
+        rn_k_stv<T, V>(y, i0, out);
+    }
+}
+
+extern "C" void rn_cuda_bn_apply(const rn_cuda_kctx *k, void *y, const void *x, const float *scale,
+                                 const float *shift, int relu, const rn_act_shape *a)
+{
+    size_t n = act_elems(a);
+    if (!n) return;
+    int vec = rn_k_vec8(a->c, y, x, NULL, NULL);
+    size_t packs = vec ? n / 8 : n;
+    RN_K_LAUNCH_TV(a->type, vec, k_bn_apply, rn_k_grid(k, packs), RN_K_THREADS, k, y, x, scale, shift, relu, packs,
+                   a->c);
+}
+
+template <int T, int V>
+__global__ void k_bn_add_relu(void *y, const void *x, const float *scale, const float *shift, const void *r,
+                              size_t packs, int C)
+{
+    size_t pr = (size_t)C / V;
+    int fixed = RN_K_FIXED(pr), c0 = -1;
+    float sc[V], sf[V];
+    for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
+        size_t i0 = q * V;
+        if (c0 < 0 || !fixed) {
+            c0 = (int)(q % pr) * V;
+            rn_k_ldc<V>(sc, scale, c0), rn_k_ldc<V>(sf, shift, c0);
+        }
+        float xv[V], rv[V];
+        double out[V];
+        rn_k_ldv<T, V>(xv, x, i0);
+        rn_k_ldv<T, V>(rv, r, i0);
+        for (int j = 0; j < V; j++) out[j] = rn_km_bn_add_relu(xv[j], sc[j], sf[j], rv[j]);
+        rn_k_stv<T, V>(y, i0, out);
+    }
+}
+
+extern "C" void rn_cuda_bn_add_relu(const rn_cuda_kctx *k, void *y, const void *x, const float *scale,
+                                    const float *shift, const void *r, const rn_act_shape *a)
+{
+    size_t n = act_elems(a);
+    if (!n) return;
+    int vec = rn_k_vec8(a->c, y, x, r, NULL);
+    size_t packs = vec ? n / 8 : n;
+    RN_K_LAUNCH_TV(a->type, vec, k_bn_add_relu, rn_k_grid(k, packs), RN_K_THREADS, k, y, x, scale, shift, r, packs,
+                   a->c);
+}
+
+template <int T, int V>
+__global__ void k_bn2_add_relu(void *y, const void *x1, const float *s1, const float *h1, const void *x2,
+                               const float *s2, const float *h2, size_t packs, int C)
+{
+    size_t pr = (size_t)C / V;
+    int fixed = RN_K_FIXED(pr), c0 = -1;
+    float a1[V], b1[V], a2[V], b2[V];
+    for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
+        size_t i0 = q * V;
+        if (c0 < 0 || !fixed) {
+            c0 = (int)(q % pr) * V;
+            rn_k_ldc<V>(a1, s1, c0), rn_k_ldc<V>(b1, h1, c0), rn_k_ldc<V>(a2, s2, c0), rn_k_ldc<V>(b2, h2, c0);
+        }
+        float u[V], w[V];
+        double out[V];
+        rn_k_ldv<T, V>(u, x1, i0);
+        rn_k_ldv<T, V>(w, x2, i0);
+        for (int j = 0; j < V; j++) out[j] = rn_km_bn2_add_relu(u[j], a1[j], b1[j], w[j], a2[j], b2[j]);
+        rn_k_stv<T, V>(y, i0, out);
+    }
+}
+
+extern "C" void rn_cuda_bn2_add_relu(const rn_cuda_kctx *k, void *y, const void *x1, const float *s1, const float *h1,
+                                     const void *x2, const float *s2, const float *h2, const rn_act_shape *a)
+{
+    size_t n = act_elems(a);
+    if (!n) return;
+    int vec = rn_k_vec8(a->c, y, x1, x2, NULL);
+    size_t packs = vec ? n / 8 : n;
+    RN_K_LAUNCH_TV(a->type, vec, k_bn2_add_relu, rn_k_grid(k, packs), RN_K_THREADS, k, y, x1, s1, h1, x2, s2, h2,
+                   packs, a->c);
+}
+
+/* d = 0 where y <= 0 (8-wide: the pack is rewritten, the others unchanged). */
+template <int T, int V>
+__global__ void k_relu_backward(void *d, const void *y, size_t packs)
+{
+    for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
+        size_t i0 = q * V;
+        float yv[V], dv[V];
+        double out[V];
+        rn_k_ldv<T, V>(yv, y, i0);
+        rn_k_ldv<T, V>(dv, d, i0);
+        for (int j = 0; j < V; j++) out[j] = rn_km_relu_masked(yv[j]) ? 0.0 : (double)dv[j];
+        rn_k_stv<T, V>(d, i0, out);
+    }
+}
+
+extern "C" void rn_cuda_relu_backward(const rn_cuda_kctx *k, void *d, const void *y, const rn_act_shape *a)
+{
+    size_t n = act_elems(a);
+    if (!n) return;
+    int vec = rn_k_vec8(a->c, d, y, NULL, NULL);
+    size_t packs = vec ? n / 8 : n;
+    RN_K_LAUNCH_TV(a->type, vec, k_relu_backward, rn_k_grid(k, packs), RN_K_THREADS, k, d, y, packs);
+}
+
+template <int T, int V>
+__global__ void k_add(void *y, const void *x, size_t packs)
+{
+    for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
+        size_t i0 = q * V;
+        float yv[V], xv[V];
+        double out[V];
+        rn_k_ldv<T, V>(yv, y, i0);
+        rn_k_ldv<T, V>(xv, x, i0);
+        for (int j = 0; j < V; j++) out[j] = rn_km_add(yv[j], xv[j]);
+        rn_k_stv<T, V>(y, i0, out);
+    }
+}
+
+extern "C" void rn_cuda_add(const rn_cuda_kctx *k, void *y, const void *x, const rn_act_shape *a)
+{
+    size_t n = act_elems(a);
+    if (!n) return;
+    int vec = rn_k_vec8(a->c, y, x, NULL, NULL);
+    size_t packs = vec ? n / 8 : n;
+    RN_K_LAUNCH_TV(a->type, vec, k_add, rn_k_grid(k, packs), RN_K_THREADS, k, y, x, packs);
+}
+
+/* dx (N, HW, C) += dout (N, C) / HW. */
+template <int T, int V>
+__global__ void k_gap_backward(void *dx, const float *dout, size_t packs, int C, int HW)
+{
+    for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
+        size_t i0 = q * V, row = i0 / (size_t)C;
+        int c0 = (int)(i0 - row * C);
+        const float *dn = dout + row / (size_t)HW * C;
+        float xv[V];
+        double out[V];
+        rn_k_ldv<T, V>(xv, dx, i0);
+        for (int j = 0; j < V; j++) out[j] = rn_km_gap_backward(xv[j], dn[c0 + j], HW);
+        rn_k_stv<T, V>(dx, i0, out);
+    }
+}
+
+extern "C" void rn_cuda_gap_backward(const rn_cuda_kctx *k, void *dx, const float *dout, const rn_act_shape *a)
+{
+    size_t n = act_elems(a);
+    if (!n) return;
+    int vec = rn_k_vec8(a->c, dx, NULL, NULL, NULL);
+    size_t packs = vec ? n / 8 : n;
+    RN_K_LAUNCH_TV(a->type, vec, k_gap_backward, rn_k_grid(k, packs), RN_K_THREADS, k, dx, dout, packs, a->c,
+                   a->h * a->w);
+}
+
+template <int T, int V>
+__global__ void k_bias_add_relu(void *y, const void *x, const float *bias, const void *r, int relu, size_t packs,
+                                int C)
+{
+    size_t pr = (size_t)C / V;
+    int fixed = RN_K_FIXED(pr), c0 = -1;
+    float bv[V];
+    for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
+        size_t i0 = q * V;
+        if (c0 < 0 || !fixed) {
+            c0 = (int)(q % pr) * V;
+            rn_k_ldc<V>(bv, bias, c0);
+        }
+        float xv[V], rv[V];
+        double out[V];
+        rn_k_ldv<T, V>(xv, x, i0);
+        if (r) rn_k_ldv<T, V>(rv, r, i0);
+        else for (int j = 0; j < V; j++) rv[j] = 0.0f;
+        for (int j = 0; j < V; j++) out[j] = rn_km_bias_add_relu(xv[j], bv[j], rv[j], relu);
+        rn_k_stv<T, V>(y, i0, out);
+    }
+}
+
+extern "C" void rn_cuda_bias_add_relu(const rn_cuda_kctx *k, void *y, const void *x, const float *bias,
+                                      const void *r, int relu, const rn_act_shape *a)
+{
+    size_t n = act_elems(a);
+    if (!n) return;
+    int vec = rn_k_vec8(a->c, y, x, r, NULL);
+    size_t packs = vec ? n / 8 : n;
+    RN_K_LAUNCH_TV(a->type, vec, k_bias_add_relu, rn_k_grid(k, packs), RN_K_THREADS, k, y, x, bias, r, relu, packs,
+                   a->c);
+}
+
+__global__ void k_fill(float *buf, float value, size_t n)
+{
+    for (size_t i = RN_K_TID(); i < n; i += RN_K_STRIDE()) buf[i] = value;
+}
+
+extern "C" void rn_cuda_fill(const rn_cuda_kctx *k, float *buf, float value, size_t n)
+{
+    if (!n) return;
+    k_fill<<<rn_k_grid(k, n), RN_K_THREADS, 0, k->stream>>>(buf, value, n);
+}
+
+template <int T>
+__global__ void k_cast_f32(void *dst, const float *src, size_t n)
+{
+    for (size_t i = RN_K_TID(); i < n; i += RN_K_STRIDE()) rn_km_st_f32(dst, T, i, src[i]);
+}
+
+extern "C" void rn_cuda_cast_f32(const rn_cuda_kctx *k, void *dst, rn_act_type t, const float *src, size_t n)
+{
+    if (!n) return;
+    RN_K_LAUNCH_T(t, k_cast_f32, rn_k_grid(k, n), RN_K_THREADS, k, dst, src, n);
+}
+
+size_t rn_cuda_kctx_scratch_bytes(void) { return RN_K_SCRATCH_BYTES; }
