@@ -277,7 +277,7 @@ static void test_prep_equals_source(const char *name, const char *src_dir, int w
              err.msg);
     rn_image full = {0};
     rn_bytes scratch = {0};
-    RN_CHECK(rn_image_load(&full, &scratch, path, &err) == 0, "%s", err.msg);
+    RN_CHECK(rn_image_load(&full, &scratch, path, NULL, &err) == 0, "%s", err.msg);
     rn_crop_cfg cfg, pcfg;
     rn_crop_cfg_default(&cfg);
     pcfg = cfg;

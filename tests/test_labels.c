@@ -92,7 +92,7 @@ static void test_picture(void)
         r[i].img[0] = b[0] + 65, r[i].img[1] = b[1] + 150, r[i].img[2] = 4000 + 150 * i;
         r[i].cam[0] = (r[i].img[0] - 320) / 1500 * r[i].img[2], r[i].cam[2] = r[i].img[2];
     }
-    rn_predict_info info = {W, H, {1500, 1500}, {320, 240}, 1, 1};
+    rn_predict_info info = {W, H, {1500, 1500}, {320, 240}, 1, 1, 1};
     rn_people_picture pic = {&img, r, N, &info};
     rn_person_label lab[N];
     rn_people_layout lay;

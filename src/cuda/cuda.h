@@ -61,6 +61,9 @@ typedef struct rn_cuda_device {
     int nalgos, cap_algos;
     rn_cuda_comm comm;        /* NCCL collectives (cuda_comm.h) on stream */
     int tf32;                 /* RN_CUDA_TF32=1: fp32 convs may use TF32 tensor cores */
+    int find;                 /* RN_CUDA_FIND=1: conv algorithms by measurement (cudnnFind*), not cuDNN's
+                                 heuristics: faster, but another process may measure another choice */
+
     int sync_each;            /* RN_CUDA_SYNC=1: every op waits for its work (names the failing op) */
 } rn_cuda_device;
 

@@ -12,10 +12,13 @@
  * forward, and its weight gradient cuDNN's backward-filter of (x = diff_dst,
  * dy = src).
  *
- * Algorithms: conv_create measures every cuDNN algorithm of each direction it
- * will run (cudnnFind*) once per shape and device, and keeps the fastest that
- * is deterministic (a resumed run must end bit-identical) and fits the
- * workspace allocated at create; nothing is allocated after conv_create.
+ * Algorithms: conv_create asks cuDNN once per shape and device for each
+ * direction it will run -- its heuristics by default (cudnnGet*_v7, the same
+ * answer in every process, so a resumed run ends bit-identical), its
+ * measurement with RN_CUDA_FIND=1 (cudnnFind*, faster picks that another
+ * process may not repeat) -- and keeps the first that is deterministic and
+ * fits the workspace allocated at create; nothing is allocated after conv_create.
+
  * fp32 convs use CUDNN_FMA_MATH (no TF32) unless RN_CUDA_TF32=1; bf16 and
  * fp16 convs accumulate in fp32 on tensor cores.
  *
@@ -110,7 +113,10 @@ static cudnnMathType_t run_math(const rn_cuda_device *d, rn_act_type t, cudnnMat
 
 static const char *DIR_NAME[3] = {"forward", "backward-data", "backward-filter"};
 
-/* cudnnFind* of direction dir (it allocates its own buffers), fastest first, into r; the count. */
+/* Direction dir's algorithms, best first, into r; the count. By default cuDNN's heuristics
+ * (cudnnGet*_v7): a function of the shape, GPU and library, so every process (a resumed run, each
+ * rank) picks the same algorithm and computes the same bits; with RN_CUDA_FIND=1 cudnnFind*'s
+ * measurement (it allocates its own buffers), which another process may measure differently. */
 static int find(rn_cuda_device *d, cuda_conv *c, int dir, cand r[8], rn_err *err)
 {
     cudnnConvolutionFwdAlgoPerf_t pf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -118,18 +124,24 @@ static int find(rn_cuda_device *d, cuda_conv *c, int dir, cand r[8], rn_err *err
     cudnnConvolutionBwdFilterAlgoPerf_t pw[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int n = 0;
     if (!RN_CUDNN_OK(cudnnSetConvolutionMathType(c->cd, find_math(d, c->ct)), err)) return -1;
-    if (dir == 0 && !RN_CUDNN_OK(cudnnFindConvolutionForwardAlgorithm(d->cudnn, c->xd, c->wd, c->cd, c->yd,
-                                                                      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, pf), err))
-        return -1;
-    if (dir == 1 && !RN_CUDNN_OK(cudnnFindConvolutionBackwardDataAlgorithm(d->cudnn, c->wd, c->yd, c->cd, c->xd,
-                                                                           CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, pd),
-                                 err))
-        return -1;
-    if (dir == 2 && !RN_CUDNN_OK(cudnnFindConvolutionBackwardFilterAlgorithm(d->cudnn, c->xd, c->yd, c->cd, c->wd,
-                                                                             CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n,
-                                                                             pw),
-                                 err))
-        return -1;
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    if (dir == 0)
+        st = d->find ? cudnnFindConvolutionForwardAlgorithm(d->cudnn, c->xd, c->wd, c->cd, c->yd,
+                                                            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, pf)
+                     : cudnnGetConvolutionForwardAlgorithm_v7(d->cudnn, c->xd, c->wd, c->cd, c->yd,
+                                                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, pf);
+    if (dir == 1)
+        st = d->find ? cudnnFindConvolutionBackwardDataAlgorithm(d->cudnn, c->wd, c->yd, c->cd, c->xd,
+                                                                 CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, pd)
+                     : cudnnGetConvolutionBackwardDataAlgorithm_v7(d->cudnn, c->wd, c->yd, c->cd, c->xd,
+                                                                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, pd);
+    if (dir == 2)
+        st = d->find ? cudnnFindConvolutionBackwardFilterAlgorithm(d->cudnn, c->xd, c->yd, c->cd, c->wd,
+                                                                   CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, pw)
+                     : cudnnGetConvolutionBackwardFilterAlgorithm_v7(d->cudnn, c->xd, c->yd, c->cd, c->wd,
+                                                                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, pw);
+    if (!RN_CUDNN_OK(st, err)) return -1;
+
     for (int i = 0; i < n && i < 8; i++)
         r[i] = dir == 0   ? (cand){pf[i].algo, pf[i].status, pf[i].determinism, pf[i].memory, pf[i].mathType, pf[i].time}
                : dir == 1 ? (cand){pd[i].algo, pd[i].status, pd[i].determinism, pd[i].memory, pd[i].mathType, pd[i].time}

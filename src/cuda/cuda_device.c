@@ -606,6 +606,8 @@ static int cuda_open(rn_cuda_device *d, rn_err *err)
     if (!d->k.scratch || !d->workspace)
         return rn_err_set(err, "device %s: out of GPU memory for the %zu MiB workspace", d->name, d->ws_bytes >> 20);
     d->tf32 = env_long("RN_CUDA_TF32", 0) == 1;
+    d->find = env_long("RN_CUDA_FIND", 0) == 1;
+
     d->sync_each = env_long("RN_CUDA_SYNC", 0) == 1;
     if (d->tf32)
         fprintf(stderr, "rootnet: device %s: TF32 allowed in fp32 convolutions (RN_CUDA_TF32=1): fp32 results "
