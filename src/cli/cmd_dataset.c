@@ -49,7 +49,7 @@ static int prepare(const rn_dataset *ds, const char *dir)
 {
     if (mkdir(dir, 0755) && errno != EEXIST) {
         fprintf(stderr, "rootnet dataset: %s: cannot create: %s\n", dir, strerror(errno));
-        return 1;
+        return RN_EXIT_FAIL;
     }
     uint32_t *offs = rn_xmalloc(sizeof *offs * (ds->n ? ds->n : 1));
     for (size_t i = 0; i < ds->n; i++) offs[i] = ds->samples[i].path_off;
@@ -80,7 +80,7 @@ static int prepare(const rn_dataset *ds, const char *dir)
     printf("prepared %zu frames in %s (%zu built, %zu up to date, %zu failed) in %.1f s: %.1f MB (sources %.1f MB), "
            "%.1f MB per 1000 people\n", frames, dir, built, frames - built, failed, s, (double)bytes / 1e6,
            (double)src_bytes / 1e6, ds->n ? (double)bytes / 1e3 / (double)ds->n : 0.0);
-    return failed ? 1 : 0;
+    return failed ? RN_EXIT_FAIL : RN_EXIT_OK;
 }
 
 int rn_cmd_dataset(int argc, char **argv)
@@ -129,7 +129,7 @@ int rn_cmd_dataset(int argc, char **argv)
     printf("%s %s: images are read as stored, EXIF orientation ignored (as the authors' loader: cv2 "
            "IMREAD_IGNORE_ORIENTATION); predict and demo apply it\n", name, split);
     int rc = dump && dump_csv(&ds, dump, &err) ? rn_cli_fail("dataset", RN_EXIT_FAIL, &err) : RN_EXIT_OK;
-    if (!rc && prep_dir) rc = prepare(&ds, prep_dir) ? RN_EXIT_FAIL : RN_EXIT_OK;
+    if (!rc && prep_dir) rc = prepare(&ds, prep_dir);
     rn_dataset_free(&ds);
     return rc;
 }
