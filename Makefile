@@ -214,8 +214,9 @@ $(BUILD)/rootnet: $(CLI_OBJ) $(BUILD)/librootnet.a
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/librootnet.a
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/librootnet.a $(LDLIBS)
 
-# test_dist_comm counts rootnet's allocations inside training steps through the linker's --wrap.
-$(BUILD)/tests/test_dist_comm: LDFLAGS += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+# test_dist_comm counts rootnet's allocations inside training steps through the linker's --wrap (in LDLIBS: `make asan` sets
+# LDFLAGS on the command line, which would drop a target-specific LDFLAGS).
+$(BUILD)/tests/test_dist_comm: LDLIBS += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 
 test: all
 	BUILD=$(BUILD) bash tests/run.sh

@@ -128,7 +128,7 @@ expect "evaluate: root_cam -1e308 (MRPE overflows)" \
 [ ! -s "$t/o" ]
 own $?
 report $rc "evaluate: nothing on stdout when refused"
-expect "demo: --focal 1e308,1e308" "focal \(1e\+308, 1e\+308\): must be > 0 and within float range" -- \
+expect "demo: --focal 1e308,1e308" "focal \(1e\+308, 1e\+308\) px: each must be in \[1, 1e\+06\] px" -- \
     "$RN" demo --snapshot "$W" --image "$IMG" --input-size 64 --out "$t/d.png" --bbox 10,10,50,50 \
     --focal 1e308,1e308 --json
 # Under ASan this bound measures with the quarantine off: ASan keeps up to 256 MB of freed memory
