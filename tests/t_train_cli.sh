@@ -7,7 +7,9 @@ source "$(dirname "$0")/train_lib.sh"
 source tests/need_device.sh cpu
 "$RN" synth --out "$tmp/data" --format muco --images 8 --width 256 --height 256 > /dev/null || exit 1
 misuse "unknown flag '--bogus'" --data-dir "$tmp/data" --bogus 1
-bad "data-dir $tmp/nowhere: no such directory" --data-dir "$tmp/nowhere"
+train_err 1 "data-dir $tmp/nowhere: no such directory" --data-dir "$tmp/nowhere"   # a failure, not misuse (README, exit codes)
+check test "$(wc -l < "$tmp/e1")" -eq 1
+
 misuse "data-dir is required" --backbone 18
 misuse "--lr: 'fast' is not a finite number" --data-dir "$tmp/data" --lr fast
 bad "input-size: 100 is not a multiple of 32" --data-dir "$tmp/data" --input-size 100
