@@ -101,10 +101,13 @@ int main(int argc, char **argv)
 EOF
 cc -std=c11 -Wall -Wextra -Werror -Iinclude "$logs/capi.c" -L"$BUILD" -lrootnet -Wl,-rpath,"$PWD/$BUILD" -o "$logs/capi" \
     2> "$logs/cc.txt"
-check "the C API program builds ($(head -1 "$logs/cc.txt"))" $?
+rc=$?
+check "the C API program builds ($(head -1 "$logs/cc.txt"))" $rc
 one "C API rootnet_create, device cuda" "$NODRV" "$logs/capi" "$W" cuda
 
 "$RN" --version > "$logs/version" 2>&1
 grep -q 'cuda' "$logs/version"
-check "rootnet --version names the cuda device ($(cat "$logs/version"))" $?
+rc=$?
+check "rootnet --version names the cuda device ($(cat "$logs/version"))" $rc
+
 finish
