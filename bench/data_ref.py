@@ -1,6 +1,8 @@
 """Data-pipeline benchmark reference: the authors' steps in a PyTorch DataLoader.
 
-usage: data_ref.py gen DIR N [W H]    W x H (640x480) JPEGs DIR/img_i.jpg and DIR/boxes.txt
+usage: data_ref.py gen DIR N [W H [NOISE]]   W x H (640x480) JPEGs DIR/img_i.jpg and DIR/boxes.txt; NOISE: the
+                                             sigma of the grey levels' noise on the smooth scene (8: 1.4 MB a
+                                             2048x2048 frame; 0: 0.63 MB, the real 3DHP frames' 230-630 KB)
        data_ref.py run DIR WORKERS BATCH   prints {"images_per_s": ...}
 boxes.txt: one line per image: path x y w h root_x root_y (a random box, aspect 1 as process_bbox makes it,
 120..500 px at 640x480, scaled with the width).
@@ -22,13 +24,13 @@ IN = 256
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
-def gen(d, n, w=640, h=480):
+def gen(d, n, w=640, h=480, noise=8.0):
     os.makedirs(d, exist_ok=True)
     rs = np.random.RandomState(0)
     lines = []
     for i in range(n):
         base = cv2.resize(rs.rand(60, 80, 3).astype(np.float32) * 255, (w, h), interpolation=cv2.INTER_CUBIC)
-        img = np.clip(base + rs.randn(h, w, 3).astype(np.float32) * 8, 0, 255).astype(np.uint8)
+        img = np.clip(base + rs.randn(h, w, 3).astype(np.float32) * noise, 0, 255).astype(np.uint8)
         p = os.path.join(d, "img_%d.jpg" % i)
         cv2.imwrite(p, img, [cv2.IMWRITE_JPEG_QUALITY, 90])
         s = rs.uniform(120, 500) * w / 640
@@ -97,8 +99,8 @@ def run(d, workers, batch):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) in (4, 6) and sys.argv[1] == "gen":
-        gen(sys.argv[2], *[int(v) for v in sys.argv[3:]])
+    if len(sys.argv) in (4, 6, 7) and sys.argv[1] == "gen":
+        gen(sys.argv[2], *[int(v) for v in sys.argv[3:6]], *[float(v) for v in sys.argv[6:]])
     elif len(sys.argv) == 5 and sys.argv[1] == "run":
         run(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:

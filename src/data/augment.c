@@ -233,14 +233,19 @@ static void ctx_reserve(rn_crop_ctx *ctx, const rn_crop_cfg *cfg)
     }
 }
 
-/* Bounding box, in scaled-image pixels, of what the patch samples (with margin). */
-static void source_roi(int roi[4], const double inv[6], int w_full, int flip, int scale, const rn_crop_cfg *cfg)
+/* Bounding box, in scaled-image pixels, of what the patch samples (with margin),
+ * and quad: the patch's corners (one pixel beyond its samples) in frame pixels. */
+static void source_roi(int roi[4], double quad[8], const double inv[6], int w_full, int flip, int scale,
+                       const rn_crop_cfg *cfg)
 {
+    static const int order[4] = {0, 1, 3, 2}; /* corners around the patch */
     double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
-    for (int k = 0; k < 4; k++) {
+    for (int i = 0; i < 4; i++) {
+        int k = order[i];
         double px, py;
         rn_affine_apply(&px, &py, inv, (k & 1) ? cfg->in_w : -1, (k & 2) ? cfg->in_h : -1);
         if (flip) px = w_full - 1 - px;
+        quad[2 * i] = px, quad[2 * i + 1] = py;
         x0 = fmin(x0, px), x1 = fmax(x1, px), y0 = fmin(y0, py), y1 = fmax(y1, py);
     }
     const double margin = 4;
@@ -354,9 +359,10 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
 
     out->scale = info.is_jpeg ? rn_crop_pick_scale(in->bbox, cfg) : 1;
     int roi[4];
-    source_roi(roi, inv, info.w, aug->flip, out->scale, cfg);
+    double quad[8];
+    source_roi(roi, quad, inv, info.w, aug->flip, out->scale, cfg);
     if (from_src ? rn_image_decode(&ctx->img, ctx->file.p, ctx->file.n, out->scale, roi, err)
-                 : rn_prep_crop(&ctx->img, &ctx->sub, &ctx->file, roi, err))
+                 : rn_prep_crop(&ctx->img, &ctx->sub, &ctx->file, roi, quad, err))
         return rn_err_prefix(err, "%s", in->path);
     double t2 = rn_prof_now();
     ctx->stage_s[RN_CROP_STAGE_READ] += t1 - t0;

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <jpeglib.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +13,10 @@
 #include "data/cache.h"
 
 #define PREP_MAGIC "RNPREP1\n"
-#define PREP_VERSION 1u
+#define PREP_VERSION 2u
+/* frame pixels kept around what the warp samples: its second tap (1), chroma
+ * upsampling's neighbour (1), the fixed point's rounding and slack */
+#define PREP_MARGIN 4
 
 typedef struct prep_header {
     char magic[8];
@@ -25,7 +29,8 @@ typedef struct prep_header {
     uint32_t hdr_len;            /* JPEG bytes before the first MCU's data (SOI .. SOS) */
     uint32_t sof_hw;             /* offset in the JPEG of SOF's height field (width follows) */
     uint32_t crc;                /* CRC-32 of this header (crc 0) and the index */
-    uint32_t pad;
+    uint32_t empty_len;          /* bytes of the stand-in MCU (0: none, every MCU is copied) */
+    uint8_t empty[128];          /* the stand-in MCU's entropy-coded data */
 } prep_header;
 
 void rn_prep_path(char *out, size_t len, const char *prep_dir, const char *src)
@@ -151,6 +156,93 @@ static int index_mcus(uint32_t *off, size_t count, const uint8_t *j, size_t n, s
     return -1;
 }
 
+/* ---- the stand-in MCU: what a crop puts where the warp reads nothing ---- */
+
+typedef struct huff_code {
+    uint16_t code[256];
+    uint8_t len[256]; /* 0: symbol absent */
+} huff_code;
+
+typedef struct bit_writer {
+    uint8_t *out;
+    size_t n, cap;
+    uint32_t acc;
+    int bits;
+} bit_writer;
+
+static int bits_put(bit_writer *w, unsigned code, int len)
+{
+    for (int i = len - 1; i >= 0; i--) {
+        w->acc = w->acc << 1 | ((code >> i) & 1u);
+        if (++w->bits < 8) continue;
+        uint8_t b = (uint8_t)w->acc;
+        w->acc = 0, w->bits = 0;
+        if (w->n + 2 > w->cap) return -1;
+        w->out[w->n++] = b;
+        if (b == 0xFF) w->out[w->n++] = 0x00; /* byte stuffing */
+    }
+    return 0;
+}
+
+/* Canonical codes of the DHT segment's tables (F.2.2.3 / C.2) into dc[id] / ac[id]. */
+static int parse_dht(huff_code dc[4], huff_code ac[4], const uint8_t *p, size_t len)
+{
+    size_t i = 0;
+    while (i + 17 <= len) {
+        unsigned cls = p[i] >> 4, id = p[i] & 15, total = 0;
+        if (cls > 1 || id > 3) return -1;
+        huff_code *h = cls ? &ac[id] : &dc[id];
+        memset(h, 0, sizeof *h);
+        for (int l = 0; l < 16; l++) total += p[i + 1 + l];
+        if (i + 17 + total > len) return -1;
+        const uint8_t *sym = p + i + 17;
+        unsigned code = 0, k = 0;
+        for (int l = 1; l <= 16; l++, code <<= 1)
+            for (unsigned c = 0; c < p[i + l]; c++, code++, k++) h->code[sym[k]] = (uint16_t)code, h->len[sym[k]] = (uint8_t)l;
+        i += 17 + total;
+    }
+    return i == len ? 0 : -1;
+}
+
+/* The stand-in MCU: every block a DC difference (the table's shortest code,
+ * its extra bits zero) and an end of block, padded with 1-bits as a segment
+ * before a restart marker. 0 bytes when a table lacks the end-of-block code. */
+static size_t empty_mcu(uint8_t *out, size_t cap, const uint8_t *j, size_t n)
+{
+    huff_code dc[4], ac[4];
+    memset(dc, 0, sizeof dc), memset(ac, 0, sizeof ac);
+    unsigned hv[256] = {0}, nb = 0, sel[4][2] = {{0}}, ns = 0, ids[4] = {0};
+    for (size_t pos = 2; pos + 4 <= n && j[pos] == 0xFF;) {
+        unsigned m = j[pos + 1], len = be16(j + pos + 2);
+        const uint8_t *p = j + pos + 4;
+        if (len < 2 || pos + 2 + len > n) return 0;
+        if (m == 0xC4 && parse_dht(dc, ac, p, len - 2)) return 0;
+        if ((m == 0xC0 || m == 0xC1) && len >= 8)
+            for (unsigned c = 0; c < p[5] && 8 + 3 * c + 3 <= len; c++) hv[p[6 + 3 * c]] = p[7 + 3 * c];
+        if (m == 0xDA) {
+            ns = p[0];
+            if (ns < 1 || ns > 4 || len < 3 + 2 * ns) return 0;
+            for (unsigned c = 0; c < ns; c++) ids[c] = p[1 + 2 * c], sel[c][0] = p[2 + 2 * c] >> 4, sel[c][1] = p[2 + 2 * c] & 15;
+            break;
+        }
+        pos += 2 + len;
+    }
+    bit_writer w = {.out = out, .cap = cap};
+    for (unsigned c = 0; c < ns; c++) {
+        const huff_code *d = &dc[sel[c][0] & 3], *a = &ac[sel[c][1] & 3];
+        int best = -1;
+        for (int s = 0; s <= 11; s++)
+            if (d->len[s] && (best < 0 || d->len[s] + s < d->len[best] + best)) best = s;
+        unsigned blocks = ns == 1 ? 1 : (hv[ids[c]] >> 4) * (hv[ids[c]] & 15);
+        if (best < 0 || !a->len[0] || !blocks) return 0;
+        for (unsigned b = 0; b < blocks; b++, nb++)
+            if (bits_put(&w, d->code[best], d->len[best]) || bits_put(&w, 0, best) || bits_put(&w, a->code[0], a->len[0]))
+                return 0;
+    }
+    if (w.bits && bits_put(&w, 0x7F, 8 - w.bits)) return 0;
+    return nb ? w.n : 0;
+}
+
 static int write_atomic(const char *path, const void *a, size_t na, const void *b, size_t nb, const void *c, size_t nc,
                         rn_err *err)
 {
@@ -209,6 +301,7 @@ int rn_prep_build(const char *src, const char *prep, rn_prep_info *info, rn_err 
         free(j), free(off);
         return rn_err_set(err, "%s: re-encoded JPEG has not one restart segment per MCU", src);
     }
+    hd.empty_len = (uint32_t)empty_mcu(hd.empty, sizeof hd.empty, j, jn);
     hd.jpeg_off = (uint32_t)(sizeof hd + sizeof *off * (count + 1));
     hd.jpeg_len = (uint32_t)jn;
     hd.file_size = hd.jpeg_off + (uint64_t)jn;
@@ -228,8 +321,10 @@ int rn_prep_load(rn_bytes *file, int *w, int *h, const char *prep, const char *s
     prep_header hd;
     if (file->n < sizeof hd) return rn_err_set(err, "%s: corrupt prepared frame: %zu bytes, shorter than its header", prep, file->n);
     memcpy(&hd, file->p, sizeof hd);
-    if (memcmp(hd.magic, PREP_MAGIC, 8) || hd.version != PREP_VERSION || hd.header_bytes != sizeof hd)
-        return rn_err_set(err, "%s: corrupt prepared frame: bad magic or version", prep);
+    if (memcmp(hd.magic, PREP_MAGIC, 8)) return rn_err_set(err, "%s: corrupt prepared frame: bad magic", prep);
+    if (hd.version != PREP_VERSION) return 1; /* another version's layout: stale, rebuilt by --prepare */
+    if (hd.header_bytes != sizeof hd || hd.empty_len > sizeof hd.empty)
+        return rn_err_set(err, "%s: corrupt prepared frame: inconsistent header", prep);
     if (hd.file_size != file->n)
         return rn_err_set(err, "%s: corrupt prepared frame: %zu bytes, its header says %llu (truncated?)", prep, file->n,
                           (unsigned long long)hd.file_size);
@@ -266,34 +361,70 @@ static void put(rn_bytes *b, const void *p, size_t n)
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-int rn_prep_crop(rn_image *img, rn_bytes *sub, const rn_bytes *file, const int roi[4], rn_err *err)
+/* x-extent of the convex quad q (x, y of 4 corners in order) within rows
+ * [ya, yb]; 0 when they do not meet. */
+static int quad_span(double *xa, double *xb, const double q[8], double ya, double yb)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int k = 0; k < 4; k++) {
+        double x0 = q[2 * k], y0 = q[2 * k + 1], x1 = q[(2 * k + 2) % 8], y1 = q[(2 * k + 3) % 8];
+        if (y0 >= ya && y0 <= yb) lo = fmin(lo, x0), hi = fmax(hi, x0);
+        for (int e = 0; e < 2; e++) {
+            double yc = e ? yb : ya;
+            if ((y0 - yc) * (y1 - yc) < 0) {
+                double xc = x0 + (x1 - x0) * (yc - y0) / (y1 - y0);
+                lo = fmin(lo, xc), hi = fmax(hi, xc);
+            }
+        }
+    }
+    *xa = lo, *xb = hi;
+    return lo <= hi;
+}
+
+/* MCUs [*ka, *kb) of MCU row my that the warp may read (quad plus the margin). */
+static void row_keep(int *ka, int *kb, const prep_header *hd, const double q[8], int my)
+{
+    double m = PREP_MARGIN, xa, xb;
+    int mw = (int)hd->mcu_w, mh = (int)hd->mcu_h;
+    if (!quad_span(&xa, &xb, q, (double)my * mh - m, (double)(my + 1) * mh - 1 + m)) {
+        *ka = *kb = 0;
+        return;
+    }
+    *ka = (int)fmax(0, fmin(hd->mcus_x, floor((xa - m) / mw)));
+    *kb = (int)fmax(0, fmin(hd->mcus_x, floor((xb + m) / mw) + 1));
+}
+
+int rn_prep_crop(rn_image *img, rn_bytes *sub, const rn_bytes *file, const int roi[4], const double quad[8], rn_err *err)
 {
     prep_header hd;
     memcpy(&hd, file->p, sizeof hd);
     const uint32_t *off = (const uint32_t *)(file->p + sizeof hd);
     const uint8_t *j = file->p + hd.jpeg_off;
     int W = (int)hd.width, H = (int)hd.height, mw = (int)hd.mcu_w, mh = (int)hd.mcu_h;
-    /* the region's MCUs and one more on each side (chroma upsampling's neighbour) */
+    /* the region's MCUs: its margin keeps the warp off the edge pixels, whose
+     * chroma upsampling lacks the neighbour beyond (but at the frame's edge) */
     int x0 = clampi(roi[0], 0, W - 1), y0 = clampi(roi[1], 0, H - 1);
     int x1 = clampi(roi[0] + roi[2], x0 + 1, W), y1 = clampi(roi[1] + roi[3], y0 + 1, H);
-    int mx0 = clampi(x0 / mw - 1, 0, (int)hd.mcus_x), mx1 = clampi((x1 + mw - 1) / mw + 1, 0, (int)hd.mcus_x);
-    int my0 = clampi(y0 / mh - 1, 0, (int)hd.mcus_y), my1 = clampi((y1 + mh - 1) / mh + 1, 0, (int)hd.mcus_y);
+    int mx0 = x0 / mw, mx1 = (x1 + mw - 1) / mw, my0 = y0 / mh, my1 = (y1 + mh - 1) / mh;
     int sw = (mx1 * mw < W ? mx1 * mw : W) - mx0 * mw, sh = (my1 * mh < H ? my1 * mh : H) - my0 * mh;
     sub->n = 0;
     put(sub, j, hd.hdr_len);
     uint8_t hw[4] = {(uint8_t)(sh >> 8), (uint8_t)sh, (uint8_t)(sw >> 8), (uint8_t)sw};
     memcpy(sub->p + hd.sof_hw, hw, 4);
     unsigned k = 0;
-    for (int my = my0; my < my1; my++)
-        for (int mx = mx0; mx < mx1; mx++) {
+    for (int my = my0; my < my1; my++) {
+        int ka = mx0, kb = mx1;
+        if (quad && hd.empty_len) row_keep(&ka, &kb, &hd, quad, my);
+        for (int mx = mx0; mx < mx1; mx++, k++) {
             size_t i = (size_t)my * hd.mcus_x + (size_t)mx;
             if (k) {
                 uint8_t rst[2] = {0xFF, (uint8_t)(0xD0 + ((k - 1) & 7))};
                 put(sub, rst, 2);
             }
-            put(sub, j + off[i], off[i + 1] - 2 - off[i]);
-            k++;
+            if (mx >= ka && mx < kb) put(sub, j + off[i], off[i + 1] - 2 - off[i]);
+            else put(sub, hd.empty, hd.empty_len);
         }
+    }
     const uint8_t eoi[2] = {0xFF, 0xD9};
     put(sub, eoi, 2);
     int rel[4] = {x0 - mx0 * mw, y0 - my0 * mh, x1 - x0, y1 - y0};

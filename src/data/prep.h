@@ -51,8 +51,12 @@ int rn_prep_load(rn_bytes *file, int *w, int *h, const char *prep, const char *s
 /* From a file rn_prep_load accepted: the pixels of roi (x, y, w, h in frame
  * pixels, clipped; the region may come out larger) into img (x0, y0 in frame
  * pixels, full_w and full_h the frame's), equal to what rn_image_decode of the
- * source at scale 1 gives there. sub: reusable scratch. -1 when the JPEG put
- * together fails to decode. */
-int rn_prep_crop(rn_image *img, rn_bytes *sub, const rn_bytes *file, const int roi[4], rn_err *err);
+ * source at scale 1 gives within roi less a margin of 2 px (roi holds what the
+ * warp reads plus 4 px: its edge pixels lack the chroma neighbour beyond).
+ * quad (x, y of 4 corners in order; NULL: all of roi): the convex region the
+ * warp samples; an MCU farther than 4 px from it is not decoded but a
+ * stand-in (all coefficients 0) takes its place, so its pixels are not the
+ * frame's. sub: reusable scratch. -1 when the JPEG put together fails to decode. */
+int rn_prep_crop(rn_image *img, rn_bytes *sub, const rn_bytes *file, const int roi[4], const double quad[8], rn_err *err);
 
 #endif
