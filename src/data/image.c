@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "data/exif_focal.h"
+#include "data/jpeg_err.h"
 #include "io/file.h"
 
 #include "core/profile.h"
@@ -82,36 +83,15 @@ static int is_png(const uint8_t *b, size_t n) { return n >= 8 && !png_sig_cmp((p
 /* ---- JPEG ---- */
 
 typedef struct jerr {
-    struct jpeg_error_mgr mgr;
-    jmp_buf jb;
-    int warned;
-    char msg[JMSG_LENGTH_MAX];
+    rn_jpeg_err e;
     uint8_t *cmyk; /* one CMYK row while decoding a 4-channel JPEG; freed by jpeg_done */
 } jerr;
 
-static void jerr_exit(j_common_ptr c)
-{
-    jerr *e = (jerr *)c->err;
-    c->err->format_message(c, e->msg);
-    longjmp(e->jb, 1);
-}
-
-static void jerr_emit(j_common_ptr c, int level)
-{
-    jerr *e = (jerr *)c->err;
-    if (level < 0 && !e->warned) {
-        e->warned = 1;
-        c->err->format_message(c, e->msg);
-    }
-}
-
-/* The one set-up of a decompressor whose errors longjmp to je->jb (the caller's setjmp). */
+/* The one set-up of a decompressor whose errors longjmp to je->e.jb (the caller's setjmp). */
 static void jpeg_begin(struct jpeg_decompress_struct *ci, jerr *je)
 {
-    memset(je, 0, sizeof *je);
-    ci->err = jpeg_std_error(&je->mgr);
-    je->mgr.error_exit = jerr_exit;
-    je->mgr.emit_message = jerr_emit;
+    je->cmyk = NULL;
+    ci->err = rn_jpeg_err_init(&je->e);
     jpeg_create_decompress(ci);
 }
 
@@ -156,12 +136,12 @@ static int jpeg_rows(struct jpeg_decompress_struct *ci, rn_image *img, const int
     img->y0 = r[1];
     int cmyk = ci->out_color_space == JCS_CMYK;
     if (cmyk) je->cmyk = rn_xmalloc((size_t)4 * ci->output_width);
-    for (int y = 0; y < r[3] && !je->warned; y++) {
+    for (int y = 0; y < r[3] && !je->e.warned; y++) {
         JSAMPROW row = cmyk ? je->cmyk : img->px + (size_t)y * img->stride;
         if (jpeg_read_scanlines(ci, &row, 1) != 1) return -1;
         if (cmyk) cmyk_to_rgb(img->px + (size_t)y * img->stride, je->cmyk, (int)ci->output_width);
     }
-    return je->warned ? -1 : 0;
+    return je->e.warned ? -1 : 0;
 }
 
 static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, rn_err *err)
@@ -169,9 +149,9 @@ static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, c
     struct jpeg_decompress_struct ci;
     jerr je;
     jpeg_begin(&ci, &je);
-    if (setjmp(je.jb)) {
+    if (setjmp(je.e.jb)) {
         jpeg_done(&ci, &je);
-        return rn_err_set(err, "corrupt JPEG: %s", je.msg);
+        return rn_err_set(err, "corrupt JPEG: %s", je.e.msg);
     }
     jpeg_mem_src(&ci, buf, (unsigned long)n);
     jpeg_read_header(&ci, TRUE);
@@ -181,9 +161,9 @@ static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, c
     }
     /* Corrupt already: stop before jpeg_start_decompress, which for a progressive
      * JPEG allocates and reads the whole image's coefficients (gigabytes near the cap). */
-    if (je.warned) {
+    if (je.e.warned) {
         jpeg_done(&ci, &je);
-        return rn_err_set(err, "corrupt JPEG: %s", je.msg);
+        return rn_err_set(err, "corrupt JPEG: %s", je.e.msg);
     }
     /* CMYK and YCCK (libjpeg turns YCCK into CMYK) are converted as OpenCV does. */
     int four = ci.jpeg_color_space == JCS_CMYK || ci.jpeg_color_space == JCS_YCCK;
@@ -191,9 +171,9 @@ static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, c
     ci.scale_num = 1;
     ci.scale_denom = (unsigned)scale;
     jpeg_start_decompress(&ci);
-    if (je.warned) {
+    if (je.e.warned) {
         jpeg_done(&ci, &je);
-        return rn_err_set(err, "corrupt JPEG: %s", je.msg);
+        return rn_err_set(err, "corrupt JPEG: %s", je.e.msg);
     }
     int r[4];
     clip_roi(r, roi, (int)ci.output_width, (int)ci.output_height);
@@ -209,7 +189,7 @@ static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, c
     }
     jpeg_abort_decompress(&ci);
     jpeg_done(&ci, &je);
-    if (rc) return rn_err_set(err, "corrupt JPEG: %s", je.warned ? je.msg : "short image data");
+    if (rc) return rn_err_set(err, "corrupt JPEG: %s", je.e.warned ? je.e.msg : "short image data");
     return 0;
 }
 
@@ -306,9 +286,9 @@ int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *er
     struct jpeg_decompress_struct ci;
     jerr je;
     jpeg_begin(&ci, &je);
-    if (setjmp(je.jb)) {
+    if (setjmp(je.e.jb)) {
         jpeg_done(&ci, &je);
-        return rn_err_set(err, "corrupt JPEG: %s", je.msg);
+        return rn_err_set(err, "corrupt JPEG: %s", je.e.msg);
     }
     jpeg_mem_src(&ci, buf, (unsigned long)n);
     jpeg_read_header(&ci, TRUE);

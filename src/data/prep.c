@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <jpeglib.h>
 #include <math.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +10,7 @@
 #include <zlib.h>
 
 #include "data/cache.h"
+#include "data/jpeg_err.h"
 
 #define PREP_MAGIC "RNPREP1\n"
 #define PREP_VERSION 2u
@@ -52,34 +52,14 @@ static int source_stat(uint64_t *size, int64_t *mtime_ns, const char *src, rn_er
 
 /* ---- building ---- */
 
-typedef struct jerr {
-    struct jpeg_error_mgr mgr;
-    jmp_buf jb;
-    char msg[JMSG_LENGTH_MAX];
-} jerr;
-
-static void jerr_exit(j_common_ptr c)
-{
-    jerr *e = (jerr *)c->err;
-    c->err->format_message(c, e->msg);
-    longjmp(e->jb, 1);
-}
-
-static void jerr_warn(j_common_ptr c, int level)
-{
-    if (level < 0) jerr_exit(c);
-}
-
 /* The source's coefficients written again, baseline, a restart marker after each MCU. */
 static int transcode(unsigned char **out, unsigned long *out_n, int mcu[2], const rn_bytes *src, rn_err *err)
 {
     struct jpeg_decompress_struct di;
     struct jpeg_compress_struct ci;
-    jerr je;
-    memset(&je, 0, sizeof je);
-    di.err = ci.err = jpeg_std_error(&je.mgr);
-    je.mgr.error_exit = jerr_exit;
-    je.mgr.emit_message = jerr_warn;
+    rn_jpeg_err je;
+    di.err = rn_jpeg_err_init(&je);
+    ci.err = &je.mgr;
     jpeg_create_decompress(&di);
     jpeg_create_compress(&ci);
     *out = NULL;
@@ -96,6 +76,7 @@ static int transcode(unsigned char **out, unsigned long *out_n, int mcu[2], cons
         longjmp(je.jb, 1);
     }
     jvirt_barray_ptr *coef = jpeg_read_coefficients(&di);
+    if (je.warned) longjmp(je.jb, 1); /* corrupt data: libjpeg went on, the file is refused */
     jpeg_copy_critical_parameters(&di, &ci);
     ci.restart_interval = 1;
     ci.optimize_coding = TRUE;

@@ -10,6 +10,7 @@
 #include <jpeglib.h>
 
 #include "core/rng.h"
+#include "data/jpeg_err.h"
 #include "data/synth.h"
 
 enum {
@@ -144,20 +145,12 @@ void rn_synth_render(unsigned char *rgb, const rn_synth_image *im, uint64_t seed
     for (int a = 0; a < im->n_people; a++) draw_person(rgb, im, &im->people[order[a]]);
 }
 
-typedef struct jpeg_jmp {
-    struct jpeg_error_mgr mgr;
-    jmp_buf jb;
-} jpeg_jmp;
-
-static void jpeg_fail(j_common_ptr c) { longjmp(((jpeg_jmp *)c->err)->jb, 1); }
-
 /* Compresses rgb into a malloc'd buffer (*out, *len); 0 or -1. */
 static int jpeg_encode(unsigned char **out, unsigned long *len, const unsigned char *rgb, int w, int h)
 {
     struct jpeg_compress_struct c;
-    jpeg_jmp jerr;
-    c.err = jpeg_std_error(&jerr.mgr);
-    jerr.mgr.error_exit = jpeg_fail;
+    rn_jpeg_err jerr;
+    c.err = rn_jpeg_err_init(&jerr);
     *out = NULL;
     *len = 0;
     if (setjmp(jerr.jb)) {
