@@ -4,6 +4,8 @@
 # from the source JPEGs (exact) and from prepared frames (prep: the same pixels,
 # rootnet dataset --prepare), at 1..THREADS loader threads, on two kinds of frame:
 #   noisy:  bench/data_ref.py gen DIR N 2048 2048 (1.4 MB each, one box each, 384..1600 px)
+#   real:   the same scenes without the noise (data_ref.py gen DIR N 2048 2048 0: 0.63 MB each, the size
+#           of the largest real MPI-INF-3DHP frames, 230..630 KB), the same boxes
 #   synth:  rootnet synth --width 2048 --height 2048 (people on a smooth scene, about 1.1 MB)
 # Each line: images/s (wall), images per CPU second (the process's CPU time over both of
 # bench_data's epochs, start-up included: less sensitive to other load on the machine),
@@ -26,6 +28,7 @@ elif git cat-file -e "$old_rev^{commit}" 2> /dev/null; then
     else echo "skipped: today's loader ($old_rev) did not build: $(tail -n 3 "$tmp/old.log")"; fi
 else echo "skipped: today's loader: $old_rev is not in this repository"; fi
 "$PY" bench/data_ref.py gen "$tmp/noisy" "$n" 2048 2048
+"$PY" bench/data_ref.py gen "$tmp/real" "$n" 2048 2048 0
 "$BUILD/rootnet" synth --out "$tmp/syn" --images $(( (n + 1) / 2 )) --width 2048 --height 2048 --seed 3 > /dev/null
 "$BUILD/rootnet" dataset --dataset MuCo --data-dir "$tmp/syn" --dump "$tmp/syn.csv" > /dev/null
 mkdir -p "$tmp/synth"
@@ -38,11 +41,11 @@ with open(sys.argv[3], "w") as f:
                                             r["bw"], r["bh"], r["rx"], r["ry"]))
 EOF
 # every box 4 times (the loader shuffles): epochs long enough to time 2 threads against 1
-for kind in noisy synth; do
+for kind in noisy real synth; do
     awk '{for (i = 0; i < 4; i++) print}' "$tmp/$kind/boxes.txt" > "$tmp/$kind/boxes4.txt"
     mv "$tmp/$kind/boxes4.txt" "$tmp/$kind/boxes.txt"
 done
-for kind in noisy synth; do
+for kind in noisy real synth; do
     "$BUILD/bench/bench_data" "$tmp/$kind" 1 32 prep > /dev/null 2> "$tmp/$kind.prep.txt"  # builds the prepared frames
     echo "== $kind: $(cat "$tmp/$kind.prep.txt")"
     for t in $(seq 1 "$threads"); do
@@ -69,7 +72,7 @@ done | tee "$tmp/lines.txt"
 import json, os, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 cores = len(os.sched_getaffinity(0))
-for kind in ("noisy", "synth"):
+for kind in ("noisy", "real", "synth"):
     for who, mode in (("old", "exact"), ("new", "exact"), ("new", "prep")):
         rs = {r["workers"]: r for r in rows if r["frames"] == kind and r["loader"] == who and
               (r.get("prepared", 0) == 1) == (mode == "prep")}
