@@ -273,7 +273,6 @@ $(BUILD)/cuda-comm/cuda_comm_kern.o: $(CUDA_COMM_CU) src/cuda/cuda_comm.h
 # The CUDA device is left out: its library links through nvcc without the sanitizers' runtime, and no GPU runs it here.
 asan:
 	$(MAKE) BUILD=build-asan CUDA=0 OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-
 	    LDFLAGS="-fopenmp -fsanitize=address,undefined" test
 
 # Coverage-guided fuzzing (libFuzzer; clang with ASan + UBSan): every tests/fuzz/fuzz_*.c is built into

@@ -194,19 +194,8 @@ int rn_cmd_bench(int argc, char **argv)
     }
     if (rn_cli_dist_flags_check(&df, "bench")) return RN_EXIT_USAGE;
     c.sync_bn = df.sync_bn, c.bucket = rn_dist_bucket_floats(df.bucket_mb);
-    rn_dist *d = NULL;
-    if (rn_cli_dist_start(&d, "bench", c.sync_bn, df.timeout_s)) return RN_EXIT_FAIL;
-    char dev[32];
-    tf.device = rn_cli_dist_device(d, tf.device, dev, sizeof dev);
-    rn_err err = {{0}};
-    rn_tuning tn;
-    if (rn_tuning_setup(&tn, &tf, (int)c.threads, &err)) {
-        rn_tuning_free(&tn);
-        return rn_cli_dist_fail(d, "bench", RN_EXIT_USAGE, &err);
-    }
-    int rc = bench_run(&c, &tn, d, &err);
-    rn_tuning_free(&tn);
-    if (rc) return rn_cli_dist_fail(d, "bench", RN_EXIT_FAIL, &err);
-    rn_dist_finalize(d);
-    return 0;
+    rn_cli_run r;
+    int rc = rn_cli_run_begin(&r, "bench", c.sync_bn, df.timeout_s, &tf, (int)c.threads);
+    if (rc) return rc;
+    return rn_cli_run_end(&r, "bench", bench_run(&c, &r.tn, r.d, &r.err), RN_EXIT_FAIL);
 }

@@ -234,19 +234,8 @@ int rn_cmd_step(int argc, char **argv)
     c.replicas = (int)replicas, c.sync_bn = df.sync_bn, c.b = (int)b;
     if (step_check(&c, b, &df, rn_dist_launched())) return RN_EXIT_USAGE;
     c.bucket = rn_dist_bucket_floats(df.bucket_mb);
-    rn_dist *d = NULL;
-    if (rn_cli_dist_start(&d, "step", c.sync_bn, df.timeout_s)) return RN_EXIT_FAIL;
-    char dev[32];
-    tf.device = rn_cli_dist_device(d, tf.device, dev, sizeof dev);
-    rn_err err = {{0}};
-    rn_tuning tn;
-    if (rn_tuning_setup(&tn, &tf, (int)c.threads, &err)) {
-        rn_tuning_free(&tn);
-        return rn_cli_dist_fail(d, "step", RN_EXIT_USAGE, &err);
-    }
-    int rc = step_main(paths, weights, backbone, save_grads, &c, d, &tn, &err);
-    rn_tuning_free(&tn);
-    if (rc) return rn_cli_dist_fail(d, "step", RN_EXIT_FAIL, &err);
-    rn_dist_finalize(d);
-    return 0;
+    rn_cli_run r;
+    int rc = rn_cli_run_begin(&r, "step", c.sync_bn, df.timeout_s, &tf, (int)c.threads);
+    if (rc) return rc;
+    return rn_cli_run_end(&r, "step", step_main(paths, weights, backbone, save_grads, &c, r.d, &r.tn, &r.err), RN_EXIT_FAIL);
 }

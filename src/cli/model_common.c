@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "cli/dist_cli.h"
+#include "cli/exit.h"
 #include "io/tensors.h"
 
 void rn_cli_input_free(rn_cli_input *in) { free(in->d), in->d = NULL; }
@@ -129,3 +131,22 @@ rn_train_hooks rn_cli_step_hooks(rn_cli_hooks *h)
     return (rn_train_hooks){.ctx = h, .span_begin = cli_span_begin, .span_end = cli_span_end};
 }
 
+int rn_cli_run_begin(rn_cli_run *r, const char *cmd, int sync_bn, double timeout_s, rn_tuning_flags *tf, int threads)
+{
+    memset(r, 0, sizeof *r);
+    if (rn_cli_dist_start(&r->d, cmd, sync_bn, timeout_s)) return RN_EXIT_FAIL;
+    tf->device = rn_cli_dist_device(r->d, tf->device, r->dev, sizeof r->dev);
+    if (rn_tuning_setup(&r->tn, tf, threads, &r->err)) {
+        rn_tuning_free(&r->tn);
+        return rn_cli_dist_fail(r->d, cmd, RN_EXIT_USAGE, &r->err);
+    }
+    return 0;
+}
+
+int rn_cli_run_end(rn_cli_run *r, const char *cmd, int rc, int code)
+{
+    rn_tuning_free(&r->tn);
+    if (rc) return rn_cli_dist_fail(r->d, cmd, code, &r->err);
+    rn_dist_finalize(r->d);
+    return 0;
+}

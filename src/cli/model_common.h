@@ -73,4 +73,26 @@ rn_cli_hooks rn_cli_hooks_make(rn_dist *d, int sync_bn, rn_tuning *tn);
 rn_train_hooks rn_cli_step_hooks(rn_cli_hooks *h);
 
 
+/* The set-up bench and step share: MPI when under mpirun (cli/dist_cli.h), this rank's device
+ * ("cuda" -> "cuda:<local rank>"), the tuning opened on it.
+ *
+ *   rn_cli_run r;
+ *   int rc = rn_cli_run_begin(&r, "step", sync_bn, timeout_s, &tf, threads);
+ *   if (rc) return rc;                                     // message printed
+ *   return rn_cli_run_end(&r, "step", work(&r.tn, r.d, &r.err), RN_EXIT_FAIL);
+ */
+typedef struct rn_cli_run {
+    rn_dist *d;
+    rn_tuning tn;
+    char dev[32];
+    rn_err err;
+} rn_cli_run;
+
+/* 0, or the exit code after one line on stderr: RN_EXIT_FAIL when MPI cannot
+ * start, RN_EXIT_USAGE when the tuning is refused (device, precision, ...). */
+int rn_cli_run_begin(rn_cli_run *r, const char *cmd, int sync_bn, double timeout_s, rn_tuning_flags *tf, int threads);
+/* Frees the tuning and ends the distribution: 0 when rc is 0; else r->err is
+ * reported (rn_cli_dist_fail) and code returned. */
+int rn_cli_run_end(rn_cli_run *r, const char *cmd, int rc, int code);
+
 #endif
