@@ -13,9 +13,9 @@
 #include "cli/commands.h"
 #include "cli/data_flags.h"
 #include "cli/exit.h"
+#include "core/afile.h"
 #include "data/augment.h"
 #include "data/sample.h"
-#include "io/file.h"
 #include "io/tensors.h"
 
 typedef struct inspect_args {
