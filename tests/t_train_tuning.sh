@@ -8,7 +8,8 @@
 # logs lr x batch / 32; --eval-epoch logs per-epoch metrics equal to what
 # `rootnet test` prints for each epoch's snapshot and keeps the best epoch's
 # snapshot byte for byte, and after --continue log/loss.png still shows the
-# earlier epochs' metrics; bad switch values: one line, exit 2.
+# earlier epochs' metrics; an epoch without a metric logs JSON null, never
+# "nan"; bad switch values: one line, exit 2.
 source "$(dirname "$0")/train_lib.sh"
 source tests/need_device.sh cpu
 "$RN" synth --out "$tmp/data" --format muco --images 24 --width 256 --height 256 --seed 3 > /dev/null || exit 1
@@ -147,6 +148,41 @@ for e, m in sorted(ends.items()):
     print(f"epoch {e}: AP_root {m:.4f} at ({x:.1f}, {y:.1f}): {'diamond' if hit else 'MISSING'}", file=sys.stderr)
     ok = ok and hit
 sys.exit(0 if ok else 1)
+PYEOF
+check test $? -eq 0
+# 5. JSON has no NaN: an epoch without a metric (no --eval-epoch: runs 1 and 2) logs "metric": null, never the
+# string "nan" (nor a bare NaN, which Python's json would otherwise accept); --eval-epoch epochs log a number.
+"$PY" - "$tmp"/{prof,lr,lr0,ev}/log/train.jsonl <<'PYEOF'
+import json, sys
+def strict(c):
+    raise ValueError("non-JSON constant " + c)
+def strings(v):
+    if isinstance(v, dict):
+        for x in v.values(): yield from strings(x)
+    elif isinstance(v, list):
+        for x in v: yield from strings(x)
+    elif isinstance(v, str):
+        yield v
+ok, none, some = True, 0, 0
+for p in sys.argv[1:]:
+    for n, line in enumerate(open(p), 1):
+        r = json.loads(line, parse_constant=strict)
+        bad = [s for s in strings(r) if s.strip().lower() in ("nan", "-nan", "inf", "-inf", "infinity")]
+        if bad:
+            print(f"{p}:{n}: non-finite value written as a string: {bad}", file=sys.stderr)
+            ok = False
+        if r.get("event") != "epoch_end":
+            continue
+        if "AP_root" in r:
+            some += 1
+            ok &= isinstance(r["metric"], (int, float)) and not isinstance(r["metric"], bool)
+        else:
+            none += 1
+            if r["metric"] is not None:
+                print(f"{p}:{n}: epoch {r['epoch']} has no metric but logs {r['metric']!r}", file=sys.stderr)
+                ok = False
+print(f"epoch_end rows: {none} without a metric, {some} with one", file=sys.stderr)
+sys.exit(0 if ok and none >= 2 and some >= 3 else 1)
 PYEOF
 check test $? -eq 0
 echo "$pass passed, $fail failed"

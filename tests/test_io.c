@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/afile.h"
 #include "core/rng.h"
 #include "io/file.h"
 #include "io/pickle.h"

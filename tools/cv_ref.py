@@ -1,12 +1,17 @@
 """Reference crops for tests/test_augment.c, done the authors' way with OpenCV and torchvision.
 
-usage: cv_ref.py cases OUTDIR | cv_ref.py check|check-exact RECORD.json PATCH.npy [RECORD.json PATCH.npy ...]
+usage: cv_ref.py cases OUTDIR
+       cv_ref.py check|check-exact DATA_DIR RECORD.json PATCH.npy [RECORD.json PATCH.npy ...]
 Writes OUTDIR/img.jpg, OUTDIR/img.png (640x480 smooth random content), OUTDIR/big.jpg (1920x1080), OUTDIR/cases.txt (26 cases on img.*,
 then 2 with boxes over 2x the input on big.jpg)
 (one case a line: image bbox_x bbox_y bbox_w bbox_h rot flip c_r c_g c_b root_x root_y root_vis)
 and per case i: case_i.u8 (256,256,3) RGB warped patch before the colour scale,
 case_i.f32 (3,256,256) normalised tensor, case_i.root (x, y, vis as float64, output space).
-`check` recomputes a `rootnet inspect` record (JSON) and compares its .npy patch: the exact-crop
+`check` recomputes a `rootnet inspect` record (JSON) of the set in DATA_DIR and compares its .npy
+patch. The box is not inspect's (float32): it is the authors' float64 process_bbox box of the
+record, read again from the set's own annotation by tests/ref_readers.py (MuCo, MuPoTS, Human36M),
+and the warp is built from it as the authors' augmentation does (cv2.getAffineTransform on float32
+points). The record's "trans" must equal that matrix exactly; the patch is held to the exact-crop
 tolerance (99.9 % of values within 1 grey level) when the record says dct_scale 1, a bound for a
 DCT-scaled decode otherwise. `check-exact` holds every patch to the exact-crop tolerance, whatever
 the record says.
@@ -52,6 +57,8 @@ def trans_for(cx, cy, bw, bh, rot):
 
 
 def crop(path, bbox, rot, flip, color, root, vis):
+    """The authors' generate_patch_image and trans_point2d: bbox (x, y, w, h) as they hold it (float64; the
+    centre x + 0.5 w in float64), root in image pixels. RGB u8 patch, tensor, root in output space, matrix."""
     img = cv2.imread(path, cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION)
     h, w, _ = img.shape
     cx, cy = float(bbox[0] + 0.5 * bbox[2]), float(bbox[1] + 0.5 * bbox[3])
@@ -71,7 +78,7 @@ def crop(path, bbox, rot, flip, color, root, vis):
     r = np.dot(tr, np.array([r[0], r[1], 1.0]))
     vis = vis * float((r[0] >= 0) and (r[0] < IN_W) and (r[1] >= 0) and (r[1] < IN_H))
     out = np.array([r[0] / IN_W * OUT_W, r[1] / IN_H * OUT_H, vis], dtype=np.float64)
-    return rgb, tensor.numpy(), out
+    return rgb, tensor.numpy(), out, tr
 
 
 def f32(v):
@@ -82,7 +89,7 @@ def f32(v):
 def add_case(outdir, lines, name, bbox, rot, flip, color, root):
     """Writes case_<k>.u8/.f32/.root for the next case k and appends its cases.txt line."""
     k = len(lines)
-    rgb, tensor, out = crop(os.path.join(outdir, name), bbox, rot, flip, color, root, 1.0)
+    rgb, tensor, out, _ = crop(os.path.join(outdir, name), bbox, rot, flip, color, root, 1.0)
     rgb.tofile(os.path.join(outdir, "case_%d.u8" % k))
     tensor.astype(np.float32).tofile(os.path.join(outdir, "case_%d.f32" % k))
     out.tofile(os.path.join(outdir, "case_%d.root" % k))
@@ -149,34 +156,62 @@ def affine_cases(outdir, rs):
 N_CENTER = 200
 
 
-def check(rec_json, npy, exact=False):
+def ref_records(data_dir, dataset, split, memo={}):
+    """The set's records as the authors' load_data makes them (tests/ref_readers.py), float64 boxes."""
+    key = (data_dir, dataset, split)
+    if key not in memo:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+        import ref_readers as rr
+        readers = {"MuCo": lambda: rr.muco(data_dir), "MuPoTS": lambda: rr.mupots(data_dir, False),
+                   "Human36M": lambda: rr.human36m(data_dir, split, False, 2)}
+        if dataset not in readers:
+            raise SystemExit("cv_ref.py: no reference reader for %s (tests/ref_readers.py reads %s)" % (
+                dataset, ", ".join(readers)))
+        memo[key] = readers[dataset]()
+    return memo[key]
+
+
+def check(data_dir, rec_json, npy, exact=False):
     """Compares one `rootnet inspect` output with the reference; prints one line, returns ok."""
     import json
     r = json.load(open(rec_json))
     a = r["aug"]
-    rgb, ref, out = crop(r["image"], r["bbox"], a["rot"], int(a["flip"]), a["color"], r["root_img"][:2], r["root_vis"])
+    refs = ref_records(data_dir, r["dataset"], r["split"])
+    if not 0 <= r["index"] < len(refs):
+        print("%s index %d: the reference reader has %d records: MISMATCH" % (r["dataset"], r["index"], len(refs)))
+        return False
+    ref_rec = refs[r["index"]]
+    path = os.path.join(data_dir, ref_rec["path"])
+    if os.path.normpath(path) != os.path.normpath(r["image"]):
+        print("%s index %d: image %s, the reference's %s: MISMATCH" % (r["dataset"], r["index"], r["image"], path))
+        return False
+    box = [float(v) for v in ref_rec["bbox"]]  # float64, as the authors' numpy holds it
+    box_err = max(abs(float(np.float32(v)) - g) for v, g in zip(box, r["bbox"]))  # inspect's float32 box
+    rgb, ref, out, tr = crop(path, box, a["rot"], int(a["flip"]), a["color"], ref_rec["root_img"][:2], r["root_vis"])
+    trans_err = float(np.abs(np.array(r["trans"], np.float64) - tr).max()) if "trans" in r else math.inf
     got = np.load(npy)
     std = np.array(STD, np.float32)[:, None, None]
     diff = np.abs((got - ref) * std)  # grey levels (the authors' 0..255 scale)
     near = float(np.mean(diff <= 1.0 + 1e-3))
     root_err = max(abs(r["root_out"][0] - out[0]), abs(r["root_out"][1] - out[1]))
-    ok = got.shape == ref.shape and root_err < 1e-3 and r["vis"] == out[2]
+    ok = got.shape == ref.shape and root_err < 1e-3 and r["vis"] == out[2] and trans_err == 0 and box_err == 0
     # DCT-scaled decode low-passes before sampling: bounded raw difference (aliasing of
     # texture) and a small one after a sigma-2 blur (geometry: a 1 px shift gives > 2).
     blur = lambda v: np.stack([cv2.GaussianBlur(np.ascontiguousarray(x), (0, 0), 2) for x in v])
     blurred = float(np.abs(blur(got * std) - blur(ref * std)).mean())
     ok = ok and (near >= 0.999 if exact or r["dct_scale"] == 1 else float(diff.mean()) < 4.0 and blurred < 1.0)
-    print("%s index %d dct %d: %.4f%% within 1 level, max %.1f, mean %.3f, blurred %.3f, root err %.2e, vis %g/%g: %s" % (
-        r["dataset"], r["index"], r["dct_scale"], 100 * near, diff.max(), diff.mean(), blurred, root_err, r["vis"], out[2],
-        "ok" if ok else "MISMATCH"))
+    print("%s index %d dct %d: %.4f%% within 1 level, max %.1f, mean %.3f, blurred %.3f, root err %.2e, vis %g/%g, "
+          "trans err %.3g, box err %.3g: %s" % (
+              r["dataset"], r["index"], r["dct_scale"], 100 * near, diff.max(), diff.mean(), blurred, root_err, r["vis"],
+              out[2], trans_err, box_err, "ok" if ok else "MISMATCH"))
     return ok
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "cases":
         cases(sys.argv[2])
-    elif len(sys.argv) >= 4 and len(sys.argv) % 2 == 0 and sys.argv[1] in ("check", "check-exact"):
-        pairs = zip(sys.argv[2::2], sys.argv[3::2])
-        sys.exit(0 if all([check(j, n, sys.argv[1] == "check-exact") for j, n in pairs]) else 1)
+    elif len(sys.argv) >= 5 and len(sys.argv) % 2 == 1 and sys.argv[1] in ("check", "check-exact"):
+        pairs = zip(sys.argv[3::2], sys.argv[4::2])
+        sys.exit(0 if all([check(sys.argv[2], j, n, sys.argv[1] == "check-exact") for j, n in pairs]) else 1)
     else:
         sys.exit(__doc__)

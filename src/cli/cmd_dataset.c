@@ -12,9 +12,9 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/exit.h"
+#include "core/afile.h"
 #include "data/prep.h"
 #include "data/sample.h"
-#include "io/file.h"
 
 static int dump_csv(const rn_dataset *ds, const char *path, rn_err *err)
 {

@@ -8,13 +8,13 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "data/bbox.h"
 #include "cli/eval_flags.h"
 #include "cli/exit.h"
+#include "core/afile.h"
+#include "data/bbox.h"
 #include "data/draw.h"
 #include "data/image.h"
 #include "infer/predict.h"
-#include "io/file.h"
 #include "train/snapshot.h"
 #include "viz/people.h"
 

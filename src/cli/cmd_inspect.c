@@ -1,7 +1,11 @@
 /* rootnet inspect: one sample as the network would see it. Prints the record
  * as JSON and writes the patch (.png de-normalised 8-bit RGB, or .npy float
  * (3, H, W)). With --augment the augmentation is the loader's for a
- * single-set training run at --epoch (stream epoch * N + index). */
+ * single-set training run at --epoch (stream epoch * N + index). The crop is
+ * the loader's (the record's float64 box centre where it has one); the JSON
+ * carries the affine it used ("trans", 2x3, (flipped) image -> patch) and
+ * every real with 17 significant digits, so that a reference can compare it
+ * exactly (tools/cv_ref.py check). */
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -13,9 +17,9 @@
 #include "cli/commands.h"
 #include "cli/data_flags.h"
 #include "cli/exit.h"
+#include "core/afile.h"
 #include "data/augment.h"
 #include "data/sample.h"
-#include "io/file.h"
 #include "io/tensors.h"
 
 typedef struct inspect_args {
@@ -83,12 +87,13 @@ static json_t *record_json(const inspect_args *a, const rn_sample *s, const char
                            const rn_crop_out *o)
 {
     return json_pack("{s:s, s:s, s:I, s:s, s:[f,f,f,f], s:f, s:[f,f,f], s:[f,f], s:f, s:f, s:f, s:i, s:i, "
-                     "s:{s:f, s:b, s:[f,f,f]}, s:i, s:s}",
+                     "s:{s:f, s:b, s:[f,f,f]}, s:[[f,f,f],[f,f,f]], s:i, s:s}",
                      "dataset", a->dataset, "split", a->split, "index", (json_int_t)a->index, "image", path,
                      "bbox", s->bbox[0], s->bbox[1], s->bbox[2], s->bbox[3], "k", s->k, "root_img",
                      s->root_img[0], s->root_img[1], s->root_img[2], "root_out", o->root[0], o->root[1], "root_vis", s->root_vis, "vis",
                      o->root_vis, "depth", s->root_img[2], "have_depth", s->have_depth, "image_id", s->image_id,
                      "aug", "rot", aug->rot, "flip", aug->flip, "color", aug->color[0], aug->color[1], aug->color[2],
+                     "trans", o->trans[0], o->trans[1], o->trans[2], o->trans[3], o->trans[4], o->trans[5],
                      "dct_scale", o->scale, "out", a->out);
 }
 
@@ -111,7 +116,9 @@ static int inspect_run(const inspect_args *a, const rn_dataset *ds, rn_err *err)
         rn_rng_seed2(&r, (uint64_t)a->seed, (uint64_t)a->epoch * ds->n + (uint64_t)a->index);
         rn_aug_draw(&aug, &r);
     }
-    rn_crop_in in = {.path = path, .root = {s->root_img[0], s->root_img[1]}, .root_vis = s->root_vis};
+    /* The crop as the loader makes it for training: the float64 box centre where the reader kept one. */
+    rn_crop_in in = {.path = path, .root = {s->root_img[0], s->root_img[1]}, .root_vis = s->root_vis,
+                     .has_center = s->has_center, .center = {s->center[0], s->center[1]}};
     memcpy(in.bbox, s->bbox, sizeof in.bbox);
     float *x = rn_xmalloc(sizeof(float) * 3 * cfg.in_w * cfg.in_h);
     rn_crop_ctx ctx = {0};
@@ -122,7 +129,7 @@ static int inspect_run(const inspect_args *a, const rn_dataset *ds, rn_err *err)
     else rc = write_png(a->out, x, cfg.in_h, cfg.in_w, &cfg, err);
     if (!rc) {
         json_t *j = record_json(a, s, path, &aug, &o); /* NULL when a value is not finite (jansson refuses it) */
-        char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+        char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
         if (txt) printf("%s\n", txt);
         else rc = rn_err_set(err, "%s record %ld: a value of the record or its crop is not finite, no JSON written",
                              a->dataset, a->index);

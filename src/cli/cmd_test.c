@@ -11,10 +11,10 @@
 #include "cli/eval_flags.h"
 #include "cli/exit.h"
 #include "cli/snapshot_path.h"
+#include "core/afile.h"
 #include "eval/results.h"
 #include "infer/predict.h"
 #include "infer/tester.h"
-#include "io/file.h"
 #include "train/snapshot.h"
 
 typedef struct test_cli {

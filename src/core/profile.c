@@ -3,7 +3,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "io/file.h"
+#include "core/afile.h"
 
 double rn_prof_now(void)
 {

@@ -10,7 +10,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "io/file.h"
+#include "core/afile.h"
 
 typedef struct mem_buf {
     unsigned char *p;

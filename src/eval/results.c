@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/afile.h"
 #include "io/file.h"
 
 #define MUPOTS_ROOT_JOINT 14

@@ -3,8 +3,8 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "core/afile.h"
 #include "export/export.h"
-#include "io/file.h"
 
 #ifndef RN_HAVE_ONNX
 int rn_export_onnx_check(const char *path, rn_err *err)

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/afile.h"
 #include "data/loader.h"
 #include "eval/metrics.h"
 #include "eval/results.h"

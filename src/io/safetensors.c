@@ -2,6 +2,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "core/afile.h"
 #include "io/file.h"
 #include "io/tensors.h"
 

@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/afile.h"
 #include "core/status.h"
-#include "io/file.h"
 
 typedef struct rn_zipw_entry {
     char *name;

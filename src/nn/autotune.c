@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/afile.h"
 #include "core/profile.h"
-#include "io/file.h"
 
 #define HEADER "# rootnet autotune v1"
 

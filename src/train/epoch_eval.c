@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/afile.h"
 #include "data/json.h"
 #include "io/file.h"
 
