@@ -428,10 +428,11 @@ static int end_epoch(trainer *t, int epoch, rn_err *err)
     emit(t, line);
     char hash[40] = "";
     if (t->cfg->deterministic) snprintf(hash, sizeof hash, ", \"weights_fnv1a\": \"%016llx\"", (unsigned long long)weights_hash(&t->p));
-    char metric[32] = "null"; /* JSON has no NaN: no metric this epoch */
+    char metric[32] = "null", mean_s[32] = "null"; /* JSON has no NaN: no metric, or no iteration, this epoch */
     if (isfinite(t->metric[epoch])) snprintf(metric, sizeof metric, "%.6g", t->metric[epoch]);
-    snprintf(line, sizeof line, "{\"event\": \"epoch_end\", \"epoch\": %d, \"mean_loss\": %.9g, \"metric\": %s%s%s}",
-             epoch, mean, metric, hash, hj);
+    if (isfinite(mean)) snprintf(mean_s, sizeof mean_s, "%.9g", mean);
+    snprintf(line, sizeof line, "{\"event\": \"epoch_end\", \"epoch\": %d, \"mean_loss\": %s, \"metric\": %s%s%s}",
+             epoch, mean_s, metric, hash, hj);
 
     jsonl(t, line);
     return 0;
