@@ -78,8 +78,10 @@ static void print_stages(const rn_loader_stats *a, const rn_loader_stats *b, lon
                (d[RN_CROP_STAGE_ROWS] - ent_rows) / tot);
     else
         printf("\"crop_decode_entropy_idct_colour\": %.3f, ", (d[RN_CROP_STAGE_SKIP] + d[RN_CROP_STAGE_ROWS]) / tot);
-    printf("\"warp\": %.3f, \"normalise\": %.3f}, \"rows_skipped_per_image\": %.0f, \"rows_decoded_per_image\": %.0f",
-           d[RN_CROP_STAGE_WARP] / tot, d[RN_CROP_STAGE_NORM] / tot, skipped / (double)images, read / (double)images);
+    printf("\"warp\": %.3f, \"normalise\": %.3f}, \"rows_skipped_per_image\": %.0f, \"rows_decoded_per_image\": %.0f, "
+           "\"kb_read_per_image\": %.1f",
+           d[RN_CROP_STAGE_WARP] / tot, d[RN_CROP_STAGE_NORM] / tot, skipped / (double)images, read / (double)images,
+           (double)(b->bytes_read - a->bytes_read) / 1e3 / (double)images);
 }
 
 /* Prepared frames of every image in ds (once each); prints build time and size. */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "data/augment.h"
@@ -363,7 +364,8 @@ static void test_prep_files(void)
     rn_prep_info info;
     rn_err err = {0};
     RN_CHECK(rn_prep_build(path, prep, &info, &err) == 0 && !info.built, "an up-to-date file is reused: %s", err.msg);
-    rn_bytes good = {0}, file = {0};
+    rn_bytes good = {0};
+    rn_prep_file file = {0};
     RN_CHECK(rn_bytes_read(&good, prep, &err) == 0 && good.n == info.bytes, "%s", err.msg);
     rn_crop_cfg cfg;
     rn_crop_cfg_default(&cfg);
@@ -375,6 +377,20 @@ static void test_prep_files(void)
     rn_aug_none(&aug);
     rn_crop_out out;
     int w, h;
+    /* a crop reads the header, the index and its own MCUs' rows, not the whole file */
+    RN_CHECK(rn_crop_sample(t, &out, &ctx, &in, &aug, &cfg, &err) == 0 && ctx.sub.n > 0, "prepared crop: %s", err.msg);
+    RN_CHECK(ctx.bytes_read > 0 && ctx.bytes_read < (int64_t)good.n / 2, "a 900 px crop read %lld of the file's %zu bytes",
+             (long long)ctx.bytes_read, good.n);
+    /* cut short after it was opened (its header read and accepted): the crop's read comes short and is refused */
+    rn_image img = {0};
+    rn_bytes sub = {0};
+    const int roi[4] = {500, 1400, 900, 600};
+    RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == 0, "load: %s", err.msg);
+    RN_CHECK(truncate(prep, (off_t)good.n / 2) == 0, "truncate %s", prep);
+    RN_CHECK(rn_prep_crop(&img, &sub, &file, roi, NULL, &err) == -1 && strstr(err.msg, "ends early"),
+             "cut short while open: %s", err.msg);
+    rn_prep_close(&file);
+    rn_image_free(&img), rn_bytes_free(&sub);
     FILE *f = fopen(prep, "wb");
     RN_CHECK(f && fwrite(good.p, 1, good.n / 2, f) == good.n / 2 && fclose(f) == 0, "truncate %s", prep);
     RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == -1 && strstr(err.msg, "truncated"), "truncated: %s", err.msg);
@@ -394,7 +410,7 @@ static void test_prep_files(void)
     RN_CHECK(rn_prep_build(path, prep, &info, &err) == 0 && info.built, "a stale file is rebuilt: %s", err.msg);
     RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == 0, "rebuilt after the change: %s", err.msg);
     free(t);
-    rn_bytes_free(&good), rn_bytes_free(&file);
+    rn_bytes_free(&good), rn_prep_file_free(&file);
     rn_crop_ctx_free(&ctx);
 }
 

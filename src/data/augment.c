@@ -226,6 +226,7 @@ void rn_crop_ctx_free(rn_crop_ctx *ctx)
 {
     rn_bytes_free(&ctx->file);
     rn_bytes_free(&ctx->sub);
+    rn_prep_file_free(&ctx->pf);
     rn_image_free(&ctx->img);
     free(ctx->patch);
     free(ctx->xy);
@@ -363,10 +364,11 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
     if (cfg->prep_dir && !cfg->fast_decode && !cfg->exif_orient) {
         char prep[4200];
         rn_prep_path(prep, sizeof prep, cfg->prep_dir, in->path);
-        from_src = rn_prep_load(&ctx->file, &info.w, &info.h, prep, in->path, err);
+        from_src = rn_prep_load(&ctx->pf, &info.w, &info.h, prep, in->path, err);
         if (from_src < 0) return -1;
     }
     if (from_src && rn_bytes_read(&ctx->file, in->path, err)) return -1;
+    ctx->bytes_read += from_src ? (int64_t)ctx->file.n : 0;
     if (from_src && rn_image_probe(&info, ctx->file.p, ctx->file.n, err)) return rn_err_prefix(err, "%s", in->path);
     int orient = from_src && cfg->exif_orient && info.is_jpeg ? rn_exif_orientation(ctx->file.p, ctx->file.n) : 1;
     if (orient > 1) {
@@ -376,19 +378,24 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
     }
     double t1 = rn_prof_now();
     double inv[6] = {0};
-    if (crop_affine(out, inv, in, aug, cfg, info.w, info.h, err)) return -1;
-
+    if (crop_affine(out, inv, in, aug, cfg, info.w, info.h, err)) {
+        rn_prep_close(&ctx->pf);
+        return -1;
+    }
     out->scale = info.is_jpeg ? rn_crop_pick_scale(in->bbox, cfg) : 1;
     int roi[4];
     double quad[8];
     source_roi(roi, quad, inv, info.w, aug->flip, out->scale, cfg);
-    if (from_src ? rn_image_decode(&ctx->img, ctx->file.p, ctx->file.n, out->scale, roi, err)
-                 : rn_prep_crop(&ctx->img, &ctx->sub, &ctx->file, roi, quad, err))
-        return rn_err_prefix(err, "%s", in->path);
+    int rc = from_src ? rn_image_decode(&ctx->img, ctx->file.p, ctx->file.n, out->scale, roi, err)
+                      : rn_prep_crop(&ctx->img, &ctx->sub, &ctx->pf, roi, quad, err);
+    double read_s = from_src ? 0 : ctx->pf.read_s;
+    if (!from_src) ctx->bytes_read += (int64_t)ctx->pf.bytes;
+    rn_prep_close(&ctx->pf);
+    if (rc) return rn_err_prefix(err, "%s", in->path);
     double t2 = rn_prof_now();
-    ctx->stage_s[RN_CROP_STAGE_READ] += t1 - t0;
+    ctx->stage_s[RN_CROP_STAGE_READ] += t1 - t0 + read_s;
     ctx->stage_s[RN_CROP_STAGE_SKIP] += ctx->img.skip_s;
-    ctx->stage_s[RN_CROP_STAGE_ROWS] += t2 - t1 - ctx->img.skip_s;
+    ctx->stage_s[RN_CROP_STAGE_ROWS] += t2 - t1 - ctx->img.skip_s - read_s;
     if (from_src) ctx->rows_skipped += ctx->img.y0, ctx->rows_read += ctx->img.h;
     crop_finish(dst, out, ctx, &ctx->img, inv, in, aug, cfg);
     return 0;

@@ -27,6 +27,7 @@
 #include "core/rng.h"
 #include "core/status.h"
 #include "data/image.h"
+#include "data/prep.h"
 
 typedef struct rn_aug {
     double rot;      /* degrees */
@@ -118,13 +119,15 @@ enum { RN_CROP_STAGE_READ, RN_CROP_STAGE_SKIP, RN_CROP_STAGE_ROWS, RN_CROP_STAGE
 
 /* Per-thread scratch reused across samples. */
 typedef struct rn_crop_ctx {
-    rn_bytes file, sub; /* sub: the crop's JPEG put together from a prepared frame */
+    rn_bytes file, sub; /* file: a source JPEG; sub: the crop's JPEG put together from a prepared frame */
+    rn_prep_file pf;    /* the prepared frame, open during a sample */
     rn_image img;
     uint8_t *patch;     /* (in_h, in_w, 3) */
     int32_t *xy;        /* 2 * in_w */
     size_t patch_cap, xy_cap;
     double stage_s[RN_CROP_NSTAGES];  /* time per stage, summed over this context's samples */
     int64_t rows_skipped, rows_read;  /* image rows skipped and decoded from source files, summed */
+    int64_t bytes_read;               /* file bytes read (sources, prepared frames), summed */
 } rn_crop_ctx;
 
 void rn_crop_ctx_free(rn_crop_ctx *ctx);

@@ -25,7 +25,7 @@ typedef struct worker {
     rn_crop_ctx ctx;
     int64_t samples;                   /* samples finished (guarded by the loader's mutex) */
     double stage_s[RN_CROP_NSTAGES];   /* ctx's stage times and rows, copied under the mutex */
-    int64_t rows_skipped, rows_read;
+    int64_t rows_skipped, rows_read, bytes_read;
 } worker;
 
 struct rn_loader {
@@ -251,7 +251,7 @@ static void finish(rn_loader *ld, worker *w, slot *s, int i, int failed, const r
     if (failed && i < s->failed_at) s->failed_at = i, s->err = *e;
     w->samples++;
     memcpy(w->stage_s, w->ctx.stage_s, sizeof w->stage_s);
-    w->rows_skipped = w->ctx.rows_skipped, w->rows_read = w->ctx.rows_read;
+    w->rows_skipped = w->ctx.rows_skipped, w->rows_read = w->ctx.rows_read, w->bytes_read = w->ctx.bytes_read;
     if (--s->remaining == 0) {
         s->done = s->open;
         s->open = -1;
@@ -446,7 +446,7 @@ int rn_loader_stats_get(rn_loader *ld, rn_loader_stats *st, int64_t *samples, in
         const worker *w = &ld->workers[i];
         if (samples && i < max) samples[i] = w->samples;
         for (int k = 0; k < RN_CROP_NSTAGES; k++) st->stage_s[k] += w->stage_s[k];
-        st->rows_skipped += w->rows_skipped, st->rows_read += w->rows_read;
+        st->rows_skipped += w->rows_skipped, st->rows_read += w->rows_read, st->bytes_read += w->bytes_read;
     }
     pthread_mutex_unlock(&ld->mu);
     return ld->cfg.workers;

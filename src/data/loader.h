@@ -119,6 +119,7 @@ typedef struct rn_loader_stats {
     int peak_busy;                    /* most workers inside a sample at once, since create */
     double stage_s[RN_CROP_NSTAGES];  /* rn_crop_ctx stage times summed over workers (seconds) */
     int64_t rows_skipped, rows_read;  /* image rows skipped and decoded, summed over workers */
+    int64_t bytes_read;               /* file bytes read, summed over workers */
 } rn_loader_stats;
 
 /* Counters since create into st, and each worker's finished samples into

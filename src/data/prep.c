@@ -9,8 +9,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/profile.h"
 #include "data/cache.h"
 #include "data/jpeg_err.h"
+#include "io/file.h"
 
 #define PREP_MAGIC "RNPREP1\n"
 #define PREP_VERSION 2u
@@ -249,14 +251,17 @@ static uint32_t header_crc(prep_header h, const uint32_t *off, size_t count)
 
 int rn_prep_build(const char *src, const char *prep, rn_prep_info *info, rn_err *err)
 {
-    rn_bytes file = {0};
+    rn_prep_file pf = {0};
     int w, h;
-    int rc = rn_prep_load(&file, &w, &h, prep, src, err);
+    int rc = rn_prep_load(&pf, &w, &h, prep, src, err);
     if (rc == 0) {
-        *info = (rn_prep_info){.w = w, .h = h, .bytes = file.n};
-        rn_bytes_free(&file);
-        return 0;
+        prep_header up;
+        memcpy(&up, pf.head.p, sizeof up);
+        *info = (rn_prep_info){.w = w, .h = h, .bytes = up.file_size};
     }
+    rn_prep_file_free(&pf);
+    if (rc == 0) return 0;
+    rn_bytes file = {0};
     prep_header hd = {.version = PREP_VERSION, .header_bytes = sizeof hd};
     memcpy(hd.magic, PREP_MAGIC, 8);
     if (source_stat(&hd.src_size, &hd.src_mtime_ns, src, err) || rn_bytes_read(&file, src, err)) {
@@ -295,49 +300,113 @@ int rn_prep_build(const char *src, const char *prep, rn_prep_info *info, rn_err 
 
 /* ---- reading ---- */
 
-int rn_prep_load(rn_bytes *file, int *w, int *h, const char *prep, const char *src, rn_err *err)
+static void reserve(rn_bytes *b, size_t n)
 {
-    if (access(prep, F_OK)) return 1;
-    if (rn_bytes_read(file, prep, err)) return -1;
-    prep_header hd;
-    if (file->n < sizeof hd) return rn_err_set(err, "%s: corrupt prepared frame: %zu bytes, shorter than its header", prep, file->n);
-    memcpy(&hd, file->p, sizeof hd);
-    if (memcmp(hd.magic, PREP_MAGIC, 8)) return rn_err_set(err, "%s: corrupt prepared frame: bad magic", prep);
-    if (hd.version != PREP_VERSION) return 1; /* another version's layout: stale, rebuilt by --prepare */
-    if (hd.header_bytes != sizeof hd || hd.empty_len > sizeof hd.empty)
-        return rn_err_set(err, "%s: corrupt prepared frame: inconsistent header", prep);
-    if (hd.file_size != file->n)
-        return rn_err_set(err, "%s: corrupt prepared frame: %zu bytes, its header says %llu (truncated?)", prep, file->n,
-                          (unsigned long long)hd.file_size);
-    size_t count = (size_t)hd.mcus_x * hd.mcus_y;
-    if (!hd.mcu_w || !hd.mcu_h || hd.mcus_x != (hd.width + hd.mcu_w - 1) / hd.mcu_w ||
-        hd.mcus_y != (hd.height + hd.mcu_h - 1) / hd.mcu_h ||
-        (uint64_t)hd.jpeg_off != sizeof hd + sizeof(uint32_t) * (count + 1) || hd.jpeg_off + (uint64_t)hd.jpeg_len != hd.file_size)
-        return rn_err_set(err, "%s: corrupt prepared frame: inconsistent header", prep);
-    const uint32_t *off = (const uint32_t *)(file->p + sizeof hd);
-    if (header_crc(hd, off, count) != hd.crc) return rn_err_set(err, "%s: corrupt prepared frame: header CRC mismatch", prep);
-    for (size_t i = 0; i < count; i++)
-        if (off[i] + 2 > off[i + 1] || off[i + 1] > hd.jpeg_len || off[0] != hd.hdr_len)
-            return rn_err_set(err, "%s: corrupt prepared frame: MCU index out of order at %zu", prep, i);
-    uint64_t size = 0;
-    int64_t mtime = 0;
-    if (source_stat(&size, &mtime, src, err)) return -1;
-    if (size != hd.src_size || mtime != hd.src_mtime_ns) return 1;
-    *w = (int)hd.width, *h = (int)hd.height;
-    return 0;
+    if (n <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 1 << 16;
+    while (cap < n) cap *= 2;
+    uint8_t *q = realloc(b->p, cap);
+    RN_ASSERT(q != NULL);
+    b->p = q, b->cap = cap;
 }
 
 static void put(rn_bytes *b, const void *p, size_t n)
 {
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 1 << 16;
-        while (cap < b->n + n) cap *= 2;
-        uint8_t *q = realloc(b->p, cap);
-        RN_ASSERT(q != NULL);
-        b->p = q, b->cap = cap;
-    }
+    reserve(b, b->n + n);
     memcpy(b->p + b->n, p, n);
     b->n += n;
+}
+
+/* n bytes at offset off of fd into b; -1 when the file ends first or a read fails. */
+static int read_at(rn_bytes *b, int fd, uint64_t off, size_t n)
+{
+    reserve(b, n);
+    b->n = 0;
+    while (b->n < n) {
+        ssize_t got = pread(fd, b->p + b->n, n - b->n, (off_t)(off + b->n));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return -1;
+        b->n += (size_t)got;
+    }
+    return 0;
+}
+
+/* The header against the file's size: 0 sound, 1 another version (stale), -1 corrupt. */
+static int check_header(const prep_header *hd, uint64_t size, const char *prep, rn_err *err)
+{
+    if (memcmp(hd->magic, PREP_MAGIC, 8)) return rn_err_set(err, "%s: corrupt prepared frame: bad magic", prep);
+    if (hd->version != PREP_VERSION) return 1; /* another version's layout: stale, rebuilt by --prepare */
+    if (hd->header_bytes != sizeof *hd || hd->empty_len > sizeof hd->empty)
+        return rn_err_set(err, "%s: corrupt prepared frame: inconsistent header", prep);
+    if (hd->file_size != size)
+        return rn_err_set(err, "%s: corrupt prepared frame: %llu bytes, its header says %llu (truncated?)", prep,
+                          (unsigned long long)size, (unsigned long long)hd->file_size);
+    size_t count = (size_t)hd->mcus_x * hd->mcus_y;
+    if (!hd->mcu_w || !hd->mcu_h || hd->mcus_x != (hd->width + hd->mcu_w - 1) / hd->mcu_w ||
+        hd->mcus_y != (hd->height + hd->mcu_h - 1) / hd->mcu_h ||
+        (uint64_t)hd->jpeg_off != sizeof *hd + sizeof(uint32_t) * (count + 1) ||
+        hd->jpeg_off + (uint64_t)hd->jpeg_len != hd->file_size || hd->hdr_len > hd->jpeg_len ||
+        hd->sof_hw + 4 > hd->hdr_len)
+        return rn_err_set(err, "%s: corrupt prepared frame: inconsistent header", prep);
+    return 0;
+}
+
+/* Header, index and JPEG header of the open fd into pf->head, checked: 0, 1 stale version, -1 corrupt. */
+static int load_head(rn_prep_file *pf, int fd, uint64_t size, const char *prep, rn_err *err)
+{
+    prep_header hd;
+    if (size < sizeof hd) return rn_err_set(err, "%s: corrupt prepared frame: %llu bytes, shorter than its header", prep,
+                                            (unsigned long long)size);
+    if (read_at(&pf->head, fd, 0, sizeof hd)) return rn_err_set(err, "%s: cannot read: %s", prep, strerror(errno));
+    memcpy(&hd, pf->head.p, sizeof hd);
+    int rc = check_header(&hd, size, prep, err);
+    if (rc) return rc;
+    if (read_at(&pf->head, fd, 0, (size_t)hd.jpeg_off + hd.hdr_len))
+        return rn_err_set(err, "%s: cannot read: %s", prep, strerror(errno));
+    pf->bytes = pf->head.n;
+    size_t count = (size_t)hd.mcus_x * hd.mcus_y;
+    const uint32_t *off = (const uint32_t *)(pf->head.p + sizeof hd);
+    if (header_crc(hd, off, count) != hd.crc) return rn_err_set(err, "%s: corrupt prepared frame: header CRC mismatch", prep);
+    for (size_t i = 0; i < count; i++)
+        if (off[i] + 2 > off[i + 1] || off[i + 1] > hd.jpeg_len || off[0] != hd.hdr_len)
+            return rn_err_set(err, "%s: corrupt prepared frame: MCU index out of order at %zu", prep, i);
+    return 0;
+}
+
+int rn_prep_load(rn_prep_file *pf, int *w, int *h, const char *prep, const char *src, rn_err *err)
+{
+    rn_prep_close(pf);
+    if (access(prep, F_OK)) return 1;
+    size_t size = 0;
+    int fd = rn_file_open_read(prep, (size_t)UINT32_MAX, &size, err);
+    if (fd < 0) return -1;
+    int rc = load_head(pf, fd, size, prep, err);
+    uint64_t src_size = 0;
+    int64_t mtime = 0;
+    if (!rc && source_stat(&src_size, &mtime, src, err)) rc = -1;
+    prep_header hd;
+    if (!rc) memcpy(&hd, pf->head.p, sizeof hd);
+    if (!rc && (src_size != hd.src_size || mtime != hd.src_mtime_ns)) rc = 1;
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    pf->fd = fd, pf->open = 1;
+    *w = (int)hd.width, *h = (int)hd.height;
+    return 0;
+}
+
+void rn_prep_close(rn_prep_file *pf)
+{
+    if (pf->open) close(pf->fd);
+    pf->open = 0;
+}
+
+void rn_prep_file_free(rn_prep_file *pf)
+{
+    rn_prep_close(pf);
+    rn_bytes_free(&pf->head);
+    rn_bytes_free(&pf->span);
 }
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -375,12 +444,38 @@ static void row_keep(int *ka, int *kb, const prep_header *hd, const double q[8],
     *kb = (int)fmax(0, fmin(hd->mcus_x, floor((xb + m) / mw) + 1));
 }
 
-int rn_prep_crop(rn_image *img, rn_bytes *sub, const rn_bytes *file, const int roi[4], const double quad[8], rn_err *err)
+/* MCUs [ka, kb) of MCU row my, read from the file into pf->span and appended to sub, restart
+ * markers numbered on from *k; stand-ins (hd->empty) for the row's other MCUs in [mx0, mx1). */
+static int put_row(rn_bytes *sub, rn_prep_file *pf, const prep_header *hd, const uint32_t *off, int my, int mx0,
+                   int mx1, int ka, int kb, unsigned *k)
+{
+    size_t row = (size_t)my * hd->mcus_x;
+    uint32_t a = off[row + (size_t)ka];
+    if (ka < kb) {
+        double t0 = rn_prof_now();
+        if (read_at(&pf->span, pf->fd, (uint64_t)hd->jpeg_off + a, off[row + (size_t)kb] - 2 - a)) return -1;
+        pf->read_s += rn_prof_now() - t0;
+        pf->bytes += pf->span.n;
+    }
+    for (int mx = mx0; mx < mx1; mx++, (*k)++) {
+        size_t i = row + (size_t)mx;
+        if (*k) {
+            uint8_t rst[2] = {0xFF, (uint8_t)(0xD0 + ((*k - 1) & 7))};
+            put(sub, rst, 2);
+        }
+        if (mx >= ka && mx < kb) put(sub, pf->span.p + (off[i] - a), off[i + 1] - 2 - off[i]);
+        else put(sub, hd->empty, hd->empty_len);
+    }
+    return 0;
+}
+
+int rn_prep_crop(rn_image *img, rn_bytes *sub, rn_prep_file *pf, const int roi[4], const double quad[8], rn_err *err)
 {
     prep_header hd;
-    memcpy(&hd, file->p, sizeof hd);
-    const uint32_t *off = (const uint32_t *)(file->p + sizeof hd);
-    const uint8_t *j = file->p + hd.jpeg_off;
+    memcpy(&hd, pf->head.p, sizeof hd);
+    const uint32_t *off = (const uint32_t *)(pf->head.p + sizeof hd);
+    const uint8_t *j = pf->head.p + hd.jpeg_off;
+    pf->read_s = 0;
     int W = (int)hd.width, H = (int)hd.height, mw = (int)hd.mcu_w, mh = (int)hd.mcu_h;
     /* the region's MCUs: its margin keeps the warp off the edge pixels, whose
      * chroma upsampling lacks the neighbour beyond (but at the frame's edge) */
@@ -396,15 +491,9 @@ int rn_prep_crop(rn_image *img, rn_bytes *sub, const rn_bytes *file, const int r
     for (int my = my0; my < my1; my++) {
         int ka = mx0, kb = mx1;
         if (quad && hd.empty_len) row_keep(&ka, &kb, &hd, quad, my);
-        for (int mx = mx0; mx < mx1; mx++, k++) {
-            size_t i = (size_t)my * hd.mcus_x + (size_t)mx;
-            if (k) {
-                uint8_t rst[2] = {0xFF, (uint8_t)(0xD0 + ((k - 1) & 7))};
-                put(sub, rst, 2);
-            }
-            if (mx >= ka && mx < kb) put(sub, j + off[i], off[i + 1] - 2 - off[i]);
-            else put(sub, hd.empty, hd.empty_len);
-        }
+        ka = ka < mx0 ? mx0 : ka, kb = kb > mx1 ? mx1 : kb;
+        if (put_row(sub, pf, &hd, off, my, mx0, mx1, ka, kb, &k))
+            return rn_err_set(err, "prepared frame: MCU row %d: the file ends early (changed since it was opened?)", my);
     }
     const uint8_t eoi[2] = {0xFF, 0xD9};
     put(sub, eoi, 2);

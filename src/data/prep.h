@@ -2,16 +2,16 @@
  * with a restart marker after every MCU and an index of where each MCU's
  * entropy-coded data starts. Any MCU-aligned rectangle of the frame is then a
  * small JPEG put together from the index (the DCT coefficients copied, never
- * re-quantised), so a crop entropy-decodes only its own MCUs instead of every
- * row above it and the full width of its rows. The decoded pixels equal the
- * frame's: the rectangle keeps one MCU beyond the region on each side (chroma
- * upsampling reads one neighbour), and where it meets the frame's edge it is
- * the frame's edge.
+ * re-quantised), so a crop reads and entropy-decodes only its own MCUs instead
+ * of the whole file and every row above it. The decoded pixels equal the
+ * frame's within the region less its margin (see rn_prep_crop).
  *
  *   char p[4096]; rn_prep_path(p, sizeof p, prep_dir, src);
  *   rn_prep_build(src, p, &info, &err);                       // once: rootnet dataset --prepare
- *   int w, h, rc = rn_prep_load(&file, &w, &h, p, src, &err);  // 1: none or stale (decode src), -1 corrupt
- *   if (rc == 0 && rn_prep_crop(&img, &sub, &file, roi, &err)) ...
+ *   rn_prep_file pf = {0};
+ *   int w, h, rc = rn_prep_load(&pf, &w, &h, p, src, &err);   // 1: none or stale (decode src), -1 corrupt
+ *   if (rc == 0 && rn_prep_crop(&img, &sub, &pf, roi, quad, &err)) ...
+ *   rn_prep_close(&pf);                                        // rn_prep_file_free(&pf) at the end
  *
  * File: a fixed header (magic "RNPREP1\n", version, the source's size and
  * mtime, the frame and MCU sizes, a CRC-32 of header and index), the index
@@ -42,13 +42,30 @@ void rn_prep_path(char *out, size_t len, const char *prep_dir, const char *src);
  * arithmetic-coded JPEG, or an unreadable/corrupt source. */
 int rn_prep_build(const char *src, const char *prep, rn_prep_info *info, rn_err *err);
 
-/* Reads the prepared file prep of src into file and checks it; *w, *h: the
- * frame's size. Returns 0; 1 when prep is missing or stale (src's size or
- * mtime changed: the caller decodes src); -1 when prep is corrupt (message
- * names prep and the problem). */
-int rn_prep_load(rn_bytes *file, int *w, int *h, const char *prep, const char *src, rn_err *err);
+/* An open prepared frame: its header, index and JPEG header in memory, the
+ * MCUs' data read by rn_prep_crop as it needs them. */
+typedef struct rn_prep_file {
+    int fd, open;      /* open: fd is open, from an accepting rn_prep_load to rn_prep_close ({0}: none) */
+    rn_bytes head;     /* header, MCU index, the JPEG's bytes before its first MCU */
+    rn_bytes span;     /* scratch: one MCU row's data */
+    uint64_t bytes;    /* bytes read by the last load and crop */
+    double read_s;     /* seconds spent reading MCU data by the last crop */
+} rn_prep_file;
 
-/* From a file rn_prep_load accepted: the pixels of roi (x, y, w, h in frame
+/* Opens the prepared file prep of src into pf (closing what pf held), reads its
+ * header and index and checks them; *w, *h: the frame's size. Returns 0 (pf
+ * open); 1 when prep is missing or stale (src's size or mtime changed: the
+ * caller decodes src); -1 when prep is corrupt (message names prep and the
+ * problem). Never reads more than the header, the index and the JPEG header. */
+int rn_prep_load(rn_prep_file *pf, int *w, int *h, const char *prep, const char *src, rn_err *err);
+
+/* Closes pf's file (none open: nothing); its buffers stay for the next load. */
+void rn_prep_close(rn_prep_file *pf);
+
+/* Closes and frees; pf is then {0}. */
+void rn_prep_file_free(rn_prep_file *pf);
+
+/* From a file rn_prep_load accepted (still open): the pixels of roi (x, y, w, h in frame
  * pixels, clipped; the region may come out larger) into img (x0, y0 in frame
  * pixels, full_w and full_h the frame's), equal to what rn_image_decode of the
  * source at scale 1 gives within roi less a margin of 2 px (roi holds what the
@@ -56,7 +73,9 @@ int rn_prep_load(rn_bytes *file, int *w, int *h, const char *prep, const char *s
  * quad (x, y of 4 corners in order; NULL: all of roi): the convex region the
  * warp samples; an MCU farther than 4 px from it is not decoded but a
  * stand-in (all coefficients 0) takes its place, so its pixels are not the
- * frame's. sub: reusable scratch. -1 when the JPEG put together fails to decode. */
-int rn_prep_crop(rn_image *img, rn_bytes *sub, const rn_bytes *file, const int roi[4], const double quad[8], rn_err *err);
+ * frame's. Only the MCUs decoded are read from the file (one read a row of
+ * MCUs). sub: reusable scratch. -1 when a read comes short (the file changed
+ * since it was loaded) or the JPEG put together fails to decode. */
+int rn_prep_crop(rn_image *img, rn_bytes *sub, rn_prep_file *pf, const int roi[4], const double quad[8], rn_err *err);
 
 #endif
