@@ -31,7 +31,8 @@ RN=$(command -v "$RN" || echo "$RN")
 t0=$(date +%s)
 say() { printf '\n== %s (%ds)\n' "$*" $(( $(date +%s) - t0 )); }
 
-if [ ! -x "$RN" ]; then say "building rootnet"; make -j2 > /dev/null; fi
+if [ ! -x "$RN" ] && [ -n "${RN_BIN:-}" ]; then echo "quickstart: RN_BIN=$RN_BIN: no such program" >&2; exit 1; fi
+if [ ! -x "$RN" ]; then say "building rootnet"; make -j2 BUILD=build > /dev/null; fi
 echo "program: $RN $("$RN" --version)"
 rm -rf "$OUT"
 mkdir -p "$OUT"
