@@ -317,16 +317,15 @@ static void put(rn_bytes *b, const void *p, size_t n)
     b->n += n;
 }
 
-/* n bytes at offset off of fd into b; -1 when the file ends first or a read fails. */
+/* Appends n bytes at offset off of fd to b; -1 when the file ends first or a read fails. */
 static int read_at(rn_bytes *b, int fd, uint64_t off, size_t n)
 {
-    reserve(b, n);
-    b->n = 0;
-    while (b->n < n) {
-        ssize_t got = pread(fd, b->p + b->n, n - b->n, (off_t)(off + b->n));
+    reserve(b, b->n + n);
+    for (size_t done = 0; done < n;) {
+        ssize_t got = pread(fd, b->p + b->n, n - done, (off_t)(off + done));
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) return -1;
-        b->n += (size_t)got;
+        done += (size_t)got, b->n += (size_t)got;
     }
     return 0;
 }
@@ -357,11 +356,12 @@ static int load_head(rn_prep_file *pf, int fd, uint64_t size, const char *prep, 
     prep_header hd;
     if (size < sizeof hd) return rn_err_set(err, "%s: corrupt prepared frame: %llu bytes, shorter than its header", prep,
                                             (unsigned long long)size);
+    pf->head.n = 0;
     if (read_at(&pf->head, fd, 0, sizeof hd)) return rn_err_set(err, "%s: cannot read: %s", prep, strerror(errno));
     memcpy(&hd, pf->head.p, sizeof hd);
     int rc = check_header(&hd, size, prep, err);
     if (rc) return rc;
-    if (read_at(&pf->head, fd, 0, (size_t)hd.jpeg_off + hd.hdr_len))
+    if (read_at(&pf->head, fd, sizeof hd, (size_t)hd.jpeg_off + hd.hdr_len - sizeof hd))
         return rn_err_set(err, "%s: cannot read: %s", prep, strerror(errno));
     pf->bytes = pf->head.n;
     size_t count = (size_t)hd.mcus_x * hd.mcus_y;
@@ -453,6 +453,7 @@ static int put_row(rn_bytes *sub, rn_prep_file *pf, const prep_header *hd, const
     uint32_t a = off[row + (size_t)ka];
     if (ka < kb) {
         double t0 = rn_prof_now();
+        pf->span.n = 0;
         if (read_at(&pf->span, pf->fd, (uint64_t)hd->jpeg_off + a, off[row + (size_t)kb] - 2 - a)) return -1;
         pf->read_s += rn_prof_now() - t0;
         pf->bytes += pf->span.n;
