@@ -139,15 +139,30 @@ static void warp_pixel_edge(uint8_t *d, const uint8_t *src, int sw, int sh, size
     }
 }
 
+/* Output row y's origin in the frame, 1/1024 px with OpenCV's rounding offset. */
+static void warp_row_origin(int *X0, int *Y0, const double m[6], int y)
+{
+    *X0 = (int)lrint((m[1] * y + m[2]) * 1024) + 16;
+    *Y0 = (int)lrint((m[4] * y + m[5]) * 1024) + 16;
+}
+
+/* Pixel x of the row at (X0, Y0): its position in the buffer, 1/32 px (flip and offsets of mp applied). */
+static inline void warp_src(int *X, int *Y, const int32_t *ad, const int32_t *bd, const rn_warp_map *mp, int X0, int Y0,
+                            int x)
+{
+    int sx = (X0 + ad[x]) >> 5;
+    if (mp->flip) sx = mp->flip_q - sx;
+    *X = sx - mp->off_x_q;
+    *Y = ((Y0 + bd[x]) >> 5) - mp->off_y_q;
+}
+
 static void warp_row(uint8_t *d, const uint8_t *src, const int32_t *ad, const int32_t *bd, const rn_warp_map *mp,
                      int X0, int Y0, int sw, int sh, size_t stride, int dw)
 {
     const unsigned w1 = sw > 1 ? (unsigned)sw - 1 : 0, h1 = sh > 1 ? (unsigned)sh - 1 : 0;
     for (int x = 0; x < dw; x++, d += 3) {
-        int X = (X0 + ad[x]) >> 5, Y = (Y0 + bd[x]) >> 5;
-        if (mp->flip) X = mp->flip_q - X;
-        X -= mp->off_x_q;
-        Y -= mp->off_y_q;
+        int X, Y;
+        warp_src(&X, &Y, ad, bd, mp, X0, Y0, x);
         int ix = X >> 5, iy = Y >> 5;
         if ((unsigned)ix < w1 && (unsigned)iy < h1) {
             int fx = X & 31, fy = Y & 31;
@@ -172,11 +187,12 @@ static void warp_row(uint8_t *d, const uint8_t *src, const int32_t *ad, const in
 static void prefetch_row(const uint8_t *src, const int32_t *ad, const int32_t *bd, const rn_warp_map *mp,
                          const double *m, int y, int sw, int sh, size_t stride, int dw)
 {
-    int X0 = (int)lrint((m[1] * y + m[2]) * 1024) + 16, Y0 = (int)lrint((m[4] * y + m[5]) * 1024) + 16;
+    int X0, Y0;
+    warp_row_origin(&X0, &Y0, m, y);
     for (int x = 0; x < dw; x += WARP_PREFETCH_STEP) {
-        int X = (X0 + ad[x]) >> 5, Y = (Y0 + bd[x]) >> 5;
-        if (mp->flip) X = mp->flip_q - X;
-        int ix = (X - mp->off_x_q) >> 5, iy = (Y - mp->off_y_q) >> 5;
+        int X, Y;
+        warp_src(&X, &Y, ad, bd, mp, X0, Y0, x);
+        int ix = X >> 5, iy = Y >> 5;
         if (ix < 0 || iy < 0 || ix + 1 >= sw || iy + 1 >= sh) continue;
         const uint8_t *p = src + (size_t)iy * stride + 3 * (size_t)ix;
         __builtin_prefetch(p);
@@ -194,8 +210,8 @@ void rn_warp_bilinear_u8(uint8_t *dst, const uint8_t *src, int32_t *scratch, con
         bd[x] = (int32_t)lrint(m[3] * x * 1024);
     }
     for (int y = 0; y < dh; y++) {
-        int X0 = (int)lrint((m[1] * y + m[2]) * 1024) + 16;
-        int Y0 = (int)lrint((m[4] * y + m[5]) * 1024) + 16;
+        int X0, Y0;
+        warp_row_origin(&X0, &Y0, m, y);
         if (y + WARP_AHEAD < dh) prefetch_row(src, ad, bd, map, m, y + WARP_AHEAD, sw, sh, stride, dw);
         warp_row(dst + (size_t)y * dw * 3, src, ad, bd, map, X0, Y0, sw, sh, stride, dw);
     }
