@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "data/exif_focal.h"
+#include "data/huff.h"
 #include "data/jpeg_err.h"
 #include "io/file.h"
 
@@ -112,6 +113,70 @@ static void cmyk_to_rgb(uint8_t *rgb, const uint8_t *cmyk, int w)
     }
 }
 
+/* libjpeg's entropy decoder interface, as jpegint.h declares it (that header is
+ * not installed; the interface is the same since libjpeg 6b and in every
+ * libjpeg-turbo): rn_image_decode_mcus puts its own decode_mcu in. */
+struct jpeg_entropy_decoder {
+    void (*start_pass)(j_decompress_ptr cinfo);
+    boolean (*decode_mcu)(j_decompress_ptr cinfo, JBLOCKROW *MCU_data);
+    boolean insufficient_data;
+};
+
+/* The MCUs libjpeg asks for, in order, and what went wrong (ci->client_data). */
+typedef struct mcu_feed {
+    const rn_jpeg_mcus *m;
+    rn_huff_mcu layout;
+    size_t next;
+    size_t bad; /* 1 + the index of the first corrupt MCU; 0: none */
+} mcu_feed;
+
+static boolean feed_mcu(j_decompress_ptr ci, JBLOCKROW *data)
+{
+    mcu_feed *f = ci->client_data;
+    size_t i = f->next++;
+    if (i >= f->m->count) {
+        if (!f->bad) f->bad = i + 1;
+        return TRUE;
+    }
+    const uint32_t *e = f->m->mcu[i];
+    if (!e[1]) return TRUE;
+    int16_t *blk[RN_HUFF_MAX_BLOCKS];
+    for (int b = 0; data && b < f->layout.blocks; b++) blk[b] = data[b][0];
+    if (rn_huff_decode_mcu(data ? blk : NULL, &f->layout, f->m->data + e[0], e[1]) && !f->bad) f->bad = i + 1;
+    return TRUE;
+}
+
+/* Builds f's tables and layout from ci (after jpeg_start_decompress) and puts
+ * feed_mcu in libjpeg's place; -1 with a message when the JPEG is not a
+ * baseline single-scan Huffman one whose MCU count is f's. */
+static int feed_begin(mcu_feed *f, struct jpeg_decompress_struct *ci, rn_err *err)
+{
+    if (ci->progressive_mode || ci->arith_code || ci->data_precision != 8 || ci->comps_in_scan != ci->num_components ||
+        ci->blocks_in_MCU > RN_HUFF_MAX_BLOCKS)
+        return rn_err_set(err, "not a baseline single-scan Huffman JPEG");
+    if ((size_t)ci->MCUs_per_row * ci->MCU_rows_in_scan != f->m->count)
+        return rn_err_set(err, "%zu MCUs given for a JPEG of %u x %u MCUs", f->m->count, ci->MCUs_per_row,
+                          ci->MCU_rows_in_scan);
+    int built = 0;
+    f->layout.blocks = ci->blocks_in_MCU;
+    for (int b = 0; b < ci->blocks_in_MCU; b++) {
+        const jpeg_component_info *c = ci->cur_comp_info[ci->MCU_membership[b]];
+        JHUFF_TBL *d = ci->dc_huff_tbl_ptrs[c->dc_tbl_no], *a = ci->ac_huff_tbl_ptrs[c->ac_tbl_no];
+        rn_huff_table *td = &f->m->tables[c->dc_tbl_no], *ta = &f->m->tables[4 + c->ac_tbl_no];
+        if (!d || !a) return rn_err_set(err, "a Huffman table is missing");
+        if (!(built >> c->dc_tbl_no & 1) && rn_huff_build(td, d->bits, d->huffval))
+            return rn_err_set(err, "bad Huffman table");
+        if (!(built >> (4 + c->ac_tbl_no) & 1) && rn_huff_build(ta, a->bits, a->huffval))
+            return rn_err_set(err, "bad Huffman table");
+        built |= 1 << c->dc_tbl_no | 1 << (4 + c->ac_tbl_no);
+        f->layout.comp[b] = ci->MCU_membership[b];
+        f->layout.dc[b] = td, f->layout.ac[b] = ta;
+    }
+    ci->client_data = f;
+    ci->entropy->decode_mcu = feed_mcu;
+    return 0;
+}
+
 static void clip_roi(int r[4], const int *roi, int w, int h)
 {
     if (!roi) {
@@ -144,7 +209,9 @@ static int jpeg_rows(struct jpeg_decompress_struct *ci, rn_image *img, const int
     return je->e.warned ? -1 : 0;
 }
 
-static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, rn_err *err)
+/* mcus: the MCUs of a JPEG whose buf holds only the markers (rn_image_decode_mcus); NULL: buf is the whole JPEG. */
+static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, const rn_jpeg_mcus *mcus,
+                       rn_err *err)
 {
     struct jpeg_decompress_struct ci;
     jerr je;
@@ -175,6 +242,11 @@ static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, c
         jpeg_done(&ci, &je);
         return rn_err_set(err, "corrupt JPEG: %s", je.e.msg);
     }
+    mcu_feed feed = {.m = mcus};
+    if (mcus && feed_begin(&feed, &ci, err)) {
+        jpeg_done(&ci, &je);
+        return -1;
+    }
     int r[4];
     clip_roi(r, roi, (int)ci.output_width, (int)ci.output_height);
     img->scale = scale;
@@ -189,6 +261,7 @@ static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, c
     }
     jpeg_abort_decompress(&ci);
     jpeg_done(&ci, &je);
+    if (feed.bad) return rn_err_set(err, "corrupt JPEG data in MCU %zu", feed.bad - 1);
     if (rc) return rn_err_set(err, "corrupt JPEG: %s", je.e.warned ? je.e.msg : "short image data");
     return 0;
 }
@@ -303,10 +376,18 @@ int rn_image_decode(rn_image *img, const uint8_t *buf, size_t n, int scale, cons
 {
     RN_ASSERT(scale == 1 || scale == 2 || scale == 4 || scale == 8);
     img->skip_s = 0;
-    if (is_jpeg(buf, n)) return decode_jpeg(img, buf, n, scale, roi, err);
+    if (is_jpeg(buf, n)) return decode_jpeg(img, buf, n, scale, roi, NULL, err);
     if (!is_png(buf, n)) return rn_err_set(err, "not a JPEG or PNG file");
     if (scale != 1) return rn_err_set(err, "PNG cannot be decoded at scale 1/%d", scale);
     return decode_png(img, buf, n, err);
+}
+
+int rn_image_decode_mcus(rn_image *img, const uint8_t *head, size_t n, const rn_jpeg_mcus *mcus, const int *roi,
+                         rn_err *err)
+{
+    img->skip_s = 0;
+    if (!is_jpeg(head, n)) return rn_err_set(err, "not a JPEG file");
+    return decode_jpeg(img, head, n, 1, roi, mcus, err);
 }
 
 /* Where display pixel (x, y) of an image in EXIF orientation o reads the stored

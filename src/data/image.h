@@ -67,6 +67,25 @@ int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *er
  * image. Corrupt data (including libjpeg warnings) is an error. */
 int rn_image_decode(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, rn_err *err);
 
+/* A JPEG's entropy-coded data MCU by MCU, for rn_image_decode_mcus: MCU i
+ * (raster order) is the bytes [mcu[i][0], mcu[i][0] + mcu[i][1]) of data, a
+ * restart segment of its own (DC predictions 0, no marker inside); length 0:
+ * every coefficient of that MCU is 0. tables: scratch for the decoding tables. */
+typedef struct rn_jpeg_mcus {
+    const uint8_t *data;
+    const uint32_t (*mcu)[2]; /* (count, 2) offset, length */
+    size_t count;
+    struct rn_huff_table *tables; /* (8) */
+} rn_jpeg_mcus;
+
+/* As rn_image_decode at scale 1 of a baseline, single-scan Huffman JPEG whose
+ * markers (SOI to the end of SOS) are head[0..n) and whose MCUs are mcus:
+ * libjpeg does the rest as ever, but the entropy decoding is rn_huff's (the
+ * same coefficients, faster). -1 when the JPEG is not of that kind, the MCU
+ * count disagrees with its size, or an MCU's data are corrupt. */
+int rn_image_decode_mcus(rn_image *img, const uint8_t *head, size_t n, const rn_jpeg_mcus *mcus, const int *roi,
+                         rn_err *err);
+
 /* Whole image at full size from a file, as displayed: a JPEG's EXIF
  * Orientation applied, as OpenCV's imread does by default (the demo and
  * predict; the datasets ignore it, as the authors' loader). *orientation (when

@@ -11,11 +11,12 @@
 
 #include "core/profile.h"
 #include "data/cache.h"
+#include "data/huff.h"
 #include "data/jpeg_err.h"
 #include "io/file.h"
 
 #define PREP_MAGIC "RNPREP1\n"
-#define PREP_VERSION 2u
+#define PREP_VERSION 3u
 /* frame pixels kept around what the warp samples: its second tap (1), chroma
  * upsampling's neighbour (1), the fixed point's rounding and slack */
 #define PREP_MARGIN 4
@@ -31,8 +32,6 @@ typedef struct prep_header {
     uint32_t hdr_len;            /* JPEG bytes before the first MCU's data (SOI .. SOS) */
     uint32_t sof_hw;             /* offset in the JPEG of SOF's height field (width follows) */
     uint32_t crc;                /* CRC-32 of this header (crc 0) and the index */
-    uint32_t empty_len;          /* bytes of the stand-in MCU (0: none, every MCU is copied) */
-    uint8_t empty[128];          /* the stand-in MCU's entropy-coded data */
 } prep_header;
 
 void rn_prep_path(char *out, size_t len, const char *prep_dir, const char *src)
@@ -139,93 +138,6 @@ static int index_mcus(uint32_t *off, size_t count, const uint8_t *j, size_t n, s
     return -1;
 }
 
-/* ---- the stand-in MCU: what a crop puts where the warp reads nothing ---- */
-
-typedef struct huff_code {
-    uint16_t code[256];
-    uint8_t len[256]; /* 0: symbol absent */
-} huff_code;
-
-typedef struct bit_writer {
-    uint8_t *out;
-    size_t n, cap;
-    uint32_t acc;
-    int bits;
-} bit_writer;
-
-static int bits_put(bit_writer *w, unsigned code, int len)
-{
-    for (int i = len - 1; i >= 0; i--) {
-        w->acc = w->acc << 1 | ((code >> i) & 1u);
-        if (++w->bits < 8) continue;
-        uint8_t b = (uint8_t)w->acc;
-        w->acc = 0, w->bits = 0;
-        if (w->n + 2 > w->cap) return -1;
-        w->out[w->n++] = b;
-        if (b == 0xFF) w->out[w->n++] = 0x00; /* byte stuffing */
-    }
-    return 0;
-}
-
-/* Canonical codes of the DHT segment's tables (F.2.2.3 / C.2) into dc[id] / ac[id]. */
-static int parse_dht(huff_code dc[4], huff_code ac[4], const uint8_t *p, size_t len)
-{
-    size_t i = 0;
-    while (i + 17 <= len) {
-        unsigned cls = p[i] >> 4, id = p[i] & 15, total = 0;
-        if (cls > 1 || id > 3) return -1;
-        huff_code *h = cls ? &ac[id] : &dc[id];
-        memset(h, 0, sizeof *h);
-        for (int l = 0; l < 16; l++) total += p[i + 1 + l];
-        if (i + 17 + total > len) return -1;
-        const uint8_t *sym = p + i + 17;
-        unsigned code = 0, k = 0;
-        for (int l = 1; l <= 16; l++, code <<= 1)
-            for (unsigned c = 0; c < p[i + l]; c++, code++, k++) h->code[sym[k]] = (uint16_t)code, h->len[sym[k]] = (uint8_t)l;
-        i += 17 + total;
-    }
-    return i == len ? 0 : -1;
-}
-
-/* The stand-in MCU: every block a DC difference (the table's shortest code,
- * its extra bits zero) and an end of block, padded with 1-bits as a segment
- * before a restart marker. 0 bytes when a table lacks the end-of-block code. */
-static size_t empty_mcu(uint8_t *out, size_t cap, const uint8_t *j, size_t n)
-{
-    huff_code dc[4], ac[4];
-    memset(dc, 0, sizeof dc), memset(ac, 0, sizeof ac);
-    unsigned hv[256] = {0}, nb = 0, sel[4][2] = {{0}}, ns = 0, ids[4] = {0};
-    for (size_t pos = 2; pos + 4 <= n && j[pos] == 0xFF;) {
-        unsigned m = j[pos + 1], len = be16(j + pos + 2);
-        const uint8_t *p = j + pos + 4;
-        if (len < 2 || pos + 2 + len > n) return 0;
-        if (m == 0xC4 && parse_dht(dc, ac, p, len - 2)) return 0;
-        if ((m == 0xC0 || m == 0xC1) && len >= 8)
-            for (unsigned c = 0; c < p[5] && 8 + 3 * c + 3 <= len; c++) hv[p[6 + 3 * c]] = p[7 + 3 * c];
-        if (m == 0xDA) {
-            ns = p[0];
-            if (ns < 1 || ns > 4 || len < 3 + 2 * ns) return 0;
-            for (unsigned c = 0; c < ns; c++) ids[c] = p[1 + 2 * c], sel[c][0] = p[2 + 2 * c] >> 4, sel[c][1] = p[2 + 2 * c] & 15;
-            break;
-        }
-        pos += 2 + len;
-    }
-    bit_writer w = {.out = out, .cap = cap};
-    for (unsigned c = 0; c < ns; c++) {
-        const huff_code *d = &dc[sel[c][0] & 3], *a = &ac[sel[c][1] & 3];
-        int best = -1;
-        for (int s = 0; s <= 11; s++)
-            if (d->len[s] && (best < 0 || d->len[s] + s < d->len[best] + best)) best = s;
-        unsigned blocks = ns == 1 ? 1 : (hv[ids[c]] >> 4) * (hv[ids[c]] & 15);
-        if (best < 0 || !a->len[0] || !blocks) return 0;
-        for (unsigned b = 0; b < blocks; b++, nb++)
-            if (bits_put(&w, d->code[best], d->len[best]) || bits_put(&w, 0, best) || bits_put(&w, a->code[0], a->len[0]))
-                return 0;
-    }
-    if (w.bits && bits_put(&w, 0x7F, 8 - w.bits)) return 0;
-    return nb ? w.n : 0;
-}
-
 static int write_atomic(const char *path, const void *a, size_t na, const void *b, size_t nb, const void *c, size_t nc,
                         rn_err *err)
 {
@@ -287,7 +199,6 @@ int rn_prep_build(const char *src, const char *prep, rn_prep_info *info, rn_err 
         free(j), free(off);
         return rn_err_set(err, "%s: re-encoded JPEG has not one restart segment per MCU", src);
     }
-    hd.empty_len = (uint32_t)empty_mcu(hd.empty, sizeof hd.empty, j, jn);
     hd.jpeg_off = (uint32_t)(sizeof hd + sizeof *off * (count + 1));
     hd.jpeg_len = (uint32_t)jn;
     hd.file_size = hd.jpeg_off + (uint64_t)jn;
@@ -335,7 +246,7 @@ static int check_header(const prep_header *hd, uint64_t size, const char *prep, 
 {
     if (memcmp(hd->magic, PREP_MAGIC, 8)) return rn_err_set(err, "%s: corrupt prepared frame: bad magic", prep);
     if (hd->version != PREP_VERSION) return 1; /* another version's layout: stale, rebuilt by --prepare */
-    if (hd->header_bytes != sizeof *hd || hd->empty_len > sizeof hd->empty)
+    if (hd->header_bytes != sizeof *hd)
         return rn_err_set(err, "%s: corrupt prepared frame: inconsistent header", prep);
     if (hd->file_size != size)
         return rn_err_set(err, "%s: corrupt prepared frame: %llu bytes, its header says %llu (truncated?)", prep,
@@ -368,7 +279,7 @@ static int load_head(rn_prep_file *pf, int fd, uint64_t size, const char *prep, 
     const uint32_t *off = (const uint32_t *)(pf->head.p + sizeof hd);
     if (header_crc(hd, off, count) != hd.crc) return rn_err_set(err, "%s: corrupt prepared frame: header CRC mismatch", prep);
     for (size_t i = 0; i < count; i++)
-        if (off[i] + 2 > off[i + 1] || off[i + 1] > hd.jpeg_len || off[0] != hd.hdr_len)
+        if (off[i] + 2 >= off[i + 1] || off[i + 1] > hd.jpeg_len || off[0] != hd.hdr_len)
             return rn_err_set(err, "%s: corrupt prepared frame: MCU index out of order at %zu", prep, i);
     return 0;
 }
@@ -406,7 +317,9 @@ void rn_prep_file_free(rn_prep_file *pf)
 {
     rn_prep_close(pf);
     rn_bytes_free(&pf->head);
-    rn_bytes_free(&pf->span);
+    free(pf->mcus);
+    free(pf->tables);
+    *pf = (rn_prep_file){0};
 }
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -444,28 +357,25 @@ static void row_keep(int *ka, int *kb, const prep_header *hd, const double q[8],
     *kb = (int)fmax(0, fmin(hd->mcus_x, floor((xb + m) / mw) + 1));
 }
 
-/* MCUs [ka, kb) of MCU row my, read from the file into pf->span and appended to sub, restart
- * markers numbered on from *k; stand-ins (hd->empty) for the row's other MCUs in [mx0, mx1). */
-static int put_row(rn_bytes *sub, rn_prep_file *pf, const prep_header *hd, const uint32_t *off, int my, int mx0,
-                   int mx1, int ka, int kb, unsigned *k)
+/* MCUs [ka, kb) of MCU row my read from the file and appended to sub, their
+ * places in sub into mcu[0 .. mx1 - mx0) (the row's other MCUs in [mx0, mx1):
+ * length 0, stand-ins). -1 when the file ends first. */
+static int read_row(rn_bytes *sub, uint32_t (*mcu)[2], rn_prep_file *pf, const prep_header *hd, const uint32_t *off,
+                    int my, int mx0, int mx1, int ka, int kb)
 {
-    size_t row = (size_t)my * hd->mcus_x;
+    size_t row = (size_t)my * hd->mcus_x, base = sub->n;
     uint32_t a = off[row + (size_t)ka];
     if (ka < kb) {
         double t0 = rn_prof_now();
-        pf->span.n = 0;
-        if (read_at(&pf->span, pf->fd, (uint64_t)hd->jpeg_off + a, off[row + (size_t)kb] - 2 - a)) return -1;
+        if (read_at(sub, pf->fd, (uint64_t)hd->jpeg_off + a, off[row + (size_t)kb] - 2 - a)) return -1;
         pf->read_s += rn_prof_now() - t0;
-        pf->bytes += pf->span.n;
+        pf->bytes += sub->n - base;
     }
-    for (int mx = mx0; mx < mx1; mx++, (*k)++) {
+    for (int mx = mx0; mx < mx1; mx++) {
         size_t i = row + (size_t)mx;
-        if (*k) {
-            uint8_t rst[2] = {0xFF, (uint8_t)(0xD0 + ((*k - 1) & 7))};
-            put(sub, rst, 2);
-        }
-        if (mx >= ka && mx < kb) put(sub, pf->span.p + (off[i] - a), off[i + 1] - 2 - off[i]);
-        else put(sub, hd->empty, hd->empty_len);
+        int keep = mx >= ka && mx < kb;
+        mcu[mx - mx0][0] = keep ? (uint32_t)(base + off[i] - a) : 0;
+        mcu[mx - mx0][1] = keep ? off[i + 1] - 2 - off[i] : 0;
     }
     return 0;
 }
@@ -484,22 +394,27 @@ int rn_prep_crop(rn_image *img, rn_bytes *sub, rn_prep_file *pf, const int roi[4
     int x1 = clampi(roi[0] + roi[2], x0 + 1, W), y1 = clampi(roi[1] + roi[3], y0 + 1, H);
     int mx0 = x0 / mw, mx1 = (x1 + mw - 1) / mw, my0 = y0 / mh, my1 = (y1 + mh - 1) / mh;
     int sw = (mx1 * mw < W ? mx1 * mw : W) - mx0 * mw, sh = (my1 * mh < H ? my1 * mh : H) - my0 * mh;
+    size_t cols = (size_t)(mx1 - mx0), count = cols * (size_t)(my1 - my0);
+    if (count > pf->mcus_cap) {
+        free(pf->mcus);
+        pf->mcus = rn_xmalloc(sizeof *pf->mcus * count);
+        pf->mcus_cap = count;
+    }
+    if (!pf->tables) pf->tables = rn_xmalloc(sizeof *pf->tables * 8);
     sub->n = 0;
     put(sub, j, hd.hdr_len);
     uint8_t hw[4] = {(uint8_t)(sh >> 8), (uint8_t)sh, (uint8_t)(sw >> 8), (uint8_t)sw};
     memcpy(sub->p + hd.sof_hw, hw, 4);
-    unsigned k = 0;
     for (int my = my0; my < my1; my++) {
         int ka = mx0, kb = mx1;
-        if (quad && hd.empty_len) row_keep(&ka, &kb, &hd, quad, my);
+        if (quad) row_keep(&ka, &kb, &hd, quad, my);
         ka = ka < mx0 ? mx0 : ka, kb = kb > mx1 ? mx1 : kb;
-        if (put_row(sub, pf, &hd, off, my, mx0, mx1, ka, kb, &k))
+        if (read_row(sub, pf->mcus + (size_t)(my - my0) * cols, pf, &hd, off, my, mx0, mx1, ka, kb))
             return rn_err_set(err, "prepared frame: MCU row %d: the file ends early (changed since it was opened?)", my);
     }
-    const uint8_t eoi[2] = {0xFF, 0xD9};
-    put(sub, eoi, 2);
+    rn_jpeg_mcus m = {.data = sub->p, .mcu = (const uint32_t(*)[2])pf->mcus, .count = count, .tables = pf->tables};
     int rel[4] = {x0 - mx0 * mw, y0 - my0 * mh, x1 - x0, y1 - y0};
-    if (rn_image_decode(img, sub->p, sub->n, 1, rel, err)) return -1;
+    if (rn_image_decode_mcus(img, sub->p, hd.hdr_len, &m, rel, err)) return -1;
     img->x0 += mx0 * mw, img->y0 += my0 * mh;
     img->full_w = W, img->full_h = H;
     return 0;

@@ -1,10 +1,11 @@
 /* rn_prep: prepared frames, a one-time lossless re-encoding of a JPEG frame
  * with a restart marker after every MCU and an index of where each MCU's
- * entropy-coded data starts. Any MCU-aligned rectangle of the frame is then a
- * small JPEG put together from the index (the DCT coefficients copied, never
- * re-quantised), so a crop reads and entropy-decodes only its own MCUs instead
- * of the whole file and every row above it. The decoded pixels equal the
- * frame's within the region less its margin (see rn_prep_crop).
+ * entropy-coded data starts (the DCT coefficients copied, never re-quantised).
+ * A crop then reads and entropy-decodes only the MCUs of its own MCU-aligned
+ * rectangle, instead of the whole file and every row above it: rn_huff
+ * decodes each MCU from its own bytes and libjpeg does the rest
+ * (rn_image_decode_mcus). The decoded pixels equal the frame's within the
+ * region less its margin (see rn_prep_crop).
  *
  *   char p[4096]; rn_prep_path(p, sizeof p, prep_dir, src);
  *   rn_prep_build(src, p, &info, &err);                       // once: rootnet dataset --prepare
@@ -47,7 +48,9 @@ int rn_prep_build(const char *src, const char *prep, rn_prep_info *info, rn_err 
 typedef struct rn_prep_file {
     int fd, open;      /* open: fd is open, from an accepting rn_prep_load to rn_prep_close ({0}: none) */
     rn_bytes head;     /* header, MCU index, the JPEG's bytes before its first MCU */
-    rn_bytes span;     /* scratch: one MCU row's data */
+    uint32_t (*mcus)[2];          /* scratch: the crop's MCUs, offset and length in its data */
+    size_t mcus_cap;
+    struct rn_huff_table *tables; /* scratch: (8) decoding tables */
     uint64_t bytes;    /* bytes read by the last load and crop */
     double read_s;     /* seconds spent reading MCU data by the last crop */
 } rn_prep_file;
@@ -75,7 +78,7 @@ void rn_prep_file_free(rn_prep_file *pf);
  * stand-in (all coefficients 0) takes its place, so its pixels are not the
  * frame's. Only the MCUs decoded are read from the file (one read a row of
  * MCUs). sub: reusable scratch. -1 when a read comes short (the file changed
- * since it was loaded) or the JPEG put together fails to decode. */
+ * since it was loaded) or an MCU's data are corrupt. */
 int rn_prep_crop(rn_image *img, rn_bytes *sub, rn_prep_file *pf, const int roi[4], const double quad[8], rn_err *err);
 
 #endif

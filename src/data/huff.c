@@ -1,0 +1,214 @@
+#include "data/huff.h"
+
+#include <string.h>
+
+/* T.81 F.1.2.1.2's zigzag order: the k-th coefficient of a block goes to natural position zigzag[k]. */
+static const uint8_t zigzag[64] = {0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,
+                                   12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6,  7,  14, 21, 28,
+                                   35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
+                                   58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
+
+/* An rn_huff_table.ac entry: code length (0: a longer code), size and run of
+ * its symbol, whether it ends the block, and the value where code and value
+ * fit in the FAST_BITS looked at. */
+#define AC_LEN(e) ((int)((e) & 31))
+#define AC_SIZE(e) ((int)((e) >> 5 & 15))
+#define AC_RUN(e) ((int)((e) >> 9 & 15))
+#define AC_EOB (1u << 13)
+#define AC_FITS (1u << 14)
+#define AC_VALUE(e) ((int)(int16_t)((e) >> 16))
+
+/* The value of the s bits v of a coefficient (T.81 F.2.2.1's EXTEND). */
+static int extend(int v, int s) { return v < (1 << (s - 1)) ? v - (1 << s) + 1 : v; }
+
+/* Canonical codes (T.81 C.2), as libjpeg builds them: -1 when the table is
+ * inconsistent (too many symbols, or a length's codes overflow it). */
+static int make_codes(uint16_t code[256], uint8_t len[256], int *count, const uint8_t bits[17])
+{
+    int p = 0;
+    uint32_t c = 0;
+    for (int l = 1; l <= 16; l++) {
+        if (p + bits[l] > 256) return -1;
+        for (int i = 0; i < bits[l]; i++, p++, c++) code[p] = (uint16_t)c, len[p] = (uint8_t)l;
+        if (bits[l] && c >= (1u << l)) return -1;
+        c <<= 1;
+    }
+    *count = p;
+    return 0;
+}
+
+static uint32_t ac_entry(int p, int l, int rs)
+{
+    int r = rs >> 4, sz = rs & 15;
+    uint32_t e = (uint32_t)l | (uint32_t)sz << 5 | (uint32_t)r << 9;
+    if (!sz && r != 15) return e | AC_EOB;
+    if (l + sz > RN_HUFF_FAST_BITS) return e;
+    int v = sz ? extend((p >> (RN_HUFF_FAST_BITS - l - sz)) & ((1 << sz) - 1), sz) : 0;
+    return e | AC_FITS | (uint32_t)(uint16_t)v << 16;
+}
+
+static void build_ac(rn_huff_table *t)
+{
+    for (int p = 0; p < 1 << RN_HUFF_FAST_BITS; p++)
+        t->ac[p] = t->fast[p] ? ac_entry(p, t->fast[p] >> 8, t->fast[p] & 255) : 0;
+}
+
+int rn_huff_build(rn_huff_table *t, const uint8_t bits[17], const uint8_t vals[256])
+{
+    uint16_t code[256];
+    uint8_t len[256];
+    int count;
+    if (make_codes(code, len, &count, bits)) return -1;
+    memset(t, 0, sizeof *t);
+    memcpy(t->vals, vals, (size_t)count);
+    for (int l = 1, p = 0; l <= 16; l++) {
+        t->maxcode[l] = bits[l] ? code[p + bits[l] - 1] : -1;
+        t->valoff[l] = bits[l] ? p - code[p] : 0;
+        p += bits[l];
+    }
+    t->maxcode[17] = INT32_MAX;
+    for (int i = 0; i < count && len[i] <= RN_HUFF_FAST_BITS; i++) {
+        int shift = RN_HUFF_FAST_BITS - len[i];
+        for (int j = 0; j < 1 << shift; j++) t->fast[(code[i] << shift) + j] = (uint16_t)(len[i] << 8 | vals[i]);
+    }
+    build_ac(t);
+    return 0;
+}
+
+/* ---- decoding ---- */
+
+/* The bit buffer: its top n bits are the next bits of the data (below them
+ * may lie a part of the next byte: the same bits a refill puts there). */
+typedef struct bitbuf {
+    uint64_t acc;
+    int n;
+    int over; /* bytes past end taken as 0 */
+    int bad;  /* a 0xFF not followed by 0 */
+    const uint8_t *p, *end;
+} bitbuf;
+
+static uint64_t load_be64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return __builtin_bswap64(v);
+}
+
+/* Whether any byte of w is 0xFF. */
+static int has_ff(uint64_t w)
+{
+    uint64_t v = ~w;
+    return ((v - 0x0101010101010101ull) & ~v & 0x8080808080808080ull) != 0;
+}
+
+/* At least 57 bits in the buffer, byte by byte: a stuffed 0xFF 0x00 is one
+ * 0xFF, bytes past end are 0. */
+static void refill_bytes(bitbuf *b)
+{
+    while (b->n <= 56) {
+        unsigned c = 0;
+        if (b->p < b->end) {
+            c = *b->p++;
+            if (c == 0xFF) {
+                if (b->p < b->end && *b->p == 0) b->p++;
+                else b->bad = 1;
+            }
+        } else {
+            b->over++;
+        }
+        b->acc |= (uint64_t)c << (56 - b->n);
+        b->n += 8;
+    }
+}
+
+/* At least 57 bits in the buffer: 8 bytes at once where none of them is 0xFF
+ * (8 bytes of 0 follow end). */
+static inline void refill(bitbuf *b)
+{
+    uint64_t w = load_be64(b->p);
+    if (__builtin_expect(has_ff(w) || b->p >= b->end, 0)) {
+        refill_bytes(b);
+        return;
+    }
+    b->acc |= w >> b->n;
+    b->p += (63 - b->n) >> 3;
+    b->n |= 56;
+}
+
+static inline unsigned take(bitbuf *b, int s)
+{
+    unsigned v = (unsigned)(b->acc >> (64 - s));
+    b->acc <<= s;
+    b->n -= s;
+    return v;
+}
+
+/* The next symbol of table t (at least 16 bits in the buffer); -1: no code. */
+static int decode_sym(bitbuf *b, const rn_huff_table *t)
+{
+    unsigned e = t->fast[b->acc >> (64 - RN_HUFF_FAST_BITS)];
+    if (e) {
+        take(b, (int)(e >> 8));
+        return (int)(e & 255);
+    }
+    for (int l = RN_HUFF_FAST_BITS + 1; l <= 16; l++) {
+        int32_t c = (int32_t)(b->acc >> (64 - l));
+        if (c <= t->maxcode[l]) {
+            take(b, l);
+            return t->vals[c + t->valoff[l]];
+        }
+    }
+    return -1;
+}
+
+/* One block's 63 AC coefficients into blk; -1 corrupt. Each step: one look-up
+ * gives the code's length, run and size, and its value where it fits. */
+static int decode_ac(bitbuf *b, int16_t *blk, const rn_huff_table *t)
+{
+    for (int k = 1; k < 64;) {
+        refill(b);
+        uint32_t e = t->ac[b->acc >> (64 - RN_HUFF_FAST_BITS)];
+        if (__builtin_expect(!e, 0)) {
+            int rs = decode_sym(b, t);
+            if (rs < 0) return -1;
+            e = (uint32_t)rs >> 4 << 9 | (uint32_t)(rs & 15) << 5 | ((rs & 15) || rs >> 4 == 15 ? 0 : AC_EOB);
+        } else {
+            take(b, AC_LEN(e));
+        }
+        if (e & AC_EOB) break;
+        int s = AC_SIZE(e);
+        k += AC_RUN(e);
+        if (k > 63) return -1;
+        blk[zigzag[k++]] = (int16_t)(e & AC_FITS ? (take(b, s), AC_VALUE(e)) : s ? extend((int)take(b, s), s) : 0);
+    }
+    return 0;
+}
+
+/* The MCU in data[0..n), 8 bytes of 0 after it. */
+static int decode_mcu(int16_t *const *blk, const rn_huff_mcu *m, const uint8_t *data, size_t n)
+{
+    bitbuf b = {.p = data, .end = data + n};
+    int pred[RN_HUFF_MAX_BLOCKS] = {0};
+    int16_t drop[64];
+    for (int i = 0; i < m->blocks; i++) {
+        refill(&b);
+        int s = decode_sym(&b, m->dc[i]);
+        if (s < 0 || s > 15) return -1;
+        int dc = pred[m->comp[i]] + (s ? extend((int)take(&b, s), s) : 0);
+        pred[m->comp[i]] = dc;
+        int16_t *out = blk ? blk[i] : drop;
+        out[0] = (int16_t)dc;
+        if (decode_ac(&b, out, m->ac[i])) return -1;
+    }
+    /* the bits taken end within the data (those past it read as 0) */
+    return b.bad || 8 * (b.p - data + b.over) - b.n > 8 * (ptrdiff_t)n ? -1 : 0;
+}
+
+int rn_huff_decode_mcu(int16_t *const *blk, const rn_huff_mcu *m, const uint8_t *data, size_t n)
+{
+    uint8_t pad[RN_HUFF_MAX_MCU_BYTES + 8];
+    if (n > RN_HUFF_MAX_MCU_BYTES) return -1;
+    memcpy(pad, data, n);
+    memset(pad + n, 0, 8);
+    return decode_mcu(blk, m, pad, n);
+}
