@@ -225,8 +225,8 @@ bench: all $(BUILD)/bench_convs $(BUILD)/bench_annot $(BUILD)/bench/bench_data $
 	BUILD=$(BUILD) bash bench/run.sh
 
 # Per-layer conv benchmark (bench/bench_convs.c); run build/bench_convs --help.
-$(BUILD)/bench_convs: $(BUILD)/bench/bench_convs.o $(BUILD)/src/cli/args.o $(BUILD)/librootnet.a
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/bench/bench_convs.o $(BUILD)/src/cli/args.o $(BUILD)/librootnet.a $(LDLIBS)
+$(BUILD)/bench_convs: $(BUILD)/bench/bench_convs.o $(BUILD)/src/cli/args.o $(BUILD)/src/cli/exit.o $(BUILD)/librootnet.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/bench/bench_convs.o $(BUILD)/src/cli/args.o $(BUILD)/src/cli/exit.o $(BUILD)/librootnet.a $(LDLIBS)
 
 # Annotation-load benchmark (bench/bench_annot.c + bench/annot_ref.py); run build/bench_annot from the repo root.
 $(BUILD)/bench_annot: $(BUILD)/bench/bench_annot.o $(BUILD)/librootnet.a
