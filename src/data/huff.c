@@ -2,15 +2,17 @@
 
 #include <string.h>
 
-/* T.81 F.1.2.1.2's zigzag order: the k-th coefficient of a block goes to natural position zigzag[k]. */
-static const uint8_t zigzag[64] = {0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,
+/* T.81 F.1.2.1.2's zigzag order: the k-th coefficient of a block goes to natural position zigzag[k];
+ * k past 63 (corrupt data: a run beyond the block's end) lands on 63 and the block is refused. */
+static const uint8_t zigzag[80] = {0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,
                                    12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6,  7,  14, 21, 28,
                                    35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
-                                   58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
+                                   58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
+                                   63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63};
 
-/* An rn_huff_table.ac entry: code length (0: a longer code), size and run of
- * its symbol, whether it ends the block, and the value where code and value
- * fit in the FAST_BITS looked at. */
+/* An rn_huff_table.ac entry: the bits to take (the code and its value where
+ * both fit in the FAST_BITS looked at, AC_FITS, with the value; else the code
+ * alone; 0: a longer code), the symbol's size and run, whether it ends the block. */
 #define AC_LEN(e) ((int)((e) & 31))
 #define AC_SIZE(e) ((int)((e) >> 5 & 15))
 #define AC_RUN(e) ((int)((e) >> 9 & 15))
@@ -44,7 +46,7 @@ static uint32_t ac_entry(int p, int l, int rs)
     if (!sz && r != 15) return e | AC_EOB;
     if (l + sz > RN_HUFF_FAST_BITS) return e;
     int v = sz ? extend((p >> (RN_HUFF_FAST_BITS - l - sz)) & ((1 << sz) - 1), sz) : 0;
-    return e | AC_FITS | (uint32_t)(uint16_t)v << 16;
+    return (uint32_t)(l + sz) | (uint32_t)sz << 5 | (uint32_t)r << 9 | AC_FITS | (uint32_t)(uint16_t)v << 16;
 }
 
 static void build_ac(rn_huff_table *t)
@@ -83,7 +85,6 @@ typedef struct bitbuf {
     uint64_t acc;
     int n;
     int over; /* bytes past end taken as 0 */
-    int bad;  /* a 0xFF not followed by 0 */
     const uint8_t *p, *end;
 } bitbuf;
 
@@ -94,43 +95,16 @@ static uint64_t load_be64(const uint8_t *p)
     return __builtin_bswap64(v);
 }
 
-/* Whether any byte of w is 0xFF. */
-static int has_ff(uint64_t w)
-{
-    uint64_t v = ~w;
-    return ((v - 0x0101010101010101ull) & ~v & 0x8080808080808080ull) != 0;
-}
-
-/* At least 57 bits in the buffer, byte by byte: a stuffed 0xFF 0x00 is one
- * 0xFF, bytes past end are 0. */
-static void refill_bytes(bitbuf *b)
-{
-    while (b->n <= 56) {
-        unsigned c = 0;
-        if (b->p < b->end) {
-            c = *b->p++;
-            if (c == 0xFF) {
-                if (b->p < b->end && *b->p == 0) b->p++;
-                else b->bad = 1;
-            }
-        } else {
-            b->over++;
-        }
-        b->acc |= (uint64_t)c << (56 - b->n);
-        b->n += 8;
-    }
-}
-
-/* At least 57 bits in the buffer: 8 bytes at once where none of them is 0xFF
- * (8 bytes of 0 follow end). */
+/* At least 57 bits in the buffer, 8 bytes at once (the data are unstuffed
+ * and 8 bytes of 0 follow end); past end, 0s, counted in over. */
 static inline void refill(bitbuf *b)
 {
-    uint64_t w = load_be64(b->p);
-    if (__builtin_expect(has_ff(w) || b->p >= b->end, 0)) {
-        refill_bytes(b);
+    if (__builtin_expect(b->p >= b->end, 0)) {
+        b->over += (63 - b->n) >> 3;
+        b->n |= 56;
         return;
     }
-    b->acc |= w >> b->n;
+    b->acc |= load_be64(b->p) >> b->n;
     b->p += (63 - b->n) >> 3;
     b->n |= 56;
 }
@@ -165,10 +139,17 @@ static int decode_sym(bitbuf *b, const rn_huff_table *t)
  * gives the code's length, run and size, and its value where it fits. */
 static int decode_ac(bitbuf *b, int16_t *blk, const rn_huff_table *t)
 {
-    for (int k = 1; k < 64;) {
+    int k = 1;
+    while (k < 64) {
         refill(b);
         uint32_t e = t->ac[b->acc >> (64 - RN_HUFF_FAST_BITS)];
-        if (__builtin_expect(!e, 0)) {
+        if (__builtin_expect(e & AC_FITS, 1)) {
+            take(b, AC_LEN(e));
+            k += AC_RUN(e);
+            blk[zigzag[k++]] = (int16_t)AC_VALUE(e);
+            continue;
+        }
+        if (!e) {
             int rs = decode_sym(b, t);
             if (rs < 0) return -1;
             e = (uint32_t)rs >> 4 << 9 | (uint32_t)(rs & 15) << 5 | ((rs & 15) || rs >> 4 == 15 ? 0 : AC_EOB);
@@ -179,9 +160,9 @@ static int decode_ac(bitbuf *b, int16_t *blk, const rn_huff_table *t)
         int s = AC_SIZE(e);
         k += AC_RUN(e);
         if (k > 63) return -1;
-        blk[zigzag[k++]] = (int16_t)(e & AC_FITS ? (take(b, s), AC_VALUE(e)) : s ? extend((int)take(b, s), s) : 0);
+        blk[zigzag[k++]] = (int16_t)(s ? extend((int)take(b, s), s) : 0);
     }
-    return 0;
+    return k > 64 ? -1 : 0;
 }
 
 /* The MCU in data[0..n), 8 bytes of 0 after it. */
@@ -201,14 +182,23 @@ static int decode_mcu(int16_t *const *blk, const rn_huff_mcu *m, const uint8_t *
         if (decode_ac(&b, out, m->ac[i])) return -1;
     }
     /* the bits taken end within the data (those past it read as 0) */
-    return b.bad || 8 * (b.p - data + b.over) - b.n > 8 * (ptrdiff_t)n ? -1 : 0;
+    return 8 * (b.p - data + b.over) - b.n > 8 * (ptrdiff_t)n ? -1 : 0;
 }
 
 int rn_huff_decode_mcu(int16_t *const *blk, const rn_huff_mcu *m, const uint8_t *data, size_t n)
 {
     uint8_t pad[RN_HUFF_MAX_MCU_BYTES + 8];
     if (n > RN_HUFF_MAX_MCU_BYTES) return -1;
-    memcpy(pad, data, n);
-    memset(pad + n, 0, 8);
-    return decode_mcu(blk, m, pad, n);
+    size_t o = 0;
+    for (const uint8_t *s = data, *e = data + n; s < e;) {
+        const uint8_t *f = memchr(s, 0xFF, (size_t)(e - s));
+        size_t seg = f ? (size_t)(f - s) + 1 : (size_t)(e - s);
+        memcpy(pad + o, s, seg);
+        o += seg;
+        if (!f) break;
+        if (f + 1 >= e || f[1]) return -1; /* a 0xFF not stuffed: a marker */
+        s = f + 2;
+    }
+    memset(pad + o, 0, 8);
+    return decode_mcu(blk, m, pad, o);
 }

@@ -3,9 +3,9 @@
  * marker inside. That is a restart segment of one MCU, as a prepared frame
  * (rn_prep) stores them. The coefficients are the ones libjpeg decodes from
  * the same bytes (checked coefficient by coefficient in test_huff), found
- * with fewer steps: one table look-up gives a short AC code's run, size and
- * value together, the bit buffer takes 8 bytes at a time where no 0xFF is
- * stuffed among them, and no restart marker is looked for.
+ * with fewer steps: one table look-up gives a short AC code's run and value
+ * together, the MCU's bytes are unstuffed first so that the bit buffer takes
+ * 8 of them at a time, and no restart marker is looked for.
  *
  *   rn_huff_table dc, ac;
  *   if (rn_huff_build(&dc, bits, vals) || rn_huff_build(&ac, bits2, vals2)) ...      // from a DHT
