@@ -3,9 +3,10 @@
  * marker inside. That is a restart segment of one MCU, as a prepared frame
  * (rn_prep) stores them. The coefficients are the ones libjpeg decodes from
  * the same bytes (checked coefficient by coefficient in test_huff), found
- * with fewer steps: one table look-up gives a short AC code's run and value
- * together, the MCU's bytes are unstuffed first so that the bit buffer takes
- * 8 of them at a time, and no restart marker is looked for.
+ * with fewer steps: one table look-up gives the next one or two AC
+ * coefficients whole (codes, runs and values) where they fit in 11 bits, the
+ * MCU's bytes are unstuffed first so that the bit buffer takes 8 of them at a
+ * time, and no restart marker is looked for.
  *
  *   rn_huff_table dc, ac;
  *   if (rn_huff_build(&dc, bits, vals) || rn_huff_build(&ac, bits2, vals2)) ...      // from a DHT
@@ -26,7 +27,8 @@
 
 typedef struct rn_huff_table {
     uint16_t fast[1 << RN_HUFF_FAST_BITS]; /* next FAST_BITS bits -> code length << 8 | symbol; 0: a longer code */
-    uint32_t ac[1 << RN_HUFF_FAST_BITS];   /* next FAST_BITS bits -> an AC code's length, run, size and value (huff.c) */
+    uint32_t ac[1 << RN_HUFF_FAST_BITS];
+    uint64_t ac2[1 << RN_HUFF_FAST_BITS];   /* next FAST_BITS bits -> an AC code's length, run, size and value (huff.c) */
     int32_t maxcode[18];                   /* largest code of each length, -1: none; [17] a sentinel */
     int32_t valoff[17];                    /* a code c of length l is symbol vals[c + valoff[l]] */
     uint8_t vals[256];
