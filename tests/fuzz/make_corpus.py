@@ -88,6 +88,29 @@ bogus-key = 3
 """
 
 
+def huff_seeds(frame):
+    """fuzz_huff's input (tests/fuzz/fuzz_huff.c) from JPEGs with a restart marker after every MCU: the
+    MCU's block count, the DC and AC tables of the first component and of the others, then one MCU's data."""
+    for name, img, quality, blocks in (("noisy420", frame, 95, 6), ("smooth420", cv2.GaussianBlur(frame, (9, 9), 3), 75, 6),
+                                       ("gray", cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), 90, 1)):
+        j = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality, cv2.IMWRITE_JPEG_RST_INTERVAL, 1])[1].tobytes()
+        tables, pos = {}, 2
+        while j[pos + 1] != 0xDA:
+            n = j[pos + 2] << 8 | j[pos + 3]
+            seg = j[pos + 4:pos + 2 + n]
+            while j[pos + 1] == 0xC4 and seg:
+                count = sum(seg[1:17])
+                tables[seg[0]] = seg[1:17 + count]
+                seg = seg[17 + count:]
+            pos += 2 + n
+        start = pos + 2 + (j[pos + 2] << 8 | j[pos + 3])
+        ends = [i for i in range(start, len(j) - 1) if j[i] == 0xFF and 0xD0 <= j[i + 1] <= 0xD7]
+        mcus = [j[start:ends[0]]] + [j[a + 2:b] for a, b in zip(ends[:3], ends[1:4])]
+        head = bytes([blocks - 1]) + tables[0x00] + tables[0x10] + tables.get(0x01, tables[0x00]) + tables.get(0x11, tables[0x10])
+        for k, mcu in enumerate(mcus):
+            put("huff", f"{name}_{k}.bin", head + mcu)
+
+
 def main():
     binary = sys.argv[1]
     if os.path.isdir(OUT):
@@ -153,6 +176,7 @@ def make(binary, tmp):
     put("image", "gray.png", cv2.imencode(".png", cv2.cvtColor(small, cv2.COLOR_BGR2GRAY))[1].tobytes())
     put("image", "rgb16.png", cv2.imencode(".png", small.astype(np.uint16) * 257)[1].tobytes())
     put("image", "bgra.png", cv2.imencode(".png", cv2.cvtColor(small, cv2.COLOR_BGR2BGRA))[1].tobytes())
+    huff_seeds(cv2.resize(frame, (64, 32)) + np.random.default_rng(3).integers(0, 40, (32, 64, 3), dtype=np.uint8))
 
     put("config", "train.cfg", CONFIG)
 
