@@ -19,14 +19,6 @@ const char *rn_file_kind(mode_t m)
     return "not a regular file";
 }
 
-static char *str_dup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = rn_xmalloc(n);
-    memcpy(d, s, n);
-    return d;
-}
-
 /* A path that exists and is no regular file (nor a link to one) is written in place:
  * character devices and FIFOs with a reader directly, anything else refused. */
 static int afile_open_direct(rn_afile *f, const char *path, mode_t mode, rn_err *err)
@@ -39,7 +31,7 @@ static int afile_open_direct(rn_afile *f, const char *path, mode_t mode, rn_err 
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     f->fd = fd;
-    f->path = str_dup(path);
+    f->path = rn_xstrdup(path);
     f->tmp = NULL;
     return 0;
 }
@@ -52,7 +44,7 @@ int rn_afile_open(rn_afile *f, const char *path, rn_err *err)
     if (exists && !S_ISREG(st.st_mode)) return afile_open_direct(f, path, st.st_mode, err);
     /* A link to a regular file: replace the file it names, not the link. */
     char *real = exists && !lstat(path, &lst) && S_ISLNK(lst.st_mode) ? realpath(path, NULL) : NULL;
-    f->path = real ? real : str_dup(path);
+    f->path = real ? real : rn_xstrdup(path);
     size_t n = strlen(f->path) + 16;
     f->tmp = rn_xmalloc(n);
     snprintf(f->tmp, n, "%s.tmpXXXXXX", f->path);
@@ -86,7 +78,7 @@ int rn_afile_write(rn_afile *f, const void *buf, size_t n, rn_err *err)
 
 static void fsync_dir(const char *path)
 {
-    char *copy = str_dup(path);
+    char *copy = rn_xstrdup(path);
     int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         fsync(dfd);

@@ -46,6 +46,14 @@ void *rn_xmalloc_at(size_t n, const char *file, int line)
     return p;
 }
 
+char *rn_xstrdup_at(const char *s, const char *file, int line)
+{
+    size_t n = strlen(s) + 1;
+    char *d = rn_xmalloc_at(n, file, line);
+    memcpy(d, s, n);
+    return d;
+}
+
 void *rn_xcalloc_at(size_t n, size_t sz, const char *file, int line)
 {
     void *p = calloc(n ? n : 1, sz ? sz : 1);

@@ -157,14 +157,6 @@ void rn_tensors_free(rn_tensors *ts)
     rn_tensors_init(ts);
 }
 
-static char *str_dup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = rn_xmalloc(n);
-    memcpy(d, s, n);
-    return d;
-}
-
 static int shape_bytes(size_t *out, rn_dtype dtype, int ndim, const int64_t *shape)
 {
     int64_t numel;
@@ -217,7 +209,7 @@ int rn_tensors_add(rn_tensors *ts, const char *name, rn_dtype dtype, int ndim,
     index_reserve(ts, ts->n + 1);
     rn_tensor *t = &ts->t[ts->n++];
     memset(t, 0, sizeof *t);
-    t->name = str_dup(name);
+    t->name = rn_xstrdup(name);
     index_insert(ts, ts->n - 1);
     t->dtype = dtype;
     t->ndim = ndim;
@@ -247,7 +239,7 @@ void rn_tensors_set_meta(rn_tensors *ts, const char *key, const char *val)
     for (int i = 0; i < ts->n_meta; i++)
         if (!strcmp(ts->meta_key[i], key)) {
             free(ts->meta_val[i]);
-            ts->meta_val[i] = str_dup(val);
+            ts->meta_val[i] = rn_xstrdup(val);
             return;
         }
     if (ts->n_meta == ts->cap_meta) {
@@ -259,8 +251,8 @@ void rn_tensors_set_meta(rn_tensors *ts, const char *key, const char *val)
         RN_ASSERT(v);
         ts->meta_val = v;
     }
-    ts->meta_key[ts->n_meta] = str_dup(key);
-    ts->meta_val[ts->n_meta++] = str_dup(val);
+    ts->meta_key[ts->n_meta] = rn_xstrdup(key);
+    ts->meta_val[ts->n_meta++] = rn_xstrdup(val);
 }
 
 const char *rn_tensors_get_meta(const rn_tensors *ts, const char *key)
