@@ -91,15 +91,21 @@ static void layout_of(rn_huff_mcu *m, rn_huff_table t[8], struct jpeg_decompress
     }
 }
 
+/* A decompressor on j with its header read. */
+static void open_jpeg(struct jpeg_decompress_struct *ci, rn_jpeg_err *je, const uint8_t *j, size_t n)
+{
+    ci->err = rn_jpeg_err_init(je);
+    jpeg_create_decompress(ci);
+    jpeg_mem_src(ci, j, (unsigned long)n);
+    jpeg_read_header(ci, TRUE);
+}
+
 /* Every MCU of j decoded by rn_huff against libjpeg's coefficients; returns the blocks that differ (-1: a decode failed). */
 static long coef_diff(const uint8_t *j, size_t n, const uint32_t (*mcu)[2], size_t count)
 {
     struct jpeg_decompress_struct ci;
     rn_jpeg_err je;
-    ci.err = rn_jpeg_err_init(&je);
-    jpeg_create_decompress(&ci);
-    jpeg_mem_src(&ci, j, (unsigned long)n);
-    jpeg_read_header(&ci, TRUE);
+    open_jpeg(&ci, &je, j, n);
     jvirt_barray_ptr *coef = jpeg_read_coefficients(&ci);
     rn_huff_table t[8];
     rn_huff_mcu m;
@@ -168,11 +174,7 @@ static void check_corrupt(const char *name, const uint8_t *j, size_t n, const ui
 {
     struct jpeg_decompress_struct ci;
     rn_jpeg_err je;
-    ci.err = rn_jpeg_err_init(&je);
-    jpeg_create_decompress(&ci);
-    jpeg_mem_src(&ci, j, (unsigned long)n);
-    jpeg_read_header(&ci, TRUE);
-    jpeg_calc_output_dimensions(&ci);
+    open_jpeg(&ci, &je, j, n);
     rn_huff_table t[8];
     rn_huff_mcu m;
     jpeg_start_decompress(&ci);
