@@ -402,6 +402,21 @@ static void test_prep_files(void)
     RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == -1 && strstr(err.msg, "CRC"), "damaged: %s", err.msg);
     RN_CHECK(rn_prep_build(path, prep, &info, &err) == 0 && info.built, "a damaged file is rebuilt: %s", err.msg);
     RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == 0 && w == 2048, "rebuilt file loads: %s", err.msg);
+    /* markers written over the MCU data of the file's second half (no CRC covers them): the crop of its rows is
+     * refused, naming the prepared file and what to do */
+    rn_prep_close(&file);
+    RN_CHECK(rn_bytes_read(&good, prep, &err) == 0, "%s", err.msg);
+    for (size_t i = good.n / 2; i + 2 < good.n; i += 2) good.p[i] = 0xFF, good.p[i + 1] = 0xD3;
+    f = fopen(prep, "wb");
+    RN_CHECK(f && fwrite(good.p, 1, good.n, f) == good.n && fclose(f) == 0, "damage %s", prep);
+    in.bbox[1] = 1100;
+    RN_CHECK(rn_crop_sample(t, &out, &ctx, &in, &aug, &cfg, &err) == -1 && strstr(err.msg, prep) &&
+                 strstr(err.msg, "corrupt prepared frame") && strstr(err.msg, "in MCU"),
+             "damaged MCU data refused: %s", err.msg);
+    in.bbox[1] = 400;
+    unlink(prep);
+    RN_CHECK(rn_prep_build(path, prep, &info, &err) == 0 && info.built, "a deleted file is rebuilt: %s", err.msg);
+    RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == 0, "rebuilt file loads: %s", err.msg);
     struct timespec ts[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
     RN_CHECK(utimensat(AT_FDCWD, path, ts, 0) == 0, "touch %s", path);
     RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == 1, "a changed source makes the file stale");

@@ -377,8 +377,8 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
     rn_image_info info = {0};
     double t0 = rn_prof_now();
     int from_src = 1;
+    char prep[4200] = "";
     if (cfg->prep_dir && !cfg->fast_decode && !cfg->exif_orient) {
-        char prep[4200];
         rn_prep_path(prep, sizeof prep, cfg->prep_dir, in->path);
         from_src = rn_prep_load(&ctx->pf, &info.w, &info.h, prep, in->path, err);
         if (from_src < 0) return -1;
@@ -407,7 +407,7 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
     double read_s = from_src ? 0 : ctx->pf.read_s;
     if (!from_src) ctx->bytes_read += (int64_t)ctx->pf.bytes;
     rn_prep_close(&ctx->pf);
-    if (rc) return rn_err_prefix(err, "%s", in->path);
+    if (rc) return rn_err_prefix(err, "%s", from_src ? in->path : prep);
     double t2 = rn_prof_now();
     ctx->stage_s[RN_CROP_STAGE_READ] += t1 - t0 + read_s;
     ctx->stage_s[RN_CROP_STAGE_SKIP] += ctx->img.skip_s;

@@ -414,7 +414,8 @@ int rn_prep_crop(rn_image *img, rn_bytes *sub, rn_prep_file *pf, const int roi[4
     }
     rn_jpeg_mcus m = {.data = sub->p, .mcu = (const uint32_t(*)[2])pf->mcus, .count = count, .tables = pf->tables};
     int rel[4] = {x0 - mx0 * mw, y0 - my0 * mh, x1 - x0, y1 - y0};
-    if (rn_image_decode_mcus(img, sub->p, hd.hdr_len, &m, rel, err)) return -1;
+    if (rn_image_decode_mcus(img, sub->p, hd.hdr_len, &m, rel, err))
+        return rn_err_prefix(err, "corrupt prepared frame (delete it: rootnet dataset --prepare writes it again)");
     img->x0 += mx0 * mw, img->y0 += my0 * mh;
     img->full_w = W, img->full_h = H;
     return 0;
