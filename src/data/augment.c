@@ -377,7 +377,8 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
     rn_image_info info = {0};
     double t0 = rn_prof_now();
     int from_src = 1;
-    char prep[4200] = "";
+    char prep[4200];
+    prep[0] = '\0';
     if (cfg->prep_dir && !cfg->fast_decode && !cfg->exif_orient) {
         rn_prep_path(prep, sizeof prep, cfg->prep_dir, in->path);
         from_src = rn_prep_load(&ctx->pf, &info.w, &info.h, prep, in->path, err);

@@ -200,7 +200,6 @@ static int decode_ac(bitbuf *b, int16_t *blk, const rn_huff_table *t)
         if (e & AC_EOB) break;
         int s = AC_SIZE(e);
         k += AC_RUN(e);
-        if (k > 63) return -1;
         blk[zigzag[k++]] = (int16_t)(s ? extend((int)take(b, s), s) : 0);
     }
     return k > 64 ? -1 : 0;
