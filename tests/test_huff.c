@@ -4,7 +4,8 @@
  * standard and optimised tables:
  *  - every MCU's coefficients equal jpeg_read_coefficients', block by block;
  *  - rn_image_decode_mcus (rn_huff in libjpeg's place) gives rn_image_decode's
- *    pixels bit for bit, whole and for a region;
+ *    pixels bit for bit, whole and for a region, and with the MCUs whose
+ *    coefficients are all 0 (flat grey 128) given as stand-ins of length 0;
  *  - corrupt data are refused, never decoded: each MCU cut by one byte, a
  *    marker inside, too many coefficients, inconsistent tables; random damage
  *    never crashes (run under make asan). */
@@ -23,6 +24,7 @@
 typedef struct jpeg_case {
     int w, h, comps, hs, vs; /* size, components, the first component's sampling factors */
     int quality, optimize, noise;
+    int flat; /* the left third grey 128: MCUs whose coefficients are all 0 */
 } jpeg_case;
 
 /* A JPEG of c's kind into *out (malloc'd), a restart marker after every MCU. */
@@ -49,6 +51,7 @@ static size_t make_jpeg(unsigned char **out, const jpeg_case *c, rn_rng *r)
         for (int x = 0; x < c->w * c->comps; x++) {
             int v = (x * 7 + y * 3) % 256;
             if (c->noise) v = (v + (int)(rn_rng_uniform(r) * c->noise)) % 256;
+            if (c->flat && x < c->w * c->comps / 3) v = 128;
             row[x] = (unsigned char)v;
         }
         JSAMPROW rp = row;
@@ -100,8 +103,9 @@ static void open_jpeg(struct jpeg_decompress_struct *ci, rn_jpeg_err *je, const 
     jpeg_read_header(ci, TRUE);
 }
 
-/* Every MCU of j decoded by rn_huff against libjpeg's coefficients; returns the blocks that differ (-1: a decode failed). */
-static long coef_diff(const uint8_t *j, size_t n, const uint32_t (*mcu)[2], size_t count)
+/* Every MCU of j decoded by rn_huff against libjpeg's coefficients; returns the blocks that differ (-1: a decode
+ * failed). zero[i]: whether MCU i's coefficients are all 0. */
+static long coef_diff(uint8_t *zero, const uint8_t *j, size_t n, const uint32_t (*mcu)[2], size_t count)
 {
     struct jpeg_decompress_struct ci;
     rn_jpeg_err je;
@@ -123,6 +127,9 @@ static long coef_diff(const uint8_t *j, size_t n, const uint32_t (*mcu)[2], size
             diff = -1;
             break;
         }
+        zero[i] = 1;
+        for (int b = 0; b < m.blocks; b++)
+            for (int k = 0; k < 64; k++) zero[i] &= blocks[b][k] == 0;
         int mx = (int)(i % cols), my = (int)(i / cols), b = 0;
         for (int k = 0; k < ci.comps_in_scan; k++) {
             jpeg_component_info *c = ci.cur_comp_info[k];
@@ -146,10 +153,33 @@ static int same_pixels(const rn_image *a, const rn_image *b)
     return 1;
 }
 
-/* Whole image and a region: libjpeg's decode against rn_huff's MCUs in its place. */
-static void check_pixels(const char *name, const uint8_t *j, size_t n, const uint32_t (*mcu)[2], size_t count,
-                         size_t head, int w, int h)
+/* The MCUs whose coefficients are all 0 (zero) as stand-ins of length 0, as a prepared frame has them where
+ * the crop does not reach: the same pixels as libjpeg's decode a, whose inverse DCT ran on them. */
+static void check_stand_ins(const char *name, const rn_image *a, const uint8_t *j, size_t head, rn_jpeg_mcus m,
+                            const uint8_t *zero, int flat)
 {
+    uint32_t(*sub)[2] = malloc(sizeof *sub * m.count);
+    size_t stand_ins = 0;
+    for (size_t i = 0; i < m.count; i++) {
+        sub[i][0] = m.mcu[i][0], sub[i][1] = zero[i] ? 0 : m.mcu[i][1];
+        stand_ins += zero[i];
+    }
+    if (flat) RN_CHECK(stand_ins > 0, "%s: a flat third gives MCUs whose coefficients are all 0", name);
+    m.mcu = (const uint32_t(*)[2])sub;
+    rn_image b = {0};
+    rn_err err = {{0}};
+    RN_CHECK(!rn_image_decode_mcus(&b, j, head, &m, NULL, &err), "%s: stand-ins: %s", name, err.msg);
+    RN_CHECK(same_pixels(a, &b), "%s: the image with %zu stand-ins differs from libjpeg's", name, stand_ins);
+    rn_image_free(&b);
+    free(sub);
+}
+
+/* Whole image and a region: libjpeg's decode against rn_huff's MCUs in its place; stand-ins where the
+ * coefficients are all 0. */
+static void check_pixels(const char *name, const uint8_t *j, size_t n, const uint32_t (*mcu)[2], size_t count,
+                         size_t head, const uint8_t *zero, const jpeg_case *k)
+{
+    int w = k->w, h = k->h;
     rn_huff_table tables[8];
     rn_jpeg_mcus m = {.data = j, .mcu = mcu, .count = count, .tables = tables};
     rn_image a = {0}, b = {0};
@@ -162,6 +192,8 @@ static void check_pixels(const char *name, const uint8_t *j, size_t n, const uin
         RN_CHECK(same_pixels(&a, &b), "%s: %s decoded through rn_huff differs from libjpeg's", name,
                  r ? "a region" : "the image");
     }
+    RN_CHECK(!rn_image_decode(&a, j, n, 1, NULL, &err), "%s: libjpeg: %s", name, err.msg);
+    check_stand_ins(name, &a, j, head, m, zero, k->flat);
     m.count = count - 1;
     RN_CHECK(rn_image_decode_mcus(&b, j, head, &m, NULL, &err) == -1 && strstr(err.msg, "MCUs given"),
              "%s: one MCU short refused: %s", name, err.msg);
@@ -243,9 +275,10 @@ static void test_tables(void)
 int main(void)
 {
     const jpeg_case cases[] = {
-        {203, 117, 3, 2, 2, 90, 0, 255}, {203, 117, 3, 2, 2, 90, 1, 255}, {2048, 64, 3, 2, 2, 95, 1, 120},
-        {161, 99, 3, 2, 1, 75, 1, 60},   {161, 99, 3, 1, 1, 50, 0, 255},  {161, 99, 3, 1, 2, 98, 1, 255},
-        {97, 53, 1, 1, 1, 90, 1, 255},   {97, 53, 1, 1, 1, 30, 0, 0},     {640, 48, 3, 2, 2, 100, 1, 255},
+        {203, 117, 3, 2, 2, 90, 0, 255, 0}, {203, 117, 3, 2, 2, 90, 1, 255, 0}, {2048, 64, 3, 2, 2, 95, 1, 120, 0},
+        {161, 99, 3, 2, 1, 75, 1, 60, 0},   {161, 99, 3, 1, 1, 50, 0, 255, 0},  {161, 99, 3, 1, 2, 98, 1, 255, 0},
+        {97, 53, 1, 1, 1, 90, 1, 255, 0},   {97, 53, 1, 1, 1, 30, 0, 0, 0},     {640, 48, 3, 2, 2, 100, 1, 255, 0},
+        {203, 117, 3, 2, 2, 90, 0, 255, 1}, {161, 99, 3, 1, 1, 75, 1, 0, 1}, {97, 53, 1, 1, 1, 90, 0, 255, 1},
     };
     rn_rng r;
     rn_rng_seed(&r, 5);
@@ -253,18 +286,20 @@ int main(void)
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const jpeg_case *k = &cases[c];
         char name[96];
-        snprintf(name, sizeof name, "%dx%d, %d comp, %dx%d, q%d%s%s", k->w, k->h, k->comps, k->hs, k->vs, k->quality,
-                 k->optimize ? ", optimised" : "", k->noise ? ", noisy" : "");
+        snprintf(name, sizeof name, "%dx%d, %d comp, %dx%d, q%d%s%s%s", k->w, k->h, k->comps, k->hs, k->vs,
+                 k->quality, k->optimize ? ", optimised" : "", k->noise ? ", noisy" : "", k->flat ? ", a flat third" : "");
         unsigned char *j;
         size_t n = make_jpeg(&j, k, &r), head = 0;
         size_t cap = (size_t)(k->w / 8 + 2) * (k->h / 8 + 2);
         uint32_t(*mcu)[2] = malloc(sizeof *mcu * cap);
         size_t count = split_mcus(mcu, cap, &head, j, n);
-        long diff = coef_diff(j, n, (const uint32_t(*)[2])mcu, count);
+        uint8_t *zero = calloc(cap, 1);
+        long diff = coef_diff(zero, j, n, (const uint32_t(*)[2])mcu, count);
         printf("%s: %zu bytes, %zu MCUs, %ld blocks differ from libjpeg's\n", name, n, count, diff);
         RN_CHECK(diff == 0, "%s: %ld blocks' coefficients differ from libjpeg's (-1: a decode failed)", name, diff);
-        check_pixels(name, j, n, (const uint32_t(*)[2])mcu, count, head, k->w, k->h);
+        check_pixels(name, j, n, (const uint32_t(*)[2])mcu, count, head, zero, k);
         check_corrupt(name, j, n, (const uint32_t(*)[2])mcu, count, &r);
+        free(zero);
         free(mcu);
         free(j);
     }

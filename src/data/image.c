@@ -122,13 +122,39 @@ struct jpeg_entropy_decoder {
     boolean insufficient_data;
 };
 
+/* libjpeg's inverse DCT interface, from jpegint.h as the entropy decoder's. */
+typedef void (*idct_fn)(j_decompress_ptr cinfo, jpeg_component_info *comp, JCOEFPTR coef, JSAMPARRAY out,
+                        JDIMENSION col);
+struct jpeg_inverse_dct {
+    void (*start_pass)(j_decompress_ptr cinfo);
+    idct_fn inverse_DCT[MAX_COMPONENTS];
+};
+
 /* The MCUs libjpeg asks for, in order, and what went wrong (ci->client_data). */
 typedef struct mcu_feed {
     const rn_jpeg_mcus *m;
     rn_huff_mcu layout;
     size_t next;
-    size_t bad; /* 1 + the index of the first corrupt MCU; 0: none */
+    size_t bad;                    /* 1 + the index of the first corrupt MCU; 0: none */
+    idct_fn idct[MAX_COMPONENTS]; /* libjpeg's, for the blocks not all 0 */
 } mcu_feed;
+
+/* An 8 x 8 block whose coefficients are all 0 (a stand-in's) is CENTERJSAMPLE
+ * everywhere: what every inverse DCT gives, without its passes; other blocks
+ * go to libjpeg's. */
+static void idct_or_flat(j_decompress_ptr ci, jpeg_component_info *comp, JCOEFPTR coef, JSAMPARRAY out,
+                         JDIMENSION col)
+{
+    uint64_t any = 0, w[DCTSIZE2 / 4];
+    memcpy(w, coef, sizeof w);
+    for (int i = 0; i < DCTSIZE2 / 4; i++) any |= w[i];
+    if (any) {
+        const mcu_feed *f = ci->client_data;
+        f->idct[comp->component_index](ci, comp, coef, out, col);
+        return;
+    }
+    for (int r = 0; r < DCTSIZE; r++) memset(out[r] + col, CENTERJSAMPLE, DCTSIZE);
+}
 
 static boolean feed_mcu(j_decompress_ptr ci, JBLOCKROW *data)
 {
@@ -174,6 +200,11 @@ static int feed_begin(mcu_feed *f, struct jpeg_decompress_struct *ci, rn_err *er
     }
     ci->client_data = f;
     ci->entropy->decode_mcu = feed_mcu;
+    for (int c = 0; c < ci->num_components; c++) {
+        if (ci->comp_info[c].DCT_scaled_size != DCTSIZE) continue;
+        f->idct[c] = ci->idct->inverse_DCT[c];
+        ci->idct->inverse_DCT[c] = idct_or_flat;
+    }
     return 0;
 }
 
