@@ -287,7 +287,8 @@ int main(void)
         const jpeg_case *k = &cases[c];
         char name[96];
         snprintf(name, sizeof name, "%dx%d, %d comp, %dx%d, q%d%s%s%s", k->w, k->h, k->comps, k->hs, k->vs,
-                 k->quality, k->optimize ? ", optimised" : "", k->noise ? ", noisy" : "", k->flat ? ", a flat third" : "");
+                 k->quality, k->optimize ? ", optimised" : "", k->noise ? ", noisy" : "",
+                 k->flat ? ", a flat third" : "");
         unsigned char *j;
         size_t n = make_jpeg(&j, k, &r), head = 0;
         size_t cap = (size_t)(k->w / 8 + 2) * (k->h / 8 + 2);

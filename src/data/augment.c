@@ -1,6 +1,10 @@
 #include "data/augment.h"
 
 #include <float.h>
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+#include <stdint.h>
 #include <math.h>
 #include <string.h>
 
@@ -156,27 +160,103 @@ static inline void warp_src(int *X, int *Y, const int32_t *ad, const int32_t *bd
     *Y = ((Y0 + bd[x]) >> 5) - mp->off_y_q;
 }
 
+/* Output pixel x of the row at (X0, Y0) into d[0..3). */
+static inline void warp_pixel(uint8_t *d, const uint8_t *src, const int32_t *ad, const int32_t *bd,
+                              const rn_warp_map *mp, int X0, int Y0, int sw, int sh, size_t stride, int x)
+{
+    const unsigned w1 = sw > 1 ? (unsigned)sw - 1 : 0, h1 = sh > 1 ? (unsigned)sh - 1 : 0;
+    int X, Y;
+    warp_src(&X, &Y, ad, bd, mp, X0, Y0, x);
+    int ix = X >> 5, iy = Y >> 5;
+    if ((unsigned)ix < w1 && (unsigned)iy < h1) {
+        int fx = X & 31, fy = Y & 31;
+        int w00 = (32 - fx) * (32 - fy), w01 = fx * (32 - fy), w10 = (32 - fx) * fy, w11 = fx * fy;
+        const uint8_t *p = src + (size_t)iy * stride + 3 * (size_t)ix, *q = p + stride;
+        d[0] = (uint8_t)((p[0] * w00 + p[3] * w01 + q[0] * w10 + q[3] * w11 + 512) >> 10);
+        d[1] = (uint8_t)((p[1] * w00 + p[4] * w01 + q[1] * w10 + q[4] * w11 + 512) >> 10);
+        d[2] = (uint8_t)((p[2] * w00 + p[5] * w01 + q[2] * w10 + q[5] * w11 + 512) >> 10);
+    } else if (ix >= sw || iy >= sh || ix < -1 || iy < -1) {
+        d[0] = d[1] = d[2] = 0;
+    } else {
+        warp_pixel_edge(d, src, sw, sh, stride, X, Y);
+    }
+}
+
+#ifdef __AVX2__
+/* Channel c of 8 taps (p, q: 4 bytes gathered at a pixel and 2 bytes on, so c is
+ * byte c of p and byte c + 1 of q) as p_c | q_c << 16 in each 32-bit lane. */
+static inline __m256i tap_pair(__m256i p, __m256i q, int c)
+{
+    const char z = (char)0x80;
+    __m256i sp = _mm256_setr_epi8((char)c, z, z, z, (char)(c + 4), z, z, z, (char)(c + 8), z, z, z, (char)(c + 12), z,
+                                  z, z, (char)c, z, z, z, (char)(c + 4), z, z, z, (char)(c + 8), z, z, z,
+                                  (char)(c + 12), z, z, z);
+    __m256i sq = _mm256_setr_epi8(z, z, (char)(c + 1), z, z, z, (char)(c + 5), z, z, z, (char)(c + 9), z, z, z,
+                                  (char)(c + 13), z, z, z, (char)(c + 1), z, z, z, (char)(c + 5), z, z, z,
+                                  (char)(c + 9), z, z, z, (char)(c + 13), z);
+    return _mm256_or_si256(_mm256_shuffle_epi8(p, sp), _mm256_shuffle_epi8(q, sq));
+}
+
+/* Output pixels x..x+7 of the row at (X0, Y0), as warp_pixel computes them
+ * ((32 - fy)((32 - fx) p00 + fx p01) + fy((32 - fx) p10 + fx p11) is its sum of
+ * four products, exactly), when all their taps lie inside; 0 (nothing written)
+ * when one does not. The offsets of src must fit in 32 bits. */
+static inline int warp_8(uint8_t *d, const uint8_t *src, const int32_t *ad, const int32_t *bd, const rn_warp_map *mp,
+                         int X0, int Y0, int w1, int h1, int stride, int x)
+{
+    __m256i a = _mm256_loadu_si256((const void *)(ad + x)), b = _mm256_loadu_si256((const void *)(bd + x));
+    __m256i sx = _mm256_srai_epi32(_mm256_add_epi32(_mm256_set1_epi32(X0), a), 5);
+    if (mp->flip) sx = _mm256_sub_epi32(_mm256_set1_epi32(mp->flip_q), sx);
+    __m256i X = _mm256_sub_epi32(sx, _mm256_set1_epi32(mp->off_x_q));
+    __m256i Y = _mm256_sub_epi32(_mm256_srai_epi32(_mm256_add_epi32(_mm256_set1_epi32(Y0), b), 5),
+                                 _mm256_set1_epi32(mp->off_y_q));
+    __m256i ix = _mm256_srai_epi32(X, 5), iy = _mm256_srai_epi32(Y, 5);
+    __m256i in = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_min_epu32(ix, _mm256_set1_epi32(w1 - 1)), ix),
+                                  _mm256_cmpeq_epi32(_mm256_min_epu32(iy, _mm256_set1_epi32(h1 - 1)), iy));
+    if (_mm256_movemask_epi8(in) != -1) return 0;
+    __m256i off = _mm256_add_epi32(_mm256_mullo_epi32(iy, _mm256_set1_epi32(stride)),
+                                   _mm256_add_epi32(ix, _mm256_add_epi32(ix, ix)));
+    const int *p0 = (const void *)src, *p1 = (const void *)(src + stride);
+    const int *q0 = (const void *)(src + 2), *q1 = (const void *)(src + stride + 2);
+    __m256i g00 = _mm256_i32gather_epi32(p0, off, 1), g01 = _mm256_i32gather_epi32(q0, off, 1);
+    __m256i g10 = _mm256_i32gather_epi32(p1, off, 1), g11 = _mm256_i32gather_epi32(q1, off, 1);
+    __m256i fx = _mm256_and_si256(X, _mm256_set1_epi32(31)), fy = _mm256_and_si256(Y, _mm256_set1_epi32(31));
+    __m256i c32 = _mm256_set1_epi32(32);
+    __m256i wx = _mm256_or_si256(_mm256_sub_epi32(c32, fx), _mm256_slli_epi32(fx, 16));
+    __m256i wy = _mm256_or_si256(_mm256_sub_epi32(c32, fy), _mm256_slli_epi32(fy, 16));
+    __m256i rgb = _mm256_setzero_si256();
+    for (int c = 0; c < 3; c++) {
+        __m256i h0 = _mm256_madd_epi16(tap_pair(g00, g01, c), wx), h1 = _mm256_madd_epi16(tap_pair(g10, g11, c), wx);
+        __m256i v = _mm256_madd_epi16(_mm256_or_si256(h0, _mm256_slli_epi32(h1, 16)), wy);
+        v = _mm256_srli_epi32(_mm256_add_epi32(v, _mm256_set1_epi32(512)), 10);
+        rgb = _mm256_or_si256(rgb, _mm256_slli_epi32(v, 8 * c));
+    }
+    const char z = (char)0x80;
+    __m256i pack = _mm256_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, z, z, z, z, 0, 1, 2, 4, 5, 6, 8, 9, 10, 12,
+                                    13, 14, z, z, z, z);
+    rgb = _mm256_shuffle_epi8(rgb, pack);
+    __m128i lo = _mm256_castsi256_si128(rgb), hi = _mm256_extracti128_si256(rgb, 1);
+    uint64_t a8, b8;
+    uint32_t a4 = (uint32_t)_mm_extract_epi32(lo, 2), b4 = (uint32_t)_mm_extract_epi32(hi, 2);
+    a8 = (uint64_t)_mm_cvtsi128_si64(lo), b8 = (uint64_t)_mm_cvtsi128_si64(hi);
+    memcpy(d, &a8, 8), memcpy(d + 8, &a4, 4), memcpy(d + 12, &b8, 8), memcpy(d + 20, &b4, 4);
+    return 1;
+}
+#endif
+
 static void warp_row(uint8_t *d, const uint8_t *src, const int32_t *ad, const int32_t *bd, const rn_warp_map *mp,
                      int X0, int Y0, int sw, int sh, size_t stride, int dw)
 {
-    const unsigned w1 = sw > 1 ? (unsigned)sw - 1 : 0, h1 = sh > 1 ? (unsigned)sh - 1 : 0;
-    for (int x = 0; x < dw; x++, d += 3) {
-        int X, Y;
-        warp_src(&X, &Y, ad, bd, mp, X0, Y0, x);
-        int ix = X >> 5, iy = Y >> 5;
-        if ((unsigned)ix < w1 && (unsigned)iy < h1) {
-            int fx = X & 31, fy = Y & 31;
-            int w00 = (32 - fx) * (32 - fy), w01 = fx * (32 - fy), w10 = (32 - fx) * fy, w11 = fx * fy;
-            const uint8_t *p = src + (size_t)iy * stride + 3 * (size_t)ix, *q = p + stride;
-            d[0] = (uint8_t)((p[0] * w00 + p[3] * w01 + q[0] * w10 + q[3] * w11 + 512) >> 10);
-            d[1] = (uint8_t)((p[1] * w00 + p[4] * w01 + q[1] * w10 + q[4] * w11 + 512) >> 10);
-            d[2] = (uint8_t)((p[2] * w00 + p[5] * w01 + q[2] * w10 + q[5] * w11 + 512) >> 10);
-        } else if (ix >= sw || iy >= sh || ix < -1 || iy < -1) {
-            d[0] = d[1] = d[2] = 0;
-        } else {
-            warp_pixel_edge(d, src, sw, sh, stride, X, Y);
+    int x = 0;
+#ifdef __AVX2__
+    if (sw > 1 && sh > 1 && stride * (size_t)sh <= INT32_MAX - 8) {
+        for (; x + 8 <= dw; x += 8) {
+            if (warp_8(d + 3 * (size_t)x, src, ad, bd, mp, X0, Y0, sw - 1, sh - 1, (int)stride, x)) continue;
+            for (int i = x; i < x + 8; i++) warp_pixel(d + 3 * (size_t)i, src, ad, bd, mp, X0, Y0, sw, sh, stride, i);
         }
     }
+#endif
+    for (; x < dw; x++) warp_pixel(d + 3 * (size_t)x, src, ad, bd, mp, X0, Y0, sw, sh, stride, x);
 }
 
 /* Rows ahead whose taps are prefetched: a rotated crop's row crosses many source rows, which the
