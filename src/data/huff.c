@@ -49,33 +49,25 @@ static uint32_t ac_entry(int p, int l, int rs)
     return (uint32_t)(l + sz) | (uint32_t)sz << 5 | (uint32_t)r << 9 | AC_FITS | (uint32_t)(uint16_t)v << 16;
 }
 
-#define A2_OK (1ull << 15)
-#define A2_BITS(e) ((int)((e) & 31))
-#define A2_R1(e) ((int)((e) >> 5 & 15))
-#define A2_I1(e) ((int)((e) >> 9 & 1))
-#define A2_R2(e) ((int)((e) >> 10 & 15))
-#define A2_V1(e) ((int16_t)((e) >> 16))
-#define A2_V2(e) ((int16_t)((e) >> 32))
-
-/* An rn_huff_table.ac2 entry: the one or two AC coefficients (runs and values)
- * whose codes and values fit whole in the FAST_BITS looked at, and the bits
- * they take; 0: none fits, or the first ends the block. A single coefficient
- * is written as a pair whose first is (run 0, value 0, no step): that write
- * puts a 0 where nothing is yet, so the decoding loop has no branch between
- * one and two. */
-static uint64_t pair_entry(const rn_huff_table *t, int p)
+/* An rn_huff_table.ac2 entry: the one or two AC coefficients whose codes and
+ * values fit whole in the FAST_BITS looked at, and the bits they take; step
+ * 255 (never taken): none fits, or the first ends the block. A single
+ * coefficient is written as a pair whose first is a 0 at the block's next
+ * position (run 0): that write puts a 0 where nothing is yet, so the decoding
+ * loop has no branch between one and two. */
+static rn_huff_pair pair_entry(const rn_huff_table *t, int p)
 {
     const int F = RN_HUFF_FAST_BITS;
     uint32_t a = t->ac[p];
-    if (!(a & AC_FITS)) return 0;
+    if (!(a & AC_FITS)) return (rn_huff_pair){.step = 255};
     int used = AC_LEN(a), r1 = AC_RUN(a);
-    int v1 = AC_VALUE(a);
-    uint64_t single = (uint64_t)used | (uint64_t)r1 << 10 | A2_OK | (uint64_t)(uint16_t)v1 << 32;
+    rn_huff_pair single = {.bits = (uint8_t)used, .step = (uint8_t)(r1 + 1), .second = (int16_t)AC_VALUE(a)};
     if (used >= F) return single;
     uint32_t b = t->ac[(p << used) & ((1 << F) - 1)];
     if (!(b & AC_FITS) || AC_LEN(b) > F - used) return single;
-    return (uint64_t)(used + AC_LEN(b)) | (uint64_t)r1 << 5 | 1ull << 9 | (uint64_t)AC_RUN(b) << 10 | A2_OK |
-           (uint64_t)(uint16_t)v1 << 16 | (uint64_t)(uint16_t)AC_VALUE(b) << 32;
+    return (rn_huff_pair){.bits = (uint8_t)(used + AC_LEN(b)), .run = (uint8_t)r1,
+                          .step = (uint8_t)(r1 + 1 + AC_RUN(b) + 1), .first = (int16_t)AC_VALUE(a),
+                          .second = (int16_t)AC_VALUE(b)};
 }
 
 static void build_ac(rn_huff_table *t)
@@ -165,24 +157,35 @@ static int decode_sym(bitbuf *b, const rn_huff_table *t)
     return -1;
 }
 
+/* The next one or two coefficients from the pair table into blk at k, while they
+ * end within the block; else to the one-symbol way. At most FAST_BITS bits. */
+#define PAIR_STEP(b, blk, t, k, slow)                                                                                  \
+    do {                                                                                                               \
+        const rn_huff_pair *e_ = &(t)->ac2[(b)->acc >> (64 - RN_HUFF_FAST_BITS)];                                      \
+        if ((k) + e_->step > 64) goto slow;                                                                            \
+        (blk)[zigzag[(k) + e_->run]] = e_->first;                                                                      \
+        (k) += e_->step;                                                                                               \
+        (blk)[zigzag[(k)-1]] = e_->second;                                                                             \
+        take((b), e_->bits);                                                                                           \
+    } while (0)
+
 /* One block's 63 AC coefficients into blk; -1 corrupt. Mostly one look-up
- * gives the next one or two coefficients (ac2); a pair that would reach the
- * block's end, an end of block and a long code take the one-symbol way (ac,
- * then the canonical decode). */
+ * gives the next one or two coefficients (ac2), four look-ups to a refill of
+ * the bit buffer; an end of block, a pair that would pass the block's end and
+ * a long code take the one-symbol way (ac, then the canonical decode). */
 static int decode_ac(bitbuf *b, int16_t *blk, const rn_huff_table *t)
 {
     int k = 1;
-    while (k < 64) {
+    for (;;) {
         refill(b);
-        uint64_t e2 = t->ac2[b->acc >> (64 - RN_HUFF_FAST_BITS)];
-        if (__builtin_expect((e2 & A2_OK) && k + A2_R1(e2) + A2_I1(e2) <= 63, 1)) {
-            take(b, A2_BITS(e2));
-            k += A2_R1(e2);
-            blk[zigzag[k]] = A2_V1(e2);
-            k += A2_I1(e2) + A2_R2(e2);
-            blk[zigzag[k++]] = A2_V2(e2);
-            continue;
-        }
+        PAIR_STEP(b, blk, t, k, one);
+        PAIR_STEP(b, blk, t, k, one);
+        PAIR_STEP(b, blk, t, k, one);
+        PAIR_STEP(b, blk, t, k, one);
+        continue;
+    one:
+        if (k >= 64) break;
+        refill(b);
         uint32_t e = t->ac[b->acc >> (64 - RN_HUFF_FAST_BITS)];
         if (__builtin_expect(e & AC_FITS, 1)) {
             take(b, AC_LEN(e));

@@ -25,10 +25,20 @@
 /* An MCU's data at most: 10 blocks of 64 codes of 16 + 11 bits, every byte stuffed */
 #define RN_HUFF_MAX_MCU_BYTES (2 * 10 * 64 * 27 / 8)
 
+/* One or two AC coefficients whose codes and values fit whole in the
+ * FAST_BITS looked at (huff.c's pair_entry). */
+typedef struct rn_huff_pair {
+    uint8_t bits;   /* bits they take */
+    uint8_t run;    /* the first's position past the block's next */
+    uint8_t step;   /* positions they advance the block by; 255: none fits */
+    uint8_t unused;
+    int16_t first, second; /* values */
+} rn_huff_pair;
+
 typedef struct rn_huff_table {
     uint16_t fast[1 << RN_HUFF_FAST_BITS]; /* next FAST_BITS bits -> code length << 8 | symbol; 0: a longer code */
-    uint32_t ac[1 << RN_HUFF_FAST_BITS];
-    uint64_t ac2[1 << RN_HUFF_FAST_BITS];   /* next FAST_BITS bits -> an AC code's length, run, size and value (huff.c) */
+    uint32_t ac[1 << RN_HUFF_FAST_BITS];   /* next FAST_BITS bits -> an AC code's length, run, size and value (huff.c) */
+    rn_huff_pair ac2[1 << RN_HUFF_FAST_BITS];
     int32_t maxcode[18];                   /* largest code of each length, -1: none; [17] a sentinel */
     int32_t valoff[17];                    /* a code c of length l is symbol vals[c + valoff[l]] */
     uint8_t vals[256];
