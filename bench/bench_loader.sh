@@ -13,12 +13,14 @@
 # 2-thread/1-thread scaling and the 16-core projection (per core x 16: the loader hands out
 # single samples, so threads up to the cores work).
 # On a shared machine run it under `chrt -f 5` (as root), or the wall rates measure the other jobs.
+# Each configuration runs REPEAT times (3 by default), the configurations taking turns, and the
+# summary takes each one's median run: one slow spell of a shared machine moves no figure.
 # usage: bench/bench_loader.sh [N_IMAGES [THREADS]]   (after make bench; OLD_REV=34b3563 by default,
 #        OLD_BIN=path/to/bench_data of an old build skips building it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}; PY=${PY:-/usr/bin/python3}
-n=${1:-96}; threads=${2:-2}; old_rev=${OLD_REV:-34b3563}
+n=${1:-96}; threads=${2:-2}; old_rev=${OLD_REV:-34b3563}; repeat=${REPEAT:-3}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 old_bin=${OLD_BIN:-}
 if [ -n "$old_bin" ]; then :
@@ -51,8 +53,8 @@ for kind in noisy real synth; do
     for t in $(seq 1 "$threads"); do
         runs=("new exact $BUILD/bench/bench_data" "new prep $BUILD/bench/bench_data")
         [ -n "$old_bin" ] && runs=("old exact $old_bin" "${runs[@]}")
-        for r in "${runs[@]}"; do
-            read -r who mode bin <<< "$r"
+        for r in $(for i in $(seq 1 "$repeat"); do printf '%s\n' "${!runs[@]}"; done); do
+            read -r who mode bin <<< "${runs[$r]}"
             "$PY" - "$who" "$kind" "$bin" "$tmp/$kind" "$t" 32 "$mode" << 'EOF'
 import json, os, subprocess, sys
 who, kind, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -74,8 +76,12 @@ rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 cores = len(os.sched_getaffinity(0))
 for kind in ("noisy", "real", "synth"):
     for who, mode in (("old", "exact"), ("new", "exact"), ("new", "prep")):
-        rs = {r["workers"]: r for r in rows if r["frames"] == kind and r["loader"] == who and
-              (r.get("prepared", 0) == 1) == (mode == "prep")}
+        runs = {}
+        for r in rows:
+            if r["frames"] == kind and r["loader"] == who and (r.get("prepared", 0) == 1) == (mode == "prep"):
+                runs.setdefault(r["workers"], []).append(r)
+        # the median run of each thread count (the lower middle of an even count)
+        rs = {w: sorted(v, key=lambda r: r["images_per_s"])[(len(v) - 1) // 2] for w, v in runs.items()}
         if not rs:
             continue
         one, top = rs[1], max(rs)
@@ -83,7 +89,7 @@ for kind in ("noisy", "real", "synth"):
         s = {"frames": kind, "loader": who, "decode": mode,
              "images_per_s_by_threads": {t: r["images_per_s"] for t, r in sorted(rs.items())},
              "per_core": round(per_core, 1), "projected_16_cores": round(16 * per_core),
-             "per_core_cpu_time": one["images_per_cpu_s_both_epochs"]}
+             "per_core_cpu_time": one["images_per_cpu_s_both_epochs"], "runs_each": min(len(v) for v in runs.values())}
         if 2 in rs:
             s["scaling_2_over_1"] = round(rs[2]["images_per_s"] / one["images_per_s"], 2)
         if "stage_share" in one:
