@@ -13,8 +13,9 @@
 # 2-thread/1-thread scaling and the 16-core projection (per core x 16: the loader hands out
 # single samples, so threads up to the cores work).
 # On a shared machine run it under `chrt -f 5` (as root), or the wall rates measure the other jobs.
-# Each configuration runs REPEAT times (3 by default), the configurations taking turns, and the
-# summary takes each one's median run: one slow spell of a shared machine moves no figure.
+# Each configuration runs REPEAT times (3 by default), the configurations and thread counts taking
+# turns, and the summary takes each one's median run: one slow spell of a shared machine moves no
+# figure, nor the 2-thread/1-thread scaling.
 # usage: bench/bench_loader.sh [N_IMAGES [THREADS]]   (after make bench; OLD_REV=34b3563 by default,
 #        OLD_BIN=path/to/bench_data of an old build skips building it)
 set -euo pipefail
@@ -50,10 +51,11 @@ done
 for kind in noisy real synth; do
     "$BUILD/bench/bench_data" "$tmp/$kind" 1 32 prep > /dev/null 2> "$tmp/$kind.prep.txt"  # builds the prepared frames
     echo "== $kind: $(cat "$tmp/$kind.prep.txt")"
-    for t in $(seq 1 "$threads"); do
-        runs=("new exact $BUILD/bench/bench_data" "new prep $BUILD/bench/bench_data")
-        [ -n "$old_bin" ] && runs=("old exact $old_bin" "${runs[@]}")
-        for r in $(for i in $(seq 1 "$repeat"); do printf '%s\n' "${!runs[@]}"; done); do
+    runs=("new exact $BUILD/bench/bench_data" "new prep $BUILD/bench/bench_data")
+    [ -n "$old_bin" ] && runs=("old exact $old_bin" "${runs[@]}")
+    for i in $(seq 1 "$repeat"); do
+        for t in $(seq 1 "$threads"); do for r in "${!runs[@]}"; do echo "$t $r"; done; done
+    done | while read -r t r; do
             read -r who mode bin <<< "${runs[$r]}"
             "$PY" - "$who" "$kind" "$bin" "$tmp/$kind" "$t" 32 "$mode" << 'EOF'
 import json, os, subprocess, sys
@@ -67,7 +69,6 @@ j = json.loads(out)
 j.update(loader=who, frames=kind, images_per_cpu_s_both_epochs=round(2 * j["images"] / (ru.ru_utime + ru.ru_stime), 1))
 print(json.dumps(j))
 EOF
-        done
     done
 done | tee "$tmp/lines.txt"
 "$PY" - "$tmp/lines.txt" << 'EOF'
