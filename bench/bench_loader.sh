@@ -17,11 +17,11 @@
 # turns, and the summary takes each one's median run: one slow spell of a shared machine moves no
 # figure, nor the 2-thread/1-thread scaling.
 # usage: bench/bench_loader.sh [N_IMAGES [THREADS]]   (after make bench; OLD_REV=34b3563 by default,
-#        OLD_BIN=path/to/bench_data of an old build skips building it)
+#        OLD_BIN=path/to/bench_data of an old build skips building it, KINDS="noisy real synth" the frames timed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}; PY=${PY:-/usr/bin/python3}
-n=${1:-96}; threads=${2:-2}; old_rev=${OLD_REV:-34b3563}; repeat=${REPEAT:-3}
+n=${1:-96}; threads=${2:-2}; old_rev=${OLD_REV:-34b3563}; repeat=${REPEAT:-3}; kinds=${KINDS:-noisy real synth}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 old_bin=${OLD_BIN:-}
 if [ -n "$old_bin" ]; then :
@@ -48,7 +48,7 @@ for kind in noisy real synth; do
     awk '{for (i = 0; i < 4; i++) print}' "$tmp/$kind/boxes.txt" > "$tmp/$kind/boxes4.txt"
     mv "$tmp/$kind/boxes4.txt" "$tmp/$kind/boxes.txt"
 done
-for kind in noisy real synth; do
+for kind in $kinds; do
     "$BUILD/bench/bench_data" "$tmp/$kind" 1 32 prep > /dev/null 2> "$tmp/$kind.prep.txt"  # builds the prepared frames
     echo "== $kind: $(cat "$tmp/$kind.prep.txt")"
     runs=("new exact $BUILD/bench/bench_data" "new prep $BUILD/bench/bench_data")
