@@ -1,12 +1,12 @@
 #include "data/augment.h"
 
 #include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
 #ifdef __AVX2__
 #include <immintrin.h>
 #endif
-#include <stdint.h>
-#include <math.h>
-#include <string.h>
 
 #include "core/profile.h"
 #include "data/exif_focal.h"

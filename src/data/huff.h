@@ -28,10 +28,10 @@
 /* One or two AC coefficients whose codes and values fit whole in the
  * FAST_BITS looked at (huff.c's pair_entry). */
 typedef struct rn_huff_pair {
-    uint8_t bits;   /* bits they take */
-    uint8_t run;    /* the first's position past the block's next */
-    uint8_t step;   /* positions they advance the block by; 255: none fits */
-    uint8_t unused;
+    uint8_t bits;          /* bits they take */
+    uint8_t run;           /* zeros before the first */
+    uint8_t step;          /* positions they advance the block by; 255: none fits */
+    uint8_t pad;
     int16_t first, second; /* values */
 } rn_huff_pair;
 

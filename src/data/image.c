@@ -145,7 +145,7 @@ typedef struct mcu_feed {
 static void idct_or_flat(j_decompress_ptr ci, jpeg_component_info *comp, JCOEFPTR coef, JSAMPARRAY out,
                          JDIMENSION col)
 {
-    uint64_t any = 0, w[DCTSIZE2 / 4];
+    uint64_t any = 0, w[DCTSIZE2 * sizeof(JCOEF) / sizeof(uint64_t)];
     memcpy(w, coef, sizeof w);
     for (int i = 0; i < DCTSIZE2 / 4; i++) any |= w[i];
     if (any) {
