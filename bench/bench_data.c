@@ -61,8 +61,8 @@ static double cpu_seconds(void)
 
 /* Share of the workers' time per stage between two snapshots. From source files the
  * entropy decoding of the crop's rows is estimated at the skipped rows' rate (seconds per
- * row) and moved from the crop's decode to "entropy_decode"; from prepared frames the
- * crop's decode (its MCUs' entropy decoding, IDCT, colour) stays one figure. */
+ * row) and moved from the crop's decode to "entropy_decode"; from prepared frames it is
+ * rn_huff's time (RN_CROP_STAGE_HUFF, every 16th MCU timed). */
 static void print_stages(const rn_loader_stats *a, const rn_loader_stats *b, long images)
 {
     double d[RN_CROP_NSTAGES], tot = 0;
@@ -73,11 +73,8 @@ static void print_stages(const rn_loader_stats *a, const rn_loader_stats *b, lon
     tot = tot > 0 ? tot : 1;
     printf("\"ms_per_image_per_thread\": %.2f, \"stage_share\": {\"read\": %.3f, ", 1e3 * tot / (double)images,
            d[RN_CROP_STAGE_READ] / tot);
-    if (skipped > 0)
-        printf("\"entropy_decode\": %.3f, \"idct_colour\": %.3f, ", (d[RN_CROP_STAGE_SKIP] + ent_rows) / tot,
-               (d[RN_CROP_STAGE_ROWS] - ent_rows) / tot);
-    else
-        printf("\"crop_decode_entropy_idct_colour\": %.3f, ", (d[RN_CROP_STAGE_SKIP] + d[RN_CROP_STAGE_ROWS]) / tot);
+    printf("\"entropy_decode\": %.3f, \"idct_colour\": %.3f, ",
+           (d[RN_CROP_STAGE_SKIP] + d[RN_CROP_STAGE_HUFF] + ent_rows) / tot, (d[RN_CROP_STAGE_ROWS] - ent_rows) / tot);
     printf("\"warp\": %.3f, \"normalise\": %.3f}, \"rows_skipped_per_image\": %.0f, \"rows_decoded_per_image\": %.0f, "
            "\"kb_read_per_image\": %.1f",
            d[RN_CROP_STAGE_WARP] / tot, d[RN_CROP_STAGE_NORM] / tot, skipped / (double)images, read / (double)images,

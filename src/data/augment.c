@@ -491,8 +491,11 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
     if (rc) return rn_err_prefix(err, "%s", from_src ? in->path : prep);
     double t2 = rn_prof_now();
     ctx->stage_s[RN_CROP_STAGE_READ] += t1 - t0 + read_s;
-    ctx->stage_s[RN_CROP_STAGE_SKIP] += ctx->img.skip_s;
-    ctx->stage_s[RN_CROP_STAGE_ROWS] += t2 - t1 - ctx->img.skip_s - read_s;
+    /* a prepared frame's skipped rows (within its first MCU row) are decoded, and timed in entropy_s */
+    double skip_s = from_src ? ctx->img.skip_s : 0;
+    ctx->stage_s[RN_CROP_STAGE_SKIP] += skip_s;
+    ctx->stage_s[RN_CROP_STAGE_HUFF] += ctx->img.entropy_s;
+    ctx->stage_s[RN_CROP_STAGE_ROWS] += t2 - t1 - skip_s - ctx->img.entropy_s - read_s;
     if (from_src) ctx->rows_skipped += ctx->img.y0, ctx->rows_read += ctx->img.h;
     crop_finish(dst, out, ctx, &ctx->img, inv, in, aug, cfg);
     return 0;

@@ -112,10 +112,11 @@ typedef struct rn_crop_out {
 /* Stages of rn_crop_sample, timed into rn_crop_ctx.stage_s (seconds, summed over samples):
  * reading the file, the rows above the crop (skipped: entropy decoding only), the crop's rows
  * (entropy decoding of whole rows, IDCT, upsampling, colour conversion of the crop's columns;
- * from a prepared frame: putting the crop's JPEG together and decoding it), the warp and the
- * normalisation. */
-enum { RN_CROP_STAGE_READ, RN_CROP_STAGE_SKIP, RN_CROP_STAGE_ROWS, RN_CROP_STAGE_WARP, RN_CROP_STAGE_NORM,
-       RN_CROP_NSTAGES };
+ * from a prepared frame: IDCT, upsampling and colour of the crop's MCUs), a prepared frame's
+ * entropy decoding of the crop's MCUs by rn_huff (HUFF, estimated: rn_image.entropy_s), the warp
+ * and the normalisation. */
+enum { RN_CROP_STAGE_READ, RN_CROP_STAGE_SKIP, RN_CROP_STAGE_ROWS, RN_CROP_STAGE_HUFF, RN_CROP_STAGE_WARP,
+       RN_CROP_STAGE_NORM, RN_CROP_NSTAGES };
 
 /* Per-thread scratch reused across samples. */
 typedef struct rn_crop_ctx {

@@ -48,6 +48,7 @@ typedef struct rn_image {
     int full_w, full_h; /* original image size */
     uint8_t *px;        /* (h, w, 3) RGB, rows stride bytes apart; reused across calls */
     double skip_s;      /* seconds the last decode spent skipping the rows above the region */
+    double entropy_s;   /* rn_image_decode_mcus: seconds rn_huff took (from every 16th MCU timed), else 0 */
     size_t cap;
 } rn_image;
 
