@@ -154,7 +154,7 @@ static void idct_or_flat(j_decompress_ptr ci, jpeg_component_info *comp, JCOEFPT
 {
     uint64_t any = 0, w[DCTSIZE2 * sizeof(JCOEF) / sizeof(uint64_t)];
     memcpy(w, coef, sizeof w);
-    for (int i = 0; i < DCTSIZE2 / 4; i++) any |= w[i];
+    for (size_t i = 0; i < sizeof w / sizeof *w; i++) any |= w[i];
     if (any) {
         const mcu_feed *f = ci->client_data;
         f->idct[comp->component_index](ci, comp, coef, out, col);
