@@ -436,7 +436,7 @@ static void t_layout(int t)
         /* grad add back */
         auto dw0 = rnd(w.size(), 0, 1, 0);
         float *ddw = dput(dw0.data(), w.size());
-        rn_cuda_weight_grad_add(&K, ddw, kr, (rn_act_type)t, D0, D1, KH, KW, dp);
+        rn_cuda_weight_grad_add(&K, ddw, kr, (rn_act_type)t, 1.0f, D0, D1, KH, KW, dp);
         sync();
         auto gdw = dget(ddw, w.size());
         std::vector<float> wdw = dw0;

@@ -20,6 +20,7 @@
 #include "core/rng.h"
 #include "core/status.h"
 #include "nn/device.h"
+#include "nn/kernel_math.h"
 #include "ref/ref.h"
 
 /* One line per check, and the check itself. A NaN error fails. */
@@ -638,6 +639,7 @@ static void finite_differences(rn_rng *r)
 
 #define U32 (1.0 / 16777216.0) /* fp32 unit roundoff, 2^-24 */
 #define U16 (1.0 / 256.0)      /* bf16 unit roundoff, 2^-8 */
+#define U11 (1.0 / 2048.0)     /* fp16 unit roundoff, 2^-11 */
 
 typedef struct prec {
     const char *name;
@@ -649,7 +651,23 @@ static const prec PRECS[] = {
     {"fp32", RN_COMPUTE_F32, RN_ACT_F32},
     {"bf16", RN_COMPUTE_BF16, RN_ACT_F32},
     {"bf16-o2", RN_COMPUTE_BF16, RN_ACT_BF16},
+    {"fp16", RN_COMPUTE_F16, RN_ACT_F32},    /* CUDA only: cpu and ref say skipped */
+    {"fp16-o2", RN_COMPUTE_F16, RN_ACT_F16},
 };
+
+/* The unit roundoff of storing in t (0 for fp32). */
+static double unit_of(rn_act_type t) { return t == RN_ACT_BF16 ? U16 : t == RN_ACT_F16 ? U11 : 0; }
+
+/* The unit roundoff of a conv's compute type. */
+static double unit_of_compute(rn_compute c) { return c == RN_COMPUTE_BF16 ? U16 : c == RN_COMPUTE_F16 ? U11 : 0; }
+
+/* v rounded to nearest even in t (itself for fp32). */
+static float round_to(rn_act_type t, float v)
+{
+    if (t == RN_ACT_BF16) return rn_bf16_to_f32(rn_bf16_from_f32(v));
+    if (t == RN_ACT_F16) return rn_km_f16_to_f32(rn_km_f32_to_f16(v));
+    return v;
+}
 
 /* The device under test in one precision, and the reference device (fp32). */
 typedef struct pair {
@@ -661,15 +679,16 @@ typedef struct pair {
  * rounds what it writes once to the activation type when out_act. */
 static double tol_op(const pair *pr, double k32, int out_act)
 {
-    return k32 * U32 + (out_act && pr->p.act == RN_ACT_BF16 ? U16 : 0);
+    return k32 * U32 + (out_act ? unit_of(pr->p.act) : 0);
 }
 
-/* Tolerance of a conv output: in bf16 compute each product has up to two
- * roundings (input, weight) of 2^-8 with random signs, and the worst element
- * of the tensor gets a margin of 2: 4 * 2^-8. */
+/* Tolerance of a conv output: in bf16 (fp16) compute each product has up to two
+ * roundings (input, weight) of 2^-8 (2^-11) with random signs, and the worst element
+ * of the tensor gets a margin of 2: 4 units. */
 static double tol_conv(const pair *pr, double k32, int out_act)
 {
-    return (pr->p.compute == RN_COMPUTE_BF16 ? 4 * U16 : k32 * U32) + (out_act && pr->p.act == RN_ACT_BF16 ? U16 : 0);
+    double u = unit_of_compute(pr->p.compute);
+    return (u ? 4 * u : k32 * U32) + (out_act ? unit_of(pr->p.act) : 0);
 }
 
 static double scaled_err_f(const float *got, const float *want, size_t n)
@@ -699,7 +718,7 @@ static float *act_rand(size_t n, double mean, double sd, rn_act_type t, rn_rng *
     float *v = randn(n, sd, r);
     for (size_t i = 0; i < n; i++) {
         v[i] += (float)mean;
-        if (t == RN_ACT_BF16) v[i] = rn_bf16_to_f32(rn_bf16_from_f32(v[i]));
+        v[i] = round_to(t, v[i]);
     }
     return v;
 }
@@ -771,14 +790,19 @@ static rn_conv *conv_for(const pair *pr, int k, const rn_conv_shape *s, const ch
     return c;
 }
 
-/* Conv2d / ConvTranspose2d: forward, backward-data (unless src_plain), backward-weights (+=). */
+/* Conv2d / ConvTranspose2d: forward, backward-data (unless src_plain), backward-weights (+=).
+ * In fp16 compute diff_dst carries a loss scale of 4096 (rn_conv.grad_scale on the device under
+ * test): the weight gradient's sums then reach past fp16's 65504, as ResNet-50's do in training
+ * (nn/kernel_math.h: rn_km_wgrad_alpha), and must still come out finite and right. */
 static void x_conv(const pair *pr, rn_conv_shape s, rn_rng *r)
 {
     size_t nx = (size_t)s.n * s.ic * s.ih * s.iw, ny = (size_t)s.n * s.oc * s.oh * s.ow;
     size_t nw = (size_t)s.oc * s.ic * s.kh * s.kw;
     int fan_in = (s.transposed ? s.oc : s.ic) * s.kh * s.kw;
+    float gs = pr->p.compute == RN_COMPUTE_F16 ? 4096.0f : 1.0f;
     float *x = s.src_plain ? randn(nx, 1, r) : act_rand(nx, 0, 1, pr->p.act, r), *w = randu(nw, 1 / sqrt(fan_in), r);
     float *dy = act_rand(ny, 0, 1, pr->p.act, r), *dw0 = randu(nw, 0.5, r);
+    for (size_t i = 0; i < ny; i++) dy[i] *= gs; /* exact: a power of two */
     float *y[2] = {fvec(ny), fvec(ny)}, *dx[2] = {fvec(nx), fvec(nx)}, *dw[2] = {fvec(nw), fvec(nw)};
     char shape[96];
     snprintf(shape, sizeof shape, "%dx%dx%dx%d->%d k%d s%d p%d%s", s.n, s.ic, s.ih, s.iw, s.oc, s.kh, s.sh, s.ph,
@@ -798,6 +822,7 @@ static void x_conv(const pair *pr, rn_conv_shape s, rn_rng *r)
         float *ddw = dm_put(&m, dw0, nw * sizeof *dw0), *dwt = dm_put(&m, w, nw * sizeof *w);
         m.dev->ops->conv_set_weights(m.dev, c, dwt);
         m.dev->ops->conv_forward(m.dev, c, ddst, dsrc);
+        if (!k) c->grad_scale = gs;
         m.dev->ops->conv_backward_weights(m.dev, c, ddw, dsrc, ddy);
         if (!s.src_plain) m.dev->ops->conv_backward_data(m.dev, c, ddx, ddy);
         get_act(&m, y[k], ddst, &aout);
@@ -988,7 +1013,7 @@ static void x_bn_backward(const pair *pr, rn_act_shape a, int relu, rn_rng *r)
     for (size_t i = 0; i < n; i++) {
         int c = (int)(i / HW % C);
         float v = (float)((x[i] - mean[c]) / sqrt(var[c] + RN_BN_EPS) * gamma[c]);
-        ro[i] = t == RN_ACT_BF16 ? rn_bf16_to_f32(rn_bf16_from_f32(v > 0 ? v : 0)) : (v > 0 ? v : 0);
+        ro[i] = round_to(t, v > 0 ? v : 0);
     }
     float *out[2] = {fvec(n + 4 * (size_t)C), fvec(n + 4 * (size_t)C)}; /* dx, sums (2C), dgamma, dbeta */
     for (int k = 0; k < 2; k++) {
@@ -1048,7 +1073,7 @@ static void x_maxpool(const pair *pr, rn_act_shape a, rn_rng *r)
     cmp(pr, "maxpool_forward", shape, out[0], out[1], no, tol_op(pr, 0, 1));
     /* An element can be the first maximum of up to 4 windows; a device may add each window's
      * gradient into the bf16 dx in turn (cpu does), rounding up to 3 partial sums. */
-    double bf16_adds = pr->p.act == RN_ACT_BF16 ? 2 * U16 : 0;
+    double bf16_adds = 2 * unit_of(pr->p.act);
     cmp(pr, "maxpool_backward (ties)", shape, out[0] + no, out[1] + no, n, tol_op(pr, 2, 1) + bf16_adds);
     free(x), free(dy), free(out[0]), free(out[1]);
 }
@@ -1247,7 +1272,7 @@ static void x_buffers(const pair *pr, rn_act_shape a, rn_rng *r)
     size_t n = act_n(&a);
     float *x = randn(n, 1, r), *want = fvec(n), *got = fvec(n);
     for (size_t i = 0; i < n; i++)
-        want[i] = pr->p.act == RN_ACT_BF16 ? rn_bf16_to_f32(rn_bf16_from_f32(x[i])) : x[i];
+        want[i] = round_to(pr->p.act, x[i]);
     dmem m = {.dev = pr->dev};
     const rn_device_ops *op = m.dev->ops;
     rn_act_shape ak = a;

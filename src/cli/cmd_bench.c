@@ -45,10 +45,28 @@ typedef struct bench_cfg {
     size_t bucket;
 } bench_cfg;
 
+/* Each step's loss and whether it was applied (0: skipped on inf/NaN gradients), warm-up included. */
+typedef struct bench_losses {
+    double *loss;
+    int *applied;
+} bench_losses;
+
+/* ", \"losses\": [...], \"skipped_steps\": [...]" of a training run (every step, warm-up included). */
+static void print_losses(const bench_cfg *c, const bench_losses *bl)
+{
+    long n = c->warmup + c->iters;
+    printf("\"losses\": [");
+    for (long i = 0; i < n; i++) printf("%s%.6g", i ? ", " : "", bl->loss[i]);
+    printf("], \"skipped_steps\": [");
+    for (long i = 0, k = 0; i < n; i++)
+        if (!bl->applied[i]) printf("%s%ld", k++ ? ", " : "", i + 1);
+    printf("], ");
+}
+
 /* t: step times; comm: the gradient all-reduce's share of each (NULL for one process); dev: the model's
- * device (its peak memory where it counts it: a GPU's). */
+ * device (its peak memory where it counts it: a GPU's); bl: the training steps' losses (NULL: inference). */
 static void print_bench(const bench_cfg *c, const rn_tuning *tn, rn_device *dev, const double *t, const double *comm,
-                        int ranks)
+                        const bench_losses *bl, int ranks)
 {
     double med = median(t, c->iters);
     long global = c->b * ranks;
@@ -63,6 +81,7 @@ static void print_bench(const bench_cfg *c, const rn_tuning *tn, rn_device *dev,
     if (comm)
         printf("\"ranks\": %d, \"batch_per_rank\": %ld, \"allreduce_median_s\": %.6f, \"allreduce_share\": %.4f, ",
                ranks, c->b, median(comm, c->iters), median(comm, c->iters) / med);
+    if (bl) print_losses(c, bl);
     printf("\"steps_s\": [");
     for (long i = 0; i < c->iters; i++) printf("%s%.6f", i ? ", " : "", t[i]);
     printf("]}\n");
@@ -84,7 +103,7 @@ static void fill_inputs(rn_cli_batch *bt, rn_rng *rng, int b, size_t per, int oh
 /* One benchmark step: a training step (train/step.h; under mpirun with the
  * gradient all-reduce) or an inference forward. */
 static int bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *opt, const rn_cli_batch *bt,
-                      const rn_step_ctl *ctl, const rn_train_hooks *hk, rn_err *err)
+                      const rn_step_ctl *ctl, const rn_train_hooks *hk, double *loss, int *applied, rn_err *err)
 {
     rn_profile *pr = tn->prof;
     if (strcmp(c->mode, "train")) {
@@ -96,15 +115,13 @@ static int bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *o
         return 0;
     }
     rn_step_batch b = {bt->x, bt->k, bt->t, bt->v, bt->d};
-    double loss;
-    int applied;
-    if (rn_train_step(m, opt, &b, NULL, ctl, hk, &loss, &applied, err)) return -1;
+    if (rn_train_step(m, opt, &b, NULL, ctl, hk, loss, applied, err)) return -1;
     rn_profile_step_done(pr);
     return 0;
 }
 
 static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const rn_cli_batch *bt, rn_dist *d, double *t,
-                      double *comm, rn_err *err)
+                      double *comm, bench_losses *bl, rn_err *err)
 {
     rn_adam opt = rn_adam_default(rn_tuning_lr(tn, 1e-3, c->b * rn_dist_size(d)));
     rn_cli_hooks h = rn_cli_hooks_make(d, c->sync_bn, tn);
@@ -115,7 +132,7 @@ static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const rn_c
         if (rn_dist_barrier(d, err)) return -1;
         rn_dist_comm_seconds(d, 1);
         double t0 = now_s();
-        if (bench_step(c, tn, m, &opt, bt, &h.ctl, &hk, err)) return -1;
+        if (bench_step(c, tn, m, &opt, bt, &h.ctl, &hk, &bl->loss[i], &bl->applied[i], err)) return -1;
         if (i >= c->warmup) t[i - c->warmup] = now_s() - t0, comm[i - c->warmup] = rn_dist_comm_seconds(d, 0);
     }
     return 0;
@@ -137,14 +154,17 @@ static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *
     rn_cli_batch bt = rn_cli_batch_alloc((int)c->b, per, mo.pinned_inputs ? m.dev : NULL);
     fill_inputs(&bt, rng, (int)c->b, per, m.OH, m.OW);
     double *t = rn_xmalloc((size_t)c->iters * sizeof *t), *comm = rn_xmalloc((size_t)c->iters * sizeof *comm);
+    size_t steps = (size_t)(c->warmup + c->iters);
+    bench_losses bl = {rn_xmalloc(steps * sizeof *bl.loss), rn_xmalloc(steps * sizeof *bl.applied)};
+    for (size_t i = 0; i < steps; i++) bl.loss[i] = 0, bl.applied[i] = 1;
     int rc = rn_dist_bcast_params(d, p, err);
     rn_model_sync_weights(&m); /* inference; a training step syncs at its start */
-    if (!rc) rc = bench_loop(c, tn, &m, &bt, d, t, comm, err);
+    if (!rc) rc = bench_loop(c, tn, &m, &bt, d, t, comm, &bl, err);
     if (!rc && rn_dist_rank(d) == 0) {
-        print_bench(c, tn, m.dev, t, d && train ? comm : NULL, rn_dist_size(d));
+        print_bench(c, tn, m.dev, t, d && train ? comm : NULL, train ? &bl : NULL, rn_dist_size(d));
         rc = rn_tuning_finish(tn, stderr, err); /* before the model: spans borrow its names */
     }
-    free(t), free(comm);
+    free(t), free(comm), free(bl.loss), free(bl.applied);
     rn_cli_batch_free(&bt);
     rn_model_destroy(&m);
     return rc;

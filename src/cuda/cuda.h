@@ -31,6 +31,7 @@ typedef struct rn_cuda_algos {
     int algo[3];
     cudnnMathType_t math[3];
     float ms[3];
+    size_t mem[3]; /* the workspace each needs */
 } rn_cuda_algos;
 
 typedef struct rn_cuda_alloc {
@@ -47,8 +48,9 @@ typedef struct rn_cuda_device {
     cudaEvent_t copied;       /* the last upload_async, waited on by stream */
     cudnnHandle_t cudnn;
     rn_cuda_kctx k;           /* the kernels' stream (= stream) and scratch */
-    void *workspace;          /* cuDNN's, allocated at create, ws_bytes */
+    void *workspace;          /* cuDNN's: grown by conv_create to the most its chosen algorithms need */
     size_t ws_bytes;
+    size_t ws_cap;            /* the most it may grow to (RN_CUDA_WORKSPACE_MB, 1024) */
     float *stage;             /* act_upload/act_download staging (fp32 NCHW), grown when too small */
     size_t stage_bytes;
     void *tmp;                /* a fused conv's output before its epilogue, grown by conv_create */
@@ -65,6 +67,7 @@ typedef struct rn_cuda_device {
                                  heuristics: faster, but another process may measure another choice */
 
     int sync_each;            /* RN_CUDA_SYNC=1: every op waits for its work (names the failing op) */
+    int verbose;              /* RN_CUDA_VERBOSE: 1 the GPU and libraries, 2 also each conv's algorithms */
 } rn_cuda_device;
 
 /* dev as the CUDA device, its GPU made current for the calling thread. */

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "cuda/cuda.h"
+#include "nn/kernel_math.h"
 
 typedef struct cuda_conv {
     rn_conv base;                     /* first */
@@ -102,7 +103,7 @@ typedef struct cand {
 /* A result usable here: it ran, within the workspace, the right math, deterministic unless any. */
 static int usable(const rn_cuda_device *d, rn_act_type t, const cand *r, int any)
 {
-    if (r->status != CUDNN_STATUS_SUCCESS || (!any && r->det != CUDNN_DETERMINISTIC) || r->mem > d->ws_bytes) return 0;
+    if (r->status != CUDNN_STATUS_SUCCESS || (!any && r->det != CUDNN_DETERMINISTIC) || r->mem > d->ws_cap) return 0;
     return t != RN_ACT_F32 || d->tf32 || r->math == CUDNN_FMA_MATH || r->math == CUDNN_DEFAULT_MATH;
 }
 
@@ -149,6 +150,24 @@ static int find(rn_cuda_device *d, cuda_conv *c, int dir, cand r[8], rn_err *err
     return n < 8 ? n : 8;
 }
 
+static const char *algo_name(int dir, int algo);
+
+/* RN_CUDA_VERBOSE=2: one line per conv shape and direction: cuDNN's candidates in its order, each with
+ * its workspace and why it was passed over, and the one chosen (what the device check reads). */
+static void log_choice(const rn_cuda_device *d, const cuda_conv *c, int dir, const cand *r, int n)
+{
+    const rn_conv_shape *s = &c->base.s;
+    static const char *TYPE[] = {"fp32", "bf16", "fp16"};
+    fprintf(stderr, "rootnet: device %s: algos %s%dx%d/%d %d->%d at %dx%d b%d %s %s: chose %s;", d->name,
+            s->transposed ? "deconv " : "", s->kh, s->kw, s->sh, s->ic, s->oc, s->ih, s->iw, s->n,
+            TYPE[c->ct < 3 ? c->ct : 0], DIR_NAME[dir], algo_name(dir, c->a.algo[dir]));
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, " %s %zuMiB%s%s%s", algo_name(dir, r[i].algo), r[i].mem >> 20,
+                r[i].status != CUDNN_STATUS_SUCCESS ? " (fails)" : "",
+                r[i].det != CUDNN_DETERMINISTIC ? " (nondet)" : "", r[i].mem > d->ws_cap ? " (over cap)" : "");
+    fputc('\n', stderr);
+}
+
 /* Measures direction dir of c into c->a: the fastest deterministic algorithm (a resumed run must end
  * bit-identical); where cuDNN has none for the shape, the fastest at all, said once on stderr. */
 static int measure(rn_cuda_device *d, cuda_conv *c, int dir, rn_err *err)
@@ -162,17 +181,19 @@ static int measure(rn_cuda_device *d, cuda_conv *c, int dir, rn_err *err)
         for (int i = 0; i < n && c->a.algo[dir] < 0; i++)
             if (usable(d, c->ct, &r[i], any)) {
                 c->a.algo[dir] = r[i].algo, c->a.math[dir] = run_math(d, c->ct, r[i].math), c->a.ms[dir] = r[i].ms;
+                c->a.mem[dir] = r[i].mem;
                 if (any)
                     fprintf(stderr, "rootnet: device %s: no deterministic cuDNN %s algorithm for the %s%dx%d %d->%d conv "
                                     "at %dx%d (batch %d): a non-deterministic one runs (repeated runs may differ)\n",
                             d->name, DIR_NAME[dir], s->transposed ? "transposed " : "", s->kh, s->kw, s->ic, s->oc,
                             s->ih, s->iw, s->n);
             }
+    if (d->verbose >= 2) log_choice(d, c, dir, r, n);
     if (c->a.algo[dir] < 0)
         return rn_err_set(err, "device %s: no cuDNN %s algorithm for the %s%dx%d %d->%d conv at %dx%d (batch %d) within "
                                "the %zu MiB workspace (RN_CUDA_WORKSPACE_MB raises it)",
                           d->name, DIR_NAME[dir], s->transposed ? "transposed " : "", s->kh, s->kw, s->ic, s->oc, s->ih,
-                          s->iw, s->n, d->ws_bytes >> 20);
+                          s->iw, s->n, d->ws_cap >> 20);
     return 0;
 }
 
@@ -271,6 +292,17 @@ static int buffers(rn_cuda_device *d, cuda_conv *c, rn_err *err)
     return 0;
 }
 
+/* The device's workspace grown to what c's chosen algorithms need (never past ws_cap: measure kept to it). */
+static int workspace(rn_cuda_device *d, const cuda_conv *c, rn_err *err)
+{
+    size_t need = 0;
+    for (int dir = 0; dir < 3; dir++)
+        if (c->a.algo[dir] >= 0 && c->a.mem[dir] > need) need = c->a.mem[dir];
+    if (!grow(d, &d->workspace, &d->ws_bytes, need)) return 0;
+    return rn_err_set(err, "device %s: out of GPU memory for a %zu MiB cuDNN workspace (RN_CUDA_WORKSPACE_MB caps it)",
+                      d->name, need >> 20);
+}
+
 void rn_cuda_conv_destroy(rn_device *dev, rn_conv *conv)
 {
     if (!conv) return;
@@ -316,7 +348,7 @@ int rn_cuda_conv_create(rn_device *dev, rn_conv **out, const rn_conv_shape *s, r
     c->d0 = s->transposed ? s->ic : s->oc;
     c->d1 = s->transposed ? s->oc : s->ic;
     c->d1pad = s->src_plain ? (s->ic + 7) / 8 * 8 : c->d1;
-    if (describe(c, err) || buffers(d, c, err) || choose(d, c, err)) {
+    if (describe(c, err) || buffers(d, c, err) || choose(d, c, err) || workspace(d, c, err)) {
         rn_cuda_conv_destroy(dev, &c->base);
         return -1;
     }
@@ -467,11 +499,13 @@ void rn_cuda_conv_backward_weights(rn_device *dev, rn_conv *conv, float *diff_w,
     RN_ASSERT(!s->forward_only);
     const void *x = s->src_plain ? c->in : cast_in(d, c, d->mx, s->transposed ? diff_dst : src, x_elems(s));
     const void *dy = cast_in(d, c, d->my, s->transposed ? src : diff_dst, y_elems(s));
+    /* a 16-bit weight gradient is formed unscaled (nn/kernel_math.h: rn_km_wgrad_alpha) */
+    float scale = c->ct == RN_ACT_F32 ? 1.0f : conv->grad_scale, alpha = rn_km_wgrad_alpha(scale);
     RN_CUDNN_CHECK(cudnnSetConvolutionMathType(c->cd, c->a.math[2]));
-    RN_CUDNN_CHECK(cudnnConvolutionBackwardFilter(d->cudnn, &ONE, c->xd, x, c->yd, dy, c->cd,
+    RN_CUDNN_CHECK(cudnnConvolutionBackwardFilter(d->cudnn, &alpha, c->xd, x, c->yd, dy, c->cd,
                                                   (cudnnConvolutionBwdFilterAlgo_t)c->a.algo[2], d->workspace,
                                                   d->ws_bytes, &ZERO, c->wd, c->dwk));
-    rn_cuda_weight_grad_add(&d->k, diff_w, c->dwk, c->ct, c->d0, c->d1, s->kh, s->kw, c->d1pad);
+    rn_cuda_weight_grad_add(&d->k, diff_w, c->dwk, c->ct, scale, c->d0, c->d1, s->kh, s->kw, c->d1pad);
     rn_cuda_launched(d, "conv_backward_weights");
 }
 
@@ -485,16 +519,21 @@ static const char *BWD_FILTER_NAME[] = {"cudnn:bwd_filter:algo_0", "cudnn:bwd_fi
                                         "cudnn:bwd_filter:algo_3", "cudnn:bwd_filter:winograd",
                                         "cudnn:bwd_filter:winograd_nonfused", "cudnn:bwd_filter:fft_tiling"};
 
+/* cuDNN's direction dir (0 fwd, 1 bwd-data, 2 bwd-filter), algorithm algo: a static name. */
+static const char *algo_name(int dir, int algo)
+{
+    if (algo < 0) return "none";
+    if (dir == 0) return algo < CUDNN_CONVOLUTION_FWD_ALGO_COUNT ? FWD_NAME[algo] : "cudnn:fwd";
+    if (dir == 1) return algo < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT ? BWD_DATA_NAME[algo] : "cudnn:bwd_data";
+    return algo < CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT ? BWD_FILTER_NAME[algo] : "cudnn:bwd_filter";
+}
+
 const char *rn_cuda_conv_impl_name(rn_device *dev, const rn_conv *conv, int direction)
 {
     (void)dev;
     const cuda_conv *c = (const cuda_conv *)conv;
     int dir = direction == 2 ? 2 : conv->s.transposed ? 1 - direction : direction;
-    int algo = direction >= 0 && direction <= 2 ? c->a.algo[dir] : -1;
-    if (algo < 0) return "none";
-    if (dir == 0) return algo < CUDNN_CONVOLUTION_FWD_ALGO_COUNT ? FWD_NAME[algo] : "cudnn:fwd";
-    if (dir == 1) return algo < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT ? BWD_DATA_NAME[algo] : "cudnn:bwd_data";
-    return algo < CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT ? BWD_FILTER_NAME[algo] : "cudnn:bwd_filter";
+    return algo_name(dir, direction >= 0 && direction <= 2 ? c->a.algo[dir] : -1);
 }
 
 void rn_cuda_conv_release(rn_cuda_device *d)

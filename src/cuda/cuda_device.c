@@ -9,9 +9,10 @@
  *
  * Environment, read once at create: RN_CUDA_TF32=1 lets fp32 convs use TF32
  * (said on stderr; off by default), RN_CUDA_SYNC=1 waits after every op (the
- * first failing op is named), RN_CUDA_WORKSPACE_MB (default 256) sizes cuDNN's
- * workspace, RN_CUDA_VERBOSE=1 prints the GPU and the library versions; RN_CUDA_FUSED=0 (read by
- * conv_create) keeps inference convs off cuDNN's fused conv + bias + ReLU.
+ * first failing op is named), RN_CUDA_WORKSPACE_MB (default 1024) caps cuDNN's
+ * workspace (grown to what the chosen algorithms need), RN_CUDA_VERBOSE=1 prints the GPU and
+ * the library versions (2: also each conv's cuDNN candidates and choice); RN_CUDA_FUSED=0 (read
+ * by conv_create) keeps inference convs off cuDNN's fused conv + bias + ReLU.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -598,29 +599,28 @@ static int cuda_open(rn_cuda_device *d, rn_err *err)
         !RN_CUDNN_OK(cudnnCreate(&d->cudnn), err) || !RN_CUDNN_OK(cudnnSetStream(d->cudnn, d->stream), err))
         return -1;
     rn_cuda_comm_attach(&d->comm, d->stream, d->ordinal);
-    d->ws_bytes = (size_t)env_long("RN_CUDA_WORKSPACE_MB", 256) << 20;
+    d->ws_cap = (size_t)env_long("RN_CUDA_WORKSPACE_MB", 1024) << 20;
     d->k = (rn_cuda_kctx){.stream = d->stream, .scratch_bytes = rn_cuda_kctx_scratch_bytes(),
                           .sm_count = p.multiProcessorCount};
     d->k.scratch = rn_cuda_malloc(d, d->k.scratch_bytes);
-    d->workspace = rn_cuda_malloc(d, d->ws_bytes);
-    if (!d->k.scratch || !d->workspace)
-        return rn_err_set(err, "device %s: out of GPU memory for the %zu MiB workspace", d->name, d->ws_bytes >> 20);
+    if (!d->k.scratch) return rn_err_set(err, "device %s: out of GPU memory for the kernels' scratch", d->name);
     d->tf32 = env_long("RN_CUDA_TF32", 0) == 1;
     d->find = env_long("RN_CUDA_FIND", 0) == 1;
 
     d->sync_each = env_long("RN_CUDA_SYNC", 0) == 1;
+    d->verbose = (int)env_long("RN_CUDA_VERBOSE", 0);
     if (d->tf32)
         fprintf(stderr, "rootnet: device %s: TF32 allowed in fp32 convolutions (RN_CUDA_TF32=1): fp32 results "
                         "differ from the fp32 reference\n", d->name);
-    if (env_long("RN_CUDA_VERBOSE", 0) == 1) {
+    if (d->verbose >= 1) {
         int drv = 0, rt = 0;
         (void)cudaDriverGetVersion(&drv), (void)cudaRuntimeGetVersion(&rt);
         size_t v = cudnnGetVersion();
         fprintf(stderr, "rootnet: device %s: %s (cc %d.%d, %d SMs, %.1f GiB), driver CUDA %d.%d, runtime %d.%d, "
-                        "cuDNN %zu.%zu.%zu loaded (built with %d.%d.%d), workspace %zu MiB%s\n",
+                        "cuDNN %zu.%zu.%zu loaded (built with %d.%d.%d), workspace up to %zu MiB%s\n",
                 d->name, p.name, p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem / 1073741824.0,
                 drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10, v / 10000, v % 10000 / 100, v % 100,
-                CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL, d->ws_bytes >> 20, d->sync_each ? ", RN_CUDA_SYNC=1" : "");
+                CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL, d->ws_cap >> 20, d->sync_each ? ", RN_CUDA_SYNC=1" : "");
     }
     return 0;
 }

@@ -25,9 +25,10 @@ __global__ void k_to_nhwc(void *dst, const float *src, const float *scale, int s
     }
 }
 
-/* dst (B, R, S) fp32 = (or += when acc) src (B, S, Rp) of type T, widened. */
+/* dst (B, R, S) fp32 = src (B, S, Rp) of type T, widened; with acc, dst += that times scale (a weight
+ * gradient formed at 1 / scale: nn/kernel_math.h's rn_km_wgrad_restore). */
 template <int T>
-__global__ void k_from_nhwc(float *dst, const void *src, int acc, size_t B, int R, int S, int Rp)
+__global__ void k_from_nhwc(float *dst, const void *src, int acc, float scale, size_t B, int R, int S, int Rp)
 {
     size_t total = B * R * S;
     for (size_t i = RN_K_TID(); i < total; i += RN_K_STRIDE()) {
@@ -35,7 +36,7 @@ __global__ void k_from_nhwc(float *dst, const void *src, int acc, size_t B, int 
         size_t br = i / S, b = br / R;
         int r = (int)(br % R);
         float v = rn_km_ld(src, T, (b * S + s) * Rp + r);
-        dst[i] = acc ? dst[i] + v : v;
+        dst[i] = acc ? dst[i] + rn_km_wgrad_restore(v, scale) : v;
     }
 }
 
@@ -52,7 +53,7 @@ extern "C" void rn_cuda_act_to_nchw(const rn_cuda_kctx *k, float *dst, const voi
 {
     size_t n = (size_t)a->n * a->h * a->w * a->c;
     if (!n) return;
-    RN_K_LAUNCH_T(a->type, k_from_nhwc, rn_k_grid(k, n), RN_K_THREADS, k, dst, src, 0, (size_t)a->n, a->c,
+    RN_K_LAUNCH_T(a->type, k_from_nhwc, rn_k_grid(k, n), RN_K_THREADS, k, dst, src, 0, 1.0f, (size_t)a->n, a->c,
                   a->h * a->w, a->c);
 }
 
@@ -66,10 +67,10 @@ extern "C" void rn_cuda_weight_to_krsc(const rn_cuda_kctx *k, void *dst, rn_act_
                   d1pad);
 }
 
-extern "C" void rn_cuda_weight_grad_add(const rn_cuda_kctx *k, float *diff_w, const void *g, rn_act_type gt, int D0,
-                                        int D1, int KH, int KW, int d1pad)
+extern "C" void rn_cuda_weight_grad_add(const rn_cuda_kctx *k, float *diff_w, const void *g, rn_act_type gt,
+                                        float scale, int D0, int D1, int KH, int KW, int d1pad)
 {
     size_t n = (size_t)D0 * D1 * KH * KW;
     if (!n) return;
-    RN_K_LAUNCH_T(gt, k_from_nhwc, rn_k_grid(k, n), RN_K_THREADS, k, diff_w, g, 1, (size_t)D0, D1, KH * KW, d1pad);
+    RN_K_LAUNCH_T(gt, k_from_nhwc, rn_k_grid(k, n), RN_K_THREADS, k, diff_w, g, 1, scale, (size_t)D0, D1, KH * KW, d1pad);
 }

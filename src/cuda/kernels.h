@@ -150,10 +150,10 @@ void rn_cuda_cast_f32(const rn_cuda_kctx *k, void *dst, rn_act_type t, const flo
 void rn_cuda_weight_to_krsc(const rn_cuda_kctx *k, void *dst, rn_act_type t, const float *w, const float *scale,
                             int transposed, int D0, int D1, int KH, int KW, int d1pad);
 /* diff_w (D0, D1, KH, KW) PyTorch layout fp32 += g (D0, KH, KW, d1pad) KRSC of type gt (a cuDNN
- * backward-filter result), channels b >= D1 ignored. Accumulates: each element read, added in float
- * (g widened), written once. */
-void rn_cuda_weight_grad_add(const rn_cuda_kctx *k, float *diff_w, const void *g, rn_act_type gt, int D0, int D1,
-                             int KH, int KW, int d1pad);
+ * backward-filter result formed at 1 / scale) times scale (rn_km_wgrad_restore), channels b >= D1
+ * ignored. Accumulates: each element read, widened, multiplied, added in float, written once. */
+void rn_cuda_weight_grad_add(const rn_cuda_kctx *k, float *diff_w, const void *g, rn_act_type gt, float scale, int D0,
+                             int D1, int KH, int KW, int d1pad);
 /* A fused inference conv's epilogue when cuDNN's own cannot be used: y = x + bias[c] (+ r if r)
  * (then ReLU if relu), summed in double as ref's rn_ref_bias_add_relu, rounded once to a->type;
  * y may equal x or r. x, r, y: act shape a. */

@@ -130,8 +130,11 @@ typedef struct rn_device_reduce {
 /* A convolution or transposed convolution with everything it needs built once
  * (ops->conv_create). A device extends it: its own struct starts with an rn_conv. */
 struct rn_conv {
-    rn_conv_shape s; /* as created */
-    rn_device *dev;  /* the device that made it */
+    rn_conv_shape s;  /* as created */
+    rn_device *dev;   /* the device that made it */
+    float grad_scale; /* the factor the diff_dst of backward_weights carries (the loss scale; 1 after
+                         create): a device whose weight gradient passes through a narrow type (fp16)
+                         forms it unscaled there (nn/kernel_math.h: rn_km_wgrad_alpha) */
 };
 
 /* A device extends this struct the same way (its own starts with an rn_device). */
@@ -360,6 +363,7 @@ static inline int rn_conv_create(rn_conv **out, rn_device *dev, const rn_conv_sh
     if (dev->ops->conv_create(dev, out, s, err)) return -1;
     (*out)->s = *s;
     (*out)->dev = dev;
+    (*out)->grad_scale = 1.0f;
     return 0;
 }
 static inline void rn_conv_destroy(rn_conv *c)

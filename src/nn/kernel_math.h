@@ -156,6 +156,19 @@ RN_HD void rn_km_st(void *p, int t, size_t i, double v)
     else ((uint16_t *)p)[i] = rn_km_to16(t, v);
 }
 
+/* ---- weight gradients of 16-bit convs ---- */
+
+/* A conv that computes in a 16-bit type gets its weight gradient from cuDNN in that type, from a diff_dst
+ * that carries the loss scale (rn_conv.grad_scale). fp16 holds at most 65504, and ResNet-50's unscaled
+ * weight gradients reach 2.7e4 at rootnet's initialisation (tools/fp16_ranges.py), so a scaled one
+ * overflows at any loss scale above 2 and every step is skipped. So the conv forms it times
+ * rn_km_wgrad_alpha(scale) (cuDNN's alpha, applied in fp32 before the one rounding: the unscaled
+ * gradient is what is stored) and the fp32 accumulation multiplies it back by rn_km_wgrad_restore: for
+ * a power-of-two scale both steps are exact wherever the stored value is a normal number, so the sum is
+ * what the scaled gradient rounded to 16 bits would give, without its overflow. */
+RN_HD float rn_km_wgrad_alpha(float scale) { return 1.0f / scale; }
+RN_HD float rn_km_wgrad_restore(float stored, float scale) { return stored * scale; }
+
 /* ---- reductions: the fixed partitions of the kernels (the host test replays them) ---- */
 
 /* The two-level per-channel reduction (src/cuda/k_bn.cu) over rows x C: P chunks of `per` rows,

@@ -526,6 +526,7 @@ static void cbn_backward_bn(rn_model *m, rn_cbn *u, void *dx, const void *dy)
     bn_reduce(m, sums, 2 * (size_t)C);
     OP(m)->bn_backward_data(dev, dx, dy, relu_out, u->c, u->mean, u->var, rn_params_data(p, u->pg), sums, u->count,
                             &u->a);
+    u->conv->grad_scale = m->loss_scale;
     rn_conv_backward_weights(u->conv, rn_params_grad(p, u->pw), u->x, dx);
     if (m->opts.grad_ready.fn) m->opts.grad_ready.fn(m->opts.grad_ready.ctx, p->e[u->pw].offset);
     span_end(m, sp);
