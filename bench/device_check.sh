@@ -1,43 +1,55 @@
 #!/usr/bin/env bash
-# The CUDA device check (issue 21): one run on a GPU machine (shared/NOTES-gpu.md: one H200, PyTorch's wheels
-# for cuDNN/cuBLAS/NCCL, python3 with torch) that proves in under 7 minutes what cannot be tested without a GPU.
+# The CUDA device check (issue 30): one run on a GPU machine (shared/NOTES-gpu.md: one H100 or H200, PyTorch's
+# wheels for cuDNN/cuBLAS/NCCL, python3 with torch) that diagnoses in one go what cannot be tested without a GPU.
+# The full run stays under 6 minutes, --quick under 3 (a session's device time is about 15 minutes, a few of
+# them the machine's start); the most informative steps run first, and each later step runs only while time
+# is left (said as SKIP "time").
 #
 #   make bundle                                  # here: ./bundle (binary, librootnet-cuda.so, test_backend_ops, libs)
 #   bash bench/device_check.sh OUT               # there, from the working tree with ./bundle beside it
+#   bash bench/device_check.sh --quick OUT       # there: the steps marked q below, under 3 minutes
 #   bash bench/device_check.sh --dry-run [OUT]   # here, no GPU: builds the bundle, checks it and every step's
-#                                                # inputs, runs steps 2-4 with ref in place of cuda (smaller
-#                                                # cases, longer limits: ref is plain C)
+#                                                # inputs, runs the steps with ref in place of cuda (tiny cases)
 #
-# Steps (each under its own time limit; the summary, printed last and kept in OUT/summary.txt, says pass/fail per
-# step with the first failing op, shape or line):
-#   1 env:       nvidia-smi, the driver, the cuDNN the device loaded (RN_CUDA_VERBOSE), torch's CUDA/cuDNN/NCCL
-#   2 ops:       tests/test_backend_ops, cuda:0 against ref: every op, shape and precision (RN_TEST_DEVICES)
-#   3 parity:    tests/t_parity.sh on cuda, fp32 with TF32 off, against float64 PyTorch
-#   4 train:     train + test + predict on synthetic data; kill -9 at iteration 13 + --continue must end
+# Steps, in order (q: also in --quick), each under its own time limit; the summary, printed last and kept in
+# OUT/summary.txt, names the card and says pass/fail per step with the first failing op, shape or line:
+#   1 env     q  nvidia-smi, the driver, the cuDNN the device loaded, torch's CUDA/cuDNN/NCCL
+#   2 bf16    q  rootnet bench bf16-o2 train b128 (ResNet-50 256x256), every conv's cuDNN candidates and choice
+#                (RN_CUDA_VERBOSE=2) and implementation (--convs), peak memory
+#   3 fp16    q  rootnet bench fp16-o2 train b128, 16 steps on one batch: skipped steps only among the first 8,
+#                and the loss falls
+#   4 fp32       rootnet bench fp32 (TF32 off) train b128 with --profile: each layer's device time beside its
+#                conv algorithms (the slowest listed in the summary)
+#   5 infer      rootnet bench bf16-o2 infer b128
+#   6 torch   q  tools/bench_torch.py --device cuda in this run: the peer of every rootnet row above (quick: bf16
+#                train b128 only)
+#   7 ops     q  tests/test_backend_ops, cuda:0 against ref: every op, shape and precision (fp16 included)
+#   8 train   q  train + test + predict on synthetic data; kill -9 at iteration 13 + --continue must end
 #                bit-identical to the uninterrupted run (tools/snapcmp.py)
-#   5 bench:     ResNet-50 256x256, train/infer at batch 32/128, fp32/bf16/fp16: rootnet bench against
-#                tools/bench_torch.py --device cuda (eager; torch.compile for bf16 b128) in this run, peak memory
-#   6 sanitizer: compute-sanitizer memcheck on one tiny training step and one inference batch
-# OUT holds at most 8 files: summary.txt 1-env.txt 2-ops.log 3-parity.log 4-train.log 5-bench.jsonl 5-bench.log
-# 6-sanitizer.log. Environment: BUNDLE (default bundle), PY (python3; here /usr/bin/python3), KEEP=1 keeps the
-# work folder, RN_CUDA_SYNC=1 makes every device op wait (names the first failing op; slower).
+#   9 memcheck   compute-sanitizer memcheck on one tiny training step and one inference batch
+#  10 compile    torch.compile bf16 train and infer b128 (it compiles for about a minute)
+#  11 parity     tests/t_parity.sh on cuda, fp32 with TF32 off, against float64 PyTorch
+#  12 rest       the batch-32 rows, rootnet and PyTorch, while time is left
+# OUT holds summary.txt, one log per step (N-name.log) and bench.jsonl (every benchmark row, both programs).
+# Environment: BUNDLE (default bundle), PY (python3; here /usr/bin/python3), KEEP=1 keeps the work folder,
+# RN_CUDA_SYNC=1 makes every device op wait (names the first failing op; slower).
 set -u -o pipefail
 # The whole run is one function, read in full before it starts (editing this file during a run is safe).
 main() {
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-DRY=0
-OUT=""
+DRY=0 QUICK=0 OUT=""
 for a in "$@"; do
     case "$a" in
     --dry-run) DRY=1 ;;
+    --quick) QUICK=1 ;;
     -h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "device_check: unknown flag $a (--dry-run, --help)" >&2; exit 2 ;;
+    -*) echo "device_check: unknown flag $a (--quick, --dry-run, --help)" >&2; exit 2 ;;
     *) OUT=$a ;;
     esac
 done
 if [ -z "$OUT" ]; then
-    [ "$DRY" = 1 ] || { echo "usage: bash bench/device_check.sh OUT | --dry-run [OUT]" >&2; exit 2; }
+    [ "$DRY" = 1 ] || { echo "usage: bash bench/device_check.sh [--quick] OUT | --dry-run [--quick] [OUT]" >&2; exit 2; }
     OUT=$(mktemp -d /tmp/device_check.XXXXXX)
 fi
 mkdir -p "$OUT" || exit 2
@@ -46,30 +58,43 @@ BUNDLE=${BUNDLE:-bundle}
 WORK=$(mktemp -d /tmp/device_check_work.XXXXXX)
 [ -n "${KEEP:-}" ] && echo "keeping $WORK" || trap 'rm -rf "$WORK"' EXIT
 T0=$(date +%s)
+BUDGET=$([ "$QUICK" = 1 ] && echo 170 || echo 340) # seconds for all steps; the summary takes a few more
 SUM="$OUT/summary.txt"
-: > "$SUM"
+J="$OUT/bench.jsonl"
+: > "$SUM"; : > "$J"
 declare -a RESULT
 elapsed() { echo $(($(date +%s) - T0)); }
 # result STEP STATUS DETAIL: one line of the summary.
-result() { RESULT+=("$(printf '%-12s %-5s %s' "$1" "$2" "$3")"); echo "== step $1: $2 $3 ($(elapsed) s)"; }
-# limit SECONDS CMD...: CMD under a time limit, never past the 400th second of the whole run.
+result() { RESULT+=("$(printf '%-11s %-5s %s' "$1" "$2" "$3")"); echo "== step $1: $2 $3 ($(elapsed) s)"; }
+# left: seconds of the budget left. has_time N: at least N left (else the step is skipped).
+left() { echo $((BUDGET - $(elapsed))); }
+has_time() { [ "$DRY" = 1 ] || [ "$(left)" -ge "$1" ]; }
+# limit SECONDS CMD...: CMD under a time limit, never past the budget (a dry run on a shared CPU: 8x, no cap).
 limit() {
     local want=$1; shift
-    [ "$DRY" = 1 ] && { timeout -k 5 $((8 * want)) "$@"; return; } # ref on a shared CPU: no cap
-    local left=$((400 - $(elapsed)))
-    [ "$left" -lt 5 ] && left=5
-    timeout -k 5 $((want < left ? want : left)) "$@"
+    [ "$DRY" = 1 ] && { timeout -k 5 $((8 * want)) "$@"; return; }
+    local l; l=$(left)
+    [ "$l" -lt 5 ] && l=5
+    timeout -k 5 $((want < l ? want : l)) "$@"
+}
+# runs STEP NEED: 0 when the step may run; a SKIP line when fewer than NEED seconds of the budget are left.
+runs() {
+    has_time "$2" && return 0
+    result "$1" SKIP "time: $(left) s of the ${BUDGET} s budget left, the step needs about $2"
+    return 1
 }
 
 if [ "$DRY" = 1 ]; then
     DEV=ref; OPS_DEV=ref; PY=${PY:-/usr/bin/python3}
-    echo "== dry run: make bundle (here, no GPU; steps 2-4 on ref)"
+    echo "== dry run: make bundle (here, no GPU; every step on ref, tiny cases)"
     make --no-print-directory -j2 bundle BUNDLE="$BUNDLE" > "$WORK/bundle.log" 2>&1
     rc=$?
     tail -1 "$WORK/bundle.log"
     [ $rc -eq 0 ] || { tail -20 "$WORK/bundle.log"; echo "device_check: make bundle failed"; exit 1; }
+    NET="--backbone 18 --input-size 64"; B=2; B32=2
 else
     DEV=cuda; OPS_DEV=cuda:0; PY=${PY:-python3}
+    NET="--backbone 50 --input-size 256"; B=128; B32=32
 fi
 RN="$ROOT/$BUNDLE/bin/rootnet"
 for f in "$RN" "$ROOT/$BUNDLE/bin/librootnet-cuda.so" "$ROOT/$BUNDLE/bin/test_backend_ops" tests/t_parity.sh \
@@ -88,58 +113,123 @@ printf '#!/bin/sh\nLD_LIBRARY_PATH="%s" exec "%s" "$@"\n' "$LIBPATH" "$ROOT/$BUN
 chmod +x "$RN"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}
 export RN_BIN="$RN" RN_DEVICES="ref cuda" PY
-echo "== device check: $([ $DRY = 1 ] && echo "DRY RUN (ref for cuda)" || echo "device $OPS_DEV"), out $OUT, bundle $((bytes / 1048576)) MiB"
+CARD="no GPU (dry run: ref in place of cuda)"
+echo "== device check$([ $QUICK = 1 ] && echo ' --quick'): $([ $DRY = 1 ] && echo "DRY RUN (ref for cuda)" || echo "device $OPS_DEV"), out $OUT, bundle $((bytes / 1048576)) MiB, budget $BUDGET s"
+
+# rn_bench NAME PREC MODE BATCH SECONDS [ARGS...]: one rootnet bench row into bench.jsonl (an error row when it
+# fails), its stderr into OUT/NAME.log; returns its status. PREC: a precision, or one with -find or -profiled
+# after it (the row's label; the run's precision is the part before).
+rn_bench() {
+    local name=$1 prec=$2 mode=$3 b=$4 secs=$5; shift 5
+    local prec_flag=${prec%-find}
+    prec_flag=${prec_flag%-profiled} # fp32-find, bf16-o2-profiled: rows labelled apart from the headline ones
+    [ "$DRY" = 1 ] && prec_flag=fp32 # ref computes fp32 only: the flags and the JSON are checked
+    limit "$secs" "$RN" bench --device "$DEV" --mode "$mode" $NET --batch "$b" --precision "$prec_flag" "$@" \
+        > "$WORK/row.json" 2>> "$OUT/$name.log"
+    local rc=$?
+    if [ $rc -eq 0 ] && [ -s "$WORK/row.json" ]; then
+        "$PY" -c 'import json, sys; r = json.loads(open(sys.argv[1]).read()); r["impl"] = "rootnet"; r["precision"] = sys.argv[2]; print(json.dumps(r))' \
+            "$WORK/row.json" "$prec" >> "$J"
+    else
+        echo "{\"impl\": \"rootnet\", \"precision\": \"$prec\", \"mode\": \"$mode\", \"batch\": $b, \"error\": \"rc $rc: $(tail -1 "$OUT/$name.log" | tr -d '"\\' | head -c 200)\"}" >> "$J"
+        [ $rc -eq 0 ] && rc=1
+    fi
+    return $rc
+}
+# torch_suite NAME SECONDS SUITE: tools/bench_torch.py's rows into bench.jsonl, its stderr into OUT/NAME.log.
+torch_suite() {
+    local name=$1 secs=$2 suite=$3
+    if [ "$DRY" = 1 ]; then "$PY" tools/bench_torch.py --help > /dev/null 2>> "$OUT/$name.log"; return; fi
+    limit "$secs" "$PY" tools/bench_torch.py --device cuda --suite "$suite" --backbone 50 --size 256 --iters 10 \
+        --warmup 3 >> "$J" 2>> "$OUT/$name.log"
+}
+row_ok() { [ $1 -eq 0 ] && echo PASS || echo FAIL; }
+# the last rootnet row's images/s and peak memory, for the step's line
+last_row() { tail -1 "$J" | "$PY" -c 'import json, sys; r = json.loads(sys.stdin.read()); print(r.get("error") or "%.0f img/s, peak %s MiB" % (r["images_per_s"], r.get("peak_device_mb", "-")))'; }
 
 # ---- 1. environment ----
-LOG=1-env.txt
-: > "$OUT/$LOG"
 {
     echo "date: $(date -u)"; echo "host: $(uname -a)"; echo "bundle: $(ls "$BUNDLE/bin" "$BUNDLE/lib" | tr '\n' ' ')"
     echo "rootnet's LD_LIBRARY_PATH=$LIBPATH"
     "$RN" --version
     echo "--- ldd librootnet-cuda.so"; LD_LIBRARY_PATH="$LIBPATH" ldd "$BUNDLE/bin/librootnet-cuda.so"
     echo "--- ldd rootnet"; LD_LIBRARY_PATH="$LIBPATH" ldd "$BUNDLE/bin/rootnet"
-} >> "$OUT/$LOG" 2>&1
+} > "$OUT/1-env.log" 2>&1
 ok=1
-if grep -q 'not found' "$OUT/$LOG"; then ok=0; fi
+grep -q 'not found' "$OUT/1-env.log" && ok=0
 if [ "$DRY" = 1 ]; then
     "$RN" --version | grep -q cuda || ok=0
-    result "1 env" "$([ $ok = 1 ] && echo PASS || echo FAIL)" "dry run: bundle loads its libraries ($(grep -c 'not found' "$OUT/$LOG") missing); $("$RN" --version)"
+    result "1 env" "$([ $ok = 1 ] && echo PASS || echo FAIL)" "dry run: bundle loads its libraries ($(grep -c 'not found' "$OUT/1-env.log") missing); $("$RN" --version)"
 else
-    { echo "--- nvidia-smi"; limit 20 nvidia-smi; } >> "$OUT/$LOG" 2>&1 || ok=0
-    gpu=$(limit 20 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2> /dev/null | head -1)
-    limit 60 env RN_CUDA_VERBOSE=1 "$RN" bench --mode infer --backbone 18 --input-size 64 --batch 2 --iters 1 --warmup 0 \
-        --device cuda > "$WORK/v.json" 2> "$WORK/v.err"
-    rc=$?
-    { echo "--- rootnet bench --device cuda (RN_CUDA_VERBOSE=1), rc $rc"; cat "$WORK/v.err" "$WORK/v.json"; } >> "$OUT/$LOG"
-    { echo "--- torch"; limit 60 "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "nccl", torch.cuda.nccl.version(), "gpu", torch.cuda.get_device_name(0))'; } >> "$OUT/$LOG" 2>&1
-    [ $rc -eq 0 ] || ok=0
-    loaded=$(grep -o 'cuDNN [0-9.]* loaded[^,]*' "$WORK/v.err" | head -1)
-    result "1 env" "$([ $ok = 1 ] && echo PASS || echo FAIL)" "${gpu:-no GPU seen by nvidia-smi}; ${loaded:-$(head -c 200 "$WORK/v.err" | tr '\n' ' ')}"
+    { echo "--- nvidia-smi"; limit 20 nvidia-smi; } >> "$OUT/1-env.log" 2>&1 || ok=0
+    CARD=$(limit 20 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2> /dev/null | head -1)
+    { echo "--- torch"; limit 40 "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "nccl", torch.cuda.nccl.version(), "gpu", torch.cuda.get_device_name(0))'; } >> "$OUT/1-env.log" 2>&1
+    result "1 env" "$([ $ok = 1 ] && echo PASS || echo FAIL)" "${CARD:-no GPU seen by nvidia-smi}"
+    CARD=${CARD:-unknown card}
 fi
 
-# ---- 2. op tests: every op, shape and precision against ref ----
-LOG=2-ops.log
-limit 90 env LD_LIBRARY_PATH="$LIBPATH" RN_TEST_DEVICES="$OPS_DEV" "$BUNDLE/bin/test_backend_ops" > "$OUT/$LOG" 2>&1
+# ---- 2. bf16-o2 training, batch 128: the headline row, with every conv's algorithm ----
+RN_CUDA_VERBOSE=2 rn_bench 2-bf16 bf16-o2 train $B 60 --iters 10 --warmup 3 --convs
 rc=$?
-first=$(grep -m1 -E '^FAIL|rror|Abort|Segmentation' "$OUT/$LOG" | head -c 240)
-compared=$(grep -c "^ok " "$OUT/$LOG")
-result "2 ops" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "rc $rc, $(tail -1 "$OUT/$LOG" | head -c 80) ($compared checks ok)${first:+; first: $first}"
+loaded=$(grep -o 'cuDNN [0-9.]* loaded[^,]*' "$OUT/2-bf16.log" | head -1)
+result "2 bf16" "$(row_ok $rc)" "train b$B: $(last_row); $(grep -c 'algos ' "$OUT/2-bf16.log") cuDNN choices logged${loaded:+; $loaded}"
 
-# ---- 3. parity with float64 PyTorch (fp32, TF32 off: the device's default) ----
-LOG=3-parity.log
-cases="18 192 128 3;50 256 256 2"
-[ "$DRY" = 1 ] && cases="18 64 64 2" # ref is plain C: a small case
-PARITY_DEVICE=$DEV PARITY_CASES="$cases" limit 120 bash tests/t_parity.sh > "$OUT/$LOG" 2>&1
+# ---- 3. fp16-o2 training: no skipped step after the first few, the loss falls ----
+rn_bench 3-fp16 fp16-o2 train $B 60 --iters 13 --warmup 3
 rc=$?
-first=$(grep -m1 -E '^FAIL|FAIL case|Traceback|Abort|rror:|CUDA error|cuDNN error' "$OUT/$LOG" | head -c 240)
-result "3 parity" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "rc $rc, $(tail -1 "$OUT/$LOG" | head -c 80)${first:+; first: $first}"
+fp16=$(tail -1 "$J" | "$PY" -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+if "error" in r: print("FAIL", r["error"]); sys.exit()
+sk, ls = r["skipped_steps"], r["losses"]
+late = [s for s in sk if s > 8]
+done = [l for i, l in enumerate(ls) if i + 1 not in sk]
+falls = len(done) >= 2 and done[-1] < done[0]
+print("PASS" if not late and falls else "FAIL", "%d steps, skipped %s (allowed: steps 1-8), loss %s -> %s, final scale %g"
+      % (len(ls), sk or "none", "%.4g" % done[0] if done else "-", "%.4g" % done[-1] if done else "-", r["loss_scale"]))')
+result "3 fp16" "${fp16%% *}" "${fp16#* }"
 
-# ---- 4. train, test, predict; kill -9 and --continue bit-identical ----
-LOG=4-train.log
-: > "$OUT/$LOG"
-# step4: prints its progress (the caller sends it into the log); non-zero at the first failure.
-step4() {
+# ---- 4. fp32 training: each layer's device time and its conv algorithms ----
+if [ "$QUICK" = 0 ] && runs "4 fp32" 40; then
+    RN_CUDA_VERBOSE=2 rn_bench 4-fp32 fp32 train $B 70 --iters 5 --warmup 2 --convs --profile "$OUT/4-fp32-profile.json"
+    rc=$?
+    line="train b$B: $(last_row)"
+    # the same with cuDNN's measured choice (RN_CUDA_FIND=1): is the heuristics' pick what is slow?
+    has_time 30 && RN_CUDA_FIND=1 rn_bench 4-fp32-find fp32-find train $B 50 --iters 5 --warmup 2 --convs &&
+        line="$line; RN_CUDA_FIND=1: $(last_row)"
+    result "4 fp32" "$(row_ok $rc)" "$line; per-layer times in 4-fp32.log, the slowest in the summary"
+    # the bf16 step's own per-layer times, a short run
+    has_time 25 && rn_bench 4-bf16-profile bf16-o2-profiled train $B 30 --iters 3 --warmup 1 --convs \
+        --profile "$OUT/4-bf16-profile.json"
+fi
+
+# ---- 5. bf16-o2 inference, batch 128 ----
+if [ "$QUICK" = 0 ] && runs "5 infer" 20; then
+    rn_bench 5-infer bf16-o2 infer $B 40 --iters 10 --warmup 3
+    rc=$?
+    result "5 infer" "$(row_ok $rc)" "infer b$B: $(last_row)"
+fi
+
+# ---- 6. PyTorch on the same GPU, the same rows ----
+if runs "6 torch" 30; then
+    suite="bf16:train:128"
+    [ "$QUICK" = 0 ] && suite="bf16:train:128,fp16:train:128,fp32:train:128,bf16:infer:128"
+    torch_suite 6-torch 100 "$suite"
+    rc=$?
+    result "6 torch" "$(row_ok $rc)" "$([ $DRY = 1 ] && echo "dry run: bench_torch.py --help" || echo "$(grep -c '"impl": "pytorch"' "$J") PyTorch rows ($suite)")"
+fi
+
+# ---- 7. op tests: every op, shape and precision against ref ----
+if runs "7 ops" 20; then
+    limit 90 env LD_LIBRARY_PATH="$LIBPATH" RN_TEST_DEVICES="$OPS_DEV" "$BUNDLE/bin/test_backend_ops" > "$OUT/7-ops.log" 2>&1
+    rc=$?
+    first=$(grep -m1 -E '^FAIL|rror|Abort|Segmentation' "$OUT/7-ops.log" | head -c 240)
+    result "7 ops" "$(row_ok $rc)" "rc $rc, $(tail -1 "$OUT/7-ops.log" | head -c 80) ($(grep -c "^ok " "$OUT/7-ops.log") checks ok)${first:+; first: $first}"
+fi
+
+# ---- 8. train, test, predict; kill -9 and --continue bit-identical ----
+# step8: prints its progress (the caller sends it into the log); non-zero at the first failure.
+step8() {
     local W=$WORK/train rc
     mkdir -p "$W"
     "$RN" synth --out "$W/muco" --format muco --images 12 --width 256 --height 256 --seed 9 > /dev/null || return 1
@@ -182,109 +272,68 @@ step4() {
     echo "predict: exit $rc; $(head -c 300 "$W/pred/bbox_root_output.json" 2> /dev/null)"
     [ $rc -eq 0 ] && [ -s "$W/pred/bbox_root_output.json" ] || { echo "FAILED: predict"; return 1; }
 }
-export -f step4
-EPOCHS=3 KILL=13 # 5 iterations an epoch: killed in epoch 2, resumed from its mid-epoch snapshot
-[ "$DRY" = 1 ] && EPOCHS=2 KILL=7
-export WORK RN DEV PY EPOCHS KILL
-limit 90 bash -c step4 >> "$OUT/$LOG" 2>&1
-rc=$?
-first=$(grep -m1 -E 'FAILED|rror|Abort' "$OUT/$LOG" | head -c 240)
-result "4 train" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "exit $rc; $(grep -c '^identical' "$OUT/$LOG")/2 resume identities${first:+; first: $first}"
-
-# ---- 6. compute-sanitizer memcheck ----
-LOG=6-sanitizer.log
-: > "$OUT/$LOG"
-if [ "$DRY" = 1 ]; then
-    result "6 sanitizer" SKIP "dry run: no GPU (on the GPU: compute-sanitizer --tool memcheck on bench train and infer)"
-else
-    rc=0
-    for mode in train infer; do
-        limit 45 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 "$RN" bench --device cuda \
-            --mode $mode --backbone 18 --input-size 64 --batch 2 --iters 1 --warmup 0 >> "$OUT/$LOG" 2>&1
-        r=$?
-        echo "memcheck $mode: rc $r" >> "$OUT/$LOG"
-        [ $r -eq 0 ] || rc=$r
-    done
-    first=$(grep -m1 -E 'Invalid|ERROR SUMMARY: [1-9]|CUDA error|cuDNN error|rror:|Abort' "$OUT/$LOG" | head -c 240)
-    result "6 sanitizer" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "rc $rc; $(grep -m1 'ERROR SUMMARY' "$OUT/$LOG")${first:+; first: $first}"
+if runs "8 train" 25; then
+    export -f step8
+    EPOCHS=3 KILL=13 # 5 iterations an epoch: killed in epoch 2, resumed from its mid-epoch snapshot
+    [ "$DRY" = 1 ] && EPOCHS=2 KILL=7
+    export WORK RN DEV PY EPOCHS KILL
+    limit 90 bash -c step8 > "$OUT/8-train.log" 2>&1
+    rc=$?
+    first=$(grep -m1 -E 'FAILED|rror|Abort' "$OUT/8-train.log" | head -c 240)
+    result "8 train" "$(row_ok $rc)" "exit $rc; $(grep -c '^identical' "$OUT/8-train.log")/2 resume identities${first:+; first: $first}"
 fi
 
-# ---- 5. benchmark against PyTorch on the same GPU ----
-LOG=5-bench.log
-J="$OUT/5-bench.jsonl"
-: > "$J"; : > "$OUT/$LOG"
-if [ "$DRY" = 1 ]; then
-    "$RN" bench --mode train --backbone 18 --input-size 64 --batch 1 --iters 1 --warmup 0 --device ref >> "$J" 2>> "$OUT/$LOG"
-    rc=$?
-    "$PY" tools/bench_torch.py --help > /dev/null 2>> "$OUT/$LOG" || rc=1
-    result "5 bench" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "dry run: rootnet bench (ref) and bench_torch.py --help ran; the GPU run compares them"
-else
-    # the must-shows first (bf16 and fp32 at batch 128), then the rest while time is left
-    runs="bf16-o2:train:128 bf16-o2:infer:128 fp32:train:128 fp16-o2:train:128 bf16-o2:train:32 bf16-o2:infer:32 fp32:infer:128 fp32:train:32 fp32:infer:32 fp16-o2:train:32"
-    for r in $runs; do
-        IFS=: read -r prec mode b <<< "$r"
-        [ $(elapsed) -lt 290 ] || { echo "rootnet $r: not run (time)" >> "$OUT/$LOG"; continue; }
-        limit 90 "$RN" bench --device cuda --mode "$mode" --backbone 50 --input-size 256 --batch "$b" --iters 10 \
-            --warmup 3 --precision "$prec" >> "$J" 2> "$WORK/b.err"
+if [ "$QUICK" = 0 ]; then
+    # ---- 9. compute-sanitizer memcheck ----
+    if [ "$DRY" = 1 ]; then
+        result "9 memcheck" SKIP "dry run: no GPU (on the GPU: compute-sanitizer --tool memcheck on bench train and infer)"
+    elif runs "9 memcheck" 40; then
+        rc=0
+        for mode in train infer; do
+            limit 45 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 "$RN" bench --device cuda \
+                --mode $mode --backbone 18 --input-size 64 --batch 2 --iters 1 --warmup 0 >> "$OUT/9-memcheck.log" 2>&1
+            r=$?
+            echo "memcheck $mode: rc $r" >> "$OUT/9-memcheck.log"
+            [ $r -eq 0 ] || rc=$r
+        done
+        first=$(grep -m1 -E 'Invalid|ERROR SUMMARY: [1-9]|CUDA error|cuDNN error|rror:|Abort' "$OUT/9-memcheck.log" | head -c 240)
+        result "9 memcheck" "$(row_ok $rc)" "rc $rc; $(grep -m1 'ERROR SUMMARY' "$OUT/9-memcheck.log")${first:+; first: $first}"
+    fi
+    # ---- 10. torch.compile (the second bar of the bf16 rows) ----
+    if runs "10 compile" 70; then
+        torch_suite 10-compile 110 "bf16c:train:128,bf16c:infer:128"
         rc=$?
-        { echo "rootnet $r: rc $rc"; tail -3 "$WORK/b.err"; } >> "$OUT/$LOG"
-        [ $rc -eq 0 ] || echo "{\"impl\": \"rootnet\", \"precision\": \"$prec\", \"mode\": \"$mode\", \"batch\": $b, \"error\": \"rc $rc: $(tail -1 "$WORK/b.err" | tr -d '"\\' | head -c 200)\"}" >> "$J"
-    done
-    suite="bf16:train:128,bf16:infer:128,fp32:train:128,fp16:train:128,bf16c:train:128,bf16c:infer:128,bf16:train:32,bf16:infer:32,fp32:infer:128,fp32:train:32,fp32:infer:32,fp16:train:32"
-    limit 170 "$PY" tools/bench_torch.py --device cuda --suite "$suite" --backbone 50 --size 256 --iters 10 --warmup 3 \
-        >> "$J" 2>> "$OUT/$LOG"
-    echo "pytorch suite: rc $?" >> "$OUT/$LOG"
-    result "5 bench" "$(grep -q '"error"' "$J" && echo FAIL || echo PASS)" "$(grep -c '"images_per_s"' "$J") settings measured (table below)"
+        result "10 compile" "$(row_ok $rc)" "$(grep -c '"setting": "bf16c"' "$J") torch.compile rows"
+    fi
+    # ---- 11. parity with float64 PyTorch (fp32, TF32 off: the device's default) ----
+    if runs "11 parity" 60; then
+        cases="18 192 128 3;50 256 256 2"
+        [ "$DRY" = 1 ] && cases="18 64 64 2" # ref is plain C: a small case
+        PARITY_DEVICE=$DEV PARITY_CASES="$cases" limit 120 bash tests/t_parity.sh > "$OUT/11-parity.log" 2>&1
+        rc=$?
+        first=$(grep -m1 -E '^FAIL|FAIL case|Traceback|Abort|rror:|CUDA error|cuDNN error' "$OUT/11-parity.log" | head -c 240)
+        result "11 parity" "$(row_ok $rc)" "rc $rc, $(tail -1 "$OUT/11-parity.log" | head -c 80)${first:+; first: $first}"
+    fi
+    # ---- 12. the batch-32 rows while time is left ----
+    if runs "12 rest" 30; then
+        n=0
+        for r in bf16-o2:train fp32:train bf16-o2:infer; do
+            has_time 15 || break
+            IFS=: read -r prec mode <<< "$r"
+            rn_bench 12-rest "$prec" "$mode" $B32 30 --iters 10 --warmup 3 && n=$((n + 1))
+        done
+        has_time 30 && torch_suite 12-rest 60 "bf16:train:32,fp32:train:32,bf16:infer:32"
+        result "12 rest" "$([ $n -gt 0 ] && echo PASS || echo FAIL)" "$n rootnet batch-$B32 rows"
+    fi
 fi
 
 # ---- summary ----
 {
-    echo "device check $(date -u +%FT%TZ), $([ $DRY = 1 ] && echo 'DRY RUN (no GPU; ref in place of cuda)' || echo "$OPS_DEV"), $(elapsed) s, logs in $OUT"
+    echo "device check $(date -u +%FT%TZ)$([ $QUICK = 1 ] && echo ' --quick'), card: $CARD, $(elapsed) s of a $BUDGET s budget, logs in $OUT"
     printf '%s\n' "${RESULT[@]}" | sort -n
-    "$PY" - "$J" << 'EOF'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-if not rows:
-    sys.exit(0)
-ours = {}; theirs = {}
-setting = {"fp32": "fp32", "bf16-o2": "bf16", "fp16": "fp16", "fp16-o2": "fp16"}
-for r in rows:
-    if r.get("impl") == "pytorch":
-        theirs[(r["setting"], r["mode"], r["batch"])] = r
-    else:
-        ours[(setting.get(r.get("precision"), r.get("precision")), r["mode"], r["batch"])] = r
-def ips(r): return r.get("images_per_s") if r and "error" not in r else None
-def mem(r, k): return r.get(k) if r and "error" not in r else None
-print("benchmark, ResNet-50 256x256, images/s (peak GPU MiB):")
-print("  setting mode  batch   rootnet          PyTorch eager    ratio   torch.compile")
-for s in ("fp32", "bf16", "fp16"):
-    for mode in ("train", "infer"):
-        for b in (32, 128):
-            o, t, c = ours.get((s, mode, b)), theirs.get((s, mode, b)), theirs.get(("bf16c", mode, b)) if s == "bf16" else None
-            if not (o or t):
-                continue
-            f = lambda r, k: ("%7.0f (%5.0f)" % (ips(r), mem(r, k) or 0)) if ips(r) else ("  error" if r else "      -") + " " * 8
-            ratio = "%5.2fx" % (ips(o) / ips(t)) if ips(o) and ips(t) else "    -"
-            print("  %-7s %-5s %-5d   %s  %s  %s   %s" % (s, mode, b, f(o, "peak_device_mb"), f(t, "peak_gpu_mb"), ratio,
-                                                         f(c, "peak_gpu_mb") if c else ""))
-for r in [r for r in rows if "error" in r][:3]:
-    print("  error: %s %s %s b%s: %s" % (r.get("impl", "rootnet"), r.get("setting", r.get("precision")), r.get("mode"),
-                                         r.get("batch"), r["error"][:150]))
-def need(name, ok):
-    print("  must-show %-58s %s" % (name, "met" if ok else ("NOT met" if ok is not None else "not measured")))
-def r_(a, b, k=1.0):
-    return None if not (ips(a) and ips(b)) else ips(a) >= k * ips(b)
-need("bf16 train b128 >= 1.3x PyTorch eager bf16", r_(ours.get(("bf16", "train", 128)), theirs.get(("bf16", "train", 128)), 1.3))
-need("bf16 train b128 >= torch.compile", r_(ours.get(("bf16", "train", 128)), theirs.get(("bf16c", "train", 128))))
-need("bf16 infer b128 >= 1.3x PyTorch eager bf16", r_(ours.get(("bf16", "infer", 128)), theirs.get(("bf16", "infer", 128)), 1.3))
-need("fp32 (TF32 off) train b128 >= PyTorch", r_(ours.get(("fp32", "train", 128)), theirs.get(("fp32", "train", 128))))
-for s in ("bf16", "fp32"):
-    o, t = ours.get((s, "train", 128)), theirs.get((s, "train", 128))
-    m1, m2 = mem(o, "peak_device_mb"), mem(t, "peak_gpu_mb")
-    need("%s train b128 peak memory <= PyTorch's" % s, None if not (m1 and m2) else m1 <= m2)
-EOF
+    "$PY" tools/device_summary.py "$J" "$CARD" "$OUT/4-fp32.log" "$OUT/4-bf16-profile.log"
 } > "$SUM" 2>&1
 cat "$SUM"
-! grep -qE '^[0-9] [a-z]+ +FAIL' "$SUM"
+! grep -qE '^[0-9]+ [a-z0-9]+ +FAIL' "$SUM"
 }
 main "$@"

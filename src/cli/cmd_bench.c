@@ -41,7 +41,7 @@ static double median(const double *t, long n)
 typedef struct bench_cfg {
     const char *mode;
     long depth, size, b, iters, warmup, threads;
-    int sync_bn, no_fold;
+    int sync_bn, no_fold, convs;
     size_t bucket;
 } bench_cfg;
 
@@ -162,6 +162,7 @@ static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *
     if (!rc) rc = bench_loop(c, tn, &m, &bt, d, t, comm, &bl, err);
     if (!rc && rn_dist_rank(d) == 0) {
         print_bench(c, tn, m.dev, t, d && train ? comm : NULL, train ? &bl : NULL, rn_dist_size(d));
+        if (c->convs) rn_model_print_convs(&m, stderr);
         rc = rn_tuning_finish(tn, stderr, err); /* before the model: spans borrow its names */
     }
     free(t), free(comm), free(bl.loss), free(bl.applied);
@@ -198,6 +199,7 @@ int rn_cmd_bench(int argc, char **argv)
         RN_FLAG_RANGE("--warmup", &c.warmup, 0, 1000000, "untimed steps first (1)"),
         RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
         RN_FLAG_BOOL("--no-fold", &c.no_fold, "infer: the unfused eval forward (default: BN folded, fused convs)"),
+        RN_FLAG_BOOL("--convs", &c.convs, "print each conv's shape and the implementation chosen (stderr)"),
         RN_CLI_DIST_FLAGS(&df),
         RN_TUNING_FLAGS(&tf, prec),
         RN_FLAG_ALIAS("--size", "--input-size"),

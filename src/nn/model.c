@@ -1,6 +1,7 @@
 #include "nn/model.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "nn/autotune.h"
@@ -639,3 +640,26 @@ void rn_model_backward(rn_model *m, const float *target, const float *vis, const
 }
 
 void rn_model_zero_grad(rn_model *m) { OP(m)->zero(DEV(m), m->p->grad, m->p->n_param * sizeof *m->p->grad); }
+
+/* One conv's line of rn_model_print_convs. */
+static void print_conv(const rn_model *m, const rn_cbn *u, FILE *f)
+{
+    const rn_conv_shape *s = &u->s;
+    static const char *DIR[3] = {"fwd", "bwd-data", "bwd-weights"};
+    fprintf(f, "conv %-40s %s%dx%d/%d %4d->%-4d at %3dx%-3d", m->p->e[u->pw].name, s->transposed ? "deconv " : "",
+            s->kh, s->kw, s->sh, s->ic, s->oc, s->ih, s->iw);
+    int dirs = s->forward_only ? 1 : 3;
+    for (int d = 0; d < dirs; d++) fprintf(f, " %s %s", DIR[d], rn_conv_impl_name(u->conv, d));
+    fputc('\n', f);
+}
+
+void rn_model_print_convs(const rn_model *m, FILE *f)
+{
+    print_conv(m, &m->stem, f);
+    for (int b = 0; b < m->nblocks; b++) {
+        const rn_block *bl = &m->blocks[b];
+        for (int i = 0; i < bl->nu; i++) print_conv(m, &bl->u[i], f);
+        if (bl->has_down) print_conv(m, &bl->d, f);
+    }
+    for (int i = 0; i < 3; i++) print_conv(m, &m->head[i], f);
+}

@@ -49,6 +49,8 @@
 #ifndef RN_NN_MODEL_H
 #define RN_NN_MODEL_H
 
+#include <stdio.h>
+
 #include "core/profile.h"
 #include "nn/device.h"
 #include "nn/params.h"
@@ -163,5 +165,9 @@ double rn_model_loss_read(rn_model *m);
 double rn_model_loss(const rn_model *m, const float *target, const float *vis, const float *have_depth);
 /* p.grad = 0 on the model's device. */
 void rn_model_zero_grad(rn_model *m);
+/* One line per conv into f: its weight's name, shape and the implementation the device chose for each
+ * direction it runs (ops->conv_impl_name), e.g. "conv backbone.conv1.weight 7x7/2 3->64 at 256x256 fwd
+ * cudnn:fwd:implicit_precomp_gemm ...". */
+void rn_model_print_convs(const rn_model *m, FILE *f);
 
 #endif
