@@ -226,6 +226,16 @@ for f in --size --input-size; do
     check test $? -eq 0
     check grep -q '"size": 64,' "$tmp/b$f"
 done
+# bench train: every step's loss (warm-up included) and the skipped ones in the JSON; a static loss scale
+# of 3e38 makes every gradient Inf, so every step is skipped and listed
+"$RN" bench --mode train --backbone 18 --input-size 64 --batch 2 --iters 2 --warmup 1 --threads 1 > "$tmp/bt"
+check test $? -eq 0
+check grep -qE '"losses": \[[0-9.e+]+, [0-9.e+]+, [0-9.e+]+\], "skipped_steps": \[\]' "$tmp/bt"
+"$RN" bench --mode train --backbone 18 --input-size 64 --batch 2 --iters 2 --warmup 1 --threads 1 --loss-scale 3e38 \
+    > "$tmp/bs" 2> "$tmp/bs.err"
+check test $? -eq 0
+check grep -q '"skipped_steps": \[1, 2, 3\]' "$tmp/bs"
+check test "$(grep -c 'step skipped, inf/NaN gradients' "$tmp/bs.err")" -eq 3
 # test: --testset/--weights/--data and the canonical spellings, both score the set
 for spell in "--testset MuPoTS --weights $W --data" "--dataset MuPoTS --snapshot $W --data-dir"; do
     # shellcheck disable=SC2086
