@@ -145,7 +145,7 @@ torch_suite() {
 }
 row_ok() { [ $1 -eq 0 ] && echo PASS || echo FAIL; }
 # the last rootnet row's images/s and peak memory, for the step's line
-last_row() { tail -1 "$J" | "$PY" -c 'import json, sys; r = json.loads(sys.stdin.read()); print(r.get("error") or "%.0f img/s, peak %s MiB" % (r["images_per_s"], r.get("peak_device_mb", "-")))'; }
+last_row() { tail -1 "$J" | "$PY" -c 'import json, sys; r = json.loads(sys.stdin.read()); v = r.get("images_per_s", 0); print(r.get("error") or ("%.0f" if v >= 10 else "%.2f") % v + " img/s, peak %s MiB" % r.get("peak_device_mb", "-"))'; }
 
 # ---- 1. environment ----
 {
