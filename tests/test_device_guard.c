@@ -6,9 +6,10 @@
  *    device's numbers bit for bit (read back with rn_params_download), and a
  *    host read of any of its arenas (weights, gradients, moments, BN
  *    statistics) dies, while its host copy of the output (m.coord) reads fine;
- *  - a training step (train/step.h) waits for the device once: ref-guard counts
- *    its waiting calls, with and without loss scaling (a scaled step that
- *    overflows is skipped on the device, still with one wait);
+ *  - a training step (train/step.h) waits for the device once and allocates
+ *    nothing on it: ref-guard counts its waiting calls and its allocs, with and
+ *    without loss scaling and profiling (a scaled step that overflows is
+ *    skipped on the device, still with one wait);
  *  - the exporters read parameters through rn_params_download: ONNX and the
  *    authors' .pth.tar written from the ref-guard model's parameters are
  *    byte-equal to those written from the ref model's (a host read dies).
@@ -71,6 +72,33 @@ static void test_buffers(void)
     rn_device_destroy(dev);
 }
 
+/* ref-guard's op table is ref's (nn/device_ops.inc, every entry) plus its own clock: each op ref has is
+ * there, and no other but the events. */
+static void test_ops(void)
+{
+    rn_device *ref, *gd;
+    rn_err err = {{0}};
+    RN_CHECK(!rn_device_create(&ref, "ref", 1, &err) && !rn_device_create(&gd, "ref-guard", 1, &err), "%s", err.msg);
+    int same = 0, events = 0;
+    for (int i = 0; i < RN_OP_COUNT; i++) {
+        int r = rn_device_op_has(ref->ops, i), g = rn_device_op_has(gd->ops, i);
+        int clock = !strncmp(rn_device_op_name(i), "event", 5);
+        same += r == g;
+        events += clock && g && !r;
+        if (r != g && !clock)
+            printf("op %s: ref %s, ref-guard %s\n", rn_device_op_name(i), r ? "has" : "lacks", g ? "has" : "lacks");
+    }
+    RN_CHECK(same == RN_OP_COUNT - 4 && events == 4,
+             "ref-guard: ref's ops (%d of %d the same) and its own 4 event ops (%d)", same, RN_OP_COUNT, events);
+    RN_CHECK(rn_device_op_has(gd->ops, RN_OP_conv_forward_fused) && !rn_device_op_has(gd->ops, RN_OP_upload_async),
+             "ref-guard forwards conv_forward_fused (ref has it), not upload_async (ref lacks it)");
+    RN_CHECK(!strcmp(rn_device_op_name(RN_OP_bn_sums), "bn_sums") && !strcmp(rn_device_op_name(0), "destroy") &&
+                 !rn_device_op_name(RN_OP_COUNT) && !rn_device_op_name(-1),
+             "op names by index");
+    rn_device_destroy(gd);
+    rn_device_destroy(ref);
+}
+
 enum { N = 2, S = 64 };
 
 typedef struct run {
@@ -78,7 +106,7 @@ typedef struct run {
     rn_model m;
     float *w, *g, *mv, *st; /* host copies after one step */
     double loss;
-    long waits;             /* ref-guard's waiting calls inside the step (-1 on another device) */
+    long waits, allocs;     /* ref-guard's waiting and alloc calls inside the step (-1 on another device) */
 } run;
 
 /* One forward, backward and Adam step of a ResNet-18 on device `name`. */
@@ -102,9 +130,10 @@ static int run_step(run *r, const char *name)
     rn_step_batch b = {x, k, t, v, d};
     rn_adam opt = rn_adam_default(1e-3);
     int guard = !strcmp(name, "ref-guard"), applied;
-    long w0 = guard ? rn_ref_guard_waits(r->m.dev) : 0;
+    long w0 = guard ? rn_ref_guard_waits(r->m.dev) : 0, a0 = guard ? rn_ref_guard_allocs(r->m.dev) : 0;
     int rc = rn_train_step(&r->m, &opt, &b, NULL, NULL, NULL, &r->loss, &applied, &err);
     r->waits = guard ? rn_ref_guard_waits(r->m.dev) - w0 : -1;
+    r->allocs = guard ? rn_ref_guard_allocs(r->m.dev) - a0 : -1;
     (void)rn_model_coords(&r->m);
     rn_params *p = &r->p;
     size_t np = p->n_param * sizeof(float);
@@ -180,6 +209,7 @@ static void test_model(void)
     size_t np = ref.p.n_param * sizeof(float);
     RN_CHECK(ref.loss == gd.loss, "loss %.17g (ref) == %.17g (ref-guard)", ref.loss, gd.loss);
     RN_CHECK(gd.waits == 1, "a training step waits for the device once (ref-guard counted %ld)", gd.waits);
+    RN_CHECK(gd.allocs == 0, "a training step allocates nothing on the device (ref-guard counted %ld)", gd.allocs);
     RN_CHECK(!memcmp(ref.m.coord, gd.m.coord, 3 * N * sizeof(float)), "output (host copy) bit-equal");
     RN_CHECK(!memcmp(ref.g, gd.g, np), "gradients bit-equal");
     RN_CHECK(!memcmp(ref.w, gd.w, np) && !memcmp(ref.mv, gd.mv, 2 * np), "weights and moments after Adam bit-equal");
@@ -225,13 +255,15 @@ static void test_scaled_waits(void)
         int applied = -1;
         ls.scale = scales[i];
         rn_params_download(&p, w0, p.param, p.n_param * sizeof *w0);
-        long before = rn_ref_guard_waits(m.dev);
+        long before = rn_ref_guard_waits(m.dev), allocs = rn_ref_guard_allocs(m.dev);
         int rc = rn_train_step(&m, &opt, &b, NULL, &ctl, NULL, &loss, &applied, &err);
         long waits = rn_ref_guard_waits(m.dev) - before;
+        allocs = rn_ref_guard_allocs(m.dev) - allocs;
         rn_params_download(&p, w1, p.param, p.n_param * sizeof *w1);
         int same = !memcmp(w0, w1, p.n_param * sizeof *w0);
         RN_CHECK(!rc && waits == 1, "scale %g: one wait per step (counted %ld): %s", (double)scales[i], waits,
                  rc ? err.msg : "");
+        RN_CHECK(allocs == 0, "scale %g: no allocation in the step (counted %ld)", (double)scales[i], allocs);
         RN_CHECK(applied == (i == 0) && same == (i == 1) && opt.step == 1,
                  "scale %g: applied %d, weights %s, Adam step %ld", (double)scales[i], applied,
                  same ? "unchanged" : "changed", opt.step);
@@ -248,9 +280,10 @@ static void test_scaled_waits(void)
     m.prof = &prof;
     double loss;
     int applied;
-    long before = rn_ref_guard_waits(m.dev);
+    long before = rn_ref_guard_waits(m.dev), allocs = rn_ref_guard_allocs(m.dev);
     int rc = rn_train_step(&m, &opt, &b, NULL, &ctl, NULL, &loss, &applied, &err);
     long waits = rn_ref_guard_waits(m.dev) - before;
+    allocs = rn_ref_guard_allocs(m.dev) - allocs;
     rn_profile_step_done(&prof);
     int layers = 0, timed = 1;
     for (size_t i = 0; i < prof.n; i++) {
@@ -259,6 +292,7 @@ static void test_scaled_waits(void)
         timed &= s->e0 >= 0 && s->e1 >= 0 && s->t1 >= s->t0;
     }
     RN_CHECK(!rc && waits == 1, "a profiled step waits once (counted %ld)", waits);
+    RN_CHECK(allocs == 0, "a profiled step allocates nothing (counted %ld)", allocs);
     RN_CHECK(layers > 20 && timed, "%d forward layer spans, each on the device clock", layers);
     m.prof = NULL;
     rn_dev_clock_free(&clk);
@@ -271,6 +305,7 @@ static void test_scaled_waits(void)
 
 int main(void)
 {
+    test_ops();
     test_buffers();
     test_model();
     test_scaled_waits();

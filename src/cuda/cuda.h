@@ -1,6 +1,9 @@
 /* The CUDA device's private header: the device struct shared by cuda_device.c
  * (buffers, streams, the op table) and cuda_conv.c (cuDNN convolutions), and
- * the check macros every CUDA and cuDNN call goes through.
+ * the check macros every CUDA and cuDNN call goes through. The calls run one
+ * way: cuda_device.c -> cuda_conv.c -> cuda_mem.c (the GPU made current, device
+ * memory) -> cuda_check.c (the checks); only cuda_comm.c calls back into
+ * cuda_device.c, for its state (rn_cuda_device_comm).
  *
  *   rn_cuda_device *d = rn_cuda(dev);               // also makes d's GPU current
  *   RN_CUDA_CHECK(cudaMemsetAsync(p, 0, n, d->stream));   // aborts naming call, status, file:line
@@ -70,9 +73,7 @@ typedef struct rn_cuda_device {
     int verbose;              /* RN_CUDA_VERBOSE: 1 the GPU and libraries, 2 also each conv's algorithms */
 } rn_cuda_device;
 
-/* dev as the CUDA device, its GPU made current for the calling thread. */
-rn_cuda_device *rn_cuda(rn_device *dev);
-
+/* cuda_check.c: the checks behind the macros below. */
 void rn_cuda_check_at(cudaError_t e, const char *call, const char *file, int line);
 void rn_cudnn_check_at(cudnnStatus_t s, const char *call, const char *file, int line);
 int rn_cuda_ok_at(cudaError_t e, const char *call, const char *file, int line, rn_err *err);
@@ -87,6 +88,8 @@ int rn_cudnn_ok_at(cudnnStatus_t s, const char *call, const char *file, int line
 void rn_cuda_launched_at(rn_cuda_device *d, const char *op, const char *file, int line);
 #define rn_cuda_launched(d, op) rn_cuda_launched_at((d), (op), __FILE__, __LINE__)
 
+/* cuda_mem.c: dev as the CUDA device, its GPU made current for the calling thread. */
+rn_cuda_device *rn_cuda(rn_device *dev);
 /* Device memory counted in mem_peak: NULL when out of memory. */
 void *rn_cuda_malloc(rn_cuda_device *d, size_t bytes);
 void rn_cuda_free(rn_cuda_device *d, void *p);

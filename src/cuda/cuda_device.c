@@ -22,90 +22,6 @@
 #include "cuda/cuda.h"
 #include "nn/device_lib.h"
 
-/* ---- checks ---- */
-
-void rn_cuda_check_at(cudaError_t e, const char *call, const char *file, int line)
-{
-    if (e == cudaSuccess) return;
-    fprintf(stderr, "rootnet: CUDA error at %s:%d: %s: %s (%s)\n", file, line, call, cudaGetErrorName(e),
-            cudaGetErrorString(e));
-    abort();
-}
-
-void rn_cudnn_check_at(cudnnStatus_t s, const char *call, const char *file, int line)
-{
-    if (s == CUDNN_STATUS_SUCCESS) return;
-    fprintf(stderr, "rootnet: cuDNN error at %s:%d: %s: %s\n", file, line, call, cudnnGetErrorString(s));
-    abort();
-}
-
-int rn_cuda_ok_at(cudaError_t e, const char *call, const char *file, int line, rn_err *err)
-{
-    if (e == cudaSuccess) return 1;
-    rn_err_set(err, "device cuda: %s failed at %s:%d: %s (%s)", call, file, line, cudaGetErrorName(e),
-               cudaGetErrorString(e));
-    return 0;
-}
-
-int rn_cudnn_ok_at(cudnnStatus_t s, const char *call, const char *file, int line, rn_err *err)
-{
-    if (s == CUDNN_STATUS_SUCCESS) return 1;
-    rn_err_set(err, "device cuda: %s failed at %s:%d: %s", call, file, line, cudnnGetErrorString(s));
-    return 0;
-}
-
-void rn_cuda_launched_at(rn_cuda_device *d, const char *op, const char *file, int line)
-{
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess && d->sync_each) e = cudaStreamSynchronize(d->stream);
-    if (e == cudaSuccess) return;
-    fprintf(stderr, "rootnet: CUDA error in op %s at %s:%d: %s (%s)\n", op, file, line, cudaGetErrorName(e),
-            cudaGetErrorString(e));
-    abort();
-}
-
-rn_cuda_device *rn_cuda(rn_device *dev)
-{
-    rn_cuda_device *d = (rn_cuda_device *)dev;
-    RN_CUDA_CHECK(cudaSetDevice(d->ordinal));
-    return d;
-}
-
-/* ---- memory ---- */
-
-void *rn_cuda_malloc(rn_cuda_device *d, size_t bytes)
-{
-    void *p = NULL;
-    bytes = (bytes + 255) / 256 * 256 + 256 * !bytes;
-    if (cudaMalloc(&p, bytes) != cudaSuccess) {
-        (void)cudaGetLastError(); /* out of memory is the caller's to report, not a sticky error */
-        return NULL;
-    }
-    if (d->nallocs == d->cap_allocs) {
-        d->cap_allocs = d->cap_allocs ? 2 * d->cap_allocs : 256;
-        rn_cuda_alloc *a = realloc(d->allocs, d->cap_allocs * sizeof *a);
-        RN_ASSERT(a);
-        d->allocs = a;
-    }
-    d->allocs[d->nallocs++] = (rn_cuda_alloc){p, bytes};
-    d->held += bytes;
-    if (d->held > d->peak) d->peak = d->held;
-    return p;
-}
-
-void rn_cuda_free(rn_cuda_device *d, void *p)
-{
-    if (!p) return;
-    for (size_t i = 0; i < d->nallocs; i++)
-        if (d->allocs[i].p == p) {
-            d->held -= d->allocs[i].bytes;
-            d->allocs[i] = d->allocs[--d->nallocs];
-            RN_CUDA_CHECK(cudaFree(p));
-            return;
-        }
-    RN_ASSERT(!"rn_cuda_free: not a buffer of this device");
-}
-
 /* ---- capabilities, buffers ---- */
 
 /* fp32 activations with fp32, bf16 or fp16 convs; bf16/fp16 activations with convs of their own type. */
@@ -182,13 +98,6 @@ static void cuda_zero(rn_device *dev, void *buf, size_t bytes)
 {
     rn_cuda_device *d = rn_cuda(dev);
     RN_CUDA_CHECK(cudaMemsetAsync(buf, 0, bytes, d->stream));
-}
-
-static void cuda_fill(rn_device *dev, float *buf, float value, size_t n)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_fill(&d->k, buf, value, n);
-    rn_cuda_launched(d, "fill");
 }
 
 /* The staging buffer of at least bytes (growing it waits: cudaFree synchronizes). */
@@ -284,196 +193,17 @@ static double cuda_event_elapsed_ms(rn_device *dev, void *ev, int a, int b)
 
 static size_t cuda_mem_peak(rn_device *dev) { return ((rn_cuda_device *)dev)->peak; }
 
-/* ---- BatchNorm ---- */
+/* ---- the kernel ops (nn/device_ops.inc's KERNEL entries): each runs its launcher of cuda/kernels.h,
+ * which takes the op's arguments after the device, then checks the launch ---- */
 
-static void bn_sums(rn_device *dev, double *sums, const void *x, const rn_act_shape *a)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_bn_sums(&d->k, sums, x, a);
-    rn_cuda_launched(d, "bn_sums");
-}
-
-static void bn_stats(rn_device *dev, float *mean, float *var, const double *sums, double count, int C)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_bn_stats(&d->k, mean, var, sums, count, C);
-    rn_cuda_launched(d, "bn_stats");
-}
-
-static void bn_update_running(rn_device *dev, float *rmean, float *rvar, const float *mean, const float *var,
-                              double momentum, long count, int C)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_bn_update_running(&d->k, rmean, rvar, mean, var, momentum, count, C);
-    rn_cuda_launched(d, "bn_update_running");
-}
-
-static void bn_fold(rn_device *dev, float *scale, float *shift, const float *mean, const float *var,
-                    const float *gamma, const float *beta, int C)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_bn_fold(&d->k, scale, shift, mean, var, gamma, beta, C);
-    rn_cuda_launched(d, "bn_fold");
-}
-
-static void bn_apply(rn_device *dev, void *y, const void *x, const float *scale, const float *shift, int relu,
-                     const rn_act_shape *a)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_bn_apply(&d->k, y, x, scale, shift, relu, a);
-    rn_cuda_launched(d, "bn_apply");
-}
-
-static void bn_add_relu(rn_device *dev, void *y, const void *x, const float *scale, const float *shift,
-                        const void *r, const rn_act_shape *a)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_bn_add_relu(&d->k, y, x, scale, shift, r, a);
-    rn_cuda_launched(d, "bn_add_relu");
-}
-
-static void bn2_add_relu(rn_device *dev, void *y, const void *x1, const float *s1, const float *h1, const void *x2,
-                         const float *s2, const float *h2, const rn_act_shape *a)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_bn2_add_relu(&d->k, y, x1, s1, h1, x2, s2, h2, a);
-    rn_cuda_launched(d, "bn2_add_relu");
-}
-
-static void bn_backward_sums(rn_device *dev, double *sums, const void *dy, const void *relu_out, const void *x,
-                             const float *mean, const rn_act_shape *a)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_bn_backward_sums(&d->k, sums, dy, relu_out, x, mean, a);
-    rn_cuda_launched(d, "bn_backward_sums");
-}
-
-static void bn_backward_params(rn_device *dev, float *dgamma, float *dbeta, const double *sums, const float *var,
-                               int C)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_bn_backward_params(&d->k, dgamma, dbeta, sums, var, C);
-    rn_cuda_launched(d, "bn_backward_params");
-}
-
-static void bn_backward_data(rn_device *dev, void *dx, const void *dy, const void *relu_out, const void *x,
-                             const float *mean, const float *var, const float *gamma, const double *sums,
-                             double count, const rn_act_shape *a)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_bn_backward_data(&d->k, dx, dy, relu_out, x, mean, var, gamma, sums, count, a);
-    rn_cuda_launched(d, "bn_backward_data");
-}
-
-/* ---- elementwise, pooling ---- */
-
-static void relu_backward(rn_device *dev, void *dd, const void *y, const rn_act_shape *a)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_relu_backward(&d->k, dd, y, a);
-    rn_cuda_launched(d, "relu_backward");
-}
-
-static void add(rn_device *dev, void *y, const void *x, const rn_act_shape *a)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_add(&d->k, y, x, a);
-    rn_cuda_launched(d, "add");
-}
-
-static void maxpool_forward(rn_device *dev, void *y, const void *x, const rn_act_shape *a, int oh, int ow)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_maxpool_forward(&d->k, y, x, a, oh, ow);
-    rn_cuda_launched(d, "maxpool_forward");
-}
-
-static void maxpool_backward(rn_device *dev, void *dx, const void *dy, const void *x, const rn_act_shape *a, int oh,
-                             int ow)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_maxpool_backward(&d->k, dx, dy, x, a, oh, ow);
-    rn_cuda_launched(d, "maxpool_backward");
-}
-
-static void gap_forward(rn_device *dev, float *out, const void *x, const rn_act_shape *a)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_gap_forward(&d->k, out, x, a);
-    rn_cuda_launched(d, "gap_forward");
-}
-
-static void gap_backward(rn_device *dev, void *dx, const float *dout, const rn_act_shape *a)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_gap_backward(&d->k, dx, dout, a);
-    rn_cuda_launched(d, "gap_backward");
-}
-
-/* ---- the RootNet head ---- */
-
-static void xy_forward(rn_device *dev, float *coord, float *prob, const void *a_in, const float *w, const float *b,
-                       const rn_act_shape *a)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_xy_forward(&d->k, coord, prob, a_in, w, b, a);
-    rn_cuda_launched(d, "xy_forward");
-}
-
-static void xy_backward(rn_device *dev, void *da, float *dw, float *db, const float *dcoord, float *prob,
-                        const void *a_in, const float *w, const rn_act_shape *a)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_xy_backward(&d->k, da, dw, db, dcoord, prob, a_in, w, a);
-    rn_cuda_launched(d, "xy_backward");
-}
-
-static void depth_forward(rn_device *dev, float *depth, float *gamma, const float *feat, const float *w,
-                          const float *b, const float *k, int N, int C)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_depth_forward(&d->k, depth, gamma, feat, w, b, k, N, C);
-    rn_cuda_launched(d, "depth_forward");
-}
-
-static void depth_backward(rn_device *dev, float *dfeat, float *dw, float *db, const float *ddepth, const float *feat,
-                           const float *w, const float *k, int N, int C)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_depth_backward(&d->k, dfeat, dw, db, ddepth, feat, w, k, N, C);
-    rn_cuda_launched(d, "depth_backward");
-}
-
-static void coords(rn_device *dev, float *coord, const float *xy, const float *depth, int N)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_coords(&d->k, coord, xy, depth, N);
-    rn_cuda_launched(d, "coords");
-}
-
-static void loss(rn_device *dev, double *out, float *dxy, float *ddepth, const float *coord, const float *target,
-                 const float *vis, const float *have_depth, float scale, int N)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_loss(&d->k, out, dxy, ddepth, coord, target, vis, have_depth, scale, N);
-    rn_cuda_launched(d, "loss");
-}
-
-/* ---- optimizer ---- */
-
-static void adam(rn_device *dev, float *param, const float *grad, float *m, float *v, size_t n, const rn_adam_args *h)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_adam(&d->k, param, grad, m, v, n, h);
-    rn_cuda_launched(d, "adam");
-}
-
-static void unscale_check(rn_device *dev, float *grad, size_t n, float inv_scale, int *finite)
-{
-    rn_cuda_device *d = rn_cuda(dev);
-    rn_cuda_unscale_check(&d->k, grad, n, inv_scale, finite);
-    rn_cuda_launched(d, "unscale_check");
-}
+#define RN_DEVICE_KERNEL(name, params, args)                                                                           \
+    static void cuda_##name params                                                                                     \
+    {                                                                                                                  \
+        rn_cuda_device *cd_ = rn_cuda(dev);                                                                            \
+        rn_cuda_##name(&cd_->k, RN_DEVICE_ARGS_REST args);                                                             \
+        rn_cuda_launched(cd_, #name);                                                                                  \
+    }
+#include "nn/device_ops.inc"
 
 /* ---- create, destroy ---- */
 
@@ -510,7 +240,6 @@ static const rn_device_ops cuda_ops = {
     .upload_async = cuda_upload_async,
     .copy = cuda_copy,
     .zero = cuda_zero,
-    .fill = cuda_fill,
     .act_upload = cuda_act_upload,
     .act_download = cuda_act_download,
     .synchronize = cuda_synchronize,
@@ -528,30 +257,8 @@ static const rn_device_ops cuda_ops = {
     .conv_set_weights_folded = rn_cuda_conv_set_weights_folded,
     .conv_forward_fused = rn_cuda_conv_forward_fused,
     .conv_impl_name = rn_cuda_conv_impl_name,
-    .bn_sums = bn_sums,
-    .bn_stats = bn_stats,
-    .bn_update_running = bn_update_running,
-    .bn_fold = bn_fold,
-    .bn_apply = bn_apply,
-    .bn_add_relu = bn_add_relu,
-    .bn2_add_relu = bn2_add_relu,
-    .bn_backward_sums = bn_backward_sums,
-    .bn_backward_params = bn_backward_params,
-    .bn_backward_data = bn_backward_data,
-    .relu_backward = relu_backward,
-    .add = add,
-    .maxpool_forward = maxpool_forward,
-    .maxpool_backward = maxpool_backward,
-    .gap_forward = gap_forward,
-    .gap_backward = gap_backward,
-    .xy_forward = xy_forward,
-    .xy_backward = xy_backward,
-    .depth_forward = depth_forward,
-    .depth_backward = depth_backward,
-    .coords = coords,
-    .loss = loss,
-    .adam = adam,
-    .unscale_check = unscale_check,
+#define RN_DEVICE_KERNEL(name, params, args) .name = cuda_##name,
+#include "nn/device_ops.inc"
     RN_CUDA_COMM_OPS,
 };
 

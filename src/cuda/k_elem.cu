@@ -7,7 +7,26 @@
  */
 #include "cuda/k_common.cuh"
 
-static size_t act_elems(const rn_act_shape *a) { return (size_t)a->n * a->h * a->w * a->c; }
+/* An elementwise launch over an activation: packs of 8 elements (vec) when C % 8 == 0 and every pointer
+ * it touches is 16-byte aligned, else of 1. */
+typedef struct elem_plan {
+    size_t packs;
+    int vec;
+} elem_plan;
+
+static elem_plan elem_plan_of(const rn_act_shape *a, const void *p0, const void *p1, const void *p2)
+{
+    size_t n = (size_t)a->n * a->h * a->w * a->c;
+    int vec = rn_k_vec8(a->c, p0, p1, p2, NULL);
+    return {vec ? n / 8 : n, vec};
+}
+
+/* kern<T, V> over the activation a as planned by e (nothing when a is empty); the arguments name e.packs. */
+#define ELEM_LAUNCH(k, a, e, kern, ...)                                                                                \
+    do {                                                                                                               \
+        if ((e).packs)                                                                                                 \
+            RN_K_LAUNCH_TV((a)->type, (e).vec, kern, rn_k_grid(k, (e).packs), RN_K_THREADS, k, __VA_ARGS__);           \
+    } while (0)
 
 template <int T, int V>
 __global__ void k_bn_apply(void *y, const void *x, const float *scale, const float *shift, int relu, size_t packs, int C)
@@ -32,12 +51,8 @@ __global__ void k_bn_apply(void *y, const void *x, const float *scale, const flo
 extern "C" void rn_cuda_bn_apply(const rn_cuda_kctx *k, void *y, const void *x, const float *scale,
                                  const float *shift, int relu, const rn_act_shape *a)
 {
-    size_t n = act_elems(a);
-    if (!n) return;
-    int vec = rn_k_vec8(a->c, y, x, NULL, NULL);
-    size_t packs = vec ? n / 8 : n;
-    RN_K_LAUNCH_TV(a->type, vec, k_bn_apply, rn_k_grid(k, packs), RN_K_THREADS, k, y, x, scale, shift, relu, packs,
-                   a->c);
+    elem_plan e = elem_plan_of(a, y, x, NULL);
+    ELEM_LAUNCH(k, a, e, k_bn_apply, y, x, scale, shift, relu, e.packs, a->c);
 }
 
 template <int T, int V>
@@ -65,12 +80,8 @@ __global__ void k_bn_add_relu(void *y, const void *x, const float *scale, const 
 extern "C" void rn_cuda_bn_add_relu(const rn_cuda_kctx *k, void *y, const void *x, const float *scale,
                                     const float *shift, const void *r, const rn_act_shape *a)
 {
-    size_t n = act_elems(a);
-    if (!n) return;
-    int vec = rn_k_vec8(a->c, y, x, r, NULL);
-    size_t packs = vec ? n / 8 : n;
-    RN_K_LAUNCH_TV(a->type, vec, k_bn_add_relu, rn_k_grid(k, packs), RN_K_THREADS, k, y, x, scale, shift, r, packs,
-                   a->c);
+    elem_plan e = elem_plan_of(a, y, x, r);
+    ELEM_LAUNCH(k, a, e, k_bn_add_relu, y, x, scale, shift, r, e.packs, a->c);
 }
 
 template <int T, int V>
@@ -98,12 +109,8 @@ __global__ void k_bn2_add_relu(void *y, const void *x1, const float *s1, const f
 extern "C" void rn_cuda_bn2_add_relu(const rn_cuda_kctx *k, void *y, const void *x1, const float *s1, const float *h1,
                                      const void *x2, const float *s2, const float *h2, const rn_act_shape *a)
 {
-    size_t n = act_elems(a);
-    if (!n) return;
-    int vec = rn_k_vec8(a->c, y, x1, x2, NULL);
-    size_t packs = vec ? n / 8 : n;
-    RN_K_LAUNCH_TV(a->type, vec, k_bn2_add_relu, rn_k_grid(k, packs), RN_K_THREADS, k, y, x1, s1, h1, x2, s2, h2,
-                   packs, a->c);
+    elem_plan e = elem_plan_of(a, y, x1, x2);
+    ELEM_LAUNCH(k, a, e, k_bn2_add_relu, y, x1, s1, h1, x2, s2, h2, e.packs, a->c);
 }
 
 /* d = 0 where y <= 0 (8-wide: the pack is rewritten, the others unchanged). */
@@ -123,11 +130,8 @@ __global__ void k_relu_backward(void *d, const void *y, size_t packs)
 
 extern "C" void rn_cuda_relu_backward(const rn_cuda_kctx *k, void *d, const void *y, const rn_act_shape *a)
 {
-    size_t n = act_elems(a);
-    if (!n) return;
-    int vec = rn_k_vec8(a->c, d, y, NULL, NULL);
-    size_t packs = vec ? n / 8 : n;
-    RN_K_LAUNCH_TV(a->type, vec, k_relu_backward, rn_k_grid(k, packs), RN_K_THREADS, k, d, y, packs);
+    elem_plan e = elem_plan_of(a, d, y, NULL);
+    ELEM_LAUNCH(k, a, e, k_relu_backward, d, y, e.packs);
 }
 
 template <int T, int V>
@@ -146,11 +150,8 @@ __global__ void k_add(void *y, const void *x, size_t packs)
 
 extern "C" void rn_cuda_add(const rn_cuda_kctx *k, void *y, const void *x, const rn_act_shape *a)
 {
-    size_t n = act_elems(a);
-    if (!n) return;
-    int vec = rn_k_vec8(a->c, y, x, NULL, NULL);
-    size_t packs = vec ? n / 8 : n;
-    RN_K_LAUNCH_TV(a->type, vec, k_add, rn_k_grid(k, packs), RN_K_THREADS, k, y, x, packs);
+    elem_plan e = elem_plan_of(a, y, x, NULL);
+    ELEM_LAUNCH(k, a, e, k_add, y, x, e.packs);
 }
 
 /* dx (N, HW, C) += dout (N, C) / HW. */
@@ -171,12 +172,8 @@ __global__ void k_gap_backward(void *dx, const float *dout, size_t packs, int C,
 
 extern "C" void rn_cuda_gap_backward(const rn_cuda_kctx *k, void *dx, const float *dout, const rn_act_shape *a)
 {
-    size_t n = act_elems(a);
-    if (!n) return;
-    int vec = rn_k_vec8(a->c, dx, NULL, NULL, NULL);
-    size_t packs = vec ? n / 8 : n;
-    RN_K_LAUNCH_TV(a->type, vec, k_gap_backward, rn_k_grid(k, packs), RN_K_THREADS, k, dx, dout, packs, a->c,
-                   a->h * a->w);
+    elem_plan e = elem_plan_of(a, dx, NULL, NULL);
+    ELEM_LAUNCH(k, a, e, k_gap_backward, dx, dout, e.packs, a->c, a->h * a->w);
 }
 
 template <int T, int V>
@@ -205,12 +202,8 @@ __global__ void k_bias_add_relu(void *y, const void *x, const float *bias, const
 extern "C" void rn_cuda_bias_add_relu(const rn_cuda_kctx *k, void *y, const void *x, const float *bias,
                                       const void *r, int relu, const rn_act_shape *a)
 {
-    size_t n = act_elems(a);
-    if (!n) return;
-    int vec = rn_k_vec8(a->c, y, x, r, NULL);
-    size_t packs = vec ? n / 8 : n;
-    RN_K_LAUNCH_TV(a->type, vec, k_bias_add_relu, rn_k_grid(k, packs), RN_K_THREADS, k, y, x, bias, r, relu, packs,
-                   a->c);
+    elem_plan e = elem_plan_of(a, y, x, r);
+    ELEM_LAUNCH(k, a, e, k_bias_add_relu, y, x, bias, r, relu, e.packs, a->c);
 }
 
 __global__ void k_fill(float *buf, float value, size_t n)

@@ -165,3 +165,22 @@ void rn_device_retain(rn_device *dev)
     RN_ASSERT(dev && dev->refs >= 0);
     dev->refs++;
 }
+
+static const char *const OP_NAMES[RN_OP_COUNT] = {
+#define RN_DEVICE_ENTRY(ret, name, params, args) #name,
+#include "nn/device_ops.inc"
+};
+
+const char *rn_device_op_name(int i) { return i >= 0 && i < RN_OP_COUNT ? OP_NAMES[i] : NULL; }
+
+int rn_device_op_has(const rn_device_ops *ops, int i)
+{
+    switch (i) {
+#define RN_DEVICE_ENTRY(ret, name, params, args)                                                                       \
+    case RN_OP_##name:                                                                                                 \
+        return ops->name != NULL;
+#include "nn/device_ops.inc"
+    default:
+        return 0;
+    }
+}

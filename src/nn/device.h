@@ -45,6 +45,11 @@
  * concurrently (they share scratch buffers); use one device per thread.
  *
  * Write conventions: "overwrites" (=) unless an op says "accumulates" (+=).
+ *
+ * The ops, each with its contract, are one list: nn/device_ops.inc, which also
+ * says which ops wait. Adding an op there adds it to the table below, to the
+ * op names (rn_device_op_name), to the ref-guard device and, for a kernel op,
+ * to the CUDA device's table (its launcher in cuda/kernels.h is still to write).
  */
 #ifndef RN_NN_DEVICE_H
 #define RN_NN_DEVICE_H
@@ -146,188 +151,25 @@ struct rn_device {
     int refs;          /* holders beyond the creator: rn_device_retain adds one, rn_device_destroy drops one */
 };
 
+/* The op table: one member per entry of nn/device_ops.inc, where each op's contract is written. */
 struct rn_device_ops {
-    void (*destroy)(rn_device *dev); /* frees the device; every conv and buffer must be freed first */
-
-    /* ---- capabilities ---- */
-    /* 1 if convs can compute in `compute` with activations stored as `act` (a precision
-     * policy needs this pair; nn/precision.h asks); 0 otherwise. cpu: F32/F32,
-     * BF16/F32, BF16/BF16; ref: F32/F32 at least. */
-    int (*supports)(rn_device *dev, rn_compute compute, rn_act_type act);
-
-    /* ---- buffers ---- */
-    /* bytes of device memory, 64-byte aligned, contents undefined; NULL when out of memory. */
-    void *(*alloc)(rn_device *dev, size_t bytes);
-    void (*free)(rn_device *dev, void *buf); /* NULL is fine */
-    /* Bytes of one activation of shape a in this device's layout (with any padding). */
-    size_t (*act_bytes)(rn_device *dev, const rn_act_shape *a);
-    /* Host to device; src may be reused when it returns (the copy itself may finish later). */
-    void (*upload)(rn_device *dev, void *dst, const void *src /* host */, size_t bytes);
-    void (*download)(rn_device *dev, void *dst /* host */, const void *src, size_t bytes); /* waits */
-    /* Optional (NULL: use malloc/free and upload). Pinned host memory, 64-byte aligned, NULL when
-     * out of memory; upload_async copies from it on the device's copy engine, overlapping the ops
-     * issued before it; ops issued after it see the data; src must stay unchanged until the next
-     * waiting call. */
-    void *(*host_alloc)(rn_device *dev, size_t bytes);
-    void (*host_free)(rn_device *dev, void *buf); /* NULL is fine */
-    void (*upload_async)(rn_device *dev, void *dst, const void *src /* host, from host_alloc */, size_t bytes);
-    void (*copy)(rn_device *dev, void *dst, const void *src, size_t bytes); /* device to device, no overlap */
-    void (*zero)(rn_device *dev, void *buf, size_t bytes);                 /* all bits 0 (zero-grad) */
-    void (*fill)(rn_device *dev, float *buf, float value, size_t n);       /* n floats = value */
-    /* Activation from/to plain NCHW fp32 on the host (tests, debugging, the network input
-     * when it is not src_plain); bf16 rounds to nearest even on upload, widens on download. */
-    void (*act_upload)(rn_device *dev, void *dst, const float *src /* host (N, C, H, W) */, const rn_act_shape *a);
-    void (*act_download)(rn_device *dev, float *dst /* host (N, C, H, W) */, const void *src, const rn_act_shape *a);
-    void (*synchronize)(rn_device *dev); /* waits for every op issued */
-    /* Optional timing and memory statistics (NULL on devices whose ops finish before they return:
-     * the profiler then reads the host clock). events_create makes n timestamps (NULL on failure);
-     * event_record(i) marks slot i after every op issued so far; event_elapsed_ms waits for slot b
-     * and returns the milliseconds from a to b. mem_peak: the most bytes of alloc held at once. */
-    void *(*events_create)(rn_device *dev, int n);
-    void (*events_destroy)(rn_device *dev, void *ev); /* NULL is fine */
-    void (*event_record)(rn_device *dev, void *ev, int i);
-    double (*event_elapsed_ms)(rn_device *dev, void *ev, int a, int b);
-    size_t (*mem_peak)(rn_device *dev);
-
-    /* ---- collectives (optional; NULL: src/dist stages buffers through the host and MPI) ---- */
-    /* A communicator over `size` replicas, one device each: rank 0 calls comm_id to make the
-     * communicator's id (at most RN_COMM_ID_BYTES; returns its length, 0 with err on failure),
-     * the caller sends those bytes to every rank (MPI_Bcast), then every rank calls comm_init. */
-    size_t (*comm_id)(rn_device *dev, void *id /* host (RN_COMM_ID_BYTES) */, rn_err *err);
-    int (*comm_init)(rn_device *dev, const void *id /* host */, size_t id_bytes, int rank, int size, rn_err *err);
-    void (*comm_destroy)(rn_device *dev);
-    /* In place over every replica, ordered after the ops issued before it and before those issued
-     * after it, without waiting: buf[0 .. n) = the sum (RN_RED_F64/F32) over replicas, times
-     * `scale` (1: the sum; 1/size: the mean) for float buffers. Errors are kept and returned by
-     * comm_check (waits), so that a step can fail with one line. */
-    void (*allreduce)(rn_device *dev, void *buf, size_t n, rn_red_type t, float scale);
-    void (*broadcast)(rn_device *dev, void *buf, size_t bytes, int root);
-    int (*comm_check)(rn_device *dev, rn_err *err);
-
-
-    /* ---- convolutions (no bias) ---- */
-    /* Builds everything s needs (primitives, reordered weights, scratch); the calls below
-     * allocate nothing. Fails with one line for a shape or precision the device cannot run
-     * (after rn_conv_shape_check), or an algorithm it lacks. */
-    int (*conv_create)(rn_device *dev, rn_conv **out, const rn_conv_shape *s, rn_err *err);
-    void (*conv_destroy)(rn_device *dev, rn_conv *c); /* NULL is fine */
-    /* w: (OC, IC, KH, KW) for a Conv2d, (IC, OC, KH, KW) for a ConvTranspose2d, PyTorch's
-     * layout. Takes the weights into the conv's own format; call after every weight change. */
-    void (*conv_set_weights)(rn_device *dev, rn_conv *c, const float *w);
-    /* dst = conv(src). dst: act (N, OC, OH, OW); src: act (N, IC, IH, IW), plain NCHW fp32 if src_plain. */
-    void (*conv_forward)(rn_device *dev, rn_conv *c, void *dst, const void *src);
-    /* diff_src = dL/dsrc (overwrites) from diff_dst; not for src_plain, no_bwd_data, forward_only. */
-    void (*conv_backward_data)(rn_device *dev, rn_conv *c, void *diff_src, const void *diff_dst);
-    /* diff_w += dL/dw (PyTorch layout, fp32); src as in forward. Not for forward_only.
-     * src must be unchanged since forward, and diff_dst unchanged until the matching
-     * backward_data (a device may reuse what it staged from them). */
-    void (*conv_backward_weights)(rn_device *dev, rn_conv *c, float *diff_w, const void *src, const void *diff_dst);
-    /* ---- fused inference convolutions (s.epilogue != 0; BN folded, see nn/model.h) ---- */
-    /* Takes w * scale[oc] (each output channel's weights times its scale, rounded to float;
-     * w as for conv_set_weights, scale NULL: 1) and bias (OC) into the conv's own format. */
-    void (*conv_set_weights_folded)(rn_device *dev, rn_conv *c, const float *w, const float *scale,
-                                    const float *bias);
-    /* dst = conv(src) + bias, then + res (RN_EPI_SUM; else res must be NULL), then ReLU
-     * (RN_EPI_RELU), each output rounded once to the activation type. res may equal dst (in
-     * place: the residual is read, then overwritten). dst, res: act (N, OC, OH, OW); src as in
-     * conv_forward. conv_forward is not for these convs. */
-    void (*conv_forward_fused)(rn_device *dev, rn_conv *c, void *dst, const void *src, const void *res);
-    /* The implementation chosen per direction (0 fwd, 1 bwd-data, 2 bwd-weights), e.g.
-     * "jit:avx512_core", for logs and the profiler; a static string. */
-    const char *(*conv_impl_name)(rn_device *dev, const rn_conv *c, int direction);
-
-    /* ---- BatchNorm (training statistics over N*H*W per channel; count = values per channel) ---- */
-    /* sums[c] = sum x, sums[C + c] = sum x^2 (c < C), sums[2C] = N*H*W. sums: double (2C + 1). */
-    void (*bn_sums)(rn_device *dev, double *sums, const void *x, const rn_act_shape *a);
-    /* mean = sums[c] / count, var = max(sums[C + c] / count - mean^2, 0) (biased). */
-    void (*bn_stats)(rn_device *dev, float *mean /* (C) */, float *var /* (C) */, const double *sums /* (2C) */,
-                     double count, int C);
-    /* running = (1 - momentum) running + momentum batch; rvar takes the unbiased batch variance
-     * var * count / (count - 1). */
-    void (*bn_update_running)(rn_device *dev, float *rmean /* (C) */, float *rvar /* (C) */, const float *mean,
-                              const float *var, double momentum, long count, int C);
-    /* scale = gamma / sqrt(var + eps), shift = beta - mean * scale: BN as y = x * scale + shift. */
-    void (*bn_fold)(rn_device *dev, float *scale /* (C) */, float *shift /* (C) */, const float *mean,
-                    const float *var, const float *gamma, const float *beta, int C);
-    /* y = x * scale + shift per channel, then ReLU if relu. y may equal x. Train and eval
-     * (eval: fold the running statistics). */
-    void (*bn_apply)(rn_device *dev, void *y, const void *x, const float *scale, const float *shift, int relu,
-                     const rn_act_shape *a);
-    /* y = ReLU(x * scale + shift + r): a basic/bottleneck block's end. */
-    void (*bn_add_relu)(rn_device *dev, void *y, const void *x, const float *scale, const float *shift,
-                        const void *r, const rn_act_shape *a);
-    /* y = ReLU(x1 * s1 + h1 + x2 * s2 + h2): a block's end with its downsample branch. */
-    void (*bn2_add_relu)(rn_device *dev, void *y, const void *x1, const float *s1, const float *h1, const void *x2,
-                         const float *s2, const float *h2, const rn_act_shape *a);
-    /* Backward of a training BN over x (its input) with an optional ReLU after it
-     * (relu_out != NULL: dz = dy * (relu_out > 0), else dz = dy), in three steps so that
-     * SyncBN can reduce the sums between the second and the third:
-     * sums[c] = sum dz, sums[C + c] = sum dz * (x - mean). sums: double (2C). */
-    void (*bn_backward_sums)(rn_device *dev, double *sums, const void *dy, const void *relu_out, const void *x,
-                             const float *mean, const rn_act_shape *a);
-    /* dgamma += sums[C + c] / sqrt(var + eps), dbeta += sums[c] (accumulates; local sums). */
-    void (*bn_backward_params)(rn_device *dev, float *dgamma /* (C) */, float *dbeta /* (C) */,
-                               const double *sums, const float *var, int C);
-    /* dx = gamma invstd (dz - sums[c] / count - (x - mean) invstd^2 sums[C + c] / count),
-     * invstd = 1 / sqrt(var + eps); overwrites; dx may equal dy. */
-    void (*bn_backward_data)(rn_device *dev, void *dx, const void *dy, const void *relu_out, const void *x,
-                             const float *mean, const float *var, const float *gamma, const double *sums,
-                             double count, const rn_act_shape *a);
-
-    /* ---- elementwise, pooling ---- */
-    /* d *= (y > 0): ReLU backward from the ReLU's output y. */
-    void (*relu_backward)(rn_device *dev, void *d, const void *y, const rn_act_shape *a);
-    /* y += x (the residual branch's gradient). */
-    void (*add)(rn_device *dev, void *y, const void *x, const rn_act_shape *a);
-    /* 3x3, stride 2, padding 1 max-pool of x (shape a) into y (N, C, oh, ow); the first
-     * maximum in scan order wins (PyTorch). */
-    void (*maxpool_forward)(rn_device *dev, void *y, const void *x, const rn_act_shape *a, int oh, int ow);
-    /* dx = dy routed to each window's first maximum (overwrites); x, a as in forward. */
-    void (*maxpool_backward)(rn_device *dev, void *dx, const void *dy, const void *x, const rn_act_shape *a, int oh,
-                             int ow);
-    /* out (N, C) float = mean of x over H*W. */
-    void (*gap_forward)(rn_device *dev, float *out, const void *x, const rn_act_shape *a);
-    /* dx += dout / (H*W) broadcast over H*W (accumulates: dx already holds the head's gradient). */
-    void (*gap_backward)(rn_device *dev, void *dx, const float *dout /* (N, C) */, const rn_act_shape *a);
-
-    /* ---- the RootNet head ---- */
-    /* xy: logits = 1x1 conv of a (C -> 1) with weight w (C) and bias b (1); prob = softmax
-     * over all H*W positions; coord[n] = (sum p * col, sum p * row) on the H x W grid.
-     * coord (N, 2), prob (N, H*W). */
-    void (*xy_forward)(rn_device *dev, float *coord, float *prob, const void *a_in, const float *w, const float *b,
-                       const rn_act_shape *a);
-    /* Backward of xy_forward from dcoord (N, 2): da overwritten, dw (C) and db (1) accumulated;
-     * prob: in the softmax, out the logits' gradient (overwritten). */
-    void (*xy_backward)(rn_device *dev, void *da, float *dw, float *db, const float *dcoord, float *prob,
-                        const void *a_in, const float *w, const rn_act_shape *a);
-    /* gamma[n] = w . feat[n] + b[0]; depth[n] = gamma[n] * k[n]. feat (N, C), k, gamma, depth (N). */
-    void (*depth_forward)(rn_device *dev, float *depth, float *gamma, const float *feat, const float *w,
-                          const float *b, const float *k, int N, int C);
-    /* dfeat (N, C) overwritten, dw (C) and db (1) accumulated, from ddepth (N). */
-    void (*depth_backward)(rn_device *dev, float *dfeat, float *dw, float *db, const float *ddepth, const float *feat,
-                           const float *w, const float *k, int N, int C);
-    /* coord (N, 3) = (xy[n, 0], xy[n, 1], depth[n]). */
-    void (*coords)(rn_device *dev, float *coord, const float *xy /* (N, 2) */, const float *depth /* (N) */, int N);
-    /* The masked L1 loss of RootNet: loss[0] (double) = mean over n of
-     * (|x - tx| v + |y - ty| v + |z - tz| v d) / 3, v = vis[n], d = have_depth[n], in double;
-     * unless dxy is NULL also its gradient, split for the heads and times scale (the loss scale):
-     * g = dL/dcoord in float (sign(x - tx) v / (3N), sign(y - ty) v / (3N), sign(z - tz) v d / (3N),
-     * sign(0) = 0), then dxy[n] = (g0 * scale, g1 * scale), ddepth[n] = g2 * scale (float products).
-     * coord, target (N, 3); vis, have_depth (N); dxy (N, 2); ddepth (N). */
-    void (*loss)(rn_device *dev, double *loss, float *dxy, float *ddepth, const float *coord, const float *target,
-                 const float *vis, const float *have_depth, float scale, int N);
-
-    /* ---- optimizer (flat buffers of n floats) ---- */
-    /* One Adam update, exactly PyTorch's single-tensor Adam with its scalars rounded to float:
-     * m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
-     * param += -(lr / (1 - b1^step)) m / (sqrt(v) / sqrt(1 - b2^step) + eps). */
-    void (*adam)(rn_device *dev, float *param, const float *grad, float *m, float *v, size_t n,
-                 const rn_adam_args *h);
-    /* grad *= inv_scale (not even read-modify-written when inv_scale == 1); *finite (device
-     * memory, one int) = 1 if every element is finite, 0 if any is Inf or NaN. One pass; no wait:
-     * the flag feeds adam (rn_adam_args.finite) and is read with the loss. */
-    void (*unscale_check)(rn_device *dev, float *grad, size_t n, float inv_scale, int *finite);
+#define RN_DEVICE_ENTRY(ret, name, params, args) ret(*name) params;
+#include "nn/device_ops.inc"
 };
+
+/* The ops by index, in the table's order (RN_OP_destroy = 0 .. RN_OP_COUNT - 1), for logs, the
+ * profiler and tests. */
+enum {
+#define RN_DEVICE_ENTRY(ret, name, params, args) RN_OP_##name,
+#include "nn/device_ops.inc"
+    RN_OP_COUNT
+};
+/* The name of op i ("bn_sums"), NULL when i is out of range. */
+const char *rn_device_op_name(int i);
+/* 1 if ops has op i (an optional op may be NULL), 0 if not or i is out of range. */
+int rn_device_op_has(const rn_device_ops *ops, int i);
+/* The arguments after the device, from an entry's args: RN_DEVICE_ARGS_REST (dev, x, a) is x, a. */
+#define RN_DEVICE_ARGS_REST(dev, ...) __VA_ARGS__
 
 /* Opens device `name` with `threads` compute threads (0: OpenMP's default,
  * read once here). Names: "cpu" and "ref", where built in; "cuda" or "cuda:N"

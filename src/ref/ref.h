@@ -142,8 +142,10 @@ void rn_ref_adam(float *param /* (n) */, float *m /* (n) */, float *v /* (n) */,
 /* grad *= inv_scale; returns 1 if every result is finite, else 0. */
 int rn_ref_unscale_check(float *grad /* (n) */, size_t n, float inv_scale);
 
-/* The waiting calls (download, act_download, synchronize) a ref-guard device has served so far (tests). */
+/* What a ref-guard device has served so far (tests): its waiting calls (nn/device_ops.inc's WAIT
+ * entries: download, act_download, synchronize, event_elapsed_ms) and its alloc calls. */
 struct rn_device;
 long rn_ref_guard_waits(const struct rn_device *dev);
+long rn_ref_guard_allocs(const struct rn_device *dev);
 
 #endif
