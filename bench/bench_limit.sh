@@ -3,7 +3,7 @@
 # 256x256 on THREADS (2) threads, each row as a share of the limit build/bench_peak measures in
 # the same run, and inference against onnxruntime (tools/ort_bench.js, intra-op THREADS) on the
 # same weights (bench/onnx_model.sh):
-#   train fp32 and bf16 (`--precision bf16`: convs in bf16), batch 8;
+#   train fp32, bf16 (`--precision bf16`: convs in bf16) and bf16-o2 (activations in bf16 too), batch 8;
 #   infer fp32 and bf16 (BN folded, fused convs), batch 1 and 32; onnxruntime fp32 at both.
 # The limit of a row is bench_peak's fp32 FMA (or bf16 dot-product) rate over the work of one
 # image: 14.44 GFLOP a forward (7.22 GMAC, build/bench_convs prints the sum), 43.3 a training
@@ -25,7 +25,7 @@ BUILD=$BUILD PY=$PY bash bench/onnx_model.sh "$tmp" "$onnx"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; prefix: ${CHRT:-none}"
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 out="$tmp/results"
-cases="infer:fp32:1 ort:fp32:1 infer:bf16:1 infer:fp32:32 ort:fp32:32 infer:bf16:32 train:fp32:8 train:bf16:8"
+cases="infer:fp32:1 ort:fp32:1 infer:bf16:1 infer:fp32:32 ort:fp32:32 infer:bf16:32 train:fp32:8 train:bf16:8 train:bf16-o2:8"
 for r in $(seq "$rounds"); do
     peak=$("${pre[@]}" "$BUILD/bench_peak" --threads "$threads")
     echo "round $r peak: $peak"; echo "peak - - $r $peak" >> "$out"
@@ -45,7 +45,8 @@ echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$PY" - "$out" <<'PYEOF'
 import json, statistics, sys
 GFLOP = {"infer": 14.44, "train": 3 * 14.44}
-GOAL = {("train", "fp32"): 75, ("train", "bf16"): 65, ("infer", "fp32"): 88, ("infer", "bf16"): 88}
+GOAL = {("train", "fp32"): 75, ("train", "bf16"): 65, ("train", "bf16-o2"): 65, ("infer", "fp32"): 88,
+        ("infer", "bf16"): 88}
 ORT_GOAL = 1.2
 peak, ips = {}, {}
 for line in open(sys.argv[1]):
@@ -62,13 +63,13 @@ print("\nbench_peak, %d rounds: fp32 %s, bf16 %s GFLOP/s" % (len(peak), span(pf)
 print("| work | batch | img/s: median (min-max) | share of the limit: median (min-max) | goal | "
       "/ onnxruntime fp32: median (min-max) |")
 print("|---|---|---|---|---|---|")
-order = [("train", "fp32", 8), ("train", "bf16", 8), ("infer", "fp32", 1), ("infer", "fp32", 32),
-         ("infer", "bf16", 1), ("infer", "bf16", 32)]
+order = [("train", "fp32", 8), ("train", "bf16", 8), ("train", "bf16-o2", 8), ("infer", "fp32", 1),
+         ("infer", "fp32", 32), ("infer", "bf16", 1), ("infer", "bf16", 32)]
 for key in order:
     mode, prec, b = key
     if key not in ips: continue
     rr = ips[key]
-    sh = [100 * v * GFLOP[mode] / peak[r][prec + "_gflops"] for r, v in rr.items()]
+    sh = [100 * v * GFLOP[mode] / peak[r][prec[:4] + "_gflops"] for r, v in rr.items()]
     goal = GOAL[(mode, prec)]
     cells = ["%s %s" % (mode, prec), str(b), span(list(rr.values())),
              "%.0f %% (%.0f-%.0f)" % (med(sh), min(sh), max(sh)),
