@@ -4,6 +4,8 @@
 # inference in fp32 and bf16-o2. Rounds alternate the two binaries so that
 # drift on a noisy machine hits both alike; the table gives each side's median
 # images/s and the median and range of the per-round ratios (current / BASE).
+# MODES (train infer) and PRECISIONS (fp32 bf16-o2) pick the cases; CHRT="chrt -f 5" runs each
+# timed program under that prefix.
 # usage: BASE=/path/to/old/rootnet bench/bench_ab.sh [BATCH] [ITERS]
 #   e.g. d=$(mktemp -d); git worktree add $d <commit> && make -C $d -j2 build/rootnet
 #        BASE=$d/build/rootnet ROUNDS=3 bench/bench_ab.sh 8 3
@@ -12,14 +14,15 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}; PY=${PY:-/usr/bin/python3}
 : "${BASE:?set BASE to the rootnet binary to compare against}"
 batch=${1:-8}; iters=${2:-3}; threads=${THREADS:-2}; rounds=${ROUNDS:-3}
+read -r -a pre <<< "${CHRT:-}"
 out=$(mktemp); trap 'rm -f "$out"' EXIT
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
-for mode in train infer; do
-    for prec in fp32 bf16-o2; do
+for mode in ${MODES:-train infer}; do
+    for prec in ${PRECISIONS:-fp32 bf16-o2}; do
         for r in $(seq "$rounds"); do
             for side in base new; do
                 bin=$BUILD/rootnet; [ $side = base ] && bin=$BASE
-                j=$(OMP_NUM_THREADS=$threads "$bin" bench --mode $mode --batch "$batch" --iters "$iters" \
+                j=$("${pre[@]}" env OMP_NUM_THREADS="$threads" "$bin" bench --mode $mode --batch "$batch" --iters "$iters" \
                     --warmup 1 --threads "$threads" --precision $prec)
                 echo "$side $j"; echo "$mode $prec $r $side $j" >> "$out"
             done

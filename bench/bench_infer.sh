@@ -4,9 +4,8 @@
 # test and predict run) against PyTorch fp32 and bf16 autocast (tools/bench_torch.py:
 # channels_last + tuned glibc malloc, torch.set_num_threads) and onnxruntime
 # (onnxruntime-node from scripts/install-ort.sh, intra-op threads 2) on the ONNX
-# model of the same weights: from `rootnet export --onnx` when that command is
-# built, else torch.onnx.export (tools/onnx_export_torch.py); the line "onnx:"
-# says which. Images/s at each batch (median of ITERS timed forwards after one
+# model of the same weights (bench/onnx_model.sh; the line "onnx:" says how it
+# was made). Images/s at each batch (median of ITERS timed forwards after one
 # warm-up), latency at batch 1, the ratios and the goals. The goals were set on an AMD
 # Zen 4 (fp32 224 / bf16 448 GFLOP/s); the machines differ between runs (an Intel Xeon without
 # AMX runs vdpbf16ps at half its fp32 FMA rate), so the run also measures this CPU's limits
@@ -17,15 +16,8 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}; PY=${PY:-/usr/bin/python3}; RN="$BUILD/rootnet"
 batches=${1:-1 8 32}; iters=${2:-3}; threads=${THREADS:-2}; rounds=${ROUNDS:-1}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-bash scripts/install-ort.sh > /dev/null
-"$PY" tools/reference.py make-case --backbone 50 --height 64 --width 64 --batch 1 --steps 1 --out "$tmp/w" > /dev/null
-W="$tmp/w/w0.safetensors"; onnx="$tmp/rootnet.onnx"
-if "$RN" export --help > /dev/null 2>&1 && "$RN" export --snapshot "$W" --onnx "$onnx" --input-size 256 > /dev/null; then
-    echo "onnx: rootnet export --onnx"
-else
-    "$PY" tools/onnx_export_torch.py --weights "$W" --out "$onnx" 2> /dev/null
-    echo "onnx: torch.onnx.export of tools/reference.py's ResPoseNet (rootnet export --onnx not built)"
-fi
+onnx="$tmp/rootnet.onnx"
+BUILD=$BUILD PY=$PY bash bench/onnx_model.sh "$tmp" "$onnx"
 out="$tmp/results"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 peak=$("$BUILD/bench_peak" --threads "$threads")

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # make bench: every benchmark, each side by side with its reference in one run.
-# BENCH=model,infer,precision,data,loader,annot,convs,predict selects a subset (default: all).
+# BENCH=model,infer,limit,precision,data,loader,annot,convs,predict selects a subset (default: all).
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}; export BUILD
-want=${BENCH:-model,infer,precision,data,loader,annot,convs,predict}
+want=${BENCH:-model,infer,limit,precision,data,loader,annot,convs,predict}
 has() { case ",$want," in *",$1,"*) return 0;; esac; return 1; }
 if has model; then echo "== model core: rootnet vs PyTorch (ResNet-50, 256x256, 2 threads)"; bash bench/bench_model.sh "${BENCH_BATCHES:-8 32}" 3; fi
 if has infer; then echo "== fast inference: rootnet fp32/bf16 vs PyTorch fp32/bf16 vs onnxruntime (ResNet-50, 256x256, 2 threads)"; bash bench/bench_infer.sh "${BENCH_INFER_BATCHES:-1 8 32}" 3; fi
+if has limit; then echo "== training and inference as a share of this CPU's limit (bench_peak), inference vs onnxruntime (ResNet-50, 256x256, 2 threads)"; bash bench/bench_limit.sh 3 5; fi
 if has precision; then echo "== mixed precision: rootnet fp32/bf16 vs PyTorch fp32/bf16 autocast (training)"; bash bench/bench_precision.sh "${BENCH_BATCHES:-8 32}" 3; fi
 if has data; then echo "== data pipeline: rootnet loader vs PyTorch DataLoader + cv2"; bash bench/bench_data.sh 512 2; fi
 if has loader; then echo "== loader on 2048x2048 frames, augmentation on: today's loader (34b3563) vs this one, source vs prepared frames"; bash bench/bench_loader.sh 96 2; fi
