@@ -18,8 +18,8 @@
 #include "cli/data_flags.h"
 #include "cli/exit.h"
 #include "core/afile.h"
-#include "data/augment.h"
-#include "data/sample.h"
+#include "data/load/augment.h"
+#include "data/sets/sample.h"
 #include "io/tensors.h"
 
 typedef struct inspect_args {

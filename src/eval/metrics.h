@@ -45,7 +45,7 @@
 #include <stdio.h>
 
 #include "core/status.h"
-#include "data/sample.h"
+#include "data/sets/sample.h"
 
 typedef enum { RN_EVAL_MUPOTS = 0, RN_EVAL_H36M = 1, RN_EVAL_PW3D = 2 } rn_eval_kind;
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "core/afile.h"
-#include "data/loader.h"
+#include "data/load/loader.h"
 #include "eval/metrics.h"
 #include "eval/results.h"
 #include "infer/predict.h"

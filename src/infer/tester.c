@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "data/loader.h"
+#include "data/load/loader.h"
 #include "eval/results.h"
 #include "infer/predict.h"
 #include "io/file.h"

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "data/loader.h"
+#include "data/load/loader.h"
 #include "io/file.h"
 #include "nn/model.h"
 #include "nn/weights.h"

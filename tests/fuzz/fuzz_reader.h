@@ -13,7 +13,7 @@
 
 #include <math.h>
 
-#include "data/readers.h"
+#include "data/sets/readers.h"
 #include "fuzz.h"
 
 #define FUZZ_MAX_FILES 4

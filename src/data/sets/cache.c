@@ -1,4 +1,4 @@
-#include "data/cache.h"
+#include "data/sets/cache.h"
 
 #include <errno.h>
 #include <fcntl.h>

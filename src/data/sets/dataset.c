@@ -5,9 +5,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "data/cache.h"
-#include "data/readers.h"
-#include "data/sample.h"
+#include "data/sets/cache.h"
+#include "data/sets/readers.h"
+#include "data/sets/sample.h"
 #include "io/file.h"
 
 typedef int (*reader_fn)(rn_dsbuild *, const rn_read_ctx *, rn_err *);

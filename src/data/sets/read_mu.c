@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "data/jsonf.h"
-#include "data/readers.h"
+#include "data/json/jsonf.h"
+#include "data/sets/readers.h"
 
 enum { MU_ROOT = 14 }; /* 'Pelvis' in the MuCo-3DHP / MuPoTS joint order */
 static const double MUCO_MIN_DEPTH = 1500, MUCO_MAX_DEPTH = 7500, MUCO_MIN_SEP = 500;

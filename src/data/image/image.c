@@ -1,4 +1,4 @@
-#include "data/image.h"
+#include "data/image/image.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "data/exif_focal.h"
-#include "data/huff.h"
-#include "data/jpeg_err.h"
+#include "data/image/exif_focal.h"
+#include "data/image/huff.h"
+#include "data/image/jpeg_err.h"
 #include "io/file.h"
 
 #include "core/profile.h"

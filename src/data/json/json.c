@@ -1,4 +1,4 @@
-#include "data/json.h"
+#include "data/json/json.h"
 
 #include <errno.h>
 #include <fcntl.h>

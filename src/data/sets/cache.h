@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "core/status.h"
-#include "data/sample.h"
+#include "data/sets/sample.h"
 
 #define RN_CACHE_MAX_SOURCES 32
 

@@ -13,8 +13,8 @@
 #include <stddef.h>
 
 #include "core/status.h"
-#include "data/jsonf.h"
-#include "data/sample.h"
+#include "data/json/jsonf.h"
+#include "data/sets/sample.h"
 
 /* Growable records + string pool, the output of a reader. */
 typedef struct rn_dsbuild {

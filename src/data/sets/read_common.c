@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "data/bbox.h"
-#include "data/jsonf.h"
-#include "data/readers.h"
+#include "data/sets/bbox.h"
+#include "data/json/jsonf.h"
+#include "data/sets/readers.h"
 
 uint32_t rn_dsbuild_str(rn_dsbuild *b, const char *s)
 {

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "core/rng.h"
-#include "data/synth.h"
+#include "data/synth/synth.h"
 #include "io/file.h"
 
 enum { MUPOTS_JOINTS = 17, H36M_JOINTS = 17, H36M_N_SUBJ = 7, H36M_FRAME_STEP = 320 };

@@ -1,5 +1,5 @@
 /* PNG/JPEG output of 8-bit RGB images. */
-#include "data/draw.h"
+#include "data/image/draw.h"
 
 #include <jpeglib.h>
 #include <png.h>

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "data/jsonf.h"
-#include "data/readers.h"
+#include "data/json/jsonf.h"
+#include "data/sets/readers.h"
 
 enum { COCO_LHIP = 11, COCO_RHIP = 12, COCO_JOINTS = 17, MPII_PELVIS = 6, MPII_JOINTS = 16 };
 static const double DUMMY_F[2] = {1500, 1500};
