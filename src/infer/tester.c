@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/profile.h"
 #include "data/load/loader.h"
 #include "eval/results.h"
 #include "infer/predict.h"
@@ -38,13 +39,6 @@ void rn_test_opts_default(rn_test_opts *o)
 {
     *o = (rn_test_opts){.input_size = 256, .batch = 16, .workers = 1, .compute = RN_COMPUTE_F32, .ap_thr = 250.0,
                         .progress = 1};
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int copy_str(char *dst, size_t cap, const char *src, const char *what, rn_err *err)
@@ -180,7 +174,7 @@ static void progress(const rn_tester *t, size_t done, double t0, int final)
     char bar[64];
     for (int i = 0; i < width; i++) bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
     bar[width] = '\0';
-    double dt = now_s() - t0;
+    double dt = rn_prof_now() - t0;
     fprintf(stderr, "\rtest %s [%s] %zu/%zu  %.1f img/s", t->ds.name, bar, done, t->n, dt > 0 ? (double)done / dt : 0.0);
     if (final) fputc('\n', stderr);
     fflush(stderr);
@@ -223,7 +217,7 @@ static int run_forward(rn_tester *t, rn_err *err)
 {
     rn_model_sync_weights(&t->m);
     if (rn_loader_start(t->ld, 0, 0, err)) return -1;
-    double t0 = now_s();
+    double t0 = rn_prof_now();
     size_t done = 0;
     const rn_batch *b;
     int rc;
@@ -263,9 +257,9 @@ int rn_tester_run(rn_tester *t, rn_test_result *r, rn_err *err)
     r->kind = t->kind;
     r->n = t->n;
     r->use_det_bbox = t->o.use_det_bbox;
-    double t0 = now_s();
+    double t0 = rn_prof_now();
     if (run_forward(t, err)) return -1;
-    r->seconds = now_s() - t0;
+    r->seconds = rn_prof_now() - t0;
     if (t->o.result_dir) {
         int len = snprintf(r->result_path, sizeof r->result_path, "%s/%s", t->o.result_dir,
                            rn_eval_results_filename(t->kind));

@@ -9,8 +9,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/hash.h"
 #include "core/profile.h"
-#include "data/sets/cache.h"
 #include "data/image/huff.h"
 #include "data/image/jpeg_err.h"
 #include "io/file.h"
