@@ -14,6 +14,7 @@
 #include "core/hash.h"
 #include "core/profile.h"
 #include "data/load/loader.h"
+#include "data/sets/descriptor.h"
 #include "io/file.h"
 #include "nn/model.h"
 #include "nn/weights.h"
@@ -441,7 +442,8 @@ static int plot(trainer *t, rn_err *err)
     double *lr = rn_xmalloc((size_t)c->end_epoch * sizeof *lr);
     for (int e = 0; e < c->end_epoch; e++) lr[e] = rn_train_lr(c, e);
     char name[64];
-    snprintf(name, sizeof name, strcmp(c->testset, "MuPoTS") ? "MRPE on %s (mm)" : "AP_root on %s (0-1)", c->testset);
+    const rn_set_desc *set = rn_set_find(c->testset);
+    snprintf(name, sizeof name, set && set->metric == RN_SET_AP_ROOT ? "AP_root on %s (0-1)" : "MRPE on %s (mm)", c->testset);
     rn_plot_train_in in = {t->st.loss, t->st.iter, t->ipe, t->metric, c->end_epoch, name, lr, c->end_epoch};
     int rc = rn_plot_train_png(path, &in, err);
     free(lr);
