@@ -4,6 +4,7 @@
  *   uint64_t f = rn_fnv1a64(RN_FNV_OFFSET, s, n);      // FNV-1a, a byte a step
  *   f = rn_fnv1a64(f, more, m);                        // chained over several pieces
  *   uint64_t w = rn_fnvx64(RN_FNV_OFFSET, buf, n);     // eight bytes a step, with a fold
+ *   uint32_t x = rn_mix32(i);                          // one integer's bits mixed
  *
  * Some values are kept in files and must never change: rn_hash64 (the dataset cache's
  * checksums, prepared frames' file names, the per-user cache folder's name) and rn_fnvx64
@@ -27,6 +28,16 @@ static inline uint64_t rn_mix64(uint64_t h)
     h ^= h >> 33;
     h *= 0xc4ceb9fe1a85ec53ULL;
     return h ^ (h >> 33);
+}
+
+/* A 32-bit integer mix (lowbias32): the synthetic images' per-pixel noise, so never change it. */
+static inline uint32_t rn_mix32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    return x ^ (x >> 16);
 }
 
 /* 64-bit hash of n bytes: four multiply-xorshift lanes over 32-byte blocks, mixed, then the tail. */
