@@ -20,10 +20,9 @@ static void h36m_files_free(h36m_files *f)
     rn_jdoc_free(f->joints);
 }
 
-/* A subject's annotation file of kind "data", "camera" or "joint_3d". */
-static void h36m_path(char *buf, size_t len, const rn_read_ctx *ctx, int subject, const char *kind)
+void rn_read_h36m_path(char *buf, size_t len, const char *data_dir, int subject, const char *kind)
 {
-    snprintf(buf, len, "%s/Human36M/annotations/Human36M_subject%d_%s.json", ctx->data_dir, subject, kind);
+    snprintf(buf, len, "%s/Human36M/annotations/Human36M_subject%d_%s.json", data_dir, subject, kind);
 }
 
 void rn_read_h36m_files(char paths[][4096], int *n, int max, const rn_read_ctx *ctx)
@@ -33,16 +32,16 @@ void rn_read_h36m_files(char paths[][4096], int *n, int max, const rn_read_ctx *
     for (int i = 0; i < ns; i++)
         for (int k = 0; k < 3; k++) {
             RN_ASSERT(*n < max);
-            h36m_path(paths[(*n)++], 4096, ctx, subj[i], kinds[k]);
+            rn_read_h36m_path(paths[(*n)++], 4096, ctx->data_dir, subj[i], kinds[k]);
         }
 }
 
 static int h36m_files_load(h36m_files *f, const rn_read_ctx *ctx, int subject, rn_err *err)
 {
     memset(f, 0, sizeof *f);
-    h36m_path(f->data_path, sizeof f->data_path, ctx, subject, "data");
-    h36m_path(f->cam_path, sizeof f->cam_path, ctx, subject, "camera");
-    h36m_path(f->joint_path, sizeof f->joint_path, ctx, subject, "joint_3d");
+    rn_read_h36m_path(f->data_path, sizeof f->data_path, ctx->data_dir, subject, "data");
+    rn_read_h36m_path(f->cam_path, sizeof f->cam_path, ctx->data_dir, subject, "camera");
+    rn_read_h36m_path(f->joint_path, sizeof f->joint_path, ctx->data_dir, subject, "joint_3d");
     if (!(f->data = rn_read_json(ctx, f->data_path, err))) return -1;
     if (!(f->cams = rn_read_json(ctx, f->cam_path, err))) return -1;
     if (!(f->joints = rn_read_json(ctx, f->joint_path, err))) return -1;

@@ -50,6 +50,9 @@ rn_jdoc *rn_read_json(const rn_read_ctx *ctx, const char *path, rn_err *err);
 /* Human36M's annotation files of ctx's protocol and split (data, camera and joint_3d of each
  * subject), the rn_set_desc.files of Human36M. */
 void rn_read_h36m_files(char paths[][4096], int *n, int max, const rn_read_ctx *ctx);
+/* One of them: subject's file of kind "data", "camera" or "joint_3d" under data_dir (also where
+ * rootnet synth writes it). */
+void rn_read_h36m_path(char *buf, size_t len, const char *data_dir, int subject, const char *kind);
 
 int rn_read_human36m(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err);
 int rn_read_muco(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err);
