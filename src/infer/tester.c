@@ -56,7 +56,8 @@ static int copy_str(char *dst, size_t cap, const char *src, const char *what, rn
 static int check_opts(const rn_test_opts *o, rn_err *err)
 {
     char names[128];
-    if (!o->testset) return rn_err_set(err, "no test set given (%s)", rn_set_names(names, sizeof names, RN_SET_TEST, " or "));
+    if (!o->testset)
+        return rn_err_set(err, "no test set given (%s)", rn_set_names(names, sizeof names, RN_SET_TEST, " or "));
     if (!o->data_dir) return rn_err_set(err, "no data dir given");
     if (o->input_size < 32 || o->input_size % 32)
         return rn_err_set(err, "input size %d: must be a positive multiple of 32", o->input_size);

@@ -122,7 +122,8 @@ int rn_rgb_write(const char *path, const rn_rgb *img, rn_err *err)
     int png = has_ext(path, ".png");
     if (img->w < 1 || img->h < 1) return rn_err_set(err, "%s: empty image", path);
     mem_buf m = {0};
-    if (rn_rgb_encode(&m.p, &m.n, img, png ? 0 : 92)) return rn_err_set(err, "%s: %s encoding failed", path, png ? "PNG" : "JPEG");
+    if (rn_rgb_encode(&m.p, &m.n, img, png ? 0 : 92))
+        return rn_err_set(err, "%s: %s encoding failed", path, png ? "PNG" : "JPEG");
     rn_afile f;
     int rc = rn_afile_open(&f, path, err) || rn_afile_write(&f, m.p, m.n, err) || rn_afile_commit(&f, err) ? -1 : 0;
     free(m.p);

@@ -14,7 +14,8 @@ static const rn_set_desc SETS[] = {
      .det = "MuPoTS/bbox/bbox_mupots_output.json", .roles = RN_SET_TEST, .eval = 0, .metric = RN_SET_AP_ROOT},
     {.name = "MSCOCO", .read = rn_read_mscoco, .train = "MSCOCO/annotations/person_keypoints_train2017.json",
      .test = "MSCOCO/annotations/person_keypoints_val2017.json", .roles = RN_SET_TRAIN_2D, .eval = -1},
-    {.name = "MPII", .read = rn_read_mpii, .train = "MPII/annotations/train.json", .roles = RN_SET_TRAIN_2D, .eval = -1},
+    {.name = "MPII", .read = rn_read_mpii, .train = "MPII/annotations/train.json", .roles = RN_SET_TRAIN_2D,
+     .eval = -1},
     {.name = "PW3D", .alias = "3DPW", .read = rn_read_pw3d, .train = "PW3D/data/3DPW_train.json",
      .test = "PW3D/data/3DPW_test.json", .metres = 1, .roles = RN_SET_TEST, .eval = 2, .metric = RN_SET_MRPE},
 };
@@ -37,9 +38,10 @@ const rn_set_desc *rn_set_find(const char *name)
 
 const rn_set_desc *rn_set_find_test(const char *name)
 {
-    for (int i = 0; i < N_SETS; i++)
-        if ((SETS[i].roles & RN_SET_TEST) && (!strcmp(SETS[i].name, name) || (SETS[i].alias && !strcmp(SETS[i].alias, name))))
-            return &SETS[i];
+    for (int i = 0; i < N_SETS; i++) {
+        const rn_set_desc *d = &SETS[i];
+        if ((d->roles & RN_SET_TEST) && (!strcmp(d->name, name) || (d->alias && !strcmp(d->alias, name)))) return d;
+    }
     return NULL;
 }
 

@@ -32,7 +32,7 @@ typedef struct rn_set_desc {
     const char *name;        /* --dataset spelling, its folder under the data dir, the cache's file name */
     const char *alias;       /* another spelling test and evaluate accept ("3DPW"), or NULL */
     rn_set_reader read;      /* the authors' load_data (readers.h) */
-    const char *train, *test; /* each split's annotation file under the data dir; NULL: the authors' set has no such split */
+    const char *train, *test; /* each split's annotation file under the data dir; NULL: no such split */
     rn_set_files files;      /* instead of train/test: the split's files (Human36M's, per subject), or NULL */
     const char *det;         /* the authors' detector boxes of the test split (--det-bbox), or NULL: none */
     int metres;              /* world unit metres (3DPW), else mm: bbox_real is 2 m, else 2000 mm */
