@@ -74,7 +74,8 @@ LDLIBS := -lprotobuf-c $(LDLIBS)
 ONNX_OBJ := $(BUILD)/gen/onnx.pb-c.o
 endif
 
-LIB_SRC  := $(filter-out src/cli/% src/cpu/% src/ref/% src/cuda/%,$(wildcard src/*/*.c)) $(DEV_SRC)
+# src/data has one level of subfolders more (image, json, sets, load, synth).
+LIB_SRC  := $(filter-out src/cli/% src/cpu/% src/ref/% src/cuda/%,$(wildcard src/*/*.c src/data/*/*.c)) $(DEV_SRC)
 CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(filter-out $(CPU_TESTS),$(wildcard tests/test_*.c))
 
@@ -87,7 +88,7 @@ DEVICES  := $(strip $(if $(filter 1,$(DNNL)),cpu) $(if $(wildcard src/ref/*.c),r
 # metrics, test/predict/demo paths): an implicit float conversion (float to an
 # integer, double to float) is an error there; explicit casts are scanned by
 # tests/nocast.py.
-CAMERA_SRC := $(wildcard src/data/*.c src/eval/*.c src/infer/*.c) src/train/trainer.c \
+CAMERA_SRC := $(wildcard src/data/*/*.c src/eval/*.c src/infer/*.c) src/train/trainer.c \
               src/cli/cmd_demo.c src/cli/cmd_predict.c src/cli/cmd_test.c src/cli/cmd_dataset.c src/cli/cmd_inspect.c
 $(CAMERA_SRC:%.c=$(BUILD)/%.o): CFLAGS += -Wfloat-conversion
 
@@ -285,7 +286,7 @@ FUZZ_CC      ?= clang
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -fopenmp -Isrc -MMD -MP \
                 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Wno-pass-failed
 FUZZ_LDFLAGS := -fopenmp -fsanitize=fuzzer,address,undefined
-FUZZ_LIB_SRC := $(wildcard src/core/*.c src/data/*.c src/io/*.c src/eval/*.c) src/train/config.c src/infer/predict_box.c \
+FUZZ_LIB_SRC := $(wildcard src/core/*.c src/data/*/*.c src/io/*.c src/eval/*.c) src/train/config.c src/infer/predict_box.c \
                 $(wildcard src/optim/*.c) src/nn/precision.c src/nn/device.c
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)

@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "data/cache.h"
-#include "data/sample.h"
-#include "data/synth.h"
+#include "data/sets/cache.h"
+#include "data/sets/sample.h"
+#include "data/synth/synth.h"
 
 static double now(void)
 {

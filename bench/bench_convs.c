@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cli/args.h"
+#include "core/profile.h"
 #include "core/rng.h"
 #include "nn/device.h"
 
@@ -65,13 +66,6 @@ static const layer LAYERS[] = {
 };
 #define N_LAYERS (sizeof LAYERS / sizeof LAYERS[0])
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static rn_conv_shape layer_shape(const layer *l, int n, rn_compute cm)
 {
     return (rn_conv_shape){.n = n, .ic = l->ic, .ih = l->ih, .iw = l->ih, .oc = l->oc, .oh = l->oh, .ow = l->oh,
@@ -119,12 +113,12 @@ static double time_dir(rn_conv *c, bufs *b, int dir, int iters)
 {
     double best = 1e30;
     for (int i = 0; i <= iters; i++) { /* first run is a warm-up */
-        double t0 = now_s();
+        double t0 = rn_prof_now();
         if (dir == 0) rn_conv_forward(c, b->dst, b->src);
         else if (dir == 1) rn_conv_backward_data(c, b->dsrc, b->ddst);
         else if (dir == 2) rn_conv_backward_weights(c, b->dw, b->src, b->ddst);
         else rn_conv_set_weights(c, b->w);
-        double t = now_s() - t0;
+        double t = rn_prof_now() - t0;
         if (i > 0 && t < best) best = t;
     }
     return best;

@@ -4,7 +4,7 @@
  *   build/bench/bench_data DIR [WORKERS [BATCH [exact|fast|prep]]]   -> one JSON line with images/s
  *
  * exact (default): full-size JPEG decode; fast: rn_crop_cfg.fast_decode; prep: exact pixels from
- * prepared frames (data/prep.h) in DIR/prep, built first where missing (time and size reported).
+ * prepared frames (data/image/prep.h) in DIR/prep, built first where missing (time and size reported).
  * WORKERS 0: one per core. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +14,8 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "data/loader.h"
-#include "data/prep.h"
+#include "data/load/loader.h"
+#include "data/image/prep.h"
 
 static double now(void)
 {

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "data/augment.h"
-#include "data/prep.h"
+#include "data/load/augment.h"
+#include "data/image/prep.h"
 
 static char tmpdir[256];
 
@@ -296,7 +296,7 @@ static long prep_region_diff(long *near, const rn_image *rg, const rn_image *ful
     return other;
 }
 
-/* Prepared frames (data/prep.h): 40 random crops of name give rn_crop_sample's
+/* Prepared frames (data/image/prep.h): 40 random crops of name give rn_crop_sample's
  * tensor and root bit for bit with and without prep_dir, the decoded region
  * equals the whole-image decode near every point the crop samples, stand-in
  * MCUs (not decoded) fill the rest of the region in rotated crops, and the

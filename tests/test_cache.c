@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "data/cache.h"
-#include "data/sample.h"
-#include "data/synth.h"
+#include "data/sets/cache.h"
+#include "data/sets/sample.h"
+#include "data/synth/synth.h"
 
 static char g_dir[256], g_src[512], g_cache[600];
 

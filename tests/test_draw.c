@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "data/draw.h"
-#include "data/image.h"
+#include "data/image/draw.h"
+#include "data/image/image.h"
 #include "infer/predict.h"
 
 /* rn_rgb_write read back through libpng / libjpeg (rn_image_load): PNG bit for bit, JPEG

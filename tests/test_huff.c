@@ -1,4 +1,4 @@
-/* rn_huff (data/huff.h) against libjpeg: JPEGs written by libjpeg with a
+/* rn_huff (data/image/huff.h) against libjpeg: JPEGs written by libjpeg with a
  * restart marker after every MCU (as prepared frames are), in every
  * subsampling and in 1 or 3 components, noisy and smooth, odd sizes, the
  * standard and optimised tables:
@@ -17,9 +17,9 @@
 
 #include "check.h"
 #include "core/rng.h"
-#include "data/huff.h"
-#include "data/image.h"
-#include "data/jpeg_err.h"
+#include "data/image/huff.h"
+#include "data/image/image.h"
+#include "data/image/jpeg_err.h"
 
 typedef struct jpeg_case {
     int w, h, comps, hs, vs; /* size, components, the first component's sampling factors */

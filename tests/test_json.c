@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "data/json.h"
-#include "data/jsonf.h"
+#include "data/json/json.h"
+#include "data/json/jsonf.h"
 
 static rn_jdoc *parse(const char *s, rn_err *err) { return rn_jdoc_parse(s, strlen(s), "t.json", err); }
 

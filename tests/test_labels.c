@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "data/image.h"
+#include "data/image/image.h"
 #include "viz/canvas.h"
 #include "viz/labels.h"
 #include "viz/people.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "data/loader.h"
+#include "data/load/loader.h"
 
 enum { N3 = 13, N2 = 5, IMG_W = 96, IMG_H = 72, NBIG = 16 };
 static char tmpdir[256];

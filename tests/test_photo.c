@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "data/augment.h"
-#include "data/image.h"
+#include "data/load/augment.h"
+#include "data/image/image.h"
 #include "io/tensors.h"
 
 static char dir[64];

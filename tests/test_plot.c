@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "data/image.h"
+#include "data/image/image.h"
 #include "train/plot.h"
 
 static const uint8_t ORANGE[3] = {230, 120, 0}, GREEN[3] = {20, 160, 40};

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "data/bbox.h"
-#include "data/sample.h"
+#include "data/sets/bbox.h"
+#include "data/sets/sample.h"
 
 static char g_dir[256];
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "data/image.h"
+#include "data/image/image.h"
 #include "infer/predict.h"
 #include "nn/precision.h"
 #include "train/snapshot.h"

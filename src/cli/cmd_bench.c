@@ -11,16 +11,10 @@
 #include "cli/exit.h"
 #include "cli/model_common.h"
 #include "cli/tuning_flags.h"
+#include "core/profile.h"
 #include "nn/model.h"
 #include "optim/adam.h"
 #include "train/step.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -131,9 +125,9 @@ static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const rn_c
         if (i == c->warmup) rn_tuning_profile_reset(tn);
         if (rn_dist_barrier(d, err)) return -1;
         rn_dist_comm_seconds(d, 1);
-        double t0 = now_s();
+        double t0 = rn_prof_now();
         if (bench_step(c, tn, m, &opt, bt, &h.ctl, &hk, &bl->loss[i], &bl->applied[i], err)) return -1;
-        if (i >= c->warmup) t[i - c->warmup] = now_s() - t0, comm[i - c->warmup] = rn_dist_comm_seconds(d, 0);
+        if (i >= c->warmup) t[i - c->warmup] = rn_prof_now() - t0, comm[i - c->warmup] = rn_dist_comm_seconds(d, 0);
     }
     return 0;
 }

@@ -1,6 +1,6 @@
 /* rootnet dataset: loads an annotation set through the readers and the cache,
  * prints a summary, optionally dumps every record as CSV and prepares every
- * JPEG frame once for exact crops that decode only themselves (data/prep.h). */
+ * JPEG frame once for exact crops that decode only themselves (data/image/prep.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +13,8 @@
 #include "cli/commands.h"
 #include "cli/exit.h"
 #include "core/afile.h"
-#include "data/prep.h"
-#include "data/sample.h"
+#include "data/image/prep.h"
+#include "data/sets/sample.h"
 
 static int dump_csv(const rn_dataset *ds, const char *path, rn_err *err)
 {

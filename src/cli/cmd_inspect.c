@@ -9,7 +9,6 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
-#include <png.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,9 +16,9 @@
 #include "cli/commands.h"
 #include "cli/data_flags.h"
 #include "cli/exit.h"
-#include "core/afile.h"
-#include "data/augment.h"
-#include "data/sample.h"
+#include "data/image/draw.h"
+#include "data/load/augment.h"
+#include "data/sets/sample.h"
 #include "io/tensors.h"
 
 typedef struct inspect_args {
@@ -27,25 +26,6 @@ typedef struct inspect_args {
     long index, seed, epoch;
     int augment, raw_norm01, fast_decode;
 } inspect_args;
-
-typedef struct png_mem {
-    unsigned char *p;
-    size_t n, cap;
-} png_mem;
-
-static void png_mem_write(png_structp ps, png_bytep d, size_t len)
-{
-    png_mem *m = png_get_io_ptr(ps);
-    if (m->n + len > m->cap) {
-        m->cap = (m->n + len) * 2;
-        m->p = realloc(m->p, m->cap);
-        RN_ASSERT(m->p);
-    }
-    memcpy(m->p + m->n, d, len);
-    m->n += len;
-}
-
-static void png_mem_flush(png_structp ps) { (void)ps; }
 
 /* De-normalises the (3, h, w) tensor to 8-bit RGB and writes a PNG. */
 static int write_png(const char *path, const float *x, int h, int w, const rn_crop_cfg *cfg, rn_err *err)
@@ -56,24 +36,8 @@ static int write_png(const char *path, const float *x, int h, int w, const rn_cr
             double v = (x[(size_t)c * h * w + i] * cfg->std[c] + cfg->mean[c]) / cfg->pixel_scale;
             rgb[3 * i + (size_t)c] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : lrint(v));
         }
-    png_mem m = {0};
-    png_structp ps = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
-    png_infop pi = png_create_info_struct(ps);
-    if (setjmp(png_jmpbuf(ps))) {
-        png_destroy_write_struct(&ps, &pi);
-        free(rgb), free(m.p);
-        return rn_err_set(err, "%s: PNG encoding failed", path);
-    }
-    png_set_write_fn(ps, &m, png_mem_write, png_mem_flush);
-    png_set_IHDR(ps, pi, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_write_info(ps, pi);
-    for (int y = 0; y < h; y++) png_write_row(ps, rgb + (size_t)y * w * 3);
-    png_write_end(ps, pi);
-    png_destroy_write_struct(&ps, &pi);
-    rn_afile f;
-    int rc = rn_afile_open(&f, path, err) || rn_afile_write(&f, m.p, m.n, err) || rn_afile_commit(&f, err) ? -1 : 0;
-    free(rgb), free(m.p);
+    int rc = rn_rgb_write(path, &(rn_rgb){.px = rgb, .w = w, .h = h}, err);
+    free(rgb);
     return rc;
 }
 

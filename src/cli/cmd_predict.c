@@ -4,7 +4,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "data/bbox.h"
+#include "data/sets/bbox.h"
 #include "cli/eval_flags.h"
 #include "cli/exit.h"
 #include "infer/predict.h"

@@ -5,7 +5,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/exit.h"
-#include "data/synth.h"
+#include "data/synth/synth.h"
 
 int rn_cmd_synth(int argc, char **argv)
 {

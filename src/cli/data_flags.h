@@ -1,4 +1,4 @@
-/* Flag rows of the commands that read a dataset's annotations through its cache (data/cache.h):
+/* Flag rows of the commands that read a dataset's annotations through its cache (data/sets/cache.h):
  *
  *   rn_flag flags[] = {RN_FLAG_STR("--data-dir", &dir, "..."), RN_CACHE_DIR_FLAG(&cache_dir), {0}};
  */

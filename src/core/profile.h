@@ -65,6 +65,7 @@ void rn_profile_init(rn_profile *p, size_t cap);
 void rn_profile_free(rn_profile *p);
 /* Drops every span recorded so far (e.g. after warm-up steps). */
 void rn_profile_reset(rn_profile *p);
+/* Seconds on the monotonic clock: the one clock every timing of the program reads. */
 double rn_prof_now(void);
 int rn_prof_begin(rn_profile *p, const char *name, const char *cat, double flops);
 void rn_prof_end(rn_profile *p, int span);

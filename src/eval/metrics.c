@@ -5,32 +5,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/sets/descriptor.h"
+
 const char *const rn_h36m_action_names[RN_H36M_ACTIONS] = {
     "Directions", "Discussion", "Eating",      "Greeting", "Phoning",
     "Posing",     "Purchases",  "Sitting",     "SittingDown", "Smoking",
     "Photo",      "Waiting",    "Walking",     "WalkDog",  "WalkTogether",
 };
 
-static const char *const KIND_NAMES[] = {"MuPoTS", "Human36M", "PW3D"};
-
 int rn_eval_kind_parse(rn_eval_kind *kind, const char *name, rn_err *err)
 {
-    for (int k = 0; k < 3; k++)
-        if (!strcmp(name, KIND_NAMES[k])) {
-            *kind = (rn_eval_kind)k;
-            return 0;
-        }
-    if (!strcmp(name, "3DPW")) {
-        *kind = RN_EVAL_PW3D;
+    const rn_set_desc *d = rn_set_find_test(name);
+    char names[128];
+    if (d && d->eval >= 0) {
+        *kind = (rn_eval_kind)d->eval;
         return 0;
     }
-    return rn_err_set(err, "unknown evaluation dataset '%s' (expected MuPoTS, Human36M or PW3D)", name);
+    return rn_err_set(err, "unknown evaluation dataset '%s' (expected %s)", name,
+                      rn_set_names(names, sizeof names, RN_SET_TEST, " or "));
 }
 
 const char *rn_eval_kind_name(rn_eval_kind kind)
 {
-    RN_ASSERT((int)kind >= 0 && (int)kind < 3);
-    return KIND_NAMES[kind];
+    for (int i = 0; i < rn_set_count(); i++)
+        if (rn_set_at(i)->eval == (int)kind) return rn_set_at(i)->name;
+    RN_ASSERT(0 && "an rn_eval_kind without a set");
+    return NULL;
 }
 
 void rn_eval_output_to_image(double img[3], const float out[3], const float bbox[4], int out_w, int out_h)

@@ -45,8 +45,9 @@
 #include <stdio.h>
 
 #include "core/status.h"
-#include "data/sample.h"
+#include "data/sets/sample.h"
 
+/* A test set's evaluation; its set names it in rn_set_desc.eval (data/sets/descriptor.h). */
 typedef enum { RN_EVAL_MUPOTS = 0, RN_EVAL_H36M = 1, RN_EVAL_PW3D = 2 } rn_eval_kind;
 
 /* One predicted root, as in the authors' result files. */

@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "data/augment.h"
-#include "data/bbox.h"
-#include "data/exif_focal.h"
-#include "data/image.h"
+#include "data/load/augment.h"
+#include "data/sets/bbox.h"
+#include "data/image/exif_focal.h"
+#include "data/image/image.h"
 #include "eval/metrics.h"
 #include "nn/model.h"
 

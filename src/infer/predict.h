@@ -18,8 +18,8 @@
 #define RN_INFER_PREDICT_H
 
 #include "core/status.h"
-#include "data/augment.h"
-#include "data/person_root.h"
+#include "data/load/augment.h"
+#include "data/sets/person_root.h"
 #include "nn/device.h"
 #include "nn/model.h"
 #include "nn/params.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/bbox.h"
+#include "data/sets/bbox.h"
 #include "infer/predict.h"
 
 int rn_predict_parse_precision(rn_compute *out, const char *s, rn_err *err)

@@ -10,9 +10,9 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "data/bbox.h"
-#include "data/exif_focal.h"
-#include "data/image.h"
+#include "data/sets/bbox.h"
+#include "data/image/exif_focal.h"
+#include "data/image/image.h"
 #include "infer/predict.h"
 
 static const char *const skip_names[RN_PSKIP_N] = {

@@ -9,9 +9,9 @@
 #ifndef RN_INFER_PREDICT_INPUTS_H
 #define RN_INFER_PREDICT_INPUTS_H
 
-#include "data/json.h"
-#include "data/jsonf.h"
-#include "data/sample.h"
+#include "data/json/json.h"
+#include "data/json/jsonf.h"
+#include "data/sets/sample.h"
 #include "infer/predict_opts.h"
 
 typedef struct rn_pimage {

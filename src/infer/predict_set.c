@@ -7,7 +7,8 @@
 #include <unistd.h>
 
 #include "core/afile.h"
-#include "data/loader.h"
+#include "core/profile.h"
+#include "data/load/loader.h"
 #include "eval/metrics.h"
 #include "eval/results.h"
 #include "infer/predict.h"
@@ -21,13 +22,6 @@ void rn_pset_opts_default(rn_pset_opts *o)
 {
     *o = (rn_pset_opts){.input_size = 256, .batch = 16, .workers = 1, .compute = RN_COMPUTE_F32, .progress = 1,
                         .log_every = 100, .log = stderr};
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 typedef struct run_state {
@@ -44,7 +38,7 @@ static void progress(run_state *r, int final)
 {
     const rn_pset_opts *o = r->in->o;
     if (!o->progress || !o->log) return;
-    double dt = now_s() - r->t0, rate = dt > 0 ? (double)r->people_done / dt : 0.0;
+    double dt = rn_prof_now() - r->t0, rate = dt > 0 ? (double)r->people_done / dt : 0.0;
     if (r->tty) {
         const int width = 30;
         int fill = r->in->n ? (int)((double)width * (double)r->people_done / (double)r->in->n) : width;
@@ -241,7 +235,7 @@ int rn_pset_open(rn_pset **out, rn_pset_summary *s, const rn_pset_opts *o, rn_er
     if (check_opts(o, err)) return -1;
     rn_pset *ps = rn_xcalloc(1, sizeof *ps);
     ps->o = *o;
-    ps->r = (run_state){.in = &ps->in, .t0 = now_s(), .tty = o->log && isatty(fileno(o->log))};
+    ps->r = (run_state){.in = &ps->in, .t0 = rn_prof_now(), .tty = o->log && isatty(fileno(o->log))};
     rn_pin_init(&ps->in, &ps->o, s);
     if (rn_pin_boxes(&ps->in, err) || rn_mkdirs(o->output ? o->output : ".", err) || (o->draw && rn_mkdirs(o->draw, err))) {
         rn_pset_close(ps);
@@ -272,7 +266,7 @@ int rn_pset_predict(rn_pset *ps, rn_params *p, int input_size, int fast_decode, 
     if (!rc && ps->o.draw) draw_all(in, r);
     for (size_t i = 0; !rc && i < in->n; i++)
         if (r->ok[i] && in->img[in->samples[i].subject].people) in->img[in->samples[i].subject].people = 0, s->images_used++;
-    s->seconds = now_s() - r->t0;
+    s->seconds = rn_prof_now() - r->t0;
     return rc;
 }
 

@@ -26,7 +26,7 @@
  * Intrinsics per image, first found: o.f / o.c (flags), o.intrinsics (JSON
  * {"file name": [fx, fy, cx, cy] or {"focal": [fx, fy], "princpt": [cx, cy]}}),
  * the images file's "intrinsic" [fx, fy, cx, cy] or "cam_param" {focal,
- * princpt}, EXIF (data/exif_focal.h), else focal 1500 (principal point: the
+ * princpt}, EXIF (data/image/exif_focal.h), else focal 1500 (principal point: the
  * image centre unless given). Camera values are held as floats (as records).
  * Bad input (unreadable image, unknown image id, malformed record, box
  * outside the image, non-person category, broken EXIF) is counted and named

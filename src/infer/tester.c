@@ -9,7 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "data/loader.h"
+#include "core/profile.h"
+#include "data/load/loader.h"
+#include "data/sets/descriptor.h"
 #include "eval/results.h"
 #include "infer/predict.h"
 #include "io/file.h"
@@ -40,13 +42,6 @@ void rn_test_opts_default(rn_test_opts *o)
                         .progress = 1};
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int copy_str(char *dst, size_t cap, const char *src, const char *what, rn_err *err)
 {
     if (!src) {
@@ -60,7 +55,9 @@ static int copy_str(char *dst, size_t cap, const char *src, const char *what, rn
 
 static int check_opts(const rn_test_opts *o, rn_err *err)
 {
-    if (!o->testset) return rn_err_set(err, "no test set given (MuPoTS, Human36M or PW3D)");
+    char names[128];
+    if (!o->testset)
+        return rn_err_set(err, "no test set given (%s)", rn_set_names(names, sizeof names, RN_SET_TEST, " or "));
     if (!o->data_dir) return rn_err_set(err, "no data dir given");
     if (o->input_size < 32 || o->input_size % 32)
         return rn_err_set(err, "input size %d: must be a positive multiple of 32", o->input_size);
@@ -93,7 +90,8 @@ static int load_set(rn_tester *t, rn_err *err)
 {
     const rn_test_opts *o = &t->o;
     if (rn_eval_kind_parse(&t->kind, o->testset, err)) return -1;
-    if (o->use_det_bbox && t->kind == RN_EVAL_PW3D) return rn_err_set(err, "PW3D has no detector boxes");
+    const rn_set_desc *set = rn_set_find(rn_eval_kind_name(t->kind));
+    if (o->use_det_bbox && !set->det) return rn_err_set(err, "%s has no detector boxes", set->name);
     rn_dataset_opts dop = {.protocol = 2, .use_det_bbox = o->use_det_bbox, .input_w = o->input_size,
                            .input_h = o->input_size, .cache_dir = o->cache_dir, .warn = stderr};
     if (rn_dataset_load(&t->ds, rn_eval_kind_name(t->kind), o->data_dir, RN_SPLIT_TEST, &dop, err)) return -1;
@@ -105,7 +103,7 @@ static int load_set(rn_tester *t, rn_err *err)
     t->pred = rn_xcalloc(t->n, sizeof *t->pred);
     for (size_t i = 0; i < t->n; i++) rn_eval_gt_from_sample(&t->gt[i], &t->ds.samples[i]);
     if (t->kind != RN_EVAL_MUPOTS) return 0;
-    if (!t->gt_path[0]) snprintf(t->gt_path, sizeof t->gt_path, "%s/MuPoTS/data/MuPoTS-3D.json", o->data_dir);
+    if (!t->gt_path[0]) snprintf(t->gt_path, sizeof t->gt_path, "%s/%s", o->data_dir, set->test);
     if (rn_eval_gt_read(&t->gt_file, &t->n_gt_file, t->gt_path, err)) return -1;
     if (!o->use_det_bbox) gt_roots_from_file(t);
     return 0;
@@ -180,7 +178,7 @@ static void progress(const rn_tester *t, size_t done, double t0, int final)
     char bar[64];
     for (int i = 0; i < width; i++) bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
     bar[width] = '\0';
-    double dt = now_s() - t0;
+    double dt = rn_prof_now() - t0;
     fprintf(stderr, "\rtest %s [%s] %zu/%zu  %.1f img/s", t->ds.name, bar, done, t->n, dt > 0 ? (double)done / dt : 0.0);
     if (final) fputc('\n', stderr);
     fflush(stderr);
@@ -223,7 +221,7 @@ static int run_forward(rn_tester *t, rn_err *err)
 {
     rn_model_sync_weights(&t->m);
     if (rn_loader_start(t->ld, 0, 0, err)) return -1;
-    double t0 = now_s();
+    double t0 = rn_prof_now();
     size_t done = 0;
     const rn_batch *b;
     int rc;
@@ -263,9 +261,9 @@ int rn_tester_run(rn_tester *t, rn_test_result *r, rn_err *err)
     r->kind = t->kind;
     r->n = t->n;
     r->use_det_bbox = t->o.use_det_bbox;
-    double t0 = now_s();
+    double t0 = rn_prof_now();
     if (run_forward(t, err)) return -1;
-    r->seconds = now_s() - t0;
+    r->seconds = rn_prof_now() - t0;
     if (t->o.result_dir) {
         int len = snprintf(r->result_path, sizeof r->result_path, "%s/%s", t->o.result_dir,
                            rn_eval_results_filename(t->kind));

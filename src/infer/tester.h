@@ -32,7 +32,7 @@
 #include <stdio.h>
 
 #include "core/status.h"
-#include "data/sample.h"
+#include "data/sets/sample.h"
 #include "eval/metrics.h"
 #include "nn/device.h"
 #include "nn/params.h"

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "io/file.h"
 
 static const struct {
@@ -166,9 +167,7 @@ static int shape_bytes(size_t *out, rn_dtype dtype, int ndim, const int64_t *sha
 
 static uint64_t name_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
+    return rn_fnv1a64(RN_FNV_OFFSET, s, strlen(s));
 }
 
 static void index_insert(rn_tensors *ts, int i)

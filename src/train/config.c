@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "data/sets/descriptor.h"
 #include "nn/precision.h"
 #include "optim/loss_scale.h"
 #include "optim/lr_scale.h"
@@ -256,11 +257,12 @@ int rn_train_cfg_load(rn_train_cfg *c, const char *path, FILE *warn, rn_err *err
     return rc;
 }
 
-static int known_set(const char *name, const char *const *ok)
+/* 0 when name is a set of the role, else -1: "FLAG: 'name' is not A, B or C". */
+static int check_set(const char *flag, const char *name, unsigned role, rn_err *err)
 {
-    for (; *ok; ok++)
-        if (!strcmp(name, *ok)) return 1;
-    return 0;
+    char names[128];
+    if (rn_set_has_role(name, role)) return 0;
+    return rn_err_set(err, "%s: '%s' is not %s", flag, name, rn_set_names(names, sizeof names, role, " or "));
 }
 
 /* --precision, --loss-scale, --lr-scale parse (whether the device runs the precision is rn_tuning_setup's). */
@@ -278,13 +280,11 @@ int rn_train_cfg_threads(const rn_train_cfg *c) { return c->deterministic && !c-
 
 int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err)
 {
-    static const char *const sets3[] = {"MuCo", "Human36M", NULL}, *const sets2[] = {"MSCOCO", "MPII", NULL},
-                             *const tests[] = {"MuPoTS", "Human36M", "PW3D", NULL};
     if (!c->data_dir[0]) return rn_err_set(err, "--data-dir is required");
-    if (!known_set(c->trainset_3d, sets3)) return rn_err_set(err, "--trainset-3d: '%s' is not MuCo or Human36M", c->trainset_3d);
+    if (check_set("--trainset-3d", c->trainset_3d, RN_SET_TRAIN_3D, err)) return -1;
     for (int i = 0; i < c->n_2d; i++)
-        if (!known_set(c->trainset_2d[i], sets2)) return rn_err_set(err, "--trainset-2d: '%s' is not MSCOCO or MPII", c->trainset_2d[i]);
-    if (!known_set(c->testset, tests)) return rn_err_set(err, "--testset: '%s' is not MuPoTS, Human36M or PW3D", c->testset);
+        if (check_set("--trainset-2d", c->trainset_2d[i], RN_SET_TRAIN_2D, err)) return -1;
+    if (check_set("--testset", c->testset, RN_SET_TEST, err)) return -1;
     if (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32)
         return rn_err_set(err, "--input-size: %d is not a multiple of 32 in 32..2048", c->input_size);
     if (c->batch < 1 || c->batch > 4096) return rn_err_set(err, "--batch: %d is not in 1..4096", c->batch);

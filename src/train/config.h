@@ -43,7 +43,7 @@ typedef struct rn_train_cfg {
     int augment;                              /* 0: --no-augment */
     int fast_decode;                          /* 1: JPEGs decoded at 1/2..1/8 size for big boxes (rn_crop_cfg) */
     char cache_dir[RN_TRAIN_PATH];            /* dataset caches ("": next to the annotations, else per user) */
-    char prep_dir[RN_TRAIN_PATH];             /* prepared frames (data/prep.h; "": off) */
+    char prep_dir[RN_TRAIN_PATH];             /* prepared frames (data/image/prep.h; "": off) */
     int deterministic;                        /* 1: bit-reproducible (fixed threads, checksums logged) */
     int log_every;
     int64_t max_iters;                        /* stop after this many iterations in total (0: no limit) */

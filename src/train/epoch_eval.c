@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "core/afile.h"
-#include "data/json.h"
+#include "data/json/json.h"
 #include "io/file.h"
 
 void rn_epoch_eval_init(rn_epoch_eval *ev, const rn_train_cfg *cfg, FILE *out)

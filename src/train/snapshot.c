@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/hash.h"
 #include "nn/weights.h"
 #include "train/config.h"
 
@@ -49,31 +50,16 @@ int rn_snapshot_parse_name(const char *name, int *key_epoch, int *key_batch, int
     return -1;
 }
 
-/* FNV-1a style 64-bit hash, eight bytes at a time. */
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
-{
-    const uint8_t *p = data;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0x100000001b3ULL;
-        h ^= h >> 29;
-    }
-    for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
-}
-
 static uint64_t checksum(const rn_tensors *ts)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = RN_FNV_OFFSET; /* the file's "checksum": never change it */
     for (int i = 0; i < ts->n; i++) {
         const rn_tensor *t = &ts->t[i];
         int32_t head[2] = {(int32_t)t->dtype, t->ndim};
-        h = hash_bytes(h, t->name, strlen(t->name) + 1);
-        h = hash_bytes(h, head, sizeof head);
-        h = hash_bytes(h, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-        h = hash_bytes(h, t->data, t->nbytes);
+        h = rn_fnvx64(h, t->name, strlen(t->name) + 1);
+        h = rn_fnvx64(h, head, sizeof head);
+        h = rn_fnvx64(h, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+        h = rn_fnvx64(h, t->data, t->nbytes);
     }
     return h;
 }

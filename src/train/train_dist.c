@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "core/hash.h"
+
 static void model_opts(void *ctx, rn_model_opts *o)
 {
     rn_train_dist *td = ctx;
@@ -10,25 +12,12 @@ static void model_opts(void *ctx, rn_model_opts *o)
     o->grad_ready = rn_dist_grad_ready(td->d);
 }
 
-static uint64_t hash_bytes(uint64_t h, const void *buf, size_t n)
-{
-    const uint8_t *b = buf;
-    size_t words = n / 8;
-    for (size_t i = 0; i < words; i++) {
-        uint64_t w;
-        memcpy(&w, b + 8 * i, 8);
-        h = (h ^ w) * 0x100000001b3ULL;
-    }
-    for (size_t i = 8 * words; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
-    return h;
-}
-
-/* hash_bytes over a host copy of n floats of p's arenas at buf. */
+/* rn_fnvx64 (only compared between the ranks of one run, never stored) over a host copy of n floats of p's arenas at buf. */
 static uint64_t hash_arena(uint64_t h, const rn_params *p, const float *buf, size_t n)
 {
     float *c = rn_xmalloc(n * sizeof *c + 1);
     rn_params_download(p, c, buf, n * sizeof *c);
-    h = hash_bytes(h, c, n * sizeof *c);
+    h = rn_fnvx64(h, c, n * sizeof *c);
     free(c);
     return h;
 }
@@ -36,10 +25,10 @@ static uint64_t hash_arena(uint64_t h, const rn_params *p, const float *buf, siz
 uint64_t rn_train_dist_state_hash(const rn_params *p)
 {
     size_t nf = p->n_param;
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = RN_FNV_OFFSET;
     h = hash_arena(h, p, p->param, nf), h = hash_arena(h, p, p->m, nf), h = hash_arena(h, p, p->v, nf);
     h = hash_arena(h, p, p->stats, p->n_stats);
-    return hash_bytes(h, p->nbt, p->n_nbt * sizeof(int64_t));
+    return rn_fnvx64(h, p->nbt, p->n_nbt * sizeof(int64_t));
 }
 
 /* 0 when every rank holds rank 0's state (compared by hash), else -1 on every rank. */

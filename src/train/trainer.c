@@ -11,7 +11,10 @@
 
 #include <jansson.h>
 
-#include "data/loader.h"
+#include "core/hash.h"
+#include "core/profile.h"
+#include "data/load/loader.h"
+#include "data/sets/descriptor.h"
 #include "io/file.h"
 #include "nn/model.h"
 #include "nn/weights.h"
@@ -52,13 +55,6 @@ typedef struct trainer {
     int resume_found;
     char cfg_text[8192];
 } trainer;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void span(const trainer *t, const char *name, int begin)
 {
@@ -373,15 +369,15 @@ static int run_epoch(trainer *t, int epoch, rn_err *err)
     const rn_train_cfg *c = t->cfg;
     const rn_batch *b;
     for (;;) {
-        double t0 = now_s();
+        double t0 = rn_prof_now();
         span(t, "data", 1);
         int rc = rn_loader_next(t->ld, &b, err);
         span(t, "data", 0);
         if (rc <= 0) return rc;
         if (c->kill_at_iter && t->st.iter + 1 == c->kill_at_iter) raise(SIGKILL);
-        double t1 = now_s(), loss = 0;
+        double t1 = rn_prof_now(), loss = 0;
         if ((c->dump_batches[0] && dump_batch(t, b, err)) || step(t, b, &loss, err)) return -1;
-        double t2 = now_s();
+        double t2 = rn_prof_now();
         t->tm.data += t1 - t0, t->tm.compute += t2 - t1, t->tm.total += t2 - t0, t->tm.n++;
         if (t->hk->on_step) t->hk->on_step(t->hk->ctx);
         t->st.loss[t->st.iter++] = (float)loss;
@@ -406,11 +402,10 @@ static double epoch_mean(const trainer *t, int epoch)
 
 static uint64_t weights_hash(const rn_params *p)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
     size_t bytes = p->n_param * sizeof(float);
     uint8_t *b = rn_xmalloc(bytes + 1);
     rn_params_download(p, b, p->param, bytes);
-    for (size_t i = 0; i < bytes; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    uint64_t h = rn_fnv1a64(RN_FNV_OFFSET, b, bytes);
     free(b);
     return h;
 }
@@ -447,7 +442,8 @@ static int plot(trainer *t, rn_err *err)
     double *lr = rn_xmalloc((size_t)c->end_epoch * sizeof *lr);
     for (int e = 0; e < c->end_epoch; e++) lr[e] = rn_train_lr(c, e);
     char name[64];
-    snprintf(name, sizeof name, strcmp(c->testset, "MuPoTS") ? "MRPE on %s (mm)" : "AP_root on %s (0-1)", c->testset);
+    const rn_set_desc *set = rn_set_find(c->testset);
+    snprintf(name, sizeof name, set && set->metric == RN_SET_AP_ROOT ? "AP_root on %s (0-1)" : "MRPE on %s (mm)", c->testset);
     rn_plot_train_in in = {t->st.loss, t->st.iter, t->ipe, t->metric, c->end_epoch, name, lr, c->end_epoch};
     int rc = rn_plot_train_png(path, &in, err);
     free(lr);
@@ -497,7 +493,7 @@ int rn_trainer_run(const rn_train_cfg *cfg, const rn_train_hooks *hooks, const r
     t->main_rank = cfg->rank == 0;
     t->out = t->main_rank ? out : NULL;
     t->tty = t->out && isatty(fileno(t->out));
-    t->tm.t0 = now_s();
+    t->tm.t0 = rn_prof_now();
     int rc = setup(t, err) ? -2 : train(t, err) ? -1 : 0;
     if (!rc && t->hk->on_end && t->hk->on_end(t->hk->ctx, err)) rc = -1;
     if (t->tty) fputs("\n", t->out);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/draw.h"
+#include "data/image/draw.h"
 
 int rn_canvas_init(rn_canvas *c, int w, int h, rn_err *err)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/image.h"
+#include "data/image/image.h"
 #include "viz/canvas.h"
 #include "viz/labels.h"
 

@@ -24,8 +24,8 @@
 #include <stdint.h>
 
 #include "core/status.h"
-#include "data/draw.h"
-#include "data/person_root.h"
+#include "data/image/draw.h"
+#include "data/sets/person_root.h"
 
 typedef struct rn_people_picture {
     const rn_rgb *image;          /* the input image, (h, w, 3) */

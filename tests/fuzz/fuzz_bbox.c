@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "data/bbox.h"
+#include "data/sets/bbox.h"
 #include "fuzz.h"
 #include "infer/predict.h"
 

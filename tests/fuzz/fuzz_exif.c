@@ -4,7 +4,7 @@
  * message; broken (-1) leaves one line. */
 #include <math.h>
 
-#include "data/exif_focal.h"
+#include "data/image/exif_focal.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,4 +1,4 @@
-/* libFuzzer target: rn_huff's tables and MCU decoding (data/huff.h), which
+/* libFuzzer target: rn_huff's tables and MCU decoding (data/image/huff.h), which
  * read a prepared frame's MCU data (its index is checked by a CRC, the data
  * are not). Input: one byte (blocks in the MCU, 1..10), then four Huffman
  * tables as a DHT segment holds them (16 counts, then the symbols: DC and AC
@@ -7,7 +7,7 @@
  * decode into blocks and the decode that drops them must agree. */
 #include <string.h>
 
-#include "data/huff.h"
+#include "data/image/huff.h"
 #include "fuzz.h"
 
 /* One table from *p (DHT layout) into t; -1 when the input ends first or the table is inconsistent. */

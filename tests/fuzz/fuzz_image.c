@@ -6,7 +6,7 @@
  * FUZZ_IMAGE_ALL=1 (t_fuzz's replay of regressions) decodes them too. */
 #include <stdlib.h>
 
-#include "data/image.h"
+#include "data/image/image.h"
 #include "fuzz.h"
 
 #define FUZZ_MAX_PIXELS (1 << 22)

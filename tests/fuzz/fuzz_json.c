@@ -1,7 +1,7 @@
 /* libFuzzer target: the annotation JSON parser (rn_jdoc_parse) and its accessors. */
 #include <stdlib.h>
 
-#include "data/json.h"
+#include "data/json/json.h"
 #include "fuzz.h"
 
 /* Visits every node, looking each object member up by key (through the hash index of big objects). */

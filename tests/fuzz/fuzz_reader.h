@@ -13,7 +13,7 @@
 
 #include <math.h>
 
-#include "data/readers.h"
+#include "data/sets/readers.h"
 #include "fuzz.h"
 
 #define FUZZ_MAX_FILES 4
@@ -55,10 +55,19 @@ static void fuzz_check_sample(const rn_sample *s, const rn_dsbuild *b)
               fuzz_finite(s->c, 2) && isfinite(s->score) && isfinite(s->root_vis));
 }
 
-static int fuzz_reader(int (*read)(rn_dsbuild *, const rn_read_ctx *, rn_err *), const char *const *suffix,
-                       int n_files, const uint8_t *data, size_t size)
+/* The descriptor of the set that read reads. */
+static const rn_set_desc *fuzz_set_of(rn_set_reader read)
+{
+    for (int i = 0; i < rn_set_count(); i++)
+        if (rn_set_at(i)->read == read) return rn_set_at(i);
+    RN_ASSERT(0 && "a reader without a set");
+    return NULL;
+}
+
+static int fuzz_reader(rn_set_reader read, const char *const *suffix, int n_files, const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
+    const rn_set_desc *set = fuzz_set_of(read);
     fuzz_files f = {.suffix = suffix, .n = n_files};
     const char *p = (const char *)data + 1, *end = (const char *)data + size;
     for (int i = 0; i < n_files && p <= end; i++) {
@@ -70,7 +79,8 @@ static int fuzz_reader(int (*read)(rn_dsbuild *, const rn_read_ctx *, rn_err *),
     rn_dataset_opts opts = {.protocol = data[0] & 2 ? 1 : 2, .use_det_bbox = (data[0] >> 2) & 1,
                             .input_w = 256, .input_h = 256, .no_cache = 1};
     rn_read_ctx ctx = {.data_dir = "data", .split = data[0] & 1 ? RN_SPLIT_TEST : RN_SPLIT_TRAIN, .opts = &opts,
-                       .bbox_real = {2000, 2000}, .open_json = fuzz_open_json, .open_arg = &f};
+                       .set = set, .open_json = fuzz_open_json, .open_arg = &f};
+    rn_set_bbox_real(set, ctx.bbox_real);
     rn_dsbuild b = {0};
     rn_err err = {{0}};
     int rc = read(&b, &ctx, &err);

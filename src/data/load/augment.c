@@ -1,4 +1,4 @@
-#include "data/augment.h"
+#include "data/load/augment.h"
 
 #include <float.h>
 #include <math.h>
@@ -9,8 +9,8 @@
 #endif
 
 #include "core/profile.h"
-#include "data/exif_focal.h"
-#include "data/prep.h"
+#include "data/image/exif_focal.h"
+#include "data/image/prep.h"
 
 void rn_aug_draw(rn_aug *a, rn_rng *r)
 {

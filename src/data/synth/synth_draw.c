@@ -1,17 +1,15 @@
 /* Rendering of synthetic scenes (background, capsule figures) and JPEG output. */
 #include <errno.h>
 #include <math.h>
-#include <setjmp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <jpeglib.h>
-
+#include "core/hash.h"
 #include "core/rng.h"
-#include "data/jpeg_err.h"
-#include "data/synth.h"
+#include "data/image/draw.h"
+#include "data/synth/synth.h"
 
 enum {
     J_HEAD_TOP, J_THORAX, J_RSHO, J_RELB, J_RWRI, J_LSHO, J_LELB, J_LWRI, J_RHIP, J_RKNE, J_RANK,
@@ -37,15 +35,6 @@ static const part PARTS[] = {
     {J_LANK, J_LTOE, 0.025f, {60, 60, 60}},
 };
 enum { N_PARTS = sizeof PARTS / sizeof PARTS[0], PELVIS_PART = 3 };
-
-static inline uint32_t hash32(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    return x ^ (x >> 16);
-}
 
 /* Wall above the horizon, a checkered ground plane below it, per-pixel noise. */
 static void background(unsigned char *rgb, const rn_synth_image *im, uint64_t seed, long i)
@@ -73,7 +62,7 @@ static void background(unsigned char *rgb, const rn_synth_image *im, uint64_t se
             } else {
                 shade = 0.85f + 0.15f * (float)y / (float)h;
             }
-            float n = (float)(hash32((uint32_t)(y * w + x) ^ salt) & 31) - 16.0f;
+            float n = (float)(rn_mix32((uint32_t)(y * w + x) ^ salt) & 31) - 16.0f;
             for (int k = 0; k < 3; k++) {
                 float v = base[k] * shade + n * 0.6f;
                 rgb[((size_t)y * w + x) * 3 + k] = (unsigned char)fminf(fmaxf(v, 0.0f), 255.0f);
@@ -145,43 +134,12 @@ void rn_synth_render(unsigned char *rgb, const rn_synth_image *im, uint64_t seed
     for (int a = 0; a < im->n_people; a++) draw_person(rgb, im, &im->people[order[a]]);
 }
 
-/* Compresses rgb into a malloc'd buffer (*out, *len); 0 or -1. */
-static int jpeg_encode(unsigned char **out, unsigned long *len, const unsigned char *rgb, int w, int h)
-{
-    struct jpeg_compress_struct c;
-    rn_jpeg_err jerr;
-    c.err = rn_jpeg_err_init(&jerr);
-    *out = NULL;
-    *len = 0;
-    if (setjmp(jerr.jb)) {
-        jpeg_destroy_compress(&c);
-        free(*out);
-        *out = NULL;
-        return -1;
-    }
-    jpeg_create_compress(&c);
-    jpeg_mem_dest(&c, out, len);
-    c.image_width = (JDIMENSION)w;
-    c.image_height = (JDIMENSION)h;
-    c.input_components = 3;
-    c.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&c);
-    jpeg_set_quality(&c, 90, TRUE);
-    jpeg_start_compress(&c, TRUE);
-    while (c.next_scanline < c.image_height) {
-        JSAMPROW row = (JSAMPROW)(rgb + (size_t)c.next_scanline * w * 3);
-        jpeg_write_scanlines(&c, &row, 1);
-    }
-    jpeg_finish_compress(&c);
-    jpeg_destroy_compress(&c);
-    return 0;
-}
-
 int rn_synth_write_jpeg(const char *path, const unsigned char *rgb, int w, int h, rn_err *err)
 {
     unsigned char *buf;
-    unsigned long len;
-    if (jpeg_encode(&buf, &len, rgb, w, h)) return rn_err_set(err, "%s: JPEG encoding failed", path);
+    size_t len;
+    rn_rgb img = {.px = (uint8_t *)rgb, .w = w, .h = h};
+    if (rn_rgb_encode(&buf, &len, &img, 90)) return rn_err_set(err, "%s: JPEG encoding failed", path);
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");

@@ -45,8 +45,8 @@
 #include <stdint.h>
 
 #include "core/status.h"
-#include "data/augment.h"
-#include "data/sample.h"
+#include "data/load/augment.h"
+#include "data/sets/sample.h"
 
 typedef struct rn_loader_cfg {
     const rn_dataset *const *sets; /* train: one 3D set then 2D sets; test: one set */

@@ -1,4 +1,4 @@
-#include "data/huff.h"
+#include "data/image/huff.h"
 
 #include <string.h>
 

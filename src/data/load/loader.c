@@ -1,4 +1,4 @@
-#include "data/loader.h"
+#include "data/load/loader.h"
 
 #include "core/affinity.h"
 

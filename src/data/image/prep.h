@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "core/status.h"
-#include "data/image.h"
+#include "data/image/image.h"
 
 typedef struct rn_prep_info {
     int w, h;           /* frame size */

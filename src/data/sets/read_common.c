@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "data/bbox.h"
-#include "data/jsonf.h"
-#include "data/readers.h"
+#include "data/sets/bbox.h"
+#include "data/json/jsonf.h"
+#include "data/sets/readers.h"
 
 uint32_t rn_dsbuild_str(rn_dsbuild *b, const char *s)
 {
@@ -90,19 +90,6 @@ int rn_read_finite(const rn_sample *s, const rn_jctx *jc, rn_err *err)
     return 0;
 }
 
-void rn_read_bbox_real(const char *name, float out[2])
-{
-    int metres = strcmp(name, "PW3D") == 0;
-    out[0] = out[1] = metres ? 2.0f : 2000.0f;
-}
-
-static int add_path(char paths[][4096], int *n, int max, const rn_read_ctx *ctx, const char *rel)
-{
-    RN_ASSERT(*n < max);
-    snprintf(paths[(*n)++], 4096, "%s/%s", ctx->data_dir, rel);
-    return 0;
-}
-
 /* Subject lists of the authors' Human36M.get_subject. */
 int rn_h36m_subjects(int protocol, rn_split split, int out[8])
 {
@@ -112,56 +99,6 @@ int rn_h36m_subjects(int protocol, rn_split split, int out[8])
                                  : (split == RN_SPLIT_TRAIN ? p2_train : p2_test);
     int n = protocol == 1 ? (split == RN_SPLIT_TRAIN ? 6 : 1) : (split == RN_SPLIT_TRAIN ? 5 : 2);
     memcpy(out, l, (size_t)n * sizeof *out);
-    return n;
-}
-
-static int h36m_sources(char paths[][4096], int *n, int max, const rn_read_ctx *ctx)
-{
-    int subj[8];
-    int ns = rn_h36m_subjects(ctx->opts->protocol, ctx->split, subj);
-    static const char *kinds[] = {"data", "camera", "joint_3d"};
-    for (int i = 0; i < ns; i++)
-        for (int k = 0; k < 3; k++) {
-            char rel[256];
-            snprintf(rel, sizeof rel, "Human36M/annotations/Human36M_subject%d_%s.json", subj[i], kinds[k]);
-            add_path(paths, n, max, ctx, rel);
-        }
-    if (ctx->split == RN_SPLIT_TEST && ctx->opts->use_det_bbox)
-        add_path(paths, n, max, ctx, "Human36M/bbox/bbox_human36m_output.json");
-    return 0;
-}
-
-static int only_split(const char *name, const rn_read_ctx *ctx, rn_split want, rn_err *err)
-{
-    if (ctx->split == want) return 0;
-    return rn_err_set(err, "%s: the authors' %s has only a %s split", name, name,
-                      want == RN_SPLIT_TRAIN ? "train" : "test");
-}
-
-int rn_read_sources(const char *name, const rn_read_ctx *ctx, char paths[][4096], int max, rn_err *err)
-{
-    int n = 0;
-    RN_ASSERT(max >= 24);
-    int train = ctx->split == RN_SPLIT_TRAIN;
-    if (!strcmp(name, "Human36M")) h36m_sources(paths, &n, max, ctx);
-    else if (!strcmp(name, "MuCo")) {
-        if (only_split(name, ctx, RN_SPLIT_TRAIN, err)) return -1;
-        add_path(paths, &n, max, ctx, "MuCo/data/MuCo-3DHP.json");
-    } else if (!strcmp(name, "MuPoTS")) {
-        if (only_split(name, ctx, RN_SPLIT_TEST, err)) return -1;
-        add_path(paths, &n, max, ctx, "MuPoTS/data/MuPoTS-3D.json");
-        if (ctx->opts->use_det_bbox) add_path(paths, &n, max, ctx, "MuPoTS/bbox/bbox_mupots_output.json");
-    } else if (!strcmp(name, "MSCOCO"))
-        add_path(paths, &n, max, ctx,
-                 train ? "MSCOCO/annotations/person_keypoints_train2017.json"
-                       : "MSCOCO/annotations/person_keypoints_val2017.json");
-    else if (!strcmp(name, "MPII")) {
-        if (only_split(name, ctx, RN_SPLIT_TRAIN, err)) return -1;
-        add_path(paths, &n, max, ctx, "MPII/annotations/train.json");
-    } else if (!strcmp(name, "PW3D"))
-        add_path(paths, &n, max, ctx, train ? "PW3D/data/3DPW_train.json" : "PW3D/data/3DPW_test.json");
-    else
-        return rn_err_set(err, "unknown dataset '%s' (Human36M, MuCo, MuPoTS, MSCOCO, MPII, PW3D)", name);
     return n;
 }
 

@@ -1,4 +1,4 @@
-#include "data/jsonf.h"
+#include "data/json/jsonf.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "data/jsonf.h"
-#include "data/readers.h"
+#include "data/json/jsonf.h"
+#include "data/sets/readers.h"
 
 enum { MU_ROOT = 14 }; /* 'Pelvis' in the MuCo-3DHP / MuPoTS joint order */
 static const double MUCO_MIN_DEPTH = 1500, MUCO_MAX_DEPTH = 7500, MUCO_MIN_SEP = 500;
@@ -145,7 +145,7 @@ static int muco_image(rn_dsbuild *b, const rn_jnode *img, const rn_jnode *anns, 
 int rn_read_muco(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
     rn_read_file f;
-    if (rn_read_file_open(&f, ctx, "MuCo/data/MuCo-3DHP.json", 1, err)) return -1;
+    if (rn_read_file_open(&f, ctx, ctx->set->train, 1, err)) return -1;
     ann_groups g = {0};
     rn_jctx jc = rn_read_rec(&f, NULL, -1);
     int rc = group_anns(&g, f.anns, &f.map, rn_jarray_size(f.images), &jc, err);
@@ -240,7 +240,7 @@ static int mupots_det_all(rn_dsbuild *b, const rn_jnode *images, const rn_idmap 
                           rn_err *err)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/MuPoTS/bbox/bbox_mupots_output.json", ctx->data_dir);
+    snprintf(path, sizeof path, "%s/%s", ctx->data_dir, ctx->set->det);
     rn_jdoc *det_doc = rn_read_json(ctx, path, err);
     if (!det_doc) return -1;
     const rn_jnode *det = det_doc->root;
@@ -255,7 +255,7 @@ int rn_read_mupots(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
     rn_read_file f;
     int det = ctx->opts->use_det_bbox;
-    if (rn_read_file_open(&f, ctx, "MuPoTS/data/MuPoTS-3D.json", !det, err)) return -1;
+    if (rn_read_file_open(&f, ctx, ctx->set->test, !det, err)) return -1;
     int rc = det ? mupots_det_all(b, f.images, &f.map, ctx, err) : 0;
     for (size_t a = 0; !rc && f.anns && a < rn_jarray_size(f.anns); a++) {
         rn_jctx ac = rn_read_rec(&f, "annotation", (long)a);

@@ -26,8 +26,8 @@
 
 #include "core/rng.h"
 #include "core/status.h"
-#include "data/image.h"
-#include "data/prep.h"
+#include "data/image/image.h"
+#include "data/image/prep.h"
 
 typedef struct rn_aug {
     double rot;      /* degrees */
@@ -78,7 +78,7 @@ typedef struct rn_crop_cfg {
     int out_w, out_h;   /* output heatmap size (in / 4) */
     int fast_decode;    /* 1: decode JPEGs at 1/2, 1/4, 1/8 when the box is that much larger (faster, not
                          * the authors' pixels); 0 (default): always full size, as cv2.imread */
-    const char *prep_dir; /* prepared frames (data/prep.h; rootnet dataset --prepare), used where one is
+    const char *prep_dir; /* prepared frames (data/image/prep.h; rootnet dataset --prepare), used where one is
                            * there and up to date, the same pixels; NULL: off. Not with fast_decode. */
     int exif_orient;    /* 1: a JPEG's EXIF orientation applied first, as cv2.imread (predict, demo; the box
                          * is in displayed pixels; such an image is decoded whole, at full size); 0

@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "data/bbox.h"
-#include "data/jsonf.h"
-#include "data/readers.h"
+#include "data/sets/bbox.h"
+#include "data/json/jsonf.h"
+#include "data/sets/readers.h"
 
 enum { H36M_ROOT = 0, PW3D_ROOT = 0 };
 
@@ -20,15 +20,28 @@ static void h36m_files_free(h36m_files *f)
     rn_jdoc_free(f->joints);
 }
 
+void rn_read_h36m_path(char *buf, size_t len, const char *data_dir, int subject, const char *kind)
+{
+    snprintf(buf, len, "%s/Human36M/annotations/Human36M_subject%d_%s.json", data_dir, subject, kind);
+}
+
+void rn_read_h36m_files(char paths[][4096], int *n, int max, const rn_read_ctx *ctx)
+{
+    int subj[8], ns = rn_h36m_subjects(ctx->opts->protocol, ctx->split, subj);
+    static const char *kinds[] = {"data", "camera", "joint_3d"};
+    for (int i = 0; i < ns; i++)
+        for (int k = 0; k < 3; k++) {
+            RN_ASSERT(*n < max);
+            rn_read_h36m_path(paths[(*n)++], 4096, ctx->data_dir, subj[i], kinds[k]);
+        }
+}
+
 static int h36m_files_load(h36m_files *f, const rn_read_ctx *ctx, int subject, rn_err *err)
 {
     memset(f, 0, sizeof *f);
-    snprintf(f->data_path, sizeof f->data_path, "%s/Human36M/annotations/Human36M_subject%d_data.json",
-             ctx->data_dir, subject);
-    snprintf(f->cam_path, sizeof f->cam_path, "%s/Human36M/annotations/Human36M_subject%d_camera.json",
-             ctx->data_dir, subject);
-    snprintf(f->joint_path, sizeof f->joint_path, "%s/Human36M/annotations/Human36M_subject%d_joint_3d.json",
-             ctx->data_dir, subject);
+    rn_read_h36m_path(f->data_path, sizeof f->data_path, ctx->data_dir, subject, "data");
+    rn_read_h36m_path(f->cam_path, sizeof f->cam_path, ctx->data_dir, subject, "camera");
+    rn_read_h36m_path(f->joint_path, sizeof f->joint_path, ctx->data_dir, subject, "joint_3d");
     if (!(f->data = rn_read_json(ctx, f->data_path, err))) return -1;
     if (!(f->cams = rn_read_json(ctx, f->cam_path, err))) return -1;
     if (!(f->joints = rn_read_json(ctx, f->joint_path, err))) return -1;
@@ -45,7 +58,7 @@ typedef struct det_boxes {
 
 static int det_load(det_boxes *d, const rn_read_ctx *ctx, rn_err *err)
 {
-    snprintf(d->path, sizeof d->path, "%s/Human36M/bbox/bbox_human36m_output.json", ctx->data_dir);
+    snprintf(d->path, sizeof d->path, "%s/%s", ctx->data_dir, ctx->set->det);
     if (!(d->doc = rn_read_json(ctx, d->path, err))) return -1;
     d->root = d->doc->root;
     if (!rn_jis_array(d->root)) return rn_err_set(err, "%s: top level is not an array", d->path);
@@ -255,9 +268,7 @@ static int pw3d_ann(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, 
 int rn_read_pw3d(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
     rn_read_file f;
-    if (rn_read_file_open(&f, ctx, ctx->split == RN_SPLIT_TRAIN ? "PW3D/data/3DPW_train.json" : "PW3D/data/3DPW_test.json",
-                          1, err))
-        return -1;
+    if (rn_read_file_open(&f, ctx, ctx->split == RN_SPLIT_TRAIN ? ctx->set->train : ctx->set->test, 1, err)) return -1;
     int rc = 0;
     for (size_t a = 0; !rc && a < rn_jarray_size(f.anns); a++) {
         rn_jctx ac = rn_read_rec(&f, "annotation", (long)a);

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "data/jsonf.h"
-#include "data/readers.h"
+#include "data/json/jsonf.h"
+#include "data/sets/readers.h"
 
 enum { COCO_LHIP = 11, COCO_RHIP = 12, COCO_JOINTS = 17, MPII_PELVIS = 6, MPII_JOINTS = 16 };
 static const double DUMMY_F[2] = {1500, 1500};
@@ -89,15 +89,12 @@ int rn_read_mscoco(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
     int train = ctx->split == RN_SPLIT_TRAIN;
     set2d set = {1, train ? "MSCOCO/images/train2017" : "MSCOCO/images/val2017"};
-    return read_2d(b, ctx,
-                   train ? "MSCOCO/annotations/person_keypoints_train2017.json"
-                         : "MSCOCO/annotations/person_keypoints_val2017.json",
-                   &set, err);
+    return read_2d(b, ctx, train ? ctx->set->train : ctx->set->test, &set, err);
 }
 
 int rn_read_mpii(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
     set2d set = {0, "MPII"};
     if (ctx->split != RN_SPLIT_TRAIN) return rn_err_set(err, "MPII: the authors' MPII has only a train split");
-    return read_2d(b, ctx, "MPII/annotations/train.json", &set, err);
+    return read_2d(b, ctx, ctx->set->train, &set, err);
 }

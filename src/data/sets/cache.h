@@ -15,8 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hash.h" /* rn_hash64: the cache's checksums */
 #include "core/status.h"
-#include "data/sample.h"
+#include "data/sets/sample.h"
 
 #define RN_CACHE_MAX_SOURCES 32
 
@@ -33,8 +34,6 @@ typedef struct rn_cache_key {
     rn_cache_source src[RN_CACHE_MAX_SOURCES];
 } rn_cache_key;
 
-/* 64-bit hash of n bytes (4 independent multiply-xorshift lanes, then mixed). */
-uint64_t rn_hash64(const void *data, size_t n, uint64_t seed);
 void rn_cache_key_init(rn_cache_key *k, const char *name, rn_split split, const rn_dataset_opts *o,
                        const float bbox_real[2]);
 /* Stats and hashes one source file into the key; -1 with "path: cannot open" in err. */

@@ -1,4 +1,4 @@
-#include "data/image.h"
+#include "data/image/image.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "data/exif_focal.h"
-#include "data/huff.h"
-#include "data/jpeg_err.h"
+#include "data/image/exif_focal.h"
+#include "data/image/huff.h"
+#include "data/image/jpeg_err.h"
 #include "io/file.h"
 
 #include "core/profile.h"
@@ -255,9 +255,12 @@ static int jpeg_rows(struct jpeg_decompress_struct *ci, rn_image *img, const int
     return je->e.warned ? -1 : 0;
 }
 
-/* mcus: the MCUs of a JPEG whose buf holds only the markers (rn_image_decode_mcus); NULL: buf is the whole JPEG. */
-static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, const rn_jpeg_mcus *mcus,
-                       rn_err *err)
+/* What runs on an open JPEG whose header is read; a libjpeg error longjmps out of it to jpeg_open. */
+typedef int (*jpeg_body)(struct jpeg_decompress_struct *ci, jerr *je, void *arg, rn_err *err);
+
+/* The one opening of a JPEG: a decompressor over buf whose libjpeg errors come back here as
+ * "corrupt JPEG: ...", its header read, then body(arg); closed after. Returns body's status. */
+static int jpeg_open(const uint8_t *buf, size_t n, jpeg_body body, void *arg, rn_err *err)
 {
     struct jpeg_decompress_struct ci;
     jerr je;
@@ -268,49 +271,61 @@ static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, c
     }
     jpeg_mem_src(&ci, buf, (unsigned long)n);
     jpeg_read_header(&ci, TRUE);
-    if (check_size(ci.image_width, ci.image_height, err)) {
-        jpeg_done(&ci, &je);
-        return -1;
-    }
+    int rc = body(&ci, &je, arg, err);
+    jpeg_done(&ci, &je);
+    return rc;
+}
+
+/* A decode's request: scale 1, 2, 4 or 8; roi NULL for all; feed.m: the MCUs of a JPEG whose buf
+ * holds only the markers (rn_image_decode_mcus), NULL: buf is the whole JPEG. */
+typedef struct decode_req {
+    rn_image *img;
+    int scale;
+    const int *roi;
+    mcu_feed feed; /* outlives the decompressor, which points at it (feed_begin) */
+} decode_req;
+
+static int decode_body(struct jpeg_decompress_struct *ci, jerr *je, void *arg, rn_err *err)
+{
+    decode_req *q = arg;
+    rn_image *img = q->img;
+    if (check_size(ci->image_width, ci->image_height, err)) return -1;
     /* Corrupt already: stop before jpeg_start_decompress, which for a progressive
      * JPEG allocates and reads the whole image's coefficients (gigabytes near the cap). */
-    if (je.e.warned) {
-        jpeg_done(&ci, &je);
-        return rn_err_set(err, "corrupt JPEG: %s", je.e.msg);
-    }
+    if (je->e.warned) return rn_err_set(err, "corrupt JPEG: %s", je->e.msg);
     /* CMYK and YCCK (libjpeg turns YCCK into CMYK) are converted as OpenCV does. */
-    int four = ci.jpeg_color_space == JCS_CMYK || ci.jpeg_color_space == JCS_YCCK;
-    ci.out_color_space = four ? JCS_CMYK : JCS_RGB;
-    ci.scale_num = 1;
-    ci.scale_denom = (unsigned)scale;
-    jpeg_start_decompress(&ci);
-    if (je.e.warned) {
-        jpeg_done(&ci, &je);
-        return rn_err_set(err, "corrupt JPEG: %s", je.e.msg);
-    }
-    mcu_feed feed = {.m = mcus};
-    if (mcus && feed_begin(&feed, &ci, err)) {
-        jpeg_done(&ci, &je);
-        return -1;
-    }
+    int four = ci->jpeg_color_space == JCS_CMYK || ci->jpeg_color_space == JCS_YCCK;
+    ci->out_color_space = four ? JCS_CMYK : JCS_RGB;
+    ci->scale_num = 1;
+    ci->scale_denom = (unsigned)q->scale;
+    jpeg_start_decompress(ci);
+    if (je->e.warned) return rn_err_set(err, "corrupt JPEG: %s", je->e.msg);
+    mcu_feed *feed = &q->feed;
+    if (feed->m && feed_begin(feed, ci, err)) return -1;
     int r[4];
-    clip_roi(r, roi, (int)ci.output_width, (int)ci.output_height);
-    img->scale = scale;
-    img->full_w = (int)ci.image_width;
-    img->full_h = (int)ci.image_height;
+    clip_roi(r, q->roi, (int)ci->output_width, (int)ci->output_height);
+    img->scale = q->scale;
+    img->full_w = (int)ci->image_width;
+    img->full_h = (int)ci->image_height;
     int rc = 0;
     if (r[2] == 0 || r[3] == 0) {
         image_reserve(img, 0, 0);
         img->x0 = r[0], img->y0 = r[1];
     } else {
-        rc = jpeg_rows(&ci, img, r, &je);
+        rc = jpeg_rows(ci, img, r, je);
     }
-    jpeg_abort_decompress(&ci);
-    jpeg_done(&ci, &je);
-    img->entropy_s = feed.entropy_s;
-    if (feed.bad) return rn_err_set(err, "corrupt JPEG data in MCU %zu", feed.bad - 1);
-    if (rc) return rn_err_set(err, "corrupt JPEG: %s", je.e.warned ? je.e.msg : "short image data");
+    jpeg_abort_decompress(ci);
+    img->entropy_s = feed->entropy_s;
+    if (feed->bad) return rn_err_set(err, "corrupt JPEG data in MCU %zu", feed->bad - 1);
+    if (rc) return rn_err_set(err, "corrupt JPEG: %s", je->e.warned ? je->e.msg : "short image data");
     return 0;
+}
+
+static int decode_jpeg(rn_image *img, const uint8_t *buf, size_t n, int scale, const int *roi, const rn_jpeg_mcus *mcus,
+                       rn_err *err)
+{
+    decode_req q = {img, scale, roi, {.m = mcus}};
+    return jpeg_open(buf, n, decode_body, &q, err);
 }
 
 /* ---- PNG ---- */
@@ -391,6 +406,16 @@ static int decode_png(rn_image *img, const uint8_t *buf, size_t n, rn_err *err)
     return 0;
 }
 
+static int probe_body(struct jpeg_decompress_struct *ci, jerr *je, void *arg, rn_err *err)
+{
+    (void)je, (void)err;
+    rn_image_info *info = arg;
+    info->w = (int)ci->image_width;
+    info->h = (int)ci->image_height;
+    info->is_jpeg = 1;
+    return 0;
+}
+
 int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *err)
 {
     if (is_png(buf, n)) {
@@ -403,19 +428,7 @@ int rn_image_probe(rn_image_info *info, const uint8_t *buf, size_t n, rn_err *er
         return 0;
     }
     if (!is_jpeg(buf, n)) return rn_err_set(err, "not a JPEG or PNG file");
-    struct jpeg_decompress_struct ci;
-    jerr je;
-    jpeg_begin(&ci, &je);
-    if (setjmp(je.e.jb)) {
-        jpeg_done(&ci, &je);
-        return rn_err_set(err, "corrupt JPEG: %s", je.e.msg);
-    }
-    jpeg_mem_src(&ci, buf, (unsigned long)n);
-    jpeg_read_header(&ci, TRUE);
-    info->w = (int)ci.image_width;
-    info->h = (int)ci.image_height;
-    info->is_jpeg = 1;
-    jpeg_done(&ci, &je);
+    if (jpeg_open(buf, n, probe_body, info, err)) return -1;
     return check_size((uint64_t)info->w, (uint64_t)info->h, err);
 }
 

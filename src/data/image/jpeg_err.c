@@ -1,4 +1,4 @@
-#include "data/jpeg_err.h"
+#include "data/image/jpeg_err.h"
 
 #include <string.h>
 

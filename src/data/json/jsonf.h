@@ -1,4 +1,4 @@
-/* Checked access to annotation JSON (rn_json, data/json.h) with error messages that name
+/* Checked access to annotation JSON (rn_json, data/json/json.h) with error messages that name
  * the file, the record and the field:
  *   "a.json: record 3 (image_id 7, ann id 12): field 'bbox': NaN"
  *
@@ -9,7 +9,7 @@
 #ifndef RN_DATA_JSONF_H
 #define RN_DATA_JSONF_H
 
-#include "data/json.h"
+#include "data/json/json.h"
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-#include "data/prep.h"
+#include "data/image/prep.h"
 
 #include <errno.h>
 #include <jpeglib.h>
@@ -9,10 +9,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/hash.h"
 #include "core/profile.h"
-#include "data/cache.h"
-#include "data/huff.h"
-#include "data/jpeg_err.h"
+#include "data/image/huff.h"
+#include "data/image/jpeg_err.h"
 #include "io/file.h"
 
 #define PREP_MAGIC "RNPREP1\n"

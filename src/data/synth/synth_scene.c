@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/rng.h"
-#include "data/synth.h"
+#include "data/synth/synth.h"
 
 enum {
     J_HEAD_TOP, J_THORAX, J_RSHO, J_RELB, J_RWRI, J_LSHO, J_LELB, J_LWRI, J_RHIP, J_RKNE, J_RANK,

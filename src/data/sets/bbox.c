@@ -1,4 +1,4 @@
-#include "data/bbox.h"
+#include "data/sets/bbox.h"
 
 #include <math.h>
 

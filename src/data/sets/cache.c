@@ -1,4 +1,4 @@
-#include "data/cache.h"
+#include "data/sets/cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,34 +20,6 @@ typedef struct cache_hdr {
     uint64_t header_hash;  /* of this header (with header_hash 0) */
     rn_cache_key key;
 } cache_hdr;
-
-static inline uint64_t mix64(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    return h ^ (h >> 33);
-}
-
-uint64_t rn_hash64(const void *data, size_t n, uint64_t seed)
-{
-    const unsigned char *p = data;
-    uint64_t lane[4] = {seed ^ 0x9e3779b97f4a7c15ULL, seed + 0x632be59bd9b4e019ULL, ~seed, seed * 3 + 1};
-    const uint64_t P = 0x9fb21c651e98df25ULL;
-    size_t blocks = n / 32;
-    for (size_t b = 0; b < blocks; b++)
-        for (int l = 0; l < 4; l++) {
-            uint64_t w;
-            memcpy(&w, p + b * 32 + (size_t)l * 8, 8);
-            lane[l] = (lane[l] ^ w) * P;
-            lane[l] ^= lane[l] >> 29;
-        }
-    uint64_t h = (uint64_t)n * P;
-    for (int l = 0; l < 4; l++) h = mix64(h ^ lane[l]) * P;
-    for (size_t i = blocks * 32; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
-    return mix64(h);
-}
 
 void rn_cache_key_init(rn_cache_key *k, const char *name, rn_split split, const rn_dataset_opts *o,
                        const float bbox_real[2])
@@ -103,7 +75,7 @@ static uint64_t header_hash(const cache_hdr *h)
 
 static uint64_t payload_hash(const rn_sample *s, size_t n, const char *str, size_t len)
 {
-    return rn_hash64(s, n * sizeof *s, 4) ^ mix64(rn_hash64(str, len, 5));
+    return rn_hash64(s, n * sizeof *s, 4) ^ rn_mix64(rn_hash64(str, len, 5));
 }
 
 /* Structure checks on a mapped file; returns a reason, or NULL if valid. */

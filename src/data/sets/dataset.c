@@ -5,24 +5,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "data/cache.h"
-#include "data/readers.h"
-#include "data/sample.h"
+#include "data/sets/cache.h"
+#include "data/sets/readers.h"
+#include "data/sets/sample.h"
 #include "io/file.h"
-
-typedef int (*reader_fn)(rn_dsbuild *, const rn_read_ctx *, rn_err *);
-
-static reader_fn find_reader(const char *name)
-{
-    static const struct {
-        const char *name;
-        reader_fn fn;
-    } T[] = {{"Human36M", rn_read_human36m}, {"MuCo", rn_read_muco},   {"MuPoTS", rn_read_mupots},
-             {"MSCOCO", rn_read_mscoco},     {"MPII", rn_read_mpii}, {"PW3D", rn_read_pw3d}};
-    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++)
-        if (!strcmp(T[i].name, name)) return T[i].fn;
-    return NULL;
-}
 
 static rn_dataset_opts defaulted(const rn_dataset_opts *o)
 {
@@ -82,11 +68,11 @@ static void take_build(rn_dataset *ds, rn_dsbuild *b)
     rn_dsbuild_free(b);
 }
 
-static int build_key(rn_cache_key *key, const char *name, const rn_read_ctx *ctx, rn_err *err)
+static int build_key(rn_cache_key *key, const rn_read_ctx *ctx, rn_err *err)
 {
     char(*paths)[4096] = rn_xmalloc(RN_CACHE_MAX_SOURCES * sizeof *paths);
-    int n = rn_read_sources(name, ctx, paths, RN_CACHE_MAX_SOURCES, err);
-    rn_cache_key_init(key, name, ctx->split, ctx->opts, ctx->bbox_real);
+    int n = rn_set_sources(ctx->set, ctx, paths, RN_CACHE_MAX_SOURCES, err);
+    rn_cache_key_init(key, ctx->set->name, ctx->split, ctx->opts, ctx->bbox_real);
     for (int i = 0; i < n; i++)
         if (rn_cache_key_add_source(key, paths[i], err)) n = -1;
     free(paths);
@@ -132,7 +118,7 @@ static void parse_and_cache(rn_dataset *ds, rn_dsbuild *b, const rn_cache_key *k
 }
 
 /* Runs the reader; with a cache place (cp != NULL) writes the cache there. */
-static int parse_set(rn_dataset *ds, reader_fn fn, const rn_read_ctx *ctx, const rn_cache_key *key,
+static int parse_set(rn_dataset *ds, rn_set_reader fn, const rn_read_ctx *ctx, const rn_cache_key *key,
                      const cache_place *cp, const char *why, FILE *warn, rn_err *err)
 {
     rn_dsbuild b = {0};
@@ -150,16 +136,18 @@ int rn_dataset_load(rn_dataset *ds, const char *name, const char *data_dir, rn_s
                     const rn_dataset_opts *opts, rn_err *err)
 {
     memset(ds, 0, sizeof *ds);
-    reader_fn fn = find_reader(name);
-    if (!fn) return rn_err_set(err, "unknown dataset '%s' (Human36M, MuCo, MuPoTS, MSCOCO, MPII, PW3D)", name);
+    const rn_set_desc *set = rn_set_find(name);
+    char names[128];
+    if (!set) return rn_err_set(err, "unknown dataset '%s' (%s)", name, rn_set_names(names, sizeof names, RN_SET_ANY, ", "));
+    rn_set_reader fn = set->read;
     rn_dataset_opts o = defaulted(opts);
     snprintf(ds->name, sizeof ds->name, "%s", name);
     snprintf(ds->data_dir, sizeof ds->data_dir, "%s", data_dir);
-    rn_read_bbox_real(name, ds->bbox_real);
-    rn_read_ctx ctx = {.data_dir = data_dir, .split = split, .opts = &o};
+    rn_set_bbox_real(set, ds->bbox_real);
+    rn_read_ctx ctx = {.data_dir = data_dir, .split = split, .opts = &o, .set = set};
     memcpy(ctx.bbox_real, ds->bbox_real, sizeof ctx.bbox_real);
     rn_cache_key key;
-    if (build_key(&key, name, &ctx, err)) return -1;
+    if (build_key(&key, &ctx, err)) return -1;
     if (o.no_cache) return parse_set(ds, fn, &ctx, NULL, NULL, "", NULL, err);
     cache_place *cp = rn_xmalloc(sizeof *cp);
     int rc = place_cache(cp, name, data_dir, split, &o, err);

@@ -1,5 +1,5 @@
 /* PNG/JPEG output of 8-bit RGB images. */
-#include "data/draw.h"
+#include "data/image/draw.h"
 
 #include <jpeglib.h>
 #include <png.h>
@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "core/afile.h"
+#include "data/image/jpeg_err.h"
 
 typedef struct mem_buf {
     unsigned char *p;
@@ -55,24 +56,13 @@ static int encode_png(mem_buf *m, const rn_rgb *img)
     return 0;
 }
 
-typedef struct jerr {
-    struct jpeg_error_mgr pub;
-    jmp_buf jb;
-} jerr;
-
-static void jpeg_fail(j_common_ptr ci)
-{
-    longjmp(((jerr *)ci->err)->jb, 1);
-}
-
-static int encode_jpeg(mem_buf *m, const rn_rgb *img)
+static int encode_jpeg(mem_buf *m, const rn_rgb *img, int quality)
 {
     struct jpeg_compress_struct ci;
-    jerr je;
+    rn_jpeg_err je;
     unsigned char *out = NULL;
     unsigned long n = 0;
-    ci.err = jpeg_std_error(&je.pub);
-    je.pub.error_exit = jpeg_fail;
+    ci.err = rn_jpeg_err_init(&je);
     if (setjmp(je.jb)) {
         jpeg_destroy_compress(&ci);
         free(out);
@@ -83,7 +73,7 @@ static int encode_jpeg(mem_buf *m, const rn_rgb *img)
     ci.image_width = (JDIMENSION)img->w, ci.image_height = (JDIMENSION)img->h;
     ci.input_components = 3, ci.in_color_space = JCS_RGB;
     jpeg_set_defaults(&ci);
-    jpeg_set_quality(&ci, 92, TRUE);
+    jpeg_set_quality(&ci, quality, TRUE);
     jpeg_start_compress(&ci, TRUE);
     while (ci.next_scanline < ci.image_height) {
         JSAMPROW row = img->px + (size_t)ci.next_scanline * img->w * 3;
@@ -114,16 +104,26 @@ int rn_rgb_check_path(const char *path, rn_err *err)
     return 0;
 }
 
+int rn_rgb_encode(unsigned char **out, size_t *n, const rn_rgb *img, int quality)
+{
+    RN_ASSERT(quality >= 0 && quality <= 100 && img->w >= 1 && img->h >= 1);
+    mem_buf m = {0};
+    if (quality ? encode_jpeg(&m, img, quality) : encode_png(&m, img)) {
+        free(m.p);
+        return -1;
+    }
+    *out = m.p, *n = m.n;
+    return 0;
+}
+
 int rn_rgb_write(const char *path, const rn_rgb *img, rn_err *err)
 {
     if (rn_rgb_check_path(path, err)) return -1;
     int png = has_ext(path, ".png");
     if (img->w < 1 || img->h < 1) return rn_err_set(err, "%s: empty image", path);
     mem_buf m = {0};
-    if (png ? encode_png(&m, img) : encode_jpeg(&m, img)) {
-        free(m.p);
+    if (rn_rgb_encode(&m.p, &m.n, img, png ? 0 : 92))
         return rn_err_set(err, "%s: %s encoding failed", path, png ? "PNG" : "JPEG");
-    }
     rn_afile f;
     int rc = rn_afile_open(&f, path, err) || rn_afile_write(&f, m.p, m.n, err) || rn_afile_commit(&f, err) ? -1 : 0;
     free(m.p);

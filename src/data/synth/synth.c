@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "core/rng.h"
-#include "data/synth.h"
+#include "data/sets/readers.h"
+#include "data/synth/synth.h"
 #include "io/file.h"
 
 enum { MUPOTS_JOINTS = 17, H36M_JOINTS = 17, H36M_N_SUBJ = 7, H36M_FRAME_STEP = 320 };
@@ -151,6 +152,25 @@ static void image_name(char *buf, size_t n, const rn_synth_opts *o, long i)
     }
 }
 
+/* The set whose layout a format writes (data/sets/descriptor.h: its annotation files). */
+static const rn_set_desc *format_set(const rn_synth_opts *o)
+{
+    static const char *const SET[] = {"MuCo", "MuPoTS", "Human36M"};
+    return rn_set_find(SET[o->format]);
+}
+
+/* Writes b at out/rel, making rel's folder. */
+static int write_at(const char *out, const char *rel, const sbuf *b, rn_err *err)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/%s", out, rel);
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    int rc = rn_mkdirs(path, err);
+    *slash = '/';
+    return rc || sb_write(b, path, err) ? -1 : 0;
+}
+
 static const char *image_root(const rn_synth_opts *o)
 {
     static const char *R[] = {"MuCo/data", "MuPoTS/data/MultiPersonTestSet", "Human36M/images"};
@@ -216,15 +236,9 @@ static int write_mu_json(const char *out, const rn_synth_opts *o, rn_err *err)
     sbuf all = {0};
     sb_printf(&all, "{\"images\": [%s], \"annotations\": [%s]}\n", imgs.p ? imgs.p : "", anns.p ? anns.p : "");
     sb_printf(&det, "]\n");
-    char dir[4096], path[4300];
-    snprintf(dir, sizeof dir, "%s/%s/data", out, mupots ? "MuPoTS" : "MuCo");
-    snprintf(path, sizeof path, "%s/%s", dir, mupots ? "MuPoTS-3D.json" : "MuCo-3DHP.json");
-    int rc = rn_mkdirs(dir, err) || sb_write(&all, path, err);
-    if (!rc && mupots) {
-        snprintf(dir, sizeof dir, "%s/MuPoTS/bbox", out);
-        snprintf(path, sizeof path, "%s/bbox_mupots_output.json", dir);
-        rc = rn_mkdirs(dir, err) || sb_write(&det, path, err);
-    }
+    const rn_set_desc *set = format_set(o);
+    int rc = write_at(out, mupots ? set->test : set->train, &all, err);
+    if (!rc && mupots) rc = write_at(out, set->det, &det, err);
     free(imgs.p);
     free(anns.p);
     free(det.p);
@@ -318,7 +332,7 @@ static void json_h36m_joints(sbuf *b, const rn_synth_opts *o, int pos)
     sb_printf(b, "}\n");
 }
 
-static int write_h36m_subject(const char *dir, const rn_synth_opts *o, int pos, sbuf *det, rn_rng *r, rn_err *err)
+static int write_h36m_subject(const char *out, const rn_synth_opts *o, int pos, sbuf *det, rn_rng *r, rn_err *err)
 {
     sbuf imgs = {0}, anns = {0}, all = {0}, cams = {0}, joints = {0};
     int subject = H36M_SUBJ[pos];
@@ -334,11 +348,11 @@ static int write_h36m_subject(const char *dir, const rn_synth_opts *o, int pos, 
     json_h36m_cameras(&cams, o, subject);
     json_h36m_joints(&joints, o, pos);
     char path[4300];
-    snprintf(path, sizeof path, "%s/Human36M_subject%d_data.json", dir, subject);
+    rn_read_h36m_path(path, sizeof path, out, subject, "data");
     int rc = sb_write(&all, path, err);
-    snprintf(path, sizeof path, "%s/Human36M_subject%d_camera.json", dir, subject);
+    rn_read_h36m_path(path, sizeof path, out, subject, "camera");
     rc = rc || sb_write(&cams, path, err);
-    snprintf(path, sizeof path, "%s/Human36M_subject%d_joint_3d.json", dir, subject);
+    rn_read_h36m_path(path, sizeof path, out, subject, "joint_3d");
     rc = rc || sb_write(&joints, path, err);
     free(imgs.p);
     free(anns.p);
@@ -350,19 +364,18 @@ static int write_h36m_subject(const char *dir, const rn_synth_opts *o, int pos, 
 
 static int write_h36m_json(const char *out, const rn_synth_opts *o, rn_err *err)
 {
-    char dir[4096], bdir[4096], path[4300];
-    snprintf(dir, sizeof dir, "%s/Human36M/annotations", out);
-    snprintf(bdir, sizeof bdir, "%s/Human36M/bbox", out);
-    if (rn_mkdirs(dir, err) || rn_mkdirs(bdir, err)) return -1;
+    char dir[4300];
+    rn_read_h36m_path(dir, sizeof dir, out, H36M_SUBJ[0], "data");
+    *strrchr(dir, '/') = '\0';
+    if (rn_mkdirs(dir, err)) return -1;
     sbuf det = {0};
     rn_rng r;
     rn_rng_seed2(&r, o->seed ^ 0xde7ULL, 1);
     sb_printf(&det, "[");
     int rc = 0;
-    for (int pos = 0; pos < H36M_N_SUBJ && !rc; pos++) rc = write_h36m_subject(dir, o, pos, &det, &r, err);
+    for (int pos = 0; pos < H36M_N_SUBJ && !rc; pos++) rc = write_h36m_subject(out, o, pos, &det, &r, err);
     sb_printf(&det, "]\n");
-    snprintf(path, sizeof path, "%s/bbox_human36m_output.json", bdir);
-    if (!rc) rc = sb_write(&det, path, err);
+    if (!rc) rc = write_at(out, format_set(o)->det, &det, err);
     free(det.p);
     return rc;
 }

@@ -3,7 +3,7 @@
  * files under data_dir, the same filters and the same record order.
  *
  *   rn_dsbuild b = {0};
- *   rn_read_ctx ctx = {.data_dir = "data", .split = RN_SPLIT_TRAIN, .opts = &opts};
+ *   rn_read_ctx ctx = {.data_dir = "data", .split = RN_SPLIT_TRAIN, .opts = &opts, .set = rn_set_find("MuCo")};
  *   if (rn_read_muco(&b, &ctx, &err)) ...     // b.s[0 .. b.n) and b.str
  *   rn_dsbuild_free(&b);
  */
@@ -13,8 +13,9 @@
 #include <stddef.h>
 
 #include "core/status.h"
-#include "data/jsonf.h"
-#include "data/sample.h"
+#include "data/json/jsonf.h"
+#include "data/sets/descriptor.h"
+#include "data/sets/sample.h"
 
 /* Growable records + string pool, the output of a reader. */
 typedef struct rn_dsbuild {
@@ -36,6 +37,7 @@ typedef struct rn_read_ctx {
     rn_split split;
     const rn_dataset_opts *opts; /* protocol, use_det_bbox, input_w/h already defaulted */
     float bbox_real[2];
+    const rn_set_desc *set;      /* the set read: its files (descriptor.h) */
     /* Opens an annotation file by its full path; NULL: rn_jdoc_load. Lets a
      * caller hand the readers files held in memory (tests/fuzz). */
     rn_jdoc *(*open_json)(void *arg, const char *path, rn_err *err);
@@ -45,11 +47,12 @@ typedef struct rn_read_ctx {
 /* Parses the annotation file at path through ctx->open_json (or rn_jdoc_load). */
 rn_jdoc *rn_read_json(const rn_read_ctx *ctx, const char *path, rn_err *err);
 
-/* Annotation files a set reads (for the cache's validation), as full paths.
- * Returns the count (<= max), or -1 with err for an unknown set/split. */
-int rn_read_sources(const char *name, const rn_read_ctx *ctx, char paths[][4096], int max, rn_err *err);
-/* Per-set bbox_real (mm, or m for 3DPW). */
-void rn_read_bbox_real(const char *name, float out[2]);
+/* Human36M's annotation files of ctx's protocol and split (data, camera and joint_3d of each
+ * subject), the rn_set_desc.files of Human36M. */
+void rn_read_h36m_files(char paths[][4096], int *n, int max, const rn_read_ctx *ctx);
+/* One of them: subject's file of kind "data", "camera" or "joint_3d" under data_dir (also where
+ * rootnet synth writes it). */
+void rn_read_h36m_path(char *buf, size_t len, const char *data_dir, int subject, const char *kind);
 
 int rn_read_human36m(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err);
 int rn_read_muco(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err);
@@ -82,7 +85,7 @@ typedef struct rn_read_file {
     rn_idmap map;            /* image id -> index in images */
 } rn_read_file;
 
-/* Loads ctx->data_dir/rel through rn_read_json, then as rn_read_file_index. */
+/* Loads ctx->data_dir/rel (rel: one of ctx->set's files) through rn_read_json, then as rn_read_file_index. */
 int rn_read_file_open(rn_read_file *f, const rn_read_ctx *ctx, const char *rel, int want_anns, rn_err *err);
 /* Indexes root (a document the caller keeps) read from path. On failure f is closed. */
 int rn_read_file_index(rn_read_file *f, const char *path, const rn_jnode *root, int want_anns, rn_err *err);

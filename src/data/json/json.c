@@ -1,4 +1,4 @@
-#include "data/json.h"
+#include "data/json/json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,14 +10,14 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "core/hash.h"
 #include "io/file.h"
 
 enum { MAX_DEPTH = 512, CHUNK = 32 << 20, HASH_MIN = 16 };
 
 static inline size_t strhash(const char *s, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    uint64_t h = rn_fnv1a64(RN_FNV_OFFSET, s, n);
     return (size_t)(h ^ (h >> 32));
 }
 

@@ -1,5 +1,5 @@
 /* Focal length from EXIF through libexif. */
-#include "data/exif_focal.h"
+#include "data/image/exif_focal.h"
 
 #include <math.h>
 #include <string.h>
