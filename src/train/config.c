@@ -82,7 +82,6 @@ void rn_train_cfg_default(rn_train_cfg *c)
     c->augment = 1, c->log_every = 10, c->keep_snapshots = 2;
     snprintf(c->lr_scale, sizeof c->lr_scale, "none");
     c->bucket_mb = 25, c->dist_timeout = 300;
-    c->rank = 0, c->world = 1;
     snprintf(c->precision, sizeof c->precision, "fp32");
     snprintf(c->device, sizeof c->device, "%s", rn_device_default());
     snprintf(c->lr_scale, sizeof c->lr_scale, "none");
@@ -238,7 +237,6 @@ int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err)
         c->keep_snapshots < 1 || c->keep_epochs < 0)
         return rn_err_set(err, "--threads >= 0, --workers >= 0 (0: one per core), --log-every >= 1, --max-iters >= 0, "
                                "--snapshot-iters >= 0, --keep-snapshots >= 1 and --keep-epochs >= 0 are required");
-    if (c->world < 1 || c->rank < 0 || c->rank >= c->world) return rn_err_set(err, "rank %d of %d is invalid", c->rank, c->world);
     if (!(c->bucket_mb >= 0) || !(c->dist_timeout > 0)) return rn_err_set(err, "--bucket-mb must be >= 0 and --dist-timeout > 0");
     return check_tuning(c, err);
 }
@@ -287,8 +285,5 @@ double rn_train_lr(const rn_train_cfg *c, int epoch)
     int idx = 0;
     for (int i = 0; i < c->n_dec; i++)
         if (epoch >= c->lr_dec_epoch[i]) idx++;
-    rn_lr_rule rule = RN_LR_NONE;
-    rn_err ignored;
-    if (rn_lr_rule_parse(c->lr_scale, &rule, &ignored)) rule = RN_LR_NONE; /* rn_train_cfg_check reports it */
-    return rn_lr_scaled(c->lr / pow(c->lr_dec_factor, idx), rule, (long)c->batch * c->world);
+    return c->lr / pow(c->lr_dec_factor, idx);
 }
