@@ -361,6 +361,34 @@ static void test_config_and_bind(const rn_dataset *const *sets)
     rn_loader_free(ld);
 }
 
+/* The last-batch policy: a short batch's rows n..batch-1 are padding (zero image, k 1, target, vis
+ * and have_depth 0), also when its slot held a full batch before (prefetch 1). */
+static void test_short_batch_padding(const rn_dataset *const *sets)
+{
+    rn_loader_cfg c;
+    small_cfg(&c, sets, 1, RN_SPLIT_TEST);
+    c.prefetch = 1;
+    rn_loader *ld;
+    rn_err err = {0};
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+    rn_loader_start(ld, 0, 0, &err);
+    const rn_batch *b;
+    size_t plane = (size_t)3 * 32 * 32;
+    int shorts = 0, ok = 1;
+    while (rn_loader_next(ld, &b, &err) == 1) {
+        if (b->n == c.batch) continue;
+        shorts++;
+        for (int i = b->n; i < c.batch; i++) {
+            for (size_t j = 0; j < plane; j++) ok &= b->images[(size_t)i * plane + j] == 0.0f;
+            ok &= b->k[i] == 1.0f && b->vis[i] == 0.0f && b->have_depth[i] == 0.0f;
+            for (int j = 0; j < 3; j++) ok &= b->target[3 * i + j] == 0.0f;
+        }
+    }
+    RN_CHECK(ok && shorts == 1, "the short last batch (%d of %d rows) is padded: zero image, k 1 (%d short)",
+             N3 % c.batch, c.batch, shorts);
+    rn_loader_free(ld);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/rn_loader_XXXXXX");
@@ -394,6 +422,7 @@ int main(void)
     }
     test_sharing_busy(&big);
     test_values(sets);
+    test_short_batch_padding(sets);
     test_concat_and_test_shards(sets);
     test_config_and_bind(sets);
     test_bad_images(sets);

@@ -8,7 +8,7 @@
 #include "data/image/image.h"
 #include "infer/predict.h"
 #include "nn/precision.h"
-#include "train/snapshot.h"
+#include "nn/run_settings.h"
 
 #ifndef RN_VERSION
 #define RN_VERSION "0.1.0"
@@ -110,8 +110,8 @@ static rootnet_status apply_options(rootnet_predictor *h, const rootnet_options 
 static rootnet_status load(rootnet_predictor *h, const char *snapshot, const rootnet_options *o, rn_err *err)
 {
     rn_run_settings s;
-    int rc = rn_snapshot_load_eval(&h->p, &s, snapshot, o->backbone, o->input_size, 0, err);
-    if (rc) return rc == RN_SNAPSHOT_EMERGE ? ROOTNET_ERR_ARGUMENT : ROOTNET_ERR_SNAPSHOT;
+    int rc = rn_weights_load_eval(&h->p, &s, snapshot, o->backbone, o->input_size, 0, err);
+    if (rc) return rc == RN_WEIGHTS_EMERGE ? ROOTNET_ERR_ARGUMENT : ROOTNET_ERR_SNAPSHOT;
     h->base.input_size = s.input_size;
     rn_predictor_init(&h->pr, &h->p);
     return ROOTNET_OK;

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -12,9 +11,7 @@
 #include "cli/model_common.h"
 #include "cli/tuning_flags.h"
 #include "core/profile.h"
-#include "nn/model.h"
-#include "optim/adam.h"
-#include "train/step.h"
+#include "train/assemble.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -36,7 +33,7 @@ typedef struct bench_cfg {
     const char *mode;
     long depth, size, b, iters, warmup, threads;
     int sync_bn, no_fold, convs;
-    size_t bucket;
+    double bucket_mb;
 } bench_cfg;
 
 /* Each step's loss and whether it was applied (0: skipped on inf/NaN gradients), warm-up included. */
@@ -95,12 +92,12 @@ static void fill_inputs(rn_cli_batch *bt, rn_rng *rng, int b, size_t per, int oh
 }
 
 /* One benchmark step: a training step (train/step.h; under mpirun with the
- * gradient all-reduce) or an inference forward. */
-static int bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *opt, const rn_cli_batch *bt,
-                      const rn_step_ctl *ctl, const rn_train_hooks *hk, double *loss, int *applied, rn_err *err)
+ * gradient all-reduce) or an inference forward (r NULL). */
+static int bench_step(rn_tuning *tn, rn_model *m, rn_train_rig *r, const rn_cli_batch *bt, double *loss, int *applied,
+                      rn_err *err)
 {
     rn_profile *pr = tn->prof;
-    if (strcmp(c->mode, "train")) {
+    if (!r) {
         int sp = rn_prof_begin(pr, "forward", "step", 0);
         rn_model_forward(m, bt->x, bt->k, 0);
         (void)rn_model_coords(m); /* waits: an inference ends with its coordinates on the host */
@@ -109,59 +106,71 @@ static int bench_step(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_adam *o
         return 0;
     }
     rn_step_batch b = {bt->x, bt->k, bt->t, bt->v, bt->d};
-    if (rn_train_step(m, opt, &b, NULL, ctl, hk, loss, applied, err)) return -1;
+    if (rn_train_step(m, &r->opt, &b, NULL, &r->ctl, &r->spans, loss, applied, err)) return -1;
     rn_profile_step_done(pr);
     return 0;
 }
 
-static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, const rn_cli_batch *bt, rn_dist *d, double *t,
-                      double *comm, bench_losses *bl, rn_err *err)
+static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_train_rig *r, const rn_cli_batch *bt,
+                      rn_dist *d, double *t, double *comm, bench_losses *bl, rn_err *err)
 {
-    rn_adam opt = rn_adam_default(rn_tuning_lr(tn, 1e-3, c->b * rn_dist_size(d)));
-    rn_cli_hooks h = rn_cli_hooks_make(d, c->sync_bn, tn);
-    rn_train_hooks hk = rn_cli_step_hooks(&h);
-    if (rn_dist_grads_setup(d, m->p, c->bucket, err)) return -1;
     for (long i = 0; i < c->warmup + c->iters; i++) {
         if (i == c->warmup) rn_tuning_profile_reset(tn);
         if (rn_dist_barrier(d, err)) return -1;
         rn_dist_comm_seconds(d, 1);
         double t0 = rn_prof_now();
-        if (bench_step(c, tn, m, &opt, bt, &h.ctl, &hk, &bl->loss[i], &bl->applied[i], err)) return -1;
+        if (bench_step(tn, m, r, bt, &bl->loss[i], &bl->applied[i], err)) return -1;
         if (i >= c->warmup) t[i - c->warmup] = rn_prof_now() - t0, comm[i - c->warmup] = rn_dist_comm_seconds(d, 0);
     }
+    return 0;
+}
+
+/* The inference model: the training step's options (train/assemble.h) for a folded eval forward. */
+static int infer_model(rn_model *m, const bench_cfg *c, const rn_train_env *env, rn_params *p, rn_err *err)
+{
+    rn_model_opts mo = rn_train_env_model_opts(env);
+    mo.inference = 1;
+    mo.fold = !c->no_fold;
+    mo.grad_ready = (rn_model_grad_ready){0};
+    mo.pinned_inputs = rn_train_env_pin(env) != NULL;
+    if (rn_model_create(m, p, (int)c->b, (int)c->size, (int)c->size, &mo, err)) return -1;
+    rn_tuning_attach(env->tn, m);
+    if (rn_dist_bcast_params(env->dist, p, err)) {
+        rn_model_destroy(m);
+        return -1;
+    }
+    rn_model_sync_weights(m); /* a training step syncs at its start */
     return 0;
 }
 
 static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *rng, rn_dist *d, rn_err *err)
 {
     int train = !strcmp(c->mode, "train");
-    rn_model m;
-    rn_model_opts mo = rn_cli_train_opts(c->threads, c->sync_bn, d, tn);
-    mo.inference = !train;
-    mo.fold = !train && !c->no_fold;
-    if (!train) mo.grad_ready = (rn_model_grad_ready){0};
-    mo.pinned_inputs = rn_cli_pin_device(mo.dev) != NULL;
-
-    if (rn_model_create(&m, p, (int)c->b, (int)c->size, (int)c->size, &mo, err)) return -1;
-    rn_tuning_attach(tn, &m);
+    rn_train_env env = rn_train_env_make(tn, d, (int)c->threads, c->sync_bn, c->bucket_mb);
+    rn_device *pin = rn_train_env_pin(&env);
+    rn_train_shape sh = {.batch = (int)c->b, .h = (int)c->size, .w = (int)c->size, .pinned_inputs = pin != NULL,
+                         .lr = 1e-3};
+    rn_train_rig r;
+    rn_model im;
+    if (train ? rn_train_assemble(&r, &env, p, &sh, err) : infer_model(&im, c, &env, p, err)) return -1;
+    rn_model *m = train ? &r.m : &im;
     size_t per = 3 * (size_t)c->size * (size_t)c->size;
-    rn_cli_batch bt = rn_cli_batch_alloc((int)c->b, per, mo.pinned_inputs ? m.dev : NULL);
-    fill_inputs(&bt, rng, (int)c->b, per, m.OH, m.OW);
+    rn_cli_batch bt = rn_cli_batch_alloc((int)c->b, per, pin);
+    fill_inputs(&bt, rng, (int)c->b, per, m->OH, m->OW);
     double *t = rn_xmalloc((size_t)c->iters * sizeof *t), *comm = rn_xmalloc((size_t)c->iters * sizeof *comm);
     size_t steps = (size_t)(c->warmup + c->iters);
     bench_losses bl = {rn_xmalloc(steps * sizeof *bl.loss), rn_xmalloc(steps * sizeof *bl.applied)};
     for (size_t i = 0; i < steps; i++) bl.loss[i] = 0, bl.applied[i] = 1;
-    int rc = rn_dist_bcast_params(d, p, err);
-    rn_model_sync_weights(&m); /* inference; a training step syncs at its start */
-    if (!rc) rc = bench_loop(c, tn, &m, &bt, d, t, comm, &bl, err);
-    if (!rc && rn_dist_rank(d) == 0) {
-        print_bench(c, tn, m.dev, t, d && train ? comm : NULL, train ? &bl : NULL, rn_dist_size(d));
-        if (c->convs) rn_model_print_convs(&m, stderr);
+    int rc = bench_loop(c, tn, m, train ? &r : NULL, &bt, d, t, comm, &bl, err);
+    if (!rc && env.rank == 0) {
+        print_bench(c, tn, m->dev, t, d && train ? comm : NULL, train ? &bl : NULL, env.world);
+        if (c->convs) rn_model_print_convs(m, stderr);
         rc = rn_tuning_finish(tn, stderr, err); /* before the model: spans borrow its names */
     }
     free(t), free(comm), free(bl.loss), free(bl.applied);
     rn_cli_batch_free(&bt);
-    rn_model_destroy(&m);
+    if (train) rn_train_rig_free(&r);
+    else rn_model_destroy(&im);
     return rc;
 }
 
@@ -209,7 +218,7 @@ int rn_cmd_bench(int argc, char **argv)
         return RN_EXIT_USAGE;
     }
     if (rn_cli_dist_flags_check(&df, "bench")) return RN_EXIT_USAGE;
-    c.sync_bn = df.sync_bn, c.bucket = rn_dist_bucket_floats(df.bucket_mb);
+    c.sync_bn = df.sync_bn, c.bucket_mb = df.bucket_mb;
     rn_cli_run r;
     int rc = rn_cli_run_begin(&r, "bench", c.sync_bn, df.timeout_s, &tf, (int)c.threads);
     if (rc) return rc;

@@ -15,7 +15,7 @@
 #include "data/image/draw.h"
 #include "data/image/image.h"
 #include "infer/predict.h"
-#include "train/snapshot.h"
+#include "nn/run_settings.h"
 #include "viz/people.h"
 
 typedef struct demo_cli {
@@ -156,8 +156,8 @@ static int run_demo(const demo_cli *c, rn_err *err)
     rn_params p;
     rn_run_settings s;
     const rn_eval_flags *ev = &c->ev;
-    int lrc = rn_snapshot_load_eval(&p, &s, c->snapshot, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
-    if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
+    int lrc = rn_weights_load_eval(&p, &s, c->snapshot, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
+    if (lrc) return lrc == RN_WEIGHTS_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
     in.input_size = s.input_size;
     in.fast_decode = s.fast_decode;
     if (!c->json)

@@ -5,8 +5,8 @@
 #include "cli/commands.h"
 #include "cli/exit.h"
 #include "export/export.h"
+#include "nn/run_settings.h"
 #include "nn/weights.h"
-#include "train/snapshot.h"
 
 typedef struct export_cfg {
     const char *in, *onnx, *pth;

@@ -9,7 +9,7 @@
 #include "cli/exit.h"
 #include "infer/predict.h"
 #include "infer/predict_set.h"
-#include "train/snapshot.h"
+#include "nn/run_settings.h"
 
 typedef struct predict_cli {
     const char *snapshot, *boxes, *image_list, *image_dir, *coco_images, *intrinsics, *format, *focal, *princpt;
@@ -68,10 +68,10 @@ static int run_predict(const predict_cli *c, rn_err *err)
     rn_params p;
     rn_run_settings s;
     const rn_eval_flags *ev = &c->ev;
-    int lrc = rn_snapshot_load_eval(&p, &s, c->snapshot, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
+    int lrc = rn_weights_load_eval(&p, &s, c->snapshot, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
     if (lrc) {
         rn_pset_close(ps);
-        return lrc == RN_SNAPSHOT_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
+        return lrc == RN_WEIGHTS_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
     }
     printf("predict: %s (ResNet-%d), input %d %s\n", c->snapshot, p.depth, s.input_size, rn_run_settings_size_note(&s));
     int rc = rn_pset_predict(ps, &p, s.input_size, s.fast_decode, err);

@@ -9,10 +9,8 @@
 #include "cli/exit.h"
 #include "cli/model_common.h"
 #include "cli/tuning_flags.h"
-#include "nn/model.h"
 #include "nn/weights.h"
-#include "optim/adam.h"
-#include "train/step.h"
+#include "train/assemble.h"
 
 typedef struct step_data {
     rn_cli_input x, k, t, v, d;
@@ -63,23 +61,20 @@ typedef struct step_cfg {
     long threads;
     int sync_bn;
     int replicas;      /* replicas emulated in this process (--emulate-replicas), 1: off */
-    size_t bucket;     /* gradient bucket, floats */
+    double bucket_mb;  /* gradient bucket */
     long save_every;   /* write save_weights every this many steps, 0: only at the end */
     const char *save_weights;
 } step_cfg;
 
 /* One step's training state in this process. */
 typedef struct stepper {
-    rn_model m;
+    rn_train_rig r;               /* the model, Adam, the step's controls and spans (train/assemble.h) */
     rn_cli_batch bt[64];          /* one per emulated replica (bt[0] only without) */
     rn_step_replicas rep;  /* with --emulate-replicas */
-    rn_adam opt;
     const step_data *s;
     const step_cfg *c;
     rn_dist *d;
     rn_tuning *tn;
-    rn_cli_hooks h;
-    rn_train_hooks hk;
 } stepper;
 
 /* Gathers step i's batches of this process's replicas. */
@@ -114,7 +109,7 @@ static void print_step(const stepper *sp, long i, double loss, int applied)
 static int step_loop(stepper *sp, rn_err *err)
 {
     const step_cfg *c = sp->c;
-    rn_params *p = sp->m.p;
+    rn_params *p = sp->r.m.p;
     rn_step_batch b[64];
     for (int e = 0; e < c->replicas; e++) b[e] = (rn_step_batch){sp->bt[e].x, sp->bt[e].k, sp->bt[e].t, sp->bt[e].v,
                                                                  sp->bt[e].d};
@@ -122,8 +117,8 @@ static int step_loop(stepper *sp, rn_err *err)
         double loss;
         int applied;
         step_fill(sp, i);
-        if (rn_train_step(&sp->m, &sp->opt, b, c->replicas > 1 ? &sp->rep : NULL, &sp->h.ctl, &sp->hk, &loss,
-                          &applied, err))
+        if (rn_train_step(&sp->r.m, &sp->r.opt, b, c->replicas > 1 ? &sp->rep : NULL, &sp->r.ctl, &sp->r.spans,
+                          &loss, &applied, err))
             return -1;
         rn_profile_step_done(sp->tn->prof);
         print_step(sp, i, loss, applied);
@@ -135,26 +130,22 @@ static int step_loop(stepper *sp, rn_err *err)
 static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dist *d, rn_tuning *tn, rn_err *err)
 {
     stepper *sp = rn_xcalloc(1, sizeof *sp);
-    *sp = (stepper){.s = s, .c = c, .d = d, .tn = tn, .h = rn_cli_hooks_make(d, c->sync_bn, tn)};
-    sp->hk = rn_cli_step_hooks(&sp->h);
-    rn_model_opts mo = rn_cli_train_opts(c->threads, c->sync_bn, d, tn);
-    if (rn_model_create(&sp->m, p, c->b, (int)s->xd[1], (int)s->xd[2], &mo, err)) {
+    *sp = (stepper){.s = s, .c = c, .d = d, .tn = tn};
+    rn_train_env env = rn_train_env_make(tn, d, (int)c->threads, c->sync_bn, c->bucket_mb);
+    int E = c->replicas;
+    rn_train_shape sh = {.batch = c->b, .h = (int)s->xd[1], .w = (int)s->xd[2], .replicas = E, .lr = c->lr};
+    if (rn_train_assemble(&sp->r, &env, p, &sh, err)) {
         free(sp);
         return -1;
     }
-    rn_tuning_attach(tn, &sp->m);
-    int E = c->replicas;
     for (int e = 0; e < E; e++) sp->bt[e] = rn_cli_batch_alloc(c->b, s->x.per, NULL);
     if (E > 1) rn_step_replicas_init(&sp->rep, p, E);
-    sp->opt = rn_adam_default(rn_tuning_lr(tn, c->lr, (long)rn_dist_size(d) * E * c->b));
-    int rc = rn_dist_grads_setup(d, p, c->bucket, err);
-    if (!rc) rc = rn_dist_bcast_params(d, p, err);
-    if (!rc) rc = step_loop(sp, err);
+    int rc = step_loop(sp, err);
     if (E > 1) rn_step_replicas_free(&sp->rep);
     for (int e = 0; e < E; e++) rn_cli_batch_free(&sp->bt[e]);
     /* before the model: spans borrow its names; rank 0 alone writes the cache, trace and table */
     if (!rc && rn_dist_rank(d) == 0) rc = rn_tuning_finish(tn, stdout, err);
-    rn_model_destroy(&sp->m);
+    rn_train_rig_free(&sp->r);
     free(sp);
     return rc ? -1 : 0;
 }
@@ -233,7 +224,7 @@ int rn_cmd_step(int argc, char **argv)
             return rn_args_misuse(flags, argv, syn, "--snapshot, --images, --k, --target, --vis and --have-depth are required");
     c.replicas = (int)replicas, c.sync_bn = df.sync_bn, c.b = (int)b;
     if (step_check(&c, b, &df, rn_dist_launched())) return RN_EXIT_USAGE;
-    c.bucket = rn_dist_bucket_floats(df.bucket_mb);
+    c.bucket_mb = df.bucket_mb;
     rn_cli_run r;
     int rc = rn_cli_run_begin(&r, "step", c.sync_bn, df.timeout_s, &tf, (int)c.threads);
     if (rc) return rc;

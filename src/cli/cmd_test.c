@@ -15,7 +15,7 @@
 #include "eval/results.h"
 #include "infer/predict.h"
 #include "infer/tester.h"
-#include "train/snapshot.h"
+#include "nn/run_settings.h"
 
 typedef struct test_cli {
     const char *snapshot, *output, *testset, *data_dir, *result_dir, *gt, *cache_dir, *metrics_json;
@@ -105,8 +105,8 @@ static int run_test(const test_cli *c, rn_err *err)
     rn_params p;
     rn_run_settings s;
     const rn_eval_flags *ev = &c->ev;
-    int lrc = rn_snapshot_load_eval(&p, &s, snap, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
-    if (lrc) return lrc == RN_SNAPSHOT_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
+    int lrc = rn_weights_load_eval(&p, &s, snap, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
+    if (lrc) return lrc == RN_WEIGHTS_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
     o.input_size = s.input_size;
     o.fast_decode = s.fast_decode;
     if (!c->json)

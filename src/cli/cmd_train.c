@@ -11,7 +11,6 @@
 #include "cli/exit.h"
 #include "cli/train_run.h"
 #include "cli/tuning_flags.h"
-#include "train/train_dist.h"
 
 /* The flag table: --config, one flag per config key (typed, so the parser
  * checks numbers and int ranges; the value is then set from its text), the
@@ -131,9 +130,7 @@ int rn_cmd_train(int argc, char **argv)
     char dev[sizeof cfg.device];
     if (!rc) snprintf(cfg.device, sizeof cfg.device, "%s", rn_cli_dist_device(d, cfg.device, dev, sizeof dev));
     if (!rc) {
-        rn_train_dist td;
-        rn_train_hooks dist = rn_train_dist_hooks(&td, d, &cfg);
-        int r = rn_train_run_parts(&cfg, &dist, &td, stdout, &err);
+        int r = rn_train_run_parts(&cfg, d, stdout, &err);
         if (r && rn_dist_size(d) > 1) rn_cli_dist_fail(d, "train", RN_EXIT_FAIL, &err); /* ends the whole job */
         rn_dist_finalize(d);
         rc = r == -2 ? value_error(&err) : r ? rn_cli_fail("train", RN_EXIT_FAIL, &err) : RN_EXIT_OK;

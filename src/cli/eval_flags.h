@@ -3,7 +3,7 @@
  *   typedef struct my_cli { const char *snapshot; rn_eval_flags ev; } my_cli;
  *   rn_flag flags[] = {RN_FLAG_STR("--snapshot", &c.snapshot, "..."), RN_EVAL_FLAGS(&c.ev), {0}};
  *   if (rn_eval_flags_check(&c.ev, &compute, &err)) return rn_cli_fail("demo", RN_EXIT_USAGE, &err);  // before any load
- *   ... rn_snapshot_load_eval(&p, &s, c.snapshot, (int)c.ev.backbone, (int)c.ev.input_size, c.ev.fast_decode, &err)
+ *   ... rn_weights_load_eval(&p, &s, c.snapshot, (int)c.ev.backbone, (int)c.ev.input_size, c.ev.fast_decode, &err)
  */
 #ifndef RN_CLI_EVAL_FLAGS_H
 #define RN_CLI_EVAL_FLAGS_H

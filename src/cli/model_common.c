@@ -1,4 +1,4 @@
-/* What rootnet forward, step and bench share: .npy inputs, a batch's buffers, a training model's options and hooks. */
+/* What rootnet forward, step and bench share: .npy inputs, a batch's buffers, the run's set-up. */
 #include "cli/model_common.h"
 
 #include <math.h>
@@ -78,11 +78,6 @@ int rn_cli_input_check_k(const rn_cli_input *k, const char *path, rn_err *err)
     return 0;
 }
 
-rn_device *rn_cli_pin_device(rn_device *dev)
-{
-    return dev && !dev->host_memory && dev->ops->host_alloc && dev->ops->upload_async ? dev : NULL;
-}
-
 static float *batch_floats(rn_device *pin, size_t n)
 {
     if (!pin) return rn_xmalloc(n * sizeof(float));
@@ -106,30 +101,6 @@ void rn_cli_batch_free(rn_cli_batch *bt)
         else free(a[i]);
 }
 
-
-rn_model_opts rn_cli_train_opts(long threads, int sync_bn, rn_dist *d, rn_tuning *tn)
-{
-    rn_model_opts mo = {.threads = (int)threads, .compute = RN_COMPUTE_F32,
-                        .reduce = sync_bn ? rn_dist_bn_reduce(d) : (rn_device_reduce){0},
-                        .grad_ready = rn_dist_grad_ready(d)};
-    rn_tuning_model_opts(tn, &mo);
-    return mo;
-}
-
-rn_cli_hooks rn_cli_hooks_make(rn_dist *d, int sync_bn, rn_tuning *tn)
-{
-    int many = rn_dist_size(d) > 1;
-    return (rn_cli_hooks){tn, {.dist = many ? d : NULL, .bcast_stats = many && !sync_bn,
-                               .scaler = tn->scaling ? &tn->scaler : NULL}};
-}
-
-static void cli_span_begin(void *ctx, const char *name) { rn_tuning_span_begin(((rn_cli_hooks *)ctx)->tn, name); }
-static void cli_span_end(void *ctx, const char *name) { rn_tuning_span_end(((rn_cli_hooks *)ctx)->tn, name); }
-
-rn_train_hooks rn_cli_step_hooks(rn_cli_hooks *h)
-{
-    return (rn_train_hooks){.ctx = h, .span_begin = cli_span_begin, .span_end = cli_span_end};
-}
 
 int rn_cli_run_begin(rn_cli_run *r, const char *cmd, int sync_bn, double timeout_s, rn_tuning_flags *tf, int threads)
 {

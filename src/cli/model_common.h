@@ -1,5 +1,6 @@
 /* What rootnet forward, step and bench share: .npy inputs checked on read, a
- * batch's buffers, and the model options and hooks of a training step.
+ * batch's buffers, and the run's set-up (MPI, device, tuning); the training
+ * step itself is assembled by train/assemble.h, as for rootnet train.
  *
  *   rn_cli_input x; int64_t xd[3], want[3] = {3, -1, -1};
  *   if (rn_cli_input_read(&x, "x.npy", "images", 3, want, xd, &err)) ...   // (N, 3, H, W)
@@ -15,7 +16,6 @@
 #include "core/status.h"
 #include "dist/dist.h"
 #include "nn/model.h"
-#include "train/step.h"
 #include "train/tuning.h"
 
 /* An input array read from .npy as float32, with its leading dimension N. */
@@ -48,29 +48,11 @@ typedef struct rn_cli_batch {
     rn_device *pin;           /* NULL: malloc'ed; else pinned memory of this device (host_alloc) */
 } rn_cli_batch;
 
-/* dev if a model on it should take its inputs from pinned memory (no host memory, host_alloc and
- * upload_async: cuda), else NULL. */
-rn_device *rn_cli_pin_device(rn_device *dev);
-/* Buffers for b samples of per image floats each, pinned on pin (NULL: malloc); rn_cli_batch_free
- * frees them. */
+/* Buffers for b samples of per image floats each, pinned on pin (NULL: malloc; rn_train_env_pin
+ * says when to pin); rn_cli_batch_free frees them. */
 rn_cli_batch rn_cli_batch_alloc(int b, size_t per, rn_device *pin);
 
 void rn_cli_batch_free(rn_cli_batch *bt);
-
-/* The model options of a training model: precision/autotune from the tuning,
- * SyncBN and the gradient buckets from the distribution (identity when d is NULL). */
-rn_model_opts rn_cli_train_opts(long threads, int sync_bn, rn_dist *d, rn_tuning *tn);
-
-/* The parts of a step/bench training step (train/step.h): with more than one rank the
- * gradient all-reduce (and the loss's mean over ranks, rank 0's BN buffers without SyncBN),
- * the tuning's loss scaler (ctl); spans into the tuning's profile (rn_cli_step_hooks, which
- * borrows h). */
-typedef struct rn_cli_hooks {
-    rn_tuning *tn;
-    rn_step_ctl ctl;
-} rn_cli_hooks;
-rn_cli_hooks rn_cli_hooks_make(rn_dist *d, int sync_bn, rn_tuning *tn);
-rn_train_hooks rn_cli_step_hooks(rn_cli_hooks *h);
 
 
 /* The set-up bench and step share: MPI when under mpirun (cli/dist_cli.h), this rank's device

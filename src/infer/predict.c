@@ -6,10 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "data/load/augment.h"
-#include "data/sets/bbox.h"
 #include "data/image/exif_focal.h"
 #include "data/image/image.h"
+#include "data/load/augment.h"
+#include "data/load/loader.h"
+#include "data/sets/bbox.h"
 #include "eval/metrics.h"
 #include "nn/model.h"
 
@@ -178,6 +179,7 @@ int rn_predictor_run(rn_predictor *pr, rn_person_root *out, rn_predict_info *inf
     intrinsics(info, in);
     reserve_inputs(pr, in);
     if (crop_all(pr->x, pr->k, &pr->ctx, out, info, in, err)) return -1;
+    rn_batch_pad(pr->x, pr->k, in->n, pr->rows, (size_t)3 * pr->size * pr->size);
     if (ensure_model(pr, in, err)) return RN_PREDICT_EMODEL;
     rn_model_forward(&pr->m, pr->x, pr->k, 0);
     (void)rn_model_coords(&pr->m); /* pr->m.coord: the host copy */

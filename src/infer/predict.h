@@ -57,7 +57,9 @@ int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, c
  *   rn_predictor_free(&pr);
  *
  * The model is rebuilt only when in->n exceeds its batch (it grows to n), or
- * the device, threads, compute or input size change; rows beyond n are padding.
+ * the device, threads, compute or input size change; rows beyond n are padding
+ * as a loader's short last batch's are (rn_batch_pad, data/loader.h: zero
+ * images, k 1), their outputs ignored.
  * Borrows p (not freed; call rn_predictor_free and init again after changing
  * it). One thread at a time per predictor. */
 typedef struct rn_predictor {

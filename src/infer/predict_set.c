@@ -112,16 +112,13 @@ static int forward_all(run_state *r, rn_params *p, rn_err *err)
     rn_loader *ld = NULL;
     int rc = rn_loader_create(&ld, &cfg, err);
     if (!rc) rc = rn_loader_start(ld, 0, 0, err);
-    float *img = rn_xcalloc((size_t)N * 3 * S * S, sizeof *img), *k = rn_xcalloc((size_t)N, sizeof *k);
     const rn_batch *b;
     while (!rc && (rc = rn_loader_next(ld, &b, err)) == 1) {
-        rn_test_forward_batch(&m, b, img, k);
+        rn_test_forward_batch(&m, b);
         take_batch(r, b, &m);
         rc = 0;
     }
     if (r->tty) progress(r, 1);
-    free(img);
-    free(k);
     if (ld) rn_loader_free(ld);
     rn_model_destroy(&m);
     return rc < 0 ? -1 : 0;

@@ -33,7 +33,6 @@ struct rn_tester {
     rn_model m;
     int have_model;
     rn_loader *ld;
-    float *img, *k;        /* (N, 3, H, W), (N): zero-padded copy of a short batch */
 };
 
 void rn_test_opts_default(rn_test_opts *o)
@@ -125,10 +124,7 @@ static int build_runtime(rn_tester *t, rn_err *err)
     cfg.crop.in_w = cfg.crop.in_h = S;
     cfg.crop.out_w = cfg.crop.out_h = S / 4;
     cfg.crop.fast_decode = o->fast_decode;
-    if (rn_loader_create(&t->ld, &cfg, err)) return -1;
-    t->img = rn_xcalloc((size_t)N * 3 * S * S, sizeof *t->img);
-    t->k = rn_xcalloc((size_t)N, sizeof *t->k);
-    return 0;
+    return rn_loader_create(&t->ld, &cfg, err);
 }
 
 int rn_tester_create(rn_tester **out, rn_params *p, const rn_test_opts *o, rn_err *err)
@@ -165,8 +161,6 @@ void rn_tester_free(rn_tester *t)
     free(t->gt_file);
     free(t->gt);
     free(t->pred);
-    free(t->img);
-    free(t->k);
     free(t);
 }
 
@@ -184,20 +178,10 @@ static void progress(const rn_tester *t, size_t done, double t0, int final)
     fflush(stderr);
 }
 
-void rn_test_forward_batch(rn_model *m, const rn_batch *b, float *img, float *k)
+void rn_test_forward_batch(rn_model *m, const rn_batch *b)
 {
-    const size_t img_sz = (size_t)3 * m->H * m->W;
-    const float *images = b->images, *kk = b->k;
     RN_ASSERT(b->n >= 1 && b->n <= m->N);
-    if (b->n < m->N) {
-        memcpy(img, b->images, (size_t)b->n * img_sz * sizeof *img);
-        memcpy(k, b->k, (size_t)b->n * sizeof *k);
-        memset(img + (size_t)b->n * img_sz, 0, (size_t)(m->N - b->n) * img_sz * sizeof *img);
-        for (int i = b->n; i < m->N; i++) k[i] = 1.0f;
-        images = img;
-        kk = k;
-    }
-    rn_model_forward(m, images, kk, 0);
+    rn_model_forward(m, b->images, b->k, 0);
     (void)rn_model_coords(m); /* m->coord: the host copy */
 }
 
@@ -205,7 +189,7 @@ void rn_test_forward_batch(rn_model *m, const rn_batch *b, float *img, float *k)
 static void predict_batch(rn_tester *t, const rn_batch *b)
 {
     rn_model *m = &t->m;
-    rn_test_forward_batch(m, b, t->img, t->k);
+    rn_test_forward_batch(m, b);
     for (int i = 0; i < b->n; i++) {
         if (b->pad[i]) continue;
         size_t rec = (size_t)b->sample[i];

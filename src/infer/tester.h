@@ -90,11 +90,11 @@ void rn_tester_free(rn_tester *t);
 /* create + run + free. */
 int rn_test_run(rn_test_result *res, rn_params *p, const rn_test_opts *o, rn_err *err);
 
-/* The eval-mode forward of one loader batch on m (built for N >= b->n): a
- * short batch is copied into img (N, 3, H, W) and k (N), zero-padded (k 1). */
+/* The eval-mode forward of one loader batch on m, built for the loader's batch: a short
+ * batch runs whole, its rows >= b->n being the loader's padding (data/loader.h). */
 struct rn_model;
 struct rn_batch;
-void rn_test_forward_batch(struct rn_model *m, const struct rn_batch *b, float *img, float *k);
+void rn_test_forward_batch(struct rn_model *m, const struct rn_batch *b);
 
 /* The metric lines: "AP_root@25cm: ...", "MRPE >> tot: ...", per action. */
 void rn_test_result_print(FILE *f, const rn_test_result *r);

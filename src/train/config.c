@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "data/sets/descriptor.h"
+#include "io/keyval.h"
 #include "nn/precision.h"
 #include "optim/loss_scale.h"
 #include "optim/lr_scale.h"
@@ -82,7 +83,6 @@ void rn_train_cfg_default(rn_train_cfg *c)
     c->augment = 1, c->log_every = 10, c->keep_snapshots = 2;
     snprintf(c->lr_scale, sizeof c->lr_scale, "none");
     c->bucket_mb = 25, c->dist_timeout = 300;
-    c->rank = 0, c->world = 1;
     snprintf(c->precision, sizeof c->precision, "fp32");
     snprintf(c->device, sizeof c->device, "%s", rn_device_default());
     snprintf(c->lr_scale, sizeof c->lr_scale, "none");
@@ -91,42 +91,9 @@ void rn_train_cfg_default(rn_train_cfg *c)
 /* "lr_dec-epoch" and "--lr-dec-epoch" both name "--lr-dec-epoch". */
 static const key_def *find_key(const char *key)
 {
-    while (*key == '-') key++;
-    for (int i = 0; i < N_KEYS; i++) {
-        const char *a = KEYS[i].k.flag + 2, *b = key;
-        while (*a && (*a == *b || (*a == '-' && *b == '_'))) a++, b++;
-        if (!*a && !*b) return &KEYS[i];
-    }
+    for (int i = 0; i < N_KEYS; i++)
+        if (rn_keyval_key_is(key, KEYS[i].k.flag + 2)) return &KEYS[i];
     return NULL;
-}
-
-static int parse_i64(int64_t *out, const char *s, const char *key, rn_err *err)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || errno) return rn_err_set(err, "%s: '%s' is not an integer", key, s);
-    *out = v;
-    return 0;
-}
-
-static int parse_int(int *out, const char *s, const char *key, rn_err *err)
-{
-    int64_t v = 0;
-    if (parse_i64(&v, s, key, err)) return -1;
-    if (v < -2147483647 || v > 2147483647) return rn_err_set(err, "%s: %s is out of range", key, s);
-    *out = (int)v;
-    return 0;
-}
-
-static int parse_bool(int *out, const char *s, const char *key, rn_err *err)
-{
-    static const char *yes[] = {"1", "true", "yes", "on"}, *no[] = {"0", "false", "no", "off"};
-    for (int i = 0; i < 4; i++) {
-        if (!strcmp(s, yes[i])) return *out = 1, 0;
-        if (!strcmp(s, no[i])) return *out = 0, 0;
-    }
-    return rn_err_set(err, "%s: '%s' is not a boolean (true/false, 1/0, yes/no, on/off)", key, s);
 }
 
 /* Comma-separated items into n <= max slots; each item passed to put(i, item). */
@@ -157,7 +124,7 @@ static int put_set(void *dst, int i, const char *item, const char *key, rn_err *
 
 static int put_int(void *dst, int i, const char *item, const char *key, rn_err *err)
 {
-    return parse_int((int *)dst + i, item, key, err);
+    return rn_keyval_int((int *)dst + i, item, key, err);
 }
 
 static int set_value(rn_train_cfg *c, const key_def *k, const char *v, rn_err *err)
@@ -171,9 +138,9 @@ static int set_value(rn_train_cfg *c, const key_def *k, const char *v, rn_err *e
         if (strlen(v) >= k->size) return rn_err_set(err, "%s: value longer than %zu characters", name, k->size - 1);
         memcpy(f, v, strlen(v) + 1);
         return 0;
-    case RN_TK_INT: return parse_int((int *)f, v, name, err);
-    case RN_TK_I64: return parse_i64((int64_t *)f, v, name, err);
-    case RN_TK_BOOL: return parse_bool((int *)f, v, name, err);
+    case RN_TK_INT: return rn_keyval_int((int *)f, v, name, err);
+    case RN_TK_I64: return rn_keyval_i64((int64_t *)f, v, name, err);
+    case RN_TK_BOOL: return rn_keyval_bool((int *)f, v, name, err);
     case RN_TK_F64:
         errno = 0;
         d = strtod(v, &end);
@@ -196,56 +163,29 @@ int rn_train_cfg_set(rn_train_cfg *c, const char *key, const char *value, rn_err
     return set_value(c, k, value, err) ? -1 : 0;
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t') s++;
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n')) s[--n] = 0;
-    if (n >= 2 && (s[0] == '"' || s[0] == '\'') && s[n - 1] == s[0]) s[n - 1] = 0, s++;
-    return s;
-}
+typedef struct load_ctx {
+    rn_train_cfg *c;
+    FILE *warn;
+} load_ctx;
 
-static int load_line(rn_train_cfg *c, char *line, const char *path, int ln, FILE *warn, rn_err *err)
+static int load_pair(void *ctx, const char *key, const char *value, const char *name, int line, rn_err *err)
 {
-    char *hash = strchr(line, '#');
-    if (hash) *hash = 0;
-    char *s = trim(line);
-    if (!*s) return 0;
-    char *eq = strchr(s, '=');
-    if (!eq) return rn_err_set(err, "%s:%d: expected 'key = value', got '%s'", path, ln, s);
-    *eq = 0;
-    char *key = trim(s), *val = trim(eq + 1);
-    int rc = rn_train_cfg_set(c, key, val, err);
-    if (rc == 1 && warn) fprintf(warn, "rootnet train: warning: %s:%d: unknown key '%s' ignored\n", path, ln, key);
-    if (rc < 0) return rn_err_prefix(err, "%s:%d", path, ln);
-    return 0;
+    load_ctx *l = ctx;
+    int rc = rn_train_cfg_set(l->c, key, value, err);
+    if (rc == 1 && l->warn) fprintf(l->warn, "rootnet train: warning: %s:%d: unknown key '%s' ignored\n", name, line, key);
+    return rc < 0 ? -1 : 0;
 }
 
 int rn_train_cfg_read(rn_train_cfg *c, FILE *f, const char *path, FILE *warn, rn_err *err)
 {
-    char line[2048];
-    int ln = 0, rc = 0;
-    while (!rc && fgets(line, sizeof line, f)) {
-        if (!strchr(line, '\n') && !feof(f))
-            return rn_err_set(err, "%s:%d: line longer than %zu characters", path, ln + 1, sizeof line - 2);
-        rc = load_line(c, line, path, ++ln, warn, err);
-    }
-    return rc;
+    load_ctx l = {c, warn};
+    return rn_keyval_read(f, path, load_pair, &l, err);
 }
 
 int rn_train_cfg_parse(rn_train_cfg *c, const char *text, const char *name, FILE *warn, rn_err *err)
 {
-    char line[2048];
-    int ln = 0, rc = 0;
-    for (const char *s = text; !rc && *s;) {
-        size_t n = strcspn(s, "\n");
-        if (n >= sizeof line) return rn_err_set(err, "%s:%d: line longer than %zu characters", name, ln + 1, sizeof line - 1);
-        memcpy(line, s, n);
-        line[n] = 0;
-        rc = load_line(c, line, name, ++ln, warn, err);
-        s += n + (s[n] == '\n');
-    }
-    return rc;
+    load_ctx l = {c, warn};
+    return rn_keyval_parse(text, name, load_pair, &l, err);
 }
 
 int rn_train_cfg_load(rn_train_cfg *c, const char *path, FILE *warn, rn_err *err)
@@ -297,7 +237,6 @@ int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err)
         c->keep_snapshots < 1 || c->keep_epochs < 0)
         return rn_err_set(err, "--threads >= 0, --workers >= 0 (0: one per core), --log-every >= 1, --max-iters >= 0, "
                                "--snapshot-iters >= 0, --keep-snapshots >= 1 and --keep-epochs >= 0 are required");
-    if (c->world < 1 || c->rank < 0 || c->rank >= c->world) return rn_err_set(err, "rank %d of %d is invalid", c->rank, c->world);
     if (!(c->bucket_mb >= 0) || !(c->dist_timeout > 0)) return rn_err_set(err, "--bucket-mb must be >= 0 and --dist-timeout > 0");
     return check_tuning(c, err);
 }
@@ -346,8 +285,5 @@ double rn_train_lr(const rn_train_cfg *c, int epoch)
     int idx = 0;
     for (int i = 0; i < c->n_dec; i++)
         if (epoch >= c->lr_dec_epoch[i]) idx++;
-    rn_lr_rule rule = RN_LR_NONE;
-    rn_err ignored;
-    if (rn_lr_rule_parse(c->lr_scale, &rule, &ignored)) rule = RN_LR_NONE; /* rn_train_cfg_check reports it */
-    return rn_lr_scaled(c->lr / pow(c->lr_dec_factor, idx), rule, (long)c->batch * c->world);
+    return c->lr / pow(c->lr_dec_factor, idx);
 }

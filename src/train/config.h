@@ -4,7 +4,7 @@
  *   if (rn_train_cfg_load(&c, "train.cfg", stderr, &err)) ...   // key = value lines
  *   if (rn_train_cfg_set(&c, "lr", "1e-4", &err)) ...          // one key, e.g. from a flag
  *   if (rn_train_cfg_check(&c, &err)) ...                      // cross-field validation
- *   double lr = rn_train_lr(&c, epoch);                         // the authors' step schedule (x lr-scale)
+ *   double lr = rn_train_lr(&c, epoch);                         // the authors' step schedule
  *
  * Config file: one `key = value` per line; '#' starts a comment; blank lines
  * are ignored. Keys are the flag names without the leading "--", and '_' may
@@ -56,13 +56,12 @@ typedef struct rn_train_cfg {
     int sync_bn;                              /* under mpirun: BN statistics over all ranks */
     double bucket_mb;                         /* under mpirun: gradient all-reduce bucket, MB (0: one) */
     double dist_timeout;                      /* under mpirun: collective watchdog, seconds */
-    int rank, world;                          /* data-parallel position (set by the MPI driver) */
     char device[16];                          /* cpu | ref (nn/device.h) */
     char precision[16];                       /* fp32 | bf16 | bf16-o2 | fp16 (train/tuning.h) */
     char loss_scale[32];                      /* "" (the precision's default) | N | dynamic */
     char profile[RN_TRAIN_PATH];              /* Chrome-trace output ("": no profiling) */
     char autotune[RN_TRAIN_PATH];             /* conv algorithm cache ("": default algorithms) */
-    char lr_scale[16];                        /* none | linear: rn_train_lr x batch x world / 32 */
+    char lr_scale[16];                        /* none | linear: lr x batch x ranks / 32 (train/tuning.h's lr rule) */
     int bind_cores;                           /* pin compute thread i to the i-th allowed core */
     int eval_epoch;                           /* evaluate testset after each epoch, keep the best */
 } rn_train_cfg;
@@ -99,8 +98,8 @@ void rn_train_cfg_format(const rn_train_cfg *c, char *buf, size_t len);
 /* Compute threads of every model and tester of the run: threads, or 1 under
  * deterministic when threads is 0 (results then do not depend on OpenMP's default). */
 int rn_train_cfg_threads(const rn_train_cfg *c);
-/* The authors' schedule: lr / factor^(number of decay epochs <= epoch), times
- * global batch / 32 (batch x world) under lr-scale = linear. */
+/* The authors' schedule: lr / factor^(number of decay epochs <= epoch). The
+ * trainer scales it by lr-scale's rule over the global batch (train/assemble.h). */
 double rn_train_lr(const rn_train_cfg *c, int epoch);
 
 #endif

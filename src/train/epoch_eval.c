@@ -9,11 +9,11 @@
 #include "data/json/json.h"
 #include "io/file.h"
 
-void rn_epoch_eval_init(rn_epoch_eval *ev, const rn_train_cfg *cfg, FILE *out)
+void rn_epoch_eval_init(rn_epoch_eval *ev, const rn_train_cfg *cfg, int rank, FILE *out)
 {
     memset(ev, 0, sizeof *ev);
     ev->cfg = cfg, ev->out = out;
-    ev->active = cfg->eval_epoch && cfg->rank == 0;
+    ev->active = cfg->eval_epoch && rank == 0;
     ev->best_epoch = -1;
     ev->best_score = ev->best_metric = NAN;
     snprintf(ev->result_dir, sizeof ev->result_dir, "%s/result", cfg->output);

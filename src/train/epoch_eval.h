@@ -2,9 +2,9 @@
  * 0, cfg.eval_epoch), as trainer hooks, keeping the best snapshot.
  *
  *   rn_epoch_eval ev;
- *   rn_epoch_eval_init(&ev, &cfg, stdout);
+ *   rn_epoch_eval_init(&ev, &cfg, env.rank, stdout);
  *   rn_train_hooks h = rn_epoch_eval_hooks(&ev);   // ctx = &ev; chain it (train/hook_chain.h)
- *   rn_trainer_run(&cfg, &h, NULL, stdout, &err);
+ *   rn_trainer_run(&cfg, &env, &h, stdout, &err);
  *   rn_epoch_eval_free(&ev);
  *
  * on_start: rn_tester_create once over the trainer's weights (cfg.testset
@@ -18,7 +18,7 @@
  * ({"epoch", "metric", "name", "score", "mrpe", "snapshot"}), both atomically.
  * log_values on the epoch_end line: "AP_root" and/or "MRPE", "best_epoch",
  * "best_metric". Inactive (no hooks run) when cfg.eval_epoch is 0 or on
- * ranks other than 0.
+ * ranks other than 0 (rank: the run's, train/assemble.h).
  */
 #ifndef RN_TRAIN_EPOCH_EVAL_H
 #define RN_TRAIN_EPOCH_EVAL_H
@@ -41,7 +41,7 @@ typedef struct rn_epoch_eval {
     char result_dir[RN_TRAIN_PATH + 16];
 } rn_epoch_eval;
 
-void rn_epoch_eval_init(rn_epoch_eval *ev, const rn_train_cfg *cfg, FILE *out);
+void rn_epoch_eval_init(rn_epoch_eval *ev, const rn_train_cfg *cfg, int rank, FILE *out);
 rn_train_hooks rn_epoch_eval_hooks(rn_epoch_eval *ev);
 void rn_epoch_eval_free(rn_epoch_eval *ev);
 

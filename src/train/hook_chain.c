@@ -12,20 +12,6 @@ void rn_hook_chain_add(rn_hook_chain *ch, const rn_train_hooks *h)
     ch->part[ch->n++] = *h;
 }
 
-static void chain_model_opts(void *ctx, rn_model_opts *o)
-{
-    rn_hook_chain *ch = ctx;
-    for (int i = 0; i < ch->n; i++)
-        if (ch->part[i].model_opts) ch->part[i].model_opts(ch->part[i].ctx, o);
-}
-
-static void chain_model_created(void *ctx, rn_model *m)
-{
-    rn_hook_chain *ch = ctx;
-    for (int i = 0; i < ch->n; i++)
-        if (ch->part[i].model_created) ch->part[i].model_created(ch->part[i].ctx, m);
-}
-
 static int chain_on_start(void *ctx, rn_params *p, rn_err *err)
 {
     rn_hook_chain *ch = ctx;
@@ -83,8 +69,6 @@ static int chain_on_end(void *ctx, rn_err *err)
 rn_train_hooks rn_hook_chain_hooks(rn_hook_chain *ch)
 {
     return (rn_train_hooks){.ctx = ch,
-                            .model_opts = chain_model_opts,
-                            .model_created = chain_model_created,
                             .on_start = chain_on_start,
                             .span_begin = chain_span_begin,
                             .span_end = chain_span_end,

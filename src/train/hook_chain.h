@@ -1,13 +1,13 @@
 /* rn_hook_chain: several rn_train_hooks (train/trainer.h) run as one, so that
- * independent parts (MPI all-reduce, precision/profiling, per-epoch
- * evaluation) each keep their own hooks and context.
+ * independent parts (precision/profiling, per-epoch evaluation) each keep
+ * their own hooks and context.
  *
  *   rn_hook_chain ch;
  *   rn_hook_chain_init(&ch);
- *   rn_hook_chain_add(&ch, &dist_hooks);      // first: all-reduce before the loss-scale check
  *   rn_hook_chain_add(&ch, &tuning_hooks);
+ *   rn_hook_chain_add(&ch, &eval_hooks);
  *   rn_train_hooks all = rn_hook_chain_hooks(&ch);   // ctx = &ch: ch must outlive the run
- *   rn_trainer_run(&cfg, &all, &ctl, stdout, &err);
+ *   rn_trainer_run(&cfg, &env, &all, stdout, &err);
  *
  * Each hook calls the parts in the order they were added (span_end and on_end
  * in reverse, so that spans nest). The first part that fails (-1) stops the

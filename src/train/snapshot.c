@@ -10,7 +10,6 @@
 
 #include "core/hash.h"
 #include "nn/weights.h"
-#include "train/config.h"
 
 #define FORMAT_TAG "rootnet-snapshot-1"
 
@@ -351,60 +350,4 @@ void rn_snapshot_prune_epochs(const char *dir, int epoch, int keep)
         unlink(path);
     }
     free(v);
-}
-
-/* The settings from a "config" metadata text (none, or empty: the defaults). */
-int rn_run_settings_read(rn_run_settings *s, const rn_tensors *ts, const char *path, rn_err *err)
-{
-    *s = (rn_run_settings){.input_size = 256};
-    const char *text = rn_tensors_get_meta(ts, "config");
-    if (!text || !text[0]) return 0;
-    rn_train_cfg c;
-    rn_train_cfg_default(&c);
-    char name[1100];
-    snprintf(name, sizeof name, "%s: config metadata", path);
-    if (rn_train_cfg_parse(&c, text, name, NULL, err)) return -1;
-    if (c.input_size < 32 || c.input_size > 2048 || c.input_size % 32)
-        return rn_err_set(err, "%s: input-size %d is not a multiple of 32 in 32..2048", name, c.input_size);
-    *s = (rn_run_settings){.from_config = 1, .input_size = c.input_size, .fast_decode = c.fast_decode};
-    return 0;
-}
-
-int rn_snapshot_load_weights(rn_params *p, rn_run_settings *s, const char *path, int depth, rn_rng *rng, rn_err *err)
-{
-    rn_tensors ts;
-    if (rn_tensors_load(&ts, path, err)) return -1;
-    int rc = rn_run_settings_read(s, &ts, path, err);
-    if (!rc) rc = rn_weights_from_tensors(p, &ts, path, depth, rng, err);
-    rn_tensors_free(&ts);
-    return rc;
-}
-
-int rn_run_settings_merge(rn_run_settings *s, int input_size, int fast_decode, const char *path, rn_err *err)
-{
-    if (input_size && s->from_config && input_size != s->input_size)
-        return rn_err_set(err, "--input-size %d: %s was trained at %dx%d (its config); leave the flag out or give %d",
-                          input_size, path, s->input_size, s->input_size, s->input_size);
-    if (input_size) s->input_size = input_size;
-    if (fast_decode) s->fast_decode = 1;
-    s->size_default = !s->from_config && !input_size;
-    return 0;
-}
-
-const char *rn_run_settings_size_note(const rn_run_settings *s)
-{
-    if (s->from_config) return "(the snapshot's config)";
-    if (!s->size_default) return "(--input-size)";
-    return "(a default: these weights carry no config; give --input-size N if they were trained at another size)";
-}
-
-int rn_snapshot_load_eval(rn_params *p, rn_run_settings *s, const char *path, int depth, int input_size,
-                          int fast_decode, rn_err *err)
-{
-    rn_rng rng;
-    rn_rng_seed(&rng, 1);
-    if (rn_snapshot_load_weights(p, s, path, depth, &rng, err)) return RN_SNAPSHOT_ELOAD;
-    if (!rn_run_settings_merge(s, input_size, fast_decode, path, err)) return 0;
-    rn_params_free(p);
-    return RN_SNAPSHOT_EMERGE;
 }

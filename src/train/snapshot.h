@@ -6,8 +6,7 @@
  *   char newest[1024];
  *   int found = rn_snapshot_find_latest(newest, sizeof newest, "out/model_dump", stderr, &err);
  *   if (found == 1 && rn_snapshot_load(newest, 50, &p, &st, &err)) ...     // p built here
- *   rn_run_settings s;                                   // inference: weights + input size
- *   if (rn_snapshot_load_eval(&p, &s, newest, 0, 0, 0, &err)) ...
+ *   (inference reads weights and the config's settings through nn/run_settings.h)
  *
  * Contents: the weights by PyTorch state_dict name (rn_weights_export),
  * "optimizer.exp_avg.<name>" and "optimizer.exp_avg_sq.<name>" (Adam moments),
@@ -74,40 +73,6 @@ int rn_snapshot_read(rn_tensors *ts, const char *path, rn_err *err);
 /* Loads a complete snapshot: builds p for depth (which the snapshot must
  * hold), loads weights, moments and st (st->loss must have room). */
 int rn_snapshot_load(const char *path, int depth, rn_params *p, rn_train_state *st, rn_err *err);
-/* What a weight file says about the run that made it: a rootnet snapshot
- * carries its training config, other files (the authors' .pth.tar, converted
- * or torchvision weights) do not and get the defaults. */
-typedef struct rn_run_settings {
-    int from_config;  /* 1: the values below come from the file's "config" metadata */
-    int input_size;   /* square network input (256 without a config) */
-    int fast_decode;  /* JPEG fast decode (0 without a config) */
-    int size_default; /* 1: input_size is the default 256 (no config, no --input-size) */
-} rn_run_settings;
-
-/* Where the input size came from, for a command's header line: "(the
- * snapshot's config)", "(--input-size)", or, for weights without a config,
- * that 256 is a default and how to change it. */
-const char *rn_run_settings_size_note(const rn_run_settings *s);
-
-/* The settings of tensors ts read from path (its "config" metadata, else the defaults). */
-int rn_run_settings_read(rn_run_settings *s, const rn_tensors *ts, const char *path, rn_err *err);
-/* rn_weights_load (p built for the file's depth; depth != 0: the file must
- * hold it) plus the file's settings. Errors name the file. */
-int rn_snapshot_load_weights(rn_params *p, rn_run_settings *s, const char *path, int depth, rn_rng *rng, rn_err *err);
-/* Puts a command's flags over the file's settings: input_size 0 keeps the
- * file's; a different one is refused when the file has a config (the network
- * was trained at that size), naming both. fast_decode 1 turns it on. */
-int rn_run_settings_merge(rn_run_settings *s, int input_size, int fast_decode, const char *path, rn_err *err);
-/* Weights for inference: rn_snapshot_load_weights (init RNG seeded with 1
- * for what the file lacks) then rn_run_settings_merge of the command's
- * input_size and fast_decode. 0 (p built: free it), RN_SNAPSHOT_ELOAD (the
- * file cannot be read or is no RootNet) or RN_SNAPSHOT_EMERGE (the flags
- * contradict the file), each with err set and p not held. */
-#define RN_SNAPSHOT_ELOAD (-1)
-#define RN_SNAPSHOT_EMERGE (-2)
-int rn_snapshot_load_eval(rn_params *p, rn_run_settings *s, const char *path, int depth, int input_size,
-                          int fast_decode, rn_err *err);
-
 /* The newest complete snapshot in dir into out: 1 found (newer incomplete
  * ones skipped with a warning on warn), 0 when dir holds no snapshot at all,
  * -1 when it holds some but none is complete (err names each file and its

@@ -5,33 +5,22 @@
 
 static const char *opt_str(const char *s) { return s[0] ? s : NULL; }
 
-int rn_train_tuning_setup(rn_train_tuning *tt, const rn_train_cfg *c, FILE *out, rn_err *err)
+int rn_train_tuning_setup(rn_train_tuning *tt, const rn_train_cfg *c, int rank, FILE *out, rn_err *err)
 {
-    tt->main_rank = c->rank == 0;
+    tt->main_rank = rank == 0;
     tt->out = tt->main_rank ? out : NULL;
     rn_tuning_flags f = {.device = c->device,
                          .precision = c->precision,
                          .loss_scale = opt_str(c->loss_scale),
                          .profile = tt->main_rank ? opt_str(c->profile) : NULL,
                          .autotune = opt_str(c->autotune),
+                         .lr_scale = c->lr_scale,
                          .bind_cores = c->bind_cores};
     if (rn_tuning_setup(&tt->t, &f, rn_train_cfg_threads(c), err)) {
         rn_tuning_free(&tt->t);
         return -1;
     }
     return 0;
-}
-
-static void tt_model_opts(void *ctx, rn_model_opts *o)
-{
-    rn_train_tuning *tt = ctx;
-    rn_tuning_model_opts(&tt->t, o);
-}
-
-static void tt_model_created(void *ctx, rn_model *m)
-{
-    rn_train_tuning *tt = ctx;
-    rn_tuning_attach(&tt->t, m);
 }
 
 /* Snapshots are per epoch, not per step: left out of the step profile. */
@@ -79,8 +68,6 @@ static int tt_on_end(void *ctx, rn_err *err)
 rn_train_hooks rn_train_tuning_hooks(rn_train_tuning *tt)
 {
     return (rn_train_hooks){.ctx = tt,
-                            .model_opts = tt_model_opts,
-                            .model_created = tt_model_created,
                             .span_begin = tt_span_begin,
                             .span_end = tt_span_end,
                             .on_step = tt_on_step,

@@ -18,8 +18,7 @@
 #include "io/file.h"
 #include "nn/model.h"
 #include "nn/weights.h"
-#include "optim/adam.h"
-#include "train/step.h"
+#include "train/assemble.h"
 #include "train/plot.h"
 #include "train/snapshot.h"
 
@@ -31,7 +30,7 @@ typedef struct timers {
 typedef struct trainer {
     const rn_train_cfg *cfg;
     const rn_train_hooks *hk;
-    const rn_step_ctl *ctl;
+    rn_train_env env;
     int pinned; /* the loader's batches are the device's pinned memory */
     FILE *out, *jsonl, *txt;
 
@@ -43,9 +42,8 @@ typedef struct trainer {
     int ipe, tail_n;
     rn_params p;
     int have_p;
-    rn_model m, tail;
-    int have_m, have_tail;
-    rn_adam opt;
+    rn_train_rig rig; /* the models (a short last batch: rig.tail), Adam, the step's controls */
+    int have_rig;
     rn_train_state st;
     double *metric; /* (end_epoch) per-epoch evaluation, NAN when none */
     int snapshots_written;
@@ -104,14 +102,6 @@ static int load_sets(trainer *t, rn_err *err)
     return 0;
 }
 
-/* The models' options: threads from cfg, then the hooks' (device, precision, distribution). */
-static rn_model_opts model_opts(const trainer *t)
-{
-    rn_model_opts mo = {.threads = rn_train_cfg_threads(t->cfg), .compute = RN_COMPUTE_F32};
-    if (t->hk->model_opts) t->hk->model_opts(t->hk->ctx, &mo);
-    return mo;
-}
-
 static void *pinned_alloc(void *dev, size_t bytes) { return ((rn_device *)dev)->ops->host_alloc(dev, bytes); }
 static void pinned_free(void *dev, void *p) { ((rn_device *)dev)->ops->host_free(dev, p); }
 
@@ -119,8 +109,8 @@ static void pinned_free(void *dev, void *p) { ((rn_device *)dev)->ops->host_free
  * the model copies them with upload_async beside its compute (rn_model_opts.pinned_inputs). */
 static void loader_buffers(trainer *t, rn_loader_cfg *lc)
 {
-    rn_device *dev = model_opts(t).dev;
-    if (!dev || dev->host_memory || !dev->ops->host_alloc || !dev->ops->upload_async) return;
+    rn_device *dev = rn_train_env_pin(&t->env);
+    if (!dev) return;
     lc->buf_alloc = pinned_alloc, lc->buf_free = pinned_free, lc->buf_user = dev;
     t->pinned = 1;
 }
@@ -132,7 +122,7 @@ static int make_loader(trainer *t, rn_err *err)
     rn_loader_cfg lc;
     rn_loader_cfg_default(&lc, t->set_ptr, t->n_sets, RN_SPLIT_TRAIN);
     lc.batch = c->batch, lc.workers = c->workers, lc.seed = (uint64_t)c->seed;
-    lc.rank = c->rank, lc.world = c->world, lc.augment = c->augment;
+    lc.rank = t->env.rank, lc.world = t->env.world, lc.augment = c->augment;
     lc.crop.in_w = lc.crop.in_h = c->input_size;
     lc.crop.out_w = lc.crop.out_h = c->input_size / 4;
     lc.crop.fast_decode = c->fast_decode;
@@ -140,7 +130,7 @@ static int make_loader(trainer *t, rn_err *err)
     loader_buffers(t, &lc);
     if (rn_loader_create(&t->ld, &lc, err)) return -1;
     t->ipe = rn_loader_batches(t->ld);
-    int64_t per_rank = (rn_loader_items(t->ld) + c->world - 1) / c->world;
+    int64_t per_rank = (rn_loader_items(t->ld) + t->env.world - 1) / t->env.world;
     t->tail_n = (int)(per_rank - (int64_t)(t->ipe - 1) * c->batch);
     return 0;
 }
@@ -221,21 +211,22 @@ static int resume(trainer *t, int *resumed, rn_err *err)
     return 0;
 }
 
-static int make_models(trainer *t, rn_err *err)
+/* The step (train/assemble.h): a short last batch (the authors' DataLoader keeps it) gets a model of its
+ * own, whose BN statistics are those of its rows alone; every rank must start from the same state. */
+static int assemble(trainer *t, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
-    rn_model_opts mo = model_opts(t);
-    mo.pinned_inputs = t->pinned;
-    if (rn_model_create(&t->m, &t->p, c->batch, c->input_size, c->input_size, &mo, err)) return -1;
-    t->have_m = 1;
-    if (t->hk->model_created) t->hk->model_created(t->hk->ctx, &t->m);
-    if (t->tail_n != c->batch) {
-        if (rn_model_create(&t->tail, &t->p, t->tail_n, c->input_size, c->input_size, &mo, err)) return -1;
-        t->have_tail = 1;
-        if (t->hk->model_created) t->hk->model_created(t->hk->ctx, &t->tail);
-    }
+    rn_train_shape sh = {.batch = c->batch, .h = c->input_size, .w = c->input_size,
+                         .tail = t->tail_n != c->batch ? t->tail_n : 0, .pinned_inputs = t->pinned, .lr = c->lr,
+                         .same_start = 1};
+    if (rn_train_assemble(&t->rig, &t->env, &t->p, &sh, err)) return -1;
+    t->have_rig = 1;
+    t->rig.opt.step = t->st.adam_step;
     return 0;
 }
+
+/* Epoch e's lr: the authors' schedule under the lr rule (lr-scale, over batch x ranks). */
+static double lr_at(const trainer *t, int e) { return rn_train_env_lr(&t->env, rn_train_lr(t->cfg, e), t->cfg->batch); }
 
 static int setup(trainer *t, rn_err *err)
 {
@@ -248,15 +239,13 @@ static int setup(trainer *t, rn_err *err)
     int resumed = 0;
     if (c->cont && resume(t, &resumed, err)) return -1;
     if (!resumed && init_params(t, err)) return -1;
-    t->opt = rn_adam_default(c->lr);
-    t->opt.step = t->st.adam_step;
     rn_train_cfg_format(c, t->cfg_text, sizeof t->cfg_text);
     if (c->dump_batches[0] && !resumed) {
         char path[RN_TRAIN_PATH + 32];
         snprintf(path, sizeof path, "%s/w0.safetensors", c->dump_batches);
         if (rn_weights_save(&t->p, path, NULL, err)) return -1;
     }
-    if (make_models(t, err)) return -1;
+    if (assemble(t, err)) return -1;
     return t->hk->on_start ? t->hk->on_start(t->hk->ctx, &t->p, err) : 0;
 }
 
@@ -273,7 +262,7 @@ static int save_snapshot(trainer *t, int epoch, int next_epoch, int next_batch, 
     int batch_in_name = next_batch ? next_batch : 0;
     rn_snapshot_path(path, sizeof path, t->dir_snap, next_batch ? next_epoch : epoch, batch_in_name);
     t->st.epoch = epoch, t->st.loader_epoch = next_epoch, t->st.loader_batch = next_batch;
-    t->st.adam_step = t->opt.step;
+    t->st.adam_step = t->rig.opt.step;
     rn_snapshot_hook hook = {NULL, NULL};
     if (++t->snapshots_written == t->cfg->kill_in_snapshot) hook.fn = kill_hook;
     span(t, "snapshot", 1);
@@ -309,11 +298,11 @@ static int dump_batch(const trainer *t, const rn_batch *b, rn_err *err)
 /* One update on batch b (train/step.h); returns 0, or -1 with err on a hook failure or a non-finite loss. */
 static int step(trainer *t, const rn_batch *b, double *loss, rn_err *err)
 {
-    rn_model *m = b->n == t->cfg->batch ? &t->m : &t->tail;
+    rn_model *m = b->n == t->cfg->batch ? &t->rig.m : &t->rig.tail;
     RN_ASSERT(b->n == m->N);
     rn_step_batch sb = {b->images, b->k, b->target, b->vis, b->have_depth};
     int applied;
-    if (!rn_train_step(m, &t->opt, &sb, NULL, t->ctl, t->hk, loss, &applied, err)) return 0;
+    if (!rn_train_step(m, &t->rig.opt, &sb, NULL, &t->rig.ctl, t->hk, loss, &applied, err)) return 0;
     return isfinite(*loss) ? -1 : rn_err_prefix(err, "iteration %lld", (long long)t->st.iter);
 }
 
@@ -353,12 +342,12 @@ static void log_step(trainer *t, int epoch, int itr, double loss)
     struct tm lt;
     strftime(stamp, sizeof stamp, "%m-%d %H:%M:%S", localtime_r(&now, &lt));
     snprintf(line, sizeof line, "%s Epoch %d/%d itr %d/%d: lr: %g speed: %.2f(%.2fs r%.2f)s/itr %.2fh/epoch loss_coord: %.4f%s",
-             stamp, epoch, t->cfg->end_epoch, itr, t->ipe, t->opt.lr, tot, comp, data, tot / 3600.0 * t->ipe, loss, ht);
+             stamp, epoch, t->cfg->end_epoch, itr, t->ipe, t->rig.opt.lr, tot, comp, data, tot / 3600.0 * t->ipe, loss, ht);
     emit(t, line);
     snprintf(line, sizeof line,
              "{\"epoch\": %d, \"itr\": %d, \"itr_per_epoch\": %d, \"iter\": %lld, \"lr\": %.17g, \"loss\": %.17g, "
              "\"s_per_itr\": %.6f, \"compute_s\": %.6f, \"data_s\": %.6f, \"h_per_epoch\": %.6f, \"time\": %lld%s}",
-             epoch, itr, t->ipe, (long long)t->st.iter, t->opt.lr, loss, tot, comp, data, tot / 3600.0 * t->ipe,
+             epoch, itr, t->ipe, (long long)t->st.iter, t->rig.opt.lr, loss, tot, comp, data, tot / 3600.0 * t->ipe,
              (long long)now, hj);
     jsonl(t, line);
 }
@@ -440,7 +429,7 @@ static int plot(trainer *t, rn_err *err)
     snprintf(path, sizeof path, "%s/loss.png", t->dir_log);
     const rn_train_cfg *c = t->cfg;
     double *lr = rn_xmalloc((size_t)c->end_epoch * sizeof *lr);
-    for (int e = 0; e < c->end_epoch; e++) lr[e] = rn_train_lr(c, e);
+    for (int e = 0; e < c->end_epoch; e++) lr[e] = lr_at(t, e);
     char name[64];
     const rn_set_desc *set = rn_set_find(c->testset);
     snprintf(name, sizeof name, set && set->metric == RN_SET_AP_ROOT ? "AP_root on %s (0-1)" : "MRPE on %s (mm)", c->testset);
@@ -459,7 +448,7 @@ static int train(trainer *t, rn_err *err)
     emit(t, line);
     for (int epoch = t->st.loader_epoch; epoch < c->end_epoch; epoch++) {
         int first = epoch == t->st.loader_epoch ? t->st.loader_batch : 0;
-        t->opt.lr = t->st.lr = rn_train_lr(c, epoch);
+        t->rig.opt.lr = t->st.lr = lr_at(t, epoch);
         if (rn_loader_start(t->ld, epoch, first, err)) return -1;
         int rc = run_epoch(t, epoch, err);
         if (rc < 0) return -1;
@@ -473,8 +462,7 @@ static int train(trainer *t, rn_err *err)
 static void teardown(trainer *t)
 {
     if (t->ld) rn_loader_free(t->ld);
-    if (t->have_tail) rn_model_destroy(&t->tail);
-    if (t->have_m) rn_model_destroy(&t->m);
+    if (t->have_rig) rn_train_rig_free(&t->rig);
     if (t->have_p) rn_params_free(&t->p);
     for (int i = 0; i < t->n_sets; i++) rn_dataset_free(&t->sets[i]);
     rn_train_state_free(&t->st);
@@ -483,14 +471,15 @@ static void teardown(trainer *t)
     if (t->txt) fclose(t->txt);
 }
 
-int rn_trainer_run(const rn_train_cfg *cfg, const rn_train_hooks *hooks, const rn_step_ctl *ctl, FILE *out,
+int rn_trainer_run(const rn_train_cfg *cfg, const rn_train_env *env, const rn_train_hooks *hooks, FILE *out,
                    rn_err *err)
 {
     static const rn_train_hooks none = {0};
     if (rn_train_cfg_check(cfg, err)) return -2;
     trainer *t = rn_xcalloc(1, sizeof *t);
-    t->cfg = cfg, t->hk = hooks ? hooks : &none, t->ctl = ctl;
-    t->main_rank = cfg->rank == 0;
+    t->cfg = cfg, t->hk = hooks ? hooks : &none;
+    t->env = env ? *env : rn_train_env_make(NULL, NULL, rn_train_cfg_threads(cfg), cfg->sync_bn, cfg->bucket_mb);
+    t->main_rank = t->env.rank == 0;
     t->out = t->main_rank ? out : NULL;
     t->tty = t->out && isatty(fileno(t->out));
     t->tm.t0 = rn_prof_now();

@@ -3,14 +3,16 @@
  *   rn_train_cfg cfg; rn_train_cfg_default(&cfg);
  *   snprintf(cfg.data_dir, sizeof cfg.data_dir, "data");
  *   rn_train_hooks hooks = {0};                  // all optional
- *   if (rn_trainer_run(&cfg, &hooks, NULL, stdout, &err)) { fprintf(stderr, "%s\n", err.msg); ... }
+ *   if (rn_trainer_run(&cfg, NULL, &hooks, stdout, &err)) { fprintf(stderr, "%s\n", err.msg); ... }
  *
  * One run: load the 3D set and the 2D sets (train split), a loader over them
  * (the authors' equal-length mixing, per-sample seeded augmentation), the
  * weights (newest complete snapshot with cfg.cont, else cfg.pretrained, else
- * the authors' init from cfg.seed), then for epoch = start .. end_epoch-1:
- * lr = rn_train_lr(epoch); every batch: rn_train_step (train/step.h: forward,
- * backward, the all-reduce and loss-scale check of ctl, Adam); a log line every cfg.log_every iterations (and a progress bar when
+ * the authors' init from cfg.seed), the step assembled by rn_train_assemble
+ * (train/assemble.h: device, models, Adam, loss scaler, distribution, from
+ * env), then for epoch = start .. end_epoch-1: lr = rn_train_lr(epoch) under
+ * the lr rule; every batch: rn_train_step (train/step.h: forward, backward,
+ * the all-reduce and loss-scale check, Adam); a log line every cfg.log_every iterations (and a progress bar when
  * `out` is a terminal); a snapshot (snapshot.h) at the end of each epoch, and
  * every cfg.snapshot_iters iterations; hooks->on_epoch (evaluation); the
  * loss plot; hooks->on_end. Hooks may add numbers to the log lines
@@ -20,9 +22,11 @@
  *   log/train.jsonl                       one JSON object per logged step and event
  *   log/train_log.txt                     the printed log lines
  *   log/loss.png                          loss curve and per-epoch metrics
- * Logging and snapshots happen on rank 0 only (cfg.rank, cfg.world shard the
+ * Logging and snapshots happen on rank 0 only (env's rank and world shard the
  * loader). Nothing is allocated inside a training step (the debug batch dump
- * aside). A short last batch runs on a second model planned for its size.
+ * aside). A short last batch runs on a second model planned for its size:
+ * the authors' DataLoader keeps it (no drop_last), and its BN statistics are
+ * those of its own rows (the loader pads it to the batch, data/loader.h).
  */
 #ifndef RN_TRAIN_TRAINER_H
 #define RN_TRAIN_TRAINER_H
@@ -36,13 +40,9 @@
 
 typedef struct rn_train_hooks {
     void *ctx;
-    /* Before each model is planned: adjust its options (precision, autotune,
-     * SyncBN reduce, gradient-ready hook). Threads are set from cfg first. */
-    void (*model_opts)(void *ctx, rn_model_opts *o);
-    /* After each model is created (e.g. attach it to a profiler / loss scaler). */
-    void (*model_created)(void *ctx, rn_model *m);
-    /* Once the weights are loaded or resumed, before the first step (e.g.
-     * broadcast rank 0's weights). Return 0, or -1 with err. */
+    /* Once the step is assembled (the weights loaded or resumed and rank 0's
+     * broadcast), before the first step (e.g. a tester over the weights).
+     * Return 0, or -1 with err. */
     int (*on_start)(void *ctx, rn_params *p, rn_err *err);
     /* Profiling spans: "data", then the step's (train/step.h: "sync_weights", "zero_grad",
      * "forward", "backward", "allreduce" with distribution, "optimizer", "loss_read"), each
@@ -63,13 +63,13 @@ typedef struct rn_train_hooks {
     int (*on_end)(void *ctx, rn_err *err);
 } rn_train_hooks;
 
-/* Trains as cfg says, each step with ctl (train/step.h: distribution, loss scaling; NULL:
- * neither); progress and log lines go to out (NULL: silent).
+/* Trains as cfg says on env (train/assemble.h: the tuning and the distribution; NULL: one process
+ * on the default device in fp32); progress and log lines go to out (NULL: silent).
  * Returns 0; -2 when the inputs are unusable before training starts (config,
  * data, weights, a snapshot of another backbone); -1 for a failure during
  * training. err holds one line naming the file/record at fault. */
-struct rn_step_ctl;
-int rn_trainer_run(const rn_train_cfg *cfg, const rn_train_hooks *hooks, const struct rn_step_ctl *ctl, FILE *out,
+struct rn_train_env;
+int rn_trainer_run(const rn_train_cfg *cfg, const struct rn_train_env *env, const rn_train_hooks *hooks, FILE *out,
                    rn_err *err);
 
 #endif

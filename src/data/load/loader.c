@@ -402,6 +402,24 @@ int rn_loader_start(rn_loader *ld, int epoch, int first, rn_err *err)
     return 0;
 }
 
+void rn_batch_pad(float *images, float *k, int n, int rows, size_t plane)
+{
+    if (n >= rows) return;
+    memset(images + (size_t)n * plane, 0, (size_t)(rows - n) * plane * sizeof *images);
+    for (int i = n; i < rows; i++) k[i] = 1.0f;
+}
+
+/* Rows b->n..batch-1 of a short batch: padding (rn_batch_pad; target, vis, have_depth 0). */
+static void pad_short(rn_batch *b, const rn_loader_cfg *c)
+{
+    if (b->n >= c->batch) return;
+    size_t n = (size_t)b->n, rest = (size_t)(c->batch - b->n);
+    rn_batch_pad(b->images, b->k, b->n, c->batch, (size_t)3 * c->crop.in_w * c->crop.in_h);
+    memset(b->target + 3 * n, 0, 3 * rest * sizeof *b->target);
+    memset(b->vis + n, 0, rest * sizeof *b->vis);
+    memset(b->have_depth + n, 0, rest * sizeof *b->have_depth);
+}
+
 int rn_loader_next(rn_loader *ld, const rn_batch **b, rn_err *err)
 {
     pthread_mutex_lock(&ld->mu);
@@ -422,6 +440,7 @@ int rn_loader_next(rn_loader *ld, const rn_batch **b, rn_err *err)
         *b = &s->b;
     }
     pthread_mutex_unlock(&ld->mu);
+    if (!failed) pad_short(&s->b, &ld->cfg); /* the consumer's slot now: no worker writes it */
     return failed ? -1 : 1;
 }
 

@@ -33,6 +33,15 @@
  * non-pad items of all ranks cover every item exactly once, and every rank
  * has the same number of batches, ceil(S / batch); the last may be short.
  *
+ * The last batch (the one policy of every consumer): a short batch has b->n
+ * real rows and the loader pads its arrays to the batch (rn_batch_pad: zero
+ * images, k 1; target, vis and have_depth 0), so a model planned for the batch
+ * runs it whole and its consumer ignores rows >= n. Evaluation (test,
+ * predict) does exactly that: in eval mode each row's output depends on that
+ * row alone. Training runs the n real rows on a model planned for n
+ * (train/trainer.h): the authors' DataLoader trains on the short batch, and
+ * train-mode BN's batch statistics over padded rows would differ.
+ *
  * Bad images: in training a missing or corrupt image is logged to stderr with
  * its path, counted, and replaced by another item drawn from the sample's
  * own random stream (deterministic); at test time it is an error, unless
@@ -107,6 +116,8 @@ int rn_loader_start(rn_loader *ld, int epoch, int first, rn_err *err);
 /* Next batch: 1 with *b set (valid until the next call), 0 at the end of the
  * epoch, -1 on error (test split bad image, or no good replacement found). */
 int rn_loader_next(rn_loader *ld, const rn_batch **b, rn_err *err);
+/* Rows n..rows-1 of a batch's model inputs become padding: zero images of plane floats, k 1. */
+void rn_batch_pad(float *images, float *k, int n, int rows, size_t plane);
 /* Position of the next batch rn_loader_next would return (save this to resume). */
 void rn_loader_position(const rn_loader *ld, int *epoch, int *batch);
 /* Batches per epoch on this rank, and the item-space size L. */
