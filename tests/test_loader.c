@@ -389,8 +389,23 @@ static void test_short_batch_padding(const rn_dataset *const *sets)
     rn_loader_free(ld);
 }
 
+/* An image's path: data_dir joined, or with data_dir "" (predict's sets of absolute paths) the path itself. */
+static void test_image_path(void)
+{
+    char pool[64], buf[128];
+    size_t l = (size_t)sprintf(pool, "a0.jpg") + 1;
+    sprintf(pool + l, "/abs/b.jpg");
+    rn_sample s[2] = {{.path_off = 0}, {.path_off = (uint32_t)l}};
+    rn_dataset d = {.samples = s, .n = 2, .strings = pool, .strings_len = l + 11};
+    snprintf(d.data_dir, sizeof d.data_dir, "data");
+    RN_CHECK(!strcmp(rn_dataset_image_path(&d, &s[0], buf, sizeof buf), "data/a0.jpg"), "joined: %s", buf);
+    d.data_dir[0] = 0;
+    RN_CHECK(!strcmp(rn_dataset_image_path(&d, &s[1], buf, sizeof buf), "/abs/b.jpg"), "as given: %s", buf);
+}
+
 int main(void)
 {
+    test_image_path();
     snprintf(tmpdir, sizeof tmpdir, "/tmp/rn_loader_XXXXXX");
     RN_CHECK(mkdtemp(tmpdir) != NULL, "mkdtemp");
     const char *py = getenv("PY") ? getenv("PY") : "/usr/bin/python3";

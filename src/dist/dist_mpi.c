@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/profile.h"
 #include "dist/dist.h"
 
 #define MAX_BUCKETS 4096
@@ -244,8 +245,6 @@ int rn_dist_barrier(rn_dist *d, rn_err *err)
     return rc == MPI_SUCCESS ? 0 : mpi_fail(d, rc, "MPI_Barrier", err);
 }
 
-static double now_s(void) { return (double)now_ns() * 1e-9; }
-
 /* ---- the device's collectives: chosen at setup, bootstrapped over MPI ---- */
 
 #define ID_CHARS 256
@@ -398,11 +397,11 @@ static void grad_ready(void *ctx, size_t off)
     RN_ASSERT(off <= d->last_off); /* one backward between two rn_dist_grads_finish */
     d->last_off = off;
     if (d->nb <= 1 || d->failed) return;
-    double t0 = now_s();
+    double t0 = rn_prof_now();
     start_buckets(d, off);
     int flag = 0; /* lets the started all-reduces progress */
     if (!d->comm_dev && d->started > 0) MPI_Testall(d->started, d->req, &flag, MPI_STATUSES_IGNORE);
-    d->comm_s += now_s() - t0;
+    d->comm_s += rn_prof_now() - t0;
 }
 
 /* The device path: the last buckets start; nothing waits here. The step's one wait (its loss)
@@ -422,12 +421,12 @@ int rn_dist_grads_finish(rn_dist *d, rn_err *err)
     if (!d || d->size == 1) return 0;
     if (rn_dist_check(d, err)) return -1;
     if (d->comm_dev) return grads_finish_device(d, err);
-    double t0 = now_s();
+    double t0 = rn_prof_now();
     busy_begin(d, "the gradient all-reduce");
     start_buckets(d, 0);
     int rc = d->failed ? MPI_SUCCESS : MPI_Waitall(d->started, d->req, MPI_STATUSES_IGNORE);
     busy_end(d);
-    d->comm_s += now_s() - t0;
+    d->comm_s += rn_prof_now() - t0;
     if (rn_dist_check(d, err)) return -1;
     d->started = 0, d->last_off = d->n_grad; /* ready for the next backward */
     if (rc != MPI_SUCCESS) return mpi_fail(d, rc, "MPI_Waitall of the gradient buckets", err);

@@ -280,7 +280,7 @@ static int prepare(rn_pin *in, rn_pimage *im, rn_err *err)
 
 static uint32_t intern(rn_pin *in, const char *abs_path)
 {
-    const char *p = abs_path + 1; /* loader paths are data_dir "" + "/" + this */
+    const char *p = abs_path; /* the set's data_dir is "": the loader takes the path as it is */
     size_t l = strlen(p) + 1;
     if (in->strings_len + l > in->strings_cap) {
         in->strings_cap = 2 * (in->strings_len + l) + 4096;

@@ -137,18 +137,13 @@ static void make_order(rn_loader *ld, int epoch)
 
 /* ---- one sample ---- */
 
-static void record_path(char *buf, size_t len, const rn_dataset *ds, const rn_sample *s)
-{
-    snprintf(buf, len, "%s/%s", ds->data_dir, ds->strings + s->path_off);
-}
-
 static int crop_record(rn_batch *b, int i, worker *w, int set, int64_t rec, rn_rng *r, rn_err *err)
 {
     const rn_loader_cfg *cfg = &w->ld->cfg;
     const rn_dataset *ds = cfg->sets[set];
     const rn_sample *s = &ds->samples[rec];
     char path[8192];
-    record_path(path, sizeof path, ds, s);
+    rn_dataset_image_path(ds, s, path, sizeof path);
     rn_crop_in in = {.path = path, .root_vis = s->root_vis};
     memcpy(in.bbox, s->bbox, sizeof in.bbox);
     memcpy(in.center, s->center, sizeof in.center);

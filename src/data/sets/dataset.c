@@ -172,6 +172,8 @@ void rn_dataset_free(rn_dataset *ds)
 const char *rn_dataset_image_path(const rn_dataset *ds, const rn_sample *s, char *buf, size_t len)
 {
     RN_ASSERT(s->path_off < ds->strings_len);
-    snprintf(buf, len, "%s/%s", ds->data_dir, ds->strings + s->path_off);
+    const char *path = ds->strings + s->path_off;
+    if (ds->data_dir[0]) snprintf(buf, len, "%s/%s", ds->data_dir, path);
+    else snprintf(buf, len, "%s", path);
     return buf;
 }

@@ -59,7 +59,7 @@ typedef struct rn_dataset {
     size_t n;
     const char *strings;    /* string pool, NUL-separated */
     size_t strings_len;
-    char data_dir[4096];    /* root that image paths are relative to */
+    char data_dir[4096];    /* root that image paths are relative to; "" (predict's sets): paths as given */
     float bbox_real[2];     /* per-set real box size (mm, or m for 3DPW) */
     void *mapping;          /* non-NULL when backed by an mmap'd cache */
     size_t mapping_len;
@@ -90,7 +90,8 @@ void rn_dataset_free(rn_dataset *ds);
 /* Cache file path for a set/split/options (what rn_dataset_load uses). */
 void rn_dataset_cache_path(char *buf, size_t len, const char *name, const char *data_dir, rn_split split,
                            const rn_dataset_opts *opts);
-/* Full path of a sample's image (data dir joined), into buf; returns buf. */
+/* Full path of a sample's image into buf, returns buf: data_dir "/" path, or the path as it is when
+ * data_dir is "" (predict's sets hold absolute paths). Every reader of a sample's image goes through it. */
 const char *rn_dataset_image_path(const rn_dataset *ds, const rn_sample *s, char *buf, size_t len);
 
 #endif
