@@ -28,130 +28,113 @@ static elem_plan elem_plan_of(const rn_act_shape *a, const void *p0, const void 
             RN_K_LAUNCH_TV((a)->type, (e).vec, kern, rn_k_grid(k, (e).packs), RN_K_THREADS, k, __VA_ARGS__);           \
     } while (0)
 
-template <int T, int V>
-__global__ void k_bn_apply(void *y, const void *x, const float *scale, const float *shift, int relu, size_t packs, int C)
+/* Per-channel vectors (C) of an elementwise op, by value in its kernel's arguments. */
+typedef struct chan_par {
+    const float *v[4];
+} chan_par;
+
+/* Element j of a pack: OP 0 BN (+ ReLU if flag), 1 BN + residual b + ReLU, 2 two BNs (b the second
+ * input) + ReLU, 3 bias + residual b (0 without one) (+ ReLU if flag), 4 ReLU backward (a the gradient,
+ * b the ReLU's output), 5 a + b: nn/kernel_math.h's arithmetic. */
+template <int OP, int V>
+__device__ __forceinline__ double chan_apply(int j, float a, float b, const float (*pv)[V], int flag)
+{
+    if (OP == 0) return rn_km_bn_apply(a, pv[0][j], pv[1][j], flag);
+    if (OP == 1) return rn_km_bn_add_relu(a, pv[0][j], pv[1][j], b);
+    if (OP == 2) return rn_km_bn2_add_relu(a, pv[0][j], pv[1][j], b, pv[2][j], pv[3][j]);
+    if (OP == 3) return rn_km_bias_add_relu(a, pv[0][j], b, flag);
+    if (OP == 4) return rn_km_relu_masked(b) ? 0.0 : (double)a;
+    return rn_km_add(a, b);
+}
+
+/* y = OP(x, x2) over the packs, with NP (0 to 4) per-channel vectors of p; x2 may be NULL (read as 0);
+ * y may be x or x2. The one loop of the elementwise kernels: a thread loads its channels' vectors once
+ * when all its packs have the same channels (RN_K_FIXED), else per pack. */
+template <int T, int V, int OP, int NP>
+__device__ __forceinline__ void chan_map(void *y, const void *x, const void *x2, chan_par p, int flag, size_t packs,
+                                         int C)
 {
     size_t pr = (size_t)C / V;
     int fixed = RN_K_FIXED(pr), c0 = -1;
-    float sc[V], sf[V];
+    float pv[NP > 0 ? NP : 1][V];
     for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
         size_t i0 = q * V;
-        if (c0 < 0 || !fixed) {
+        if (NP && (c0 < 0 || !fixed)) {
             c0 = (int)(q % pr) * V;
-            rn_k_ldc<V>(sc, scale, c0), rn_k_ldc<V>(sf, shift, c0);
+            for (int k = 0; k < NP; k++) rn_k_ldc<V>(pv[k], p.v[k], c0);
         }
-        float xv[V];
+        float a[V], b[V];
         double out[V];
-        rn_k_ldv<T, V>(xv, x, i0);
-        for (int j = 0; j < V; j++) out[j] = rn_km_bn_apply(xv[j], sc[j], sf[j], relu);
+        rn_k_ldv<T, V>(a, x, i0);
+        if (x2) rn_k_ldv<T, V>(b, x2, i0);
+        else for (int j = 0; j < V; j++) b[j] = 0.0f;
+        for (int j = 0; j < V; j++) out[j] = chan_apply<OP, V>(j, a[j], b[j], pv, flag);
         rn_k_stv<T, V>(y, i0, out);
     }
+}
+
+template <int T, int V>
+__global__ void k_bn_apply(void *y, const void *x, chan_par p, int relu, size_t packs, int C)
+{
+    chan_map<T, V, 0, 2>(y, x, NULL, p, relu, packs, C);
 }
 
 extern "C" void rn_cuda_bn_apply(const rn_cuda_kctx *k, void *y, const void *x, const float *scale,
                                  const float *shift, int relu, const rn_act_shape *a)
 {
     elem_plan e = elem_plan_of(a, y, x, NULL);
-    ELEM_LAUNCH(k, a, e, k_bn_apply, y, x, scale, shift, relu, e.packs, a->c);
+    ELEM_LAUNCH(k, a, e, k_bn_apply, y, x, chan_par{{scale, shift}}, relu, e.packs, a->c);
 }
 
 template <int T, int V>
-__global__ void k_bn_add_relu(void *y, const void *x, const float *scale, const float *shift, const void *r,
-                              size_t packs, int C)
+__global__ void k_bn_add_relu(void *y, const void *x, const void *r, chan_par p, size_t packs, int C)
 {
-    size_t pr = (size_t)C / V;
-    int fixed = RN_K_FIXED(pr), c0 = -1;
-    float sc[V], sf[V];
-    for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
-        size_t i0 = q * V;
-        if (c0 < 0 || !fixed) {
-            c0 = (int)(q % pr) * V;
-            rn_k_ldc<V>(sc, scale, c0), rn_k_ldc<V>(sf, shift, c0);
-        }
-        float xv[V], rv[V];
-        double out[V];
-        rn_k_ldv<T, V>(xv, x, i0);
-        rn_k_ldv<T, V>(rv, r, i0);
-        for (int j = 0; j < V; j++) out[j] = rn_km_bn_add_relu(xv[j], sc[j], sf[j], rv[j]);
-        rn_k_stv<T, V>(y, i0, out);
-    }
+    chan_map<T, V, 1, 2>(y, x, r, p, 1, packs, C);
 }
 
 extern "C" void rn_cuda_bn_add_relu(const rn_cuda_kctx *k, void *y, const void *x, const float *scale,
                                     const float *shift, const void *r, const rn_act_shape *a)
 {
     elem_plan e = elem_plan_of(a, y, x, r);
-    ELEM_LAUNCH(k, a, e, k_bn_add_relu, y, x, scale, shift, r, e.packs, a->c);
+    ELEM_LAUNCH(k, a, e, k_bn_add_relu, y, x, r, chan_par{{scale, shift}}, e.packs, a->c);
 }
 
 template <int T, int V>
-__global__ void k_bn2_add_relu(void *y, const void *x1, const float *s1, const float *h1, const void *x2,
-                               const float *s2, const float *h2, size_t packs, int C)
+__global__ void k_bn2_add_relu(void *y, const void *x1, const void *x2, chan_par p, size_t packs, int C)
 {
-    size_t pr = (size_t)C / V;
-    int fixed = RN_K_FIXED(pr), c0 = -1;
-    float a1[V], b1[V], a2[V], b2[V];
-    for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
-        size_t i0 = q * V;
-        if (c0 < 0 || !fixed) {
-            c0 = (int)(q % pr) * V;
-            rn_k_ldc<V>(a1, s1, c0), rn_k_ldc<V>(b1, h1, c0), rn_k_ldc<V>(a2, s2, c0), rn_k_ldc<V>(b2, h2, c0);
-        }
-        float u[V], w[V];
-        double out[V];
-        rn_k_ldv<T, V>(u, x1, i0);
-        rn_k_ldv<T, V>(w, x2, i0);
-        for (int j = 0; j < V; j++) out[j] = rn_km_bn2_add_relu(u[j], a1[j], b1[j], w[j], a2[j], b2[j]);
-        rn_k_stv<T, V>(y, i0, out);
-    }
+    chan_map<T, V, 2, 4>(y, x1, x2, p, 1, packs, C);
 }
 
 extern "C" void rn_cuda_bn2_add_relu(const rn_cuda_kctx *k, void *y, const void *x1, const float *s1, const float *h1,
                                      const void *x2, const float *s2, const float *h2, const rn_act_shape *a)
 {
     elem_plan e = elem_plan_of(a, y, x1, x2);
-    ELEM_LAUNCH(k, a, e, k_bn2_add_relu, y, x1, s1, h1, x2, s2, h2, e.packs, a->c);
+    ELEM_LAUNCH(k, a, e, k_bn2_add_relu, y, x1, x2, chan_par{{s1, h1, s2, h2}}, e.packs, a->c);
 }
 
 /* d = 0 where y <= 0 (8-wide: the pack is rewritten, the others unchanged). */
 template <int T, int V>
-__global__ void k_relu_backward(void *d, const void *y, size_t packs)
+__global__ void k_relu_backward(void *d, const void *y, size_t packs, int C)
 {
-    for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
-        size_t i0 = q * V;
-        float yv[V], dv[V];
-        double out[V];
-        rn_k_ldv<T, V>(yv, y, i0);
-        rn_k_ldv<T, V>(dv, d, i0);
-        for (int j = 0; j < V; j++) out[j] = rn_km_relu_masked(yv[j]) ? 0.0 : (double)dv[j];
-        rn_k_stv<T, V>(d, i0, out);
-    }
+    chan_map<T, V, 4, 0>(d, d, y, chan_par{}, 0, packs, C);
 }
 
 extern "C" void rn_cuda_relu_backward(const rn_cuda_kctx *k, void *d, const void *y, const rn_act_shape *a)
 {
     elem_plan e = elem_plan_of(a, d, y, NULL);
-    ELEM_LAUNCH(k, a, e, k_relu_backward, d, y, e.packs);
+    ELEM_LAUNCH(k, a, e, k_relu_backward, d, y, e.packs, a->c);
 }
 
 template <int T, int V>
-__global__ void k_add(void *y, const void *x, size_t packs)
+__global__ void k_add(void *y, const void *x, size_t packs, int C)
 {
-    for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
-        size_t i0 = q * V;
-        float yv[V], xv[V];
-        double out[V];
-        rn_k_ldv<T, V>(yv, y, i0);
-        rn_k_ldv<T, V>(xv, x, i0);
-        for (int j = 0; j < V; j++) out[j] = rn_km_add(yv[j], xv[j]);
-        rn_k_stv<T, V>(y, i0, out);
-    }
+    chan_map<T, V, 5, 0>(y, y, x, chan_par{}, 0, packs, C);
 }
 
 extern "C" void rn_cuda_add(const rn_cuda_kctx *k, void *y, const void *x, const rn_act_shape *a)
 {
     elem_plan e = elem_plan_of(a, y, x, NULL);
-    ELEM_LAUNCH(k, a, e, k_add, y, x, e.packs);
+    ELEM_LAUNCH(k, a, e, k_add, y, x, e.packs, a->c);
 }
 
 /* dx (N, HW, C) += dout (N, C) / HW. */
@@ -177,33 +160,16 @@ extern "C" void rn_cuda_gap_backward(const rn_cuda_kctx *k, void *dx, const floa
 }
 
 template <int T, int V>
-__global__ void k_bias_add_relu(void *y, const void *x, const float *bias, const void *r, int relu, size_t packs,
-                                int C)
+__global__ void k_bias_add_relu(void *y, const void *x, const void *r, chan_par p, int relu, size_t packs, int C)
 {
-    size_t pr = (size_t)C / V;
-    int fixed = RN_K_FIXED(pr), c0 = -1;
-    float bv[V];
-    for (size_t q = RN_K_TID(); q < packs; q += RN_K_STRIDE()) {
-        size_t i0 = q * V;
-        if (c0 < 0 || !fixed) {
-            c0 = (int)(q % pr) * V;
-            rn_k_ldc<V>(bv, bias, c0);
-        }
-        float xv[V], rv[V];
-        double out[V];
-        rn_k_ldv<T, V>(xv, x, i0);
-        if (r) rn_k_ldv<T, V>(rv, r, i0);
-        else for (int j = 0; j < V; j++) rv[j] = 0.0f;
-        for (int j = 0; j < V; j++) out[j] = rn_km_bias_add_relu(xv[j], bv[j], rv[j], relu);
-        rn_k_stv<T, V>(y, i0, out);
-    }
+    chan_map<T, V, 3, 1>(y, x, r, p, relu, packs, C);
 }
 
 extern "C" void rn_cuda_bias_add_relu(const rn_cuda_kctx *k, void *y, const void *x, const float *bias,
                                       const void *r, int relu, const rn_act_shape *a)
 {
     elem_plan e = elem_plan_of(a, y, x, r);
-    ELEM_LAUNCH(k, a, e, k_bias_add_relu, y, x, bias, r, relu, e.packs, a->c);
+    ELEM_LAUNCH(k, a, e, k_bias_add_relu, y, x, r, chan_par{{bias}}, relu, e.packs, a->c);
 }
 
 __global__ void k_fill(float *buf, float value, size_t n)
