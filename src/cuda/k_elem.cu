@@ -48,11 +48,10 @@ __device__ __forceinline__ double chan_apply(int j, float a, float b, const floa
 }
 
 /* y = OP(x, x2) over the packs, with NP (0 to 4) per-channel vectors of p; x2 may be NULL (read as 0);
- * y may be x or x2. The one loop of the elementwise kernels: a thread loads its channels' vectors once
+ * y may be x or x2. The one kernel of the elementwise ops: a thread loads its channels' vectors once
  * when all its packs have the same channels (RN_K_FIXED), else per pack. */
 template <int T, int V, int OP, int NP>
-__device__ __forceinline__ void chan_map(void *y, const void *x, const void *x2, chan_par p, int flag, size_t packs,
-                                         int C)
+__global__ void k_chan(void *y, const void *x, const void *x2, chan_par p, int flag, size_t packs, int C)
 {
     size_t pr = (size_t)C / V;
     int fixed = RN_K_FIXED(pr), c0 = -1;
@@ -73,68 +72,55 @@ __device__ __forceinline__ void chan_map(void *y, const void *x, const void *x2,
     }
 }
 
-template <int T, int V>
-__global__ void k_bn_apply(void *y, const void *x, chan_par p, int relu, size_t packs, int C)
+/* k_chan<T, V, OP, NP> over the activation a (its type; packs of 8 where elem_plan_of allows), on k's stream. */
+template <int OP, int NP>
+static void chan_launch(const rn_cuda_kctx *k, const rn_act_shape *a, void *y, const void *x, const void *x2,
+                        chan_par p, int flag)
 {
-    chan_map<T, V, 0, 2>(y, x, NULL, p, relu, packs, C);
+    elem_plan e = elem_plan_of(a, y, x, x2);
+    if (!e.packs) return;
+    unsigned grid = rn_k_grid(k, e.packs);
+    cudaStream_t s = k->stream;
+    rn_act_type t = a->type;
+    size_t n = e.packs;
+    int C = a->c;
+    if (e.vec && t == RN_ACT_BF16)
+        k_chan<RN_ACT_BF16, 8, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
+    else if (e.vec && t == RN_ACT_F16)
+        k_chan<RN_ACT_F16, 8, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
+    else if (e.vec) k_chan<RN_ACT_F32, 8, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
+    else if (t == RN_ACT_BF16) k_chan<RN_ACT_BF16, 1, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
+    else if (t == RN_ACT_F16) k_chan<RN_ACT_F16, 1, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
+    else k_chan<RN_ACT_F32, 1, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
 }
 
 extern "C" void rn_cuda_bn_apply(const rn_cuda_kctx *k, void *y, const void *x, const float *scale,
                                  const float *shift, int relu, const rn_act_shape *a)
 {
-    elem_plan e = elem_plan_of(a, y, x, NULL);
-    ELEM_LAUNCH(k, a, e, k_bn_apply, y, x, chan_par{{scale, shift}}, relu, e.packs, a->c);
-}
-
-template <int T, int V>
-__global__ void k_bn_add_relu(void *y, const void *x, const void *r, chan_par p, size_t packs, int C)
-{
-    chan_map<T, V, 1, 2>(y, x, r, p, 1, packs, C);
+    chan_launch<0, 2>(k, a, y, x, NULL, chan_par{{scale, shift}}, relu);
 }
 
 extern "C" void rn_cuda_bn_add_relu(const rn_cuda_kctx *k, void *y, const void *x, const float *scale,
                                     const float *shift, const void *r, const rn_act_shape *a)
 {
-    elem_plan e = elem_plan_of(a, y, x, r);
-    ELEM_LAUNCH(k, a, e, k_bn_add_relu, y, x, r, chan_par{{scale, shift}}, e.packs, a->c);
-}
-
-template <int T, int V>
-__global__ void k_bn2_add_relu(void *y, const void *x1, const void *x2, chan_par p, size_t packs, int C)
-{
-    chan_map<T, V, 2, 4>(y, x1, x2, p, 1, packs, C);
+    chan_launch<1, 2>(k, a, y, x, r, chan_par{{scale, shift}}, 1);
 }
 
 extern "C" void rn_cuda_bn2_add_relu(const rn_cuda_kctx *k, void *y, const void *x1, const float *s1, const float *h1,
                                      const void *x2, const float *s2, const float *h2, const rn_act_shape *a)
 {
-    elem_plan e = elem_plan_of(a, y, x1, x2);
-    ELEM_LAUNCH(k, a, e, k_bn2_add_relu, y, x1, x2, chan_par{{s1, h1, s2, h2}}, e.packs, a->c);
+    chan_launch<2, 4>(k, a, y, x1, x2, chan_par{{s1, h1, s2, h2}}, 1);
 }
 
 /* d = 0 where y <= 0 (8-wide: the pack is rewritten, the others unchanged). */
-template <int T, int V>
-__global__ void k_relu_backward(void *d, const void *y, size_t packs, int C)
-{
-    chan_map<T, V, 4, 0>(d, d, y, chan_par{}, 0, packs, C);
-}
-
 extern "C" void rn_cuda_relu_backward(const rn_cuda_kctx *k, void *d, const void *y, const rn_act_shape *a)
 {
-    elem_plan e = elem_plan_of(a, d, y, NULL);
-    ELEM_LAUNCH(k, a, e, k_relu_backward, d, y, e.packs, a->c);
-}
-
-template <int T, int V>
-__global__ void k_add(void *y, const void *x, size_t packs, int C)
-{
-    chan_map<T, V, 5, 0>(y, y, x, chan_par{}, 0, packs, C);
+    chan_launch<4, 0>(k, a, d, d, y, chan_par{}, 0);
 }
 
 extern "C" void rn_cuda_add(const rn_cuda_kctx *k, void *y, const void *x, const rn_act_shape *a)
 {
-    elem_plan e = elem_plan_of(a, y, x, NULL);
-    ELEM_LAUNCH(k, a, e, k_add, y, x, e.packs, a->c);
+    chan_launch<5, 0>(k, a, y, y, x, chan_par{}, 0);
 }
 
 /* dx (N, HW, C) += dout (N, C) / HW. */
@@ -159,17 +145,10 @@ extern "C" void rn_cuda_gap_backward(const rn_cuda_kctx *k, void *dx, const floa
     ELEM_LAUNCH(k, a, e, k_gap_backward, dx, dout, e.packs, a->c, a->h * a->w);
 }
 
-template <int T, int V>
-__global__ void k_bias_add_relu(void *y, const void *x, const void *r, chan_par p, int relu, size_t packs, int C)
-{
-    chan_map<T, V, 3, 1>(y, x, r, p, relu, packs, C);
-}
-
 extern "C" void rn_cuda_bias_add_relu(const rn_cuda_kctx *k, void *y, const void *x, const float *bias,
                                       const void *r, int relu, const rn_act_shape *a)
 {
-    elem_plan e = elem_plan_of(a, y, x, r);
-    ELEM_LAUNCH(k, a, e, k_bias_add_relu, y, x, r, chan_par{{bias}}, relu, e.packs, a->c);
+    chan_launch<3, 1>(k, a, y, x, r, chan_par{{bias}}, relu);
 }
 
 __global__ void k_fill(float *buf, float value, size_t n)
