@@ -100,7 +100,7 @@ typedef struct cand {
     float ms;
 } cand;
 
-/* A result usable here: it ran, within the workspace, the right math, deterministic unless any. */
+/* A result usable here: it ran, within the workspace cap, the right math, deterministic unless any. */
 static int usable(const rn_cuda_device *d, rn_act_type t, const cand *r, int any)
 {
     if (r->status != CUDNN_STATUS_SUCCESS || (!any && r->det != CUDNN_DETERMINISTIC) || r->mem > d->ws_cap) return 0;

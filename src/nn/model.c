@@ -304,20 +304,29 @@ fail:
     return -1;
 }
 
-static void cbn_destroy(rn_cbn *u)
+/* fn(m, u, ctx) on every conv + BN unit in network order: the stem, each block's units and its
+ * downsample, the head's three (also on a model whose create stopped part way). */
+static void each_cbn(rn_model *m, void (*fn)(rn_model *m, rn_cbn *u, void *ctx), void *ctx)
 {
+    fn(m, &m->stem, ctx);
+    for (int i = 0; m->blocks && i < m->nblocks; i++) {
+        rn_block *b = &m->blocks[i];
+        for (int j = 0; j < b->nu; j++) fn(m, &b->u[j], ctx);
+        if (b->has_down) fn(m, &b->d, ctx);
+    }
+    for (int i = 0; i < 3; i++) fn(m, &m->head[i], ctx);
+}
+
+static void cbn_destroy(rn_model *m, rn_cbn *u, void *ctx)
+{
+    (void)m, (void)ctx;
     if (u->conv) rn_conv_destroy(u->conv);
     u->conv = NULL;
 }
 
 void rn_model_destroy(rn_model *m)
 {
-    cbn_destroy(&m->stem);
-    for (int i = 0; m->blocks && i < m->nblocks; i++) {
-        for (int j = 0; j < m->blocks[i].nu; j++) cbn_destroy(&m->blocks[i].u[j]);
-        cbn_destroy(&m->blocks[i].d);
-    }
-    for (int i = 0; i < 3; i++) cbn_destroy(&m->head[i]);
+    each_cbn(m, cbn_destroy, NULL);
     if (m->dev) OP(m)->free(m->dev, m->arena);
     rn_device_destroy(m->dev);
     free(m->blocks);
@@ -326,8 +335,9 @@ void rn_model_destroy(rn_model *m)
 }
 
 /* The conv's weights; folded: with the BN's running statistics folded in (scale, bias = shift). */
-static void cbn_sync(rn_model *m, rn_cbn *u)
+static void cbn_sync(rn_model *m, rn_cbn *u, void *ctx)
 {
+    (void)ctx;
     rn_params *p = m->p;
     if (!m->opts.fold) {
         rn_conv_set_weights(u->conv, rn_params_data(p, u->pw));
@@ -338,16 +348,7 @@ static void cbn_sync(rn_model *m, rn_cbn *u)
     OP(m)->conv_set_weights_folded(DEV(m), u->conv, rn_params_data(p, u->pw), u->scale, u->shift);
 }
 
-void rn_model_sync_weights(rn_model *m)
-{
-    cbn_sync(m, &m->stem);
-    for (int i = 0; i < m->nblocks; i++) {
-        rn_block *b = &m->blocks[i];
-        for (int j = 0; j < b->nu; j++) cbn_sync(m, &b->u[j]);
-        if (b->has_down) cbn_sync(m, &b->d);
-    }
-    for (int i = 0; i < 3; i++) cbn_sync(m, &m->head[i]);
-}
+void rn_model_sync_weights(rn_model *m) { each_cbn(m, cbn_sync, NULL); }
 
 /* Ends a profiler span: on the device's clock where the profile has one (no wait), else after
  * the device has finished the span's work. */
@@ -641,8 +642,8 @@ void rn_model_backward(rn_model *m, const float *target, const float *vis, const
 
 void rn_model_zero_grad(rn_model *m) { OP(m)->zero(DEV(m), m->p->grad, m->p->n_param * sizeof *m->p->grad); }
 
-/* One conv's line of rn_model_print_convs. */
-static void print_conv(const rn_model *m, const rn_cbn *u, FILE *f)
+/* One conv's line of rn_model_print_convs into f (a FILE *). */
+static void print_conv(rn_model *m, rn_cbn *u, void *f)
 {
     const rn_conv_shape *s = &u->s;
     static const char *DIR[3] = {"fwd", "bwd-data", "bwd-weights"};
@@ -653,13 +654,4 @@ static void print_conv(const rn_model *m, const rn_cbn *u, FILE *f)
     fputc('\n', f);
 }
 
-void rn_model_print_convs(const rn_model *m, FILE *f)
-{
-    print_conv(m, &m->stem, f);
-    for (int b = 0; b < m->nblocks; b++) {
-        const rn_block *bl = &m->blocks[b];
-        for (int i = 0; i < bl->nu; i++) print_conv(m, &bl->u[i], f);
-        if (bl->has_down) print_conv(m, &bl->d, f);
-    }
-    for (int i = 0; i < 3; i++) print_conv(m, &m->head[i], f);
-}
+void rn_model_print_convs(rn_model *m, FILE *f) { each_cbn(m, print_conv, f); }

@@ -168,6 +168,6 @@ void rn_model_zero_grad(rn_model *m);
 /* One line per conv into f: its weight's name, shape and the implementation the device chose for each
  * direction it runs (ops->conv_impl_name), e.g. "conv backbone.conv1.weight 7x7/2 3->64 at 256x256 fwd
  * cudnn:fwd:implicit_precomp_gemm ...". */
-void rn_model_print_convs(const rn_model *m, FILE *f);
+void rn_model_print_convs(rn_model *m, FILE *f);
 
 #endif
