@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/exit.h"
 #include "core/afile.h"
+#include "core/profile.h"
 #include "data/image/prep.h"
 #include "data/sets/sample.h"
 
@@ -54,8 +54,7 @@ static int prepare(const rn_dataset *ds, const char *dir)
     uint32_t *offs = rn_xmalloc(sizeof *offs * (ds->n ? ds->n : 1));
     for (size_t i = 0; i < ds->n; i++) offs[i] = ds->samples[i].path_off;
     qsort_r(offs, ds->n, sizeof *offs, cmp_path, (void *)ds->strings);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = rn_prof_now();
     size_t frames = 0, built = 0, failed = 0;
     uint64_t bytes = 0, src_bytes = 0;
     for (size_t i = 0; i < ds->n; i++) {
@@ -75,8 +74,7 @@ static int prepare(const rn_dataset *ds, const char *dir)
         src_bytes += stat(src, &st) ? 0 : (uint64_t)st.st_size;
     }
     free(offs);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    double s = rn_prof_now() - t0;
     printf("prepared %zu frames in %s (%zu built, %zu up to date, %zu failed) in %.1f s: %.1f MB (sources %.1f MB), "
            "%.1f MB per 1000 people\n", frames, dir, built, frames - built, failed, s, (double)bytes / 1e6,
            (double)src_bytes / 1e6, ds->n ? (double)bytes / 1e3 / (double)ds->n : 0.0);
@@ -119,12 +117,10 @@ int rn_cmd_dataset(int argc, char **argv)
     rn_dataset_opts o = {.protocol = (int)protocol, .use_det_bbox = det, .input_w = (int)input_size,
                          .input_h = (int)input_size, .no_cache = no_cache, .cache_dir = cache_dir, .warn = stderr};
     rn_dataset ds;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = rn_prof_now();
     if (rn_dataset_load(&ds, name, data, strcmp(split, "train") ? RN_SPLIT_TEST : RN_SPLIT_TRAIN, &o, &err))
         return rn_cli_fail("dataset", RN_EXIT_FAIL, &err);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+    double ms = 1e3 * (rn_prof_now() - t0);
     printf("%s %s: %zu records in %.1f ms; cache: %s\n", name, split, ds.n, ms, ds.cache_note);
     printf("%s %s: images are read as stored, EXIF orientation ignored (as the authors' loader: cv2 "
            "IMREAD_IGNORE_ORIENTATION); predict and demo apply it\n", name, split);

@@ -15,10 +15,9 @@
  */
 #include <stdint.h>
 #include <sys/mman.h>
-#include <time.h>
-
 #include <unistd.h>
 
+#include "core/profile.h"
 #include "nn/device.h"
 #include "ref/ref.h"
 
@@ -160,9 +159,7 @@ static void g_events_destroy(rn_device *dev, void *ev)
 static void g_event_record(rn_device *dev, void *ev, int i)
 {
     (void)dev;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ((double *)ev)[i] = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    ((double *)ev)[i] = rn_prof_now();
 }
 
 static double g_event_elapsed_ms(rn_device *dev, void *ev, int a, int b)
