@@ -16,11 +16,13 @@
 #   1 env     q  nvidia-smi, the driver, the cuDNN the device loaded, torch's CUDA/cuDNN/NCCL
 #   2 bf16    q  rootnet bench bf16-o2 train b128 (ResNet-50 256x256), every conv's cuDNN candidates and choice
 #                (RN_CUDA_VERBOSE=2) and implementation (--convs), peak memory
+#   2g graph  q  the same with --graph: each step one CUDA graph, captured at step 2 and replayed; FAIL when a
+#                capture fails (the step then runs without one)
 #   3 fp16    q  rootnet bench fp16-o2 train b128, 16 steps on one batch: skipped steps only among the first 8,
 #                and the loss falls
 #   4 fp32       rootnet bench fp32 (TF32 off) train b128 with --profile: each layer's device time beside its
 #                conv algorithms (the slowest listed in the summary)
-#   5 infer      rootnet bench bf16-o2 infer b128
+#   5 infer      rootnet bench bf16-o2 infer b128, and with --graph
 #   6 torch   q  tools/bench_torch.py --device cuda in this run: the peer of every rootnet row above (quick: bf16
 #                train b128 only)
 #   7 ops     q  tests/test_backend_ops, cuda:0 against ref: every op, shape and precision (fp16 included)
@@ -122,7 +124,8 @@ echo "== device check$([ $QUICK = 1 ] && echo ' --quick'): $([ $DRY = 1 ] && ech
 rn_bench() {
     local name=$1 prec=$2 mode=$3 b=$4 secs=$5; shift 5
     local prec_flag=${prec%-find}
-    prec_flag=${prec_flag%-profiled} # fp32-find, bf16-o2-profiled: rows labelled apart from the headline ones
+    prec_flag=${prec_flag%-profiled} # fp32-find, bf16-o2-profiled, bf16-o2-graph: rows labelled apart from the
+    prec_flag=${prec_flag%-graph}    # headline ones
     [ "$DRY" = 1 ] && prec_flag=fp32 # ref computes fp32 only: the flags and the JSON are checked
     limit "$secs" "$RN" bench --device "$DEV" --mode "$mode" $NET --batch "$b" --precision "$prec_flag" "$@" \
         > "$WORK/row.json" 2>> "$OUT/$name.log"
@@ -174,6 +177,18 @@ rc=$?
 loaded=$(grep -o 'cuDNN [0-9.]* loaded[^,]*' "$OUT/2-bf16.log" | head -1)
 result "2 bf16" "$(row_ok $rc)" "train b$B: $(last_row); $(grep -c 'algos ' "$OUT/2-bf16.log") cuDNN choices logged${loaded:+; $loaded}"
 
+# ---- 2g. the same step as one CUDA graph (--graph: off by default until this row shows it pays) ----
+# graph_row NAME MODE: the --graph row of MODE; FAIL when it fails or a capture failed.
+graph_row() {
+    local name=$1 mode=$2 rc fails
+    rn_bench "$name" bf16-o2-graph "$mode" $B 40 --iters 10 --warmup 3 --graph
+    rc=$?
+    fails=$(grep -c 'graph capture failed' "$OUT/$name.log")
+    [ "$fails" -gt 0 ] && rc=1
+    result "${name%%-*} graph" "$(row_ok $rc)" "$mode b$B --graph: $(last_row); $fails failed captures$([ "$fails" -gt 0 ] && echo ": $(grep -m1 'graph capture failed' "$OUT/$name.log" | head -c 200)")"
+}
+runs "2g graph" 60 && graph_row 2g-graph train
+
 # ---- 3. fp16-o2 training: no skipped step after the first few, the loss falls ----
 rn_bench 3-fp16 fp16-o2 train $B 60 --iters 13 --warmup 3
 rc=$?
@@ -208,6 +223,7 @@ if [ "$QUICK" = 0 ] && runs "5 infer" 20; then
     rn_bench 5-infer bf16-o2 infer $B 40 --iters 10 --warmup 3
     rc=$?
     result "5 infer" "$(row_ok $rc)" "infer b$B: $(last_row)"
+    has_time 30 && graph_row 5g-graph infer
 fi
 
 # ---- 6. PyTorch on the same GPU, the same rows ----

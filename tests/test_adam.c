@@ -30,7 +30,9 @@ static void step_on(rn_device *dev, rn_adam *opt, float *p, const float *g, floa
         df = dev->ops->alloc(dev, sizeof *df);
         dev->ops->upload(dev, df, finite, sizeof *df);
     }
-    rn_adam_step(opt, dev, dp, dg, dm, dv, 3, df);
+    double *sched = dev->ops->alloc(dev, 2 * sizeof *sched);
+    rn_adam_step(opt, dev, dp, dg, dm, dv, 3, sched, df);
+    dev->ops->free(dev, sched);
     dev->ops->download(dev, p, dp, 3 * sizeof *p);
     dev->ops->download(dev, m, dm, 3 * sizeof *m);
     dev->ops->download(dev, v, dv, 3 * sizeof *v);

@@ -304,7 +304,10 @@ static void hand_head(rn_device *d)
 static void hand_adam(rn_device *d)
 {
     const rn_device_ops *op = d->ops;
-    rn_adam_args h = {.lr = 0.1, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .step = 1};
+    /* the schedule by hand: lr / (1 - 0.9^t), sqrt(1 - 0.999^t) */
+    double s1[2] = {0.1 / (1 - 0.9), sqrt(1 - 0.999)}, s2[2] = {0.1 / (1 - 0.81), sqrt(1 - 0.998001)};
+    double s3[2] = {0.1 / (1 - 0.729), sqrt(1 - 0.997002999)};
+    rn_adam_args h = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .sched = s1};
     /* Step 1 from zero moments: m = 0.1 g, v = 0.001 g^2, both bias corrections
      * undo the betas exactly, so the update is lr * g / (|g| + eps). */
     float p[2] = {1, -1}, m[2] = {0, 0}, v[2] = {0, 0}, g[2] = {0.5f, -4};
@@ -312,7 +315,7 @@ static void hand_adam(rn_device *d)
     double wp[2] = {1 - 0.1 * 0.5 / (0.5 + 1e-8), -1 + 0.1 * 4 / (4 + 1e-8)};
     report("hand adam step 1", "n=2", "fp32", scaled_err(p, wp, 2, 1), 1e-7);
     /* Step 2 with the same g: m = 0.19 g, v = 0.001999 g^2, corrections 0.19 and 0.001999. */
-    h.step = 2;
+    h.sched = s2;
     op->adam(d, p, g, m, v, 2, &h);
     double wp2[2] = {wp[0] - 0.1 * 0.5 / (0.5 + 1e-8), wp[1] + 0.1 * 4 / (4 + 1e-8)};
     report("hand adam step 2", "n=2", "fp32", scaled_err(p, wp2, 2, 1), 1e-7);
@@ -329,7 +332,7 @@ static void hand_adam(rn_device *d)
     report("hand unscale", "inf, nan -> not finite", "fp32", (fi != 0) + (fn != 0), 0);
     /* Adam told by the flag that the gradients overflowed writes nothing. */
     float keep[6] = {p[0], p[1], m[0], m[1], v[0], v[1]};
-    h.step = 3, h.finite = &fi;
+    h.sched = s3, h.finite = &fi;
     op->adam(d, p, g, m, v, 2, &h);
     float now[6] = {p[0], p[1], m[0], m[1], v[0], v[1]};
     report("hand adam skipped", "finite flag 0", "fp32", memcmp(keep, now, sizeof keep) != 0, 0);
@@ -1217,7 +1220,8 @@ static void x_adam(const pair *pr, size_t n, rn_rng *r)
         op->zero(m.dev, dm, n * sizeof(float));
         op->zero(m.dev, dv, n * sizeof(float));
         for (int t = 0; t < 3; t++) {
-            rn_adam_args h = {.lr = 1e-2, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .step = t + 1};
+            double s[2] = {1e-2 / (1 - pow(0.9, t + 1)), sqrt(1 - pow(0.999, t + 1))};
+            rn_adam_args h = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .sched = dm_put(&m, s, sizeof s)};
             op->upload(m.dev, dg, g[t], n * sizeof(float));
             op->adam(m.dev, dp, dg, dm, dv, n, &h);
             get(&m, out[k] + 3 * t * n, dp, n * sizeof(float));

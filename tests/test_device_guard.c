@@ -72,24 +72,26 @@ static void test_buffers(void)
     rn_device_destroy(dev);
 }
 
-/* ref-guard's op table is ref's (nn/device_ops.inc, every entry) plus its own clock: each op ref has is
- * there, and no other but the events. */
+/* ref-guard's op table is ref's (nn/device_ops.inc, every entry) plus its own clock and graphs: each op
+ * ref has is there, and no other but the events and the graphs. */
 static void test_ops(void)
 {
     rn_device *ref, *gd;
     rn_err err = {{0}};
     RN_CHECK(!rn_device_create(&ref, "ref", 1, &err) && !rn_device_create(&gd, "ref-guard", 1, &err), "%s", err.msg);
-    int same = 0, events = 0;
+    int same = 0, events = 0, graphs = 0;
     for (int i = 0; i < RN_OP_COUNT; i++) {
         int r = rn_device_op_has(ref->ops, i), g = rn_device_op_has(gd->ops, i);
-        int clock = !strncmp(rn_device_op_name(i), "event", 5);
+        int clock = !strncmp(rn_device_op_name(i), "event", 5), graph = !strncmp(rn_device_op_name(i), "graph_", 6);
         same += r == g;
         events += clock && g && !r;
-        if (r != g && !clock)
+        graphs += graph && g && !r;
+        if (r != g && !clock && !graph)
             printf("op %s: ref %s, ref-guard %s\n", rn_device_op_name(i), r ? "has" : "lacks", g ? "has" : "lacks");
     }
-    RN_CHECK(same == RN_OP_COUNT - 4 && events == 4,
-             "ref-guard: ref's ops (%d of %d the same) and its own 4 event ops (%d)", same, RN_OP_COUNT, events);
+    RN_CHECK(same == RN_OP_COUNT - 8 && events == 4 && graphs == 4,
+             "ref-guard: ref's ops (%d of %d the same), its own 4 event ops (%d) and 4 graph ops (%d)", same,
+             RN_OP_COUNT, events, graphs);
     RN_CHECK(rn_device_op_has(gd->ops, RN_OP_conv_forward_fused) && !rn_device_op_has(gd->ops, RN_OP_upload_async),
              "ref-guard forwards conv_forward_fused (ref has it), not upload_async (ref lacks it)");
     RN_CHECK(!strcmp(rn_device_op_name(RN_OP_bn_sums), "bn_sums") && !strcmp(rn_device_op_name(0), "destroy") &&
@@ -303,11 +305,180 @@ static void test_scaled_waits(void)
     rn_params_free(&p);
 }
 
+
+/* A ResNet-18 at GS x GS for the graph tests (the smallest input: ref is slow). */
+enum { GS = 32 };
+typedef struct gmodel {
+    rn_params p;
+    rn_model m;
+} gmodel;
+
+static int gmodel_make(gmodel *g, const char *dev, int graph, int fold)
+{
+    rn_err err = {{0}};
+    rn_rng rng;
+    rn_rng_seed(&rng, 13);
+    if (rn_params_build(&g->p, 18, &err)) return -1;
+    rn_params_init(&g->p, &rng);
+    rn_model_opts o = {.device = dev, .threads = 1, .compute = RN_COMPUTE_F32, .graph = graph, .inference = fold,
+                       .fold = fold};
+    if (!rn_model_create(&g->m, &g->p, N, GS, GS, &o, &err)) {
+        if (fold) rn_model_sync_weights(&g->m);
+        return 0;
+    }
+    RN_CHECK(0, "%s model: %s", dev, err.msg);
+    rn_params_free(&g->p);
+    return -1;
+}
+
+static void gmodel_free(gmodel *g)
+{
+    rn_model_destroy(&g->m);
+    rn_params_free(&g->p);
+}
+
+/* Batch `step` (images and targets differ from step to step). */
+static void graph_batch(float *x, float *k, float *t, int step)
+{
+    rn_rng rng;
+    rn_rng_seed(&rng, 100 + (uint64_t)step);
+    for (size_t i = 0; i < (size_t)N * 3 * GS * GS; i++) x[i] = (float)rn_rng_normal(&rng);
+    for (int n = 0; n < N; n++) {
+        k[n] = 1000.0f + 500.0f * (float)(n + step);
+        t[3 * n] = (float)(3 + step), t[3 * n + 1] = (float)(5 + n), t[3 * n + 2] = 2000.0f + 100.0f * (float)step;
+    }
+}
+
+/* 1 if a and b hold the same parameters, moments, BN statistics and counters, bit for bit. */
+static int same_state(rn_params *a, rn_params *b)
+{
+    size_t np = a->n_param * sizeof(float), ns = a->n_stats * sizeof(float);
+    float *x = rn_xmalloc(3 * np + ns), *y = rn_xmalloc(3 * np + ns);
+    rn_params_download(a, x, a->param, np), rn_params_download(b, y, b->param, np);
+    rn_params_download(a, x + a->n_param, a->m, 2 * np), rn_params_download(b, y + b->n_param, b->m, 2 * np);
+    rn_params_download(a, x + 3 * a->n_param, a->stats, ns), rn_params_download(b, y + 3 * b->n_param, b->stats, ns);
+    int same = !memcmp(x, y, 3 * np + ns) && !memcmp(a->nbt, b->nbt, a->n_nbt * sizeof *a->nbt);
+    free(x), free(y);
+    return same;
+}
+
+/* Training steps captured as a graph on ref-guard and replayed (nn/device_ops.inc) give the steps run
+ * directly on ref, bit for bit, with a new batch, Adam step and BN count every step and the loss
+ * scale changing twice (each change a new capture, an overflow skipped inside the graph); the
+ * replayed steps still wait once and allocate nothing. */
+static void test_graph_steps(void)
+{
+    enum { STEPS = 6 };
+    const float scales[STEPS] = {1024, 1024, 1024, 0x1p127f, 256, 256};
+    gmodel ref, gd;
+    if (gmodel_make(&ref, "ref", 0, 0)) return;
+    if (gmodel_make(&gd, "ref-guard", 1, 0)) {
+        gmodel_free(&ref);
+        return;
+    }
+    float *x = rn_xmalloc((size_t)N * 3 * GS * GS * sizeof *x), k[N], t[3 * N], v[N] = {1, 1}, d[N] = {1, 0};
+    rn_adam opt[2] = {rn_adam_default(1e-3), rn_adam_default(1e-3)};
+    rn_loss_scaler ls[2] = {rn_loss_scaler_dynamic(), rn_loss_scaler_dynamic()};
+    rn_step_ctl ctl[2] = {{.scaler = &ls[0]}, {.scaler = &ls[1]}};
+    gmodel *g[2] = {&ref, &gd};
+    int same_loss = 1, same_applied = 1, one_wait = 1, no_alloc = 1, skipped = 0;
+    for (int s = 0; s < STEPS; s++) {
+        graph_batch(x, k, t, s);
+        rn_step_batch b = {x, k, t, v, d};
+        double loss[2];
+        int applied[2], rc = 0;
+        long w0 = rn_ref_guard_waits(gd.m.dev), a0 = rn_ref_guard_allocs(gd.m.dev);
+        for (int i = 0; i < 2; i++) {
+            rn_err err = {{0}};
+            ls[i].scale = scales[s];
+            rc |= rn_train_step(&g[i]->m, &opt[i], &b, NULL, &ctl[i], NULL, &loss[i], &applied[i], &err);
+        }
+        RN_CHECK(!rc, "step %d ran on both", s);
+        same_loss &= !memcmp(&loss[0], &loss[1], sizeof loss[0]);
+        same_applied &= applied[0] == applied[1];
+        skipped += !applied[1];
+        one_wait &= rn_ref_guard_waits(gd.m.dev) - w0 == 1;
+        no_alloc &= rn_ref_guard_allocs(gd.m.dev) - a0 == 0;
+    }
+    long launches = rn_ref_guard_launches(gd.m.dev);
+    RN_CHECK(launches == STEPS - 1, "steps 2-%d launched a graph (%ld launches)", STEPS, launches);
+    RN_CHECK(same_loss && same_applied && skipped == 1, "graph steps' losses and skips = ref's (%d skipped)", skipped);
+    RN_CHECK(same_state(&ref.p, &gd.p) && opt[0].step == opt[1].step,
+             "after %d steps: weights, moments, BN statistics and counters bit-equal to ref's", STEPS);
+    RN_CHECK(one_wait && no_alloc, "every graph step waits once and allocates nothing");
+    free(x);
+    gmodel_free(&ref);
+    gmodel_free(&gd);
+}
+
+/* An inference model's forward as a graph: new images every batch, ref's coordinates bit for bit. */
+static void test_graph_forward(void)
+{
+    gmodel ref, gd;
+    if (gmodel_make(&ref, "ref", 0, 1)) return;
+    if (gmodel_make(&gd, "ref-guard", 1, 1)) {
+        gmodel_free(&ref);
+        return;
+    }
+    float *x = rn_xmalloc((size_t)N * 3 * GS * GS * sizeof *x), k[N], t[3 * N];
+    int same = 1;
+    for (int s = 0; s < 3; s++) {
+        graph_batch(x, k, t, s);
+        rn_model_forward(&ref.m, x, k, 0);
+        rn_model_forward(&gd.m, x, k, 0);
+        same &= !memcmp(rn_model_coords(&ref.m), rn_model_coords(&gd.m), 3 * N * sizeof(float));
+    }
+    long launches = rn_ref_guard_launches(gd.m.dev);
+    RN_CHECK(same && launches == 2, "3 folded forwards, the last 2 from a graph (%ld launches): ref's coords", launches);
+    free(x);
+    gmodel_free(&ref);
+    gmodel_free(&gd);
+}
+
+/* What a capture refuses: a waiting call or an alloc inside it fails graph_end with one line. */
+static void test_graph_refusals(void)
+{
+    rn_device *dev;
+    rn_err err = {{0}};
+    RN_CHECK(!rn_device_create(&dev, "ref-guard", 1, &err), "ref-guard opens: %s", err.msg);
+    const rn_device_ops *op = dev->ops;
+    float host[4] = {1, 2, 3, 4}, *buf = op->alloc(dev, sizeof host);
+    void *g = NULL;
+    op->upload(dev, buf, host, sizeof host);
+    RN_CHECK(!op->graph_begin(dev, &err), "capture begins");
+    op->download(dev, host, buf, sizeof host);
+    int rc = op->graph_end(dev, &g, &err);
+    RN_CHECK(rc && !g && strstr(err.msg, "waiting call (download)"), "a download fails the capture: %s", err.msg);
+    RN_CHECK(!op->graph_begin(dev, &err), "capture begins");
+    void *extra = op->alloc(dev, 64);
+    rc = op->graph_end(dev, &g, &err);
+    RN_CHECK(rc && strstr(err.msg, "an alloc"), "an alloc fails the capture: %s", err.msg);
+    RN_CHECK(!op->graph_begin(dev, &err), "capture begins");
+    op->upload(dev, buf, host, sizeof host);
+    rc = op->graph_end(dev, &g, &err);
+    RN_CHECK(rc && strstr(err.msg, "upload (pageable)"), "a pageable upload fails the capture: %s", err.msg);
+    RN_CHECK(!op->graph_begin(dev, &err), "capture begins");
+    op->fill(dev, buf, 7.0f, 4);
+    RN_CHECK(!op->graph_end(dev, &g, &err) && g, "a fill captures: %s", err.msg);
+    op->download(dev, host, buf, sizeof host);
+    RN_CHECK(host[0] == 1.0f, "a captured op does not run at capture");
+    op->graph_launch(dev, g);
+    op->download(dev, host, buf, sizeof host);
+    RN_CHECK(host[0] == 7.0f && host[3] == 7.0f, "it runs at launch");
+    op->graph_destroy(dev, g);
+    op->free(dev, extra);
+    op->free(dev, buf);
+    rn_device_destroy(dev);
+}
+
 int main(void)
 {
     test_ops();
     test_buffers();
     test_model();
     test_scaled_waits();
+    test_graph_refusals();
+    test_graph_steps();
+    test_graph_forward();
     RN_CHECK_DONE();
 }

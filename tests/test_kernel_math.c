@@ -557,7 +557,8 @@ static void adam_vs_cpu(rn_device *cpu, float *p, float *m, float *v, const floa
                         const float *mg, const float *vg, const char *sh)
 {
     if (!cpu) return;
-    rn_adam_args h = {.lr = 1e-2, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .step = t};
+    double s[2] = {1e-2 / (1 - pow(0.9, t)), sqrt(1 - pow(0.999, t))};
+    rn_adam_args h = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .sched = s};
     cpu->ops->adam(cpu, p, g, m, v, n, &h);
     size_t bad = bit_diffs(pg, p, n) + bit_diffs(mg, m, n) + bit_diffs(vg, v, n);
     report("adam = cpu device's", sh, "fp32", (double)bad, 0, "bits");
@@ -579,8 +580,9 @@ static void adam(size_t n, rn_rng *r)
     char sh[48];
     for (int t = 1; t <= 3; t++) {
         float *g = randn(n, 1e-2, r);
-        rn_ref_adam(pw, mw, vw, g, n, 1e-2, 0.9, 0.999, 1e-8, t);
-        rn_km_adam a = rn_km_adam_scalars(1e-2, 0.9, 0.999, 1e-8, t);
+        double s[2] = {1e-2 / (1 - pow(0.9, t)), sqrt(1 - pow(0.999, t))};
+        rn_ref_adam(pw, mw, vw, g, n, s[0], s[1], 0.9, 0.999, 1e-8);
+        rn_km_adam a = rn_km_adam_scalars(0.9, 0.999, 1e-8, s);
         for (size_t i = 0; i < n; i++) pg[i] = rn_km_adam_update(&a, pg[i], g[i], mg + i, vg + i);
         snprintf(sh, sizeof sh, "n=%zu step %d", n, t);
         adam_vs_cpu(cpu, pc, mc, vc, g, n, t, pg, mg, vg, sh);

@@ -126,8 +126,9 @@ static void test_scaler_trace(void)
 static int scaled_adam(rn_loss_scaler *s, rn_adam *a, float *p, float *g, float *m, float *v, size_t n)
 {
     int finite = -1;
+    double sched[2];
     rn_grad_unscale_check(cpu_dev, g, n, 1.0f / s->scale, &finite);
-    rn_adam_step(a, cpu_dev, p, g, m, v, n, &finite);
+    rn_adam_step(a, cpu_dev, p, g, m, v, n, sched, &finite);
     if (rn_loss_scaler_update(s, finite)) return 1;
     rn_adam_unstep(a);
     return 0;
@@ -162,7 +163,8 @@ static void test_scaled_adam(void)
             RN_CHECK(a.step == steps, "Adam step count untouched");
             RN_CHECK(s.scale == scale / 2, "scale halved: %g", (double)s.scale);
         } else {
-            rn_adam_step(&b, cpu_dev, p2, g2, m2, v2, N, NULL);
+            double sched[2];
+            rn_adam_step(&b, cpu_dev, p2, g2, m2, v2, N, sched, NULL);
             RN_CHECK(applied && !memcmp(p, p2, sizeof p), "step %d equals unscaled Adam", step);
         }
     }

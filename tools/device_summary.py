@@ -7,7 +7,8 @@ precision asked for) and PyTorch's (tools/bench_torch.py: "impl": "pytorch", "se
 table of rootnet against PyTorch eager and torch.compile with the ratios, the issue's must-shows as
 met / NOT met / not measured, the fp16 steps, and from each log of `rootnet bench --profile --convs`
 the slowest conv layers with the cuDNN algorithm of each direction. Rows whose precision is not one of
-SETTING's (fp32-find: RN_CUDA_FIND=1; bf16-o2-profiled) are listed under the table.
+SETTING's (fp32-find: RN_CUDA_FIND=1; bf16-o2-profiled; bf16-o2-graph: --graph) are listed under the
+table, with their ratios to the row without the suffix and to PyTorch eager and torch.compile.
 """
 import json
 import sys
@@ -106,6 +107,19 @@ def slowest_convs(log, top=10):
         print("  %-40s %8.2f %8.2f %8.2f %6.1f  %s" % (name, total, fwd, bwd, gflops / 1000, algos.get(name, "?")))
 
 
+def also(r, ours, theirs):
+    """One line for a row beside the table: its speed against its base row and PyTorch's."""
+    prec = r.get("precision", "")
+    base = SETTING.get(prec.rsplit("-", 1)[0])
+    key = (base, r.get("mode"), r.get("batch"))
+    line = r.get("error") or "%.0f img/s (%s MiB)" % (ips(r), r.get("peak_device_mb", "-"))
+    for name, peer in (("without the suffix", ours.get(key)), ("PyTorch eager", theirs.get(key)),
+                       ("torch.compile", theirs.get(("bf16c",) + key[1:]) if base == "bf16" else None)):
+        if ips(r) and ips(peer):
+            line += ", %.2fx %s" % (ips(r) / ips(peer), name)
+    print("  also: rootnet %s %s b%s: %s" % (prec, r.get("mode"), r.get("batch"), line))
+
+
 def main():
     path, card, logs = sys.argv[1], sys.argv[2], sys.argv[3:]
     rows = rows_of(path)
@@ -119,8 +133,7 @@ def main():
         table(ours, theirs, card)
     for r in rows:
         if r.get("impl") != "pytorch" and r.get("precision") not in SETTING:
-            print("  also: rootnet %s %s b%s: %s" % (r.get("precision"), r.get("mode"), r.get("batch"),
-                                                   r.get("error") or "%.0f img/s (%s MiB)" % (ips(r), r.get("peak_device_mb", "-"))))
+            also(r, ours, theirs)
     for r in [r for r in rows if "error" in r][:3]:
         print("  error: %s %s %s b%s: %s" % (r.get("impl", "rootnet"), r.get("setting", r.get("precision")),
                                              r.get("mode"), r.get("batch"), r["error"][:150]))

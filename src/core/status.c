@@ -46,6 +46,16 @@ void *rn_xmalloc_at(size_t n, const char *file, int line)
     return p;
 }
 
+void *rn_xrealloc_at(void *p, size_t n, const char *file, int line)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fprintf(stderr, "rootnet: out of memory allocating %zu bytes at %s:%d\n", n, file, line);
+        abort();
+    }
+    return q;
+}
+
 char *rn_xstrdup_at(const char *s, const char *file, int line)
 {
     size_t n = strlen(s) + 1;

@@ -38,8 +38,10 @@ int rn_err_prefix(rn_err *err, const char *fmt, ...) __attribute__((format(print
 void *rn_xmalloc_at(size_t n, const char *file, int line);
 void *rn_xcalloc_at(size_t n, size_t sz, const char *file, int line);
 char *rn_xstrdup_at(const char *s, const char *file, int line);
+void *rn_xrealloc_at(void *p, size_t n, const char *file, int line);
 #define rn_xmalloc(n) rn_xmalloc_at((n), __FILE__, __LINE__)
 #define rn_xcalloc(n, sz) rn_xcalloc_at((n), (sz), __FILE__, __LINE__)
 #define rn_xstrdup(s) rn_xstrdup_at((s), __FILE__, __LINE__)
+#define rn_xrealloc(p, n) rn_xrealloc_at((p), (n), __FILE__, __LINE__)
 
 #endif

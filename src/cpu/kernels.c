@@ -141,12 +141,10 @@ double rn_loss_forward_backward(float *dxy, float *ddepth, const float *coord, c
 
 void rn_adam_update(float *param, const float *grad, float *m, float *v, size_t n, const rn_adam_args *h)
 {
-    double bc1 = 1.0 - pow(h->beta1, (double)h->step);
-    double bc2 = 1.0 - pow(h->beta2, (double)h->step);
     /* PyTorch's single-tensor Adam, with its scalars rounded to float as its kernels do. */
     const float b1 = (float)h->beta1, b2 = (float)h->beta2;
     const float a1 = (float)(1.0 - h->beta1), a2 = (float)(1.0 - h->beta2);
-    const float step_size = (float)(h->lr / bc1), bc2_sqrt = (float)sqrt(bc2), eps = (float)h->eps;
+    const float step_size = (float)h->sched[0], bc2_sqrt = (float)h->sched[1], eps = (float)h->eps;
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) {
         float g = grad[i];

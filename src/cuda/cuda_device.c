@@ -13,6 +13,7 @@
  * workspace (grown to what the chosen algorithms need), RN_CUDA_VERBOSE=1 prints the GPU and
  * the library versions (2: also each conv's cuDNN candidates and choice); RN_CUDA_FUSED=0 (read
  * by conv_create) keeps inference convs off cuDNN's fused conv + bias + ReLU.
+ * Graphs (--graph): a step's ops captured from the compute stream and replayed (nn/device_ops.inc).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -193,6 +194,46 @@ static double cuda_event_elapsed_ms(rn_device *dev, void *ev, int a, int b)
 
 static size_t cuda_mem_peak(rn_device *dev) { return ((rn_cuda_device *)dev)->peak; }
 
+/* ---- graphs: the compute stream captured (thread-local mode: other threads' CUDA calls, such as a
+ * loader's, do not break the capture), instantiated once, launched on the stream ---- */
+
+static int cuda_graph_begin(rn_device *dev, rn_err *err)
+{
+    rn_cuda_device *d = rn_cuda(dev);
+    if (d->sync_each) return rn_err_set(err, "device %s: RN_CUDA_SYNC=1 waits after every op, so no graphs", d->name);
+    return RN_CUDA_OK(cudaStreamBeginCapture(d->stream, cudaStreamCaptureModeThreadLocal), err) ? 0 : -1;
+}
+
+/* A failed capture leaves the stream out of capture mode and no sticky error. */
+static int cuda_graph_end(rn_device *dev, void **graph, rn_err *err)
+{
+    rn_cuda_device *d = rn_cuda(dev);
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ex = NULL;
+    *graph = NULL;
+    int ok = RN_CUDA_OK(cudaStreamEndCapture(d->stream, &g), err) && RN_CUDA_OK(cudaGraphInstantiate(&ex, g, 0), err);
+    if (g) (void)cudaGraphDestroy(g);
+    if (!ok) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    *graph = ex;
+    return 0;
+}
+
+static void cuda_graph_launch(rn_device *dev, void *graph)
+{
+    rn_cuda_device *d = rn_cuda(dev);
+    RN_CUDA_CHECK(cudaGraphLaunch((cudaGraphExec_t)graph, d->stream));
+    rn_cuda_launched(d, "graph_launch");
+}
+
+static void cuda_graph_destroy(rn_device *dev, void *graph)
+{
+    (void)rn_cuda(dev);
+    if (graph) RN_CUDA_CHECK(cudaGraphExecDestroy((cudaGraphExec_t)graph));
+}
+
 /* ---- the kernel ops (nn/device_ops.inc's KERNEL entries): each runs its launcher of cuda/kernels.h,
  * which takes the op's arguments after the device, then checks the launch ---- */
 
@@ -248,6 +289,10 @@ static const rn_device_ops cuda_ops = {
     .event_record = cuda_event_record,
     .event_elapsed_ms = cuda_event_elapsed_ms,
     .mem_peak = cuda_mem_peak,
+    .graph_begin = cuda_graph_begin,
+    .graph_end = cuda_graph_end,
+    .graph_launch = cuda_graph_launch,
+    .graph_destroy = cuda_graph_destroy,
     .conv_create = rn_cuda_conv_create,
     .conv_destroy = rn_cuda_conv_destroy,
     .conv_set_weights = rn_cuda_conv_set_weights,

@@ -4,10 +4,12 @@
  */
 #include "cuda/k_common.cuh"
 
-__global__ void k_adam(float *param, const float *grad, float *m, float *v, size_t n, rn_km_adam a,
-                       const int *finite)
+/* The step's schedule is read here, when the kernel runs (a replayed graph's step is the current one). */
+__global__ void k_adam(float *param, const float *grad, float *m, float *v, size_t n, double beta1, double beta2,
+                       double eps, const double *sched, const int *finite)
 {
     if (finite && !*finite) return;
+    rn_km_adam a = rn_km_adam_scalars(beta1, beta2, eps, sched);
     for (size_t i = RN_K_TID(); i < n; i += RN_K_STRIDE()) {
         float mi = m[i], vi = v[i];
         param[i] = rn_km_adam_update(&a, param[i], grad[i], &mi, &vi);
@@ -20,8 +22,8 @@ extern "C" void rn_cuda_adam(const rn_cuda_kctx *k, float *param, const float *g
                              const rn_adam_args *h)
 {
     if (!n) return;
-    rn_km_adam a = rn_km_adam_scalars(h->lr, h->beta1, h->beta2, h->eps, h->step); /* on the host, as cpu */
-    k_adam<<<rn_k_grid(k, n), RN_K_THREADS, 0, k->stream>>>(param, grad, m, v, n, a, h->finite);
+    k_adam<<<rn_k_grid(k, n), RN_K_THREADS, 0, k->stream>>>(param, grad, m, v, n, h->beta1, h->beta2, h->eps,
+                                                            h->sched, h->finite);
 }
 
 __global__ void k_set_int(int *p, int v) { *p = v; }

@@ -109,13 +109,15 @@ typedef struct rn_act_shape {
     rn_act_type type;
 } rn_act_shape;
 
-/* Adam's hyper-parameters for one update (PyTorch's torch.optim.Adam, no
- * weight decay, no amsgrad); step is this update's 1-based index. finite:
- * NULL, or device memory (one int) written by unscale_check: when it holds 0
- * the update writes nothing (an overflow skips the step without a wait). */
+/* Adam's constant hyper-parameters for one update (PyTorch's torch.optim.Adam, no
+ * weight decay, no amsgrad) and where the per-step values are: sched, device memory
+ * (2 doubles): lr / (1 - beta1^step), sqrt(1 - beta2^step) for this update's 1-based
+ * step (optim/adam.h: rn_adam_schedule). finite: NULL, or device memory (one int)
+ * written by unscale_check: when it holds 0 the update writes nothing (an overflow
+ * skips the step without a wait). */
 typedef struct rn_adam_args {
-    double lr, beta1, beta2, eps;
-    long step;
+    double beta1, beta2, eps;
+    const double *sched;
     const int *finite;
 } rn_adam_args;
 

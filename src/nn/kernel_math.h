@@ -420,21 +420,21 @@ RN_HD double rn_km_loss(double loss, float *g, const float *c, const float *t, f
 
 /* ---- optimizer ---- */
 
-/* Adam's scalars for one step, rounded to float as PyTorch's kernels do (the cpu device's rn_adam_update). */
+/* Adam's scalars for one step, rounded to float as PyTorch's kernels do (the cpu device's rn_adam_update);
+ * sched as rn_adam_args.sched: lr / (1 - beta1^step), sqrt(1 - beta2^step). */
 typedef struct rn_km_adam {
     float b1, b2, a1, a2, step_size, bc2_sqrt, eps;
 } rn_km_adam;
 
-RN_HD rn_km_adam rn_km_adam_scalars(double lr, double beta1, double beta2, double eps, long step)
+RN_HD rn_km_adam rn_km_adam_scalars(double beta1, double beta2, double eps, const double *sched)
 {
-    double bc1 = 1.0 - pow(beta1, (double)step), bc2 = 1.0 - pow(beta2, (double)step);
     rn_km_adam a;
     a.b1 = (float)beta1;
     a.b2 = (float)beta2;
     a.a1 = (float)(1.0 - beta1);
     a.a2 = (float)(1.0 - beta2);
-    a.step_size = (float)(lr / bc1);
-    a.bc2_sqrt = (float)sqrt(bc2);
+    a.step_size = (float)sched[0];
+    a.bc2_sqrt = (float)sched[1];
     a.eps = (float)eps;
     return a;
 }

@@ -211,6 +211,7 @@ static void plan_all(rn_model *m, plan *pl)
     m->coord_dev = take_f(pl, 3 * (size_t)n);
     m->lossbuf = take(pl, 2 * sizeof(double));
     m->finite = m->lossbuf ? (int *)(m->lossbuf + 1) : NULL;
+    m->sched = take(pl, 2 * sizeof(double));
     m->bnsum = take(pl, (2 * (size_t)(m->p->feat_ch > 256 ? m->p->feat_ch : 256) + 1) * sizeof(double));
     size_t g = pl->max_act;
     for (int i = 0; i < 4; i++) m->g[i] = take(pl, g);
@@ -327,6 +328,10 @@ static void cbn_destroy(rn_model *m, rn_cbn *u, void *ctx)
 void rn_model_destroy(rn_model *m)
 {
     each_cbn(m, cbn_destroy, NULL);
+    if (m->dev && OP(m)->graph_destroy) {
+        OP(m)->graph_destroy(m->dev, m->step_graph.g);
+        OP(m)->graph_destroy(m->dev, m->fwd_graph.g);
+    }
     if (m->dev) OP(m)->free(m->dev, m->arena);
     rn_device_destroy(m->dev);
     free(m->blocks);
@@ -417,7 +422,6 @@ static void cbn_forward(rn_model *m, rn_cbn *u, int train)
         u->count = bn_count(m, &u->a);
         OP(m)->bn_stats(dev, u->mean, u->var, sums, u->count, C);
         OP(m)->bn_update_running(dev, rmean, rvar, u->mean, u->var, BN_MOMENTUM, (long)u->count, C);
-        p->nbt[p->e[u->pn].offset]++;
     } else {
         OP(m)->copy(dev, u->mean, rmean, (size_t)C * sizeof *rmean);
         OP(m)->copy(dev, u->var, rvar, (size_t)C * sizeof *rvar);
@@ -495,12 +499,25 @@ static void forward_fused(rn_model *m, const float *images)
     heads_forward(m, h, x);
 }
 
-void rn_model_forward(rn_model *m, const float *images, const float *k, int train)
+/* A train forward's count of one BN (num_batches_tracked, host memory). */
+static void cbn_count(rn_model *m, rn_cbn *u, void *ctx)
 {
+    (void)ctx;
+    m->p->nbt[m->p->e[u->pn].offset]++;
+}
+
+void rn_model_stage(rn_model *m, const float *images, const float *k, int train)
+{
+    RN_ASSERT(!(train && m->opts.fold));
     m->stem.x = stage(m, 0, images, (size_t)m->N * 3 * m->H * m->W);
     m->k = stage(m, 1, k, (size_t)m->N);
     m->last_train = train;
-    RN_ASSERT(!(train && m->opts.fold));
+    if (train) each_cbn(m, cbn_count, NULL);
+}
+
+void rn_model_forward_ops(rn_model *m)
+{
+    int train = m->last_train;
     if (m->opts.fold) {
         forward_fused(m, m->stem.x);
         return;
@@ -510,6 +527,64 @@ void rn_model_forward(rn_model *m, const float *images, const float *k, int trai
     for (int i = 0; i < m->nblocks; i++) block_forward(m, &m->blocks[i], train);
     for (int i = 0; i < 3; i++) cbn_forward(m, &m->head[i], train);
     heads_forward(m, m->head[2].y, m->blocks[m->nblocks - 1].out);
+}
+
+static void forward_ops(rn_model *m, void *ctx)
+{
+    (void)ctx;
+    rn_model_forward_ops(m);
+}
+
+void rn_model_forward(rn_model *m, const float *images, const float *k, int train)
+{
+    rn_model_stage(m, images, k, train);
+    if (!m->opts.inference) {
+        rn_model_forward_ops(m);
+        return;
+    }
+    double key[2] = {train, 0};
+    rn_model_run_graph(m, &m->fwd_graph, key, forward_ops, NULL);
+}
+
+/* Whether gr runs as a graph now (see rn_model_run_graph): not with the profiler's spans, nor with
+ * the distribution's hooks, which call the host inside the ops. */
+static int graph_on(const rn_model *m, const rn_model_graph *gr)
+{
+    const rn_model_opts *o = &m->opts;
+    return o->graph && OP(m)->graph_begin && !m->prof && !o->reduce.fn && !o->grad_ready.fn && !gr->failed &&
+           gr->direct > 0;
+}
+
+/* Captures ops into gr (its old graph dropped); 0, or -1 with err (nothing ran). */
+static int graph_capture(rn_model *m, rn_model_graph *gr, const double key[2], void (*ops)(rn_model *m, void *ctx),
+                         void *ctx, rn_err *err)
+{
+    OP(m)->graph_destroy(DEV(m), gr->g);
+    gr->g = NULL;
+    if (OP(m)->graph_begin(DEV(m), err)) return -1;
+    ops(m, ctx);
+    if (OP(m)->graph_end(DEV(m), &gr->g, err)) return -1;
+    gr->key[0] = key[0], gr->key[1] = key[1];
+    return 0;
+}
+
+void rn_model_run_graph(rn_model *m, rn_model_graph *gr, const double key[2], void (*ops)(rn_model *m, void *ctx),
+                        void *ctx)
+{
+    if (!graph_on(m, gr)) {
+        gr->direct++;
+        ops(m, ctx);
+        return;
+    }
+    rn_err err = {{0}};
+    if ((!gr->g || gr->key[0] != key[0] || gr->key[1] != key[1]) && graph_capture(m, gr, key, ops, ctx, &err)) {
+        fprintf(stderr, "rootnet: device %s: graph capture failed, running without graphs: %s\n", DEV(m)->name,
+                err.msg);
+        gr->failed = 1;
+        ops(m, ctx);
+        return;
+    }
+    OP(m)->graph_launch(DEV(m), gr->g);
 }
 
 /* BN backward of u from dy (masked by u->y when the BN has its own ReLU) into
@@ -616,14 +691,19 @@ double rn_model_loss_read(rn_model *m)
     return loss;
 }
 
-void rn_model_backward(rn_model *m, const float *target, const float *vis, const float *have_depth)
+void rn_model_stage_targets(rn_model *m, const float *target, const float *vis, const float *have_depth)
+{
+    size_t n = (size_t)m->N;
+    m->target = stage(m, 2, target, 3 * n), m->vis = stage(m, 3, vis, n), m->have_depth = stage(m, 4, have_depth, n);
+}
+
+void rn_model_backward_ops(rn_model *m)
 {
     RN_ASSERT(m->last_train && !m->opts.inference);
     rn_device *dev = DEV(m);
     int sp = rn_prof_begin(m->prof, "loss", "bwd", 0);
-    size_t n = (size_t)m->N;
-    target = stage(m, 2, target, 3 * n), vis = stage(m, 3, vis, n), have_depth = stage(m, 4, have_depth, n);
-    OP(m)->loss(dev, m->lossbuf, m->dxy, m->ddepth, m->coord_dev, target, vis, have_depth, m->loss_scale, m->N);
+    OP(m)->loss(dev, m->lossbuf, m->dxy, m->ddepth, m->coord_dev, m->target, m->vis, m->have_depth, m->loss_scale,
+                m->N);
     span_end(m, sp);
     void *g[4] = {m->g[0], m->g[1], m->g[2], m->g[3]};
     head_backward(m, g);
@@ -638,6 +718,12 @@ void rn_model_backward(rn_model *m, const float *target, const float *vis, const
     OP(m)->maxpool_backward(dev, dstem, g[0], m->stem.y, &sa, m->H / 4, m->W / 4);
     span_end(m, sp);
     cbn_backward_bn(m, &m->stem, dstem, dstem);
+}
+
+void rn_model_backward(rn_model *m, const float *target, const float *vis, const float *have_depth)
+{
+    rn_model_stage_targets(m, target, vis, have_depth);
+    rn_model_backward_ops(m);
 }
 
 void rn_model_zero_grad(rn_model *m) { OP(m)->zero(DEV(m), m->p->grad, m->p->n_param * sizeof *m->p->grad); }

@@ -81,6 +81,9 @@ typedef struct rn_model_opts {
     int pinned_inputs;  /* 1: the host arrays given to forward/backward come from the device's host_alloc and
                            stay unchanged until the step's wait, so a device without host memory copies them
                            with upload_async, beside its compute (else a plain upload) */
+    int graph;          /* 1: where the device has graphs (nn/device_ops.inc: graph_begin), a training step
+                           (train/step.c) and an inference model's forward run as one captured graph,
+                           replayed from the second run on (rn_model_run_graph) */
 
 } rn_model_opts;
 
@@ -109,6 +112,14 @@ typedef struct rn_block {
     char name[64]; /* "backbone.layer1.0", for the profiler */
 } rn_block;
 
+/* A graph of the model's device captured from a run of ops, and what it was captured for. */
+typedef struct rn_model_graph {
+    void *g;          /* NULL: none yet */
+    double key[2];    /* what the ops issued depend on beyond memory (the loss scale, the mode) */
+    long direct;      /* runs issued without a graph so far (the first warms the device up) */
+    int failed;       /* a capture failed: issued directly from then on */
+} rn_model_graph;
+
 typedef struct rn_model {
     rn_params *p;
     rn_device *dev;
@@ -130,8 +141,10 @@ typedef struct rn_model {
     float *dxy, *ddepth, *dfeat;
     double *lossbuf;      /* (2): the loss, then `finite` in the second slot's bytes */
     int *finite;          /* (1), device: the step's unscale_check flag (train/step.h) */
+    double *sched;        /* (2), device: the step's Adam schedule (optim/adam.h), uploaded before its ops */
     void *g[4];           /* gradient scratch, each the largest activation */
-    const float *k;       /* the last forward's k */
+    const float *k;       /* the staged k, target, vis and have_depth (device copies, or the host */
+    const float *target, *vis, *have_depth; /* arrays with host memory): rn_model_stage* */
     int last_train;       /* mode of the last forward */
     rn_model_opts opts;
     float loss_scale;     /* backward scales dL/dcoord by this (1 after create; see optim/loss_scale.h) */
@@ -140,6 +153,8 @@ typedef struct rn_model {
     size_t arena_bytes;
     double *bnsum;        /* (2 * max channels + 1): BN sums scratch */
     float *in[5];         /* device copies of images, k, target, vis, have_depth; NULL with host memory */
+    rn_model_graph step_graph; /* train/step.c's */
+    rn_model_graph fwd_graph;  /* an inference model's forward */
 } rn_model;
 
 
@@ -148,12 +163,30 @@ int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_mod
 void rn_model_destroy(rn_model *m);
 /* Pushes p's weights (on the device) to the device's convs (weight reorders). Call after every change to p. */
 void rn_model_sync_weights(rn_model *m);
-/* train = 1: batch statistics, running statistics updated; 0: running statistics. */
+/* train = 1: batch statistics, running statistics updated; 0: running statistics.
+ * rn_model_stage(m, images, k, train), then rn_model_forward_ops(m) (as one graph with opts.graph
+ * on an inference model). */
 void rn_model_forward(rn_model *m, const float *images /* (N, 3, H, W) */, const float *k /* (N) */, int train);
+/* The host side of a forward: its inputs onto the device (uploads; in place with host memory), its
+ * mode, and with train every BN's num_batches_tracked advanced. */
+void rn_model_stage(rn_model *m, const float *images /* (N, 3, H, W) */, const float *k /* (N) */, int train);
+/* The host side of a backward: its targets onto the device. */
+void rn_model_stage_targets(rn_model *m, const float *target /* (N, 3) */, const float *vis /* (N) */,
+                            const float *have_depth /* (N) */);
+/* The device ops alone of a forward and a backward on what was staged: no upload, no wait, no host
+ * state changed, so that a graph (rn_model_run_graph) can capture them. */
+void rn_model_forward_ops(rn_model *m);
+void rn_model_backward_ops(rn_model *m);
+/* Runs ops(m, ctx) on m's device: as gr's graph when opts.graph and the device have graphs, the
+ * profiler is off, and this run is not the first (warm-up) run: captured when gr has none or was
+ * captured with another key, else replayed. A failed capture says so in one line on stderr and the
+ * ops run directly from then on. ops must issue device ops only, the same ones for the same key. */
+void rn_model_run_graph(rn_model *m, rn_model_graph *gr, const double key[2], void (*ops)(rn_model *m, void *ctx),
+                        void *ctx);
 /* The output of the last forward: a host (N, 3) array owned by m (one download: waits). */
 const float *rn_model_coords(rn_model *m);
 /* Loss of the last forward into m's device buffer, and its gradient accumulated into p->grad.
- * Needs a train forward. Waits for nothing. */
+ * Needs a train forward. Waits for nothing. rn_model_stage_targets, then rn_model_backward_ops. */
 void rn_model_backward(rn_model *m, const float *target /* (N, 3) */, const float *vis /* (N) */,
                        const float *have_depth /* (N) */);
 /* The last backward's loss and the finite flag (*m->finite, set by the step's unscale_check;

@@ -134,18 +134,21 @@ double rn_ref_loss(float *dxy /* (N, 2) or NULL */, float *ddepth /* (N) */, con
                    const float *target /* (N, 3) */, const float *vis /* (N) */, const float *have_depth /* (N) */,
                    float scale, int N);
 
-/* PyTorch's Adam (no weight decay) for the t-th update (t >= 1):
+/* PyTorch's Adam (no weight decay) for the t-th update (t >= 1), step_size = lr / (1 - b1^t),
+ * bc2_sqrt = sqrt(1 - b2^t) (nn/device.h: rn_adam_args.sched):
  * m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
- * param -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps). */
+ * param -= step_size * m / (sqrt(v) / bc2_sqrt + eps). */
 void rn_ref_adam(float *param /* (n) */, float *m /* (n) */, float *v /* (n) */, const float *grad /* (n) */,
-                 size_t n, double lr, double beta1, double beta2, double eps, long t);
+                 size_t n, double step_size, double bc2_sqrt, double beta1, double beta2, double eps);
 /* grad *= inv_scale; returns 1 if every result is finite, else 0. */
 int rn_ref_unscale_check(float *grad /* (n) */, size_t n, float inv_scale);
 
 /* What a ref-guard device has served so far (tests): its waiting calls (nn/device_ops.inc's WAIT
- * entries: download, act_download, synchronize, event_elapsed_ms) and its alloc calls. */
+ * entries: download, act_download, synchronize, event_elapsed_ms), its alloc calls and its
+ * graph launches. */
 struct rn_device;
 long rn_ref_guard_waits(const struct rn_device *dev);
 long rn_ref_guard_allocs(const struct rn_device *dev);
+long rn_ref_guard_launches(const struct rn_device *dev);
 
 #endif

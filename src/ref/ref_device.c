@@ -329,7 +329,7 @@ static void adam(rn_device *dev, float *param, const float *grad, float *m, floa
 {
     (void)dev;
     if (h->finite && !*h->finite) return;
-    rn_ref_adam(param, m, v, grad, n, h->lr, h->beta1, h->beta2, h->eps, h->step);
+    rn_ref_adam(param, m, v, grad, n, h->sched[0], h->sched[1], h->beta1, h->beta2, h->eps);
 }
 
 static void unscale_check(rn_device *dev, float *grad, size_t n, float inv_scale, int *finite)

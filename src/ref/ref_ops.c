@@ -317,16 +317,15 @@ double rn_ref_loss(float *dxy, float *ddepth, const float *coord, const float *t
     return loss;
 }
 
-void rn_ref_adam(float *param, float *m, float *v, const float *grad, size_t n, double lr, double beta1, double beta2,
-                 double eps, long t)
+void rn_ref_adam(float *param, float *m, float *v, const float *grad, size_t n, double step_size, double bc2_sqrt,
+                 double beta1, double beta2, double eps)
 {
-    double bc1 = 1 - pow(beta1, (double)t), bc2 = 1 - pow(beta2, (double)t);
     for (size_t i = 0; i < n; i++) {
         double g = grad[i];
         double mi = beta1 * m[i] + (1 - beta1) * g, vi = beta2 * v[i] + (1 - beta2) * g * g;
         m[i] = (float)mi;
         v[i] = (float)vi;
-        param[i] = (float)(param[i] - lr / bc1 * mi / (sqrt(vi) / sqrt(bc2) + eps));
+        param[i] = (float)(param[i] - step_size * mi / (sqrt(vi) / bc2_sqrt + eps));
     }
 }
 

@@ -69,12 +69,57 @@ static double replicas_forward_backward(rn_model *m, const rn_step_batch *b, rn_
     return loss / r->n;
 }
 
-/* Unscale + check (with a scaler), then Adam, skipped on the device on overflow: no wait. */
+/* Unscale + check (with a scaler), then Adam, skipped on the device on overflow: no wait. Adam reads
+ * its schedule from m->sched, uploaded before the step's ops. */
 static void optimizer(rn_model *m, rn_adam *opt, const rn_loss_scaler *ls)
 {
     rn_params *p = m->p;
     if (ls) rn_grad_unscale_check(m->dev, p->grad, p->n_param, 1.0f / ls->scale, m->finite);
-    rn_adam_step(opt, m->dev, p->param, p->grad, p->m, p->v, p->n_param, ls ? m->finite : NULL);
+    rn_adam_apply(opt, m->dev, p->param, p->grad, p->m, p->v, p->n_param, m->sched, ls ? m->finite : NULL);
+}
+
+/* What the step's ops need (step_ops' ctx). */
+typedef struct step_ctx {
+    const rn_step_batch *b;
+    rn_step_replicas *r;
+    rn_adam *opt;
+    const rn_step_ctl *ctl;
+    const rn_train_hooks *hk;
+    double mean; /* with r: the replicas' mean loss */
+    int rc;      /* -1: the all-reduce failed (err) */
+    rn_err *err;
+} step_ctx;
+
+/* fn(m) inside a span named name. */
+static void part(const rn_train_hooks *hk, const char *name, void (*fn)(rn_model *m), rn_model *m)
+{
+    span(hk, name, 1);
+    fn(m);
+    span(hk, name, 0);
+}
+
+/* The step's device ops, on the staged batch (a graph captures them when there is no r and no dist). */
+static void step_ops(rn_model *m, void *ctx)
+{
+    step_ctx *c = ctx;
+    const rn_train_hooks *hk = c->hk;
+    part(hk, "sync_weights", rn_model_sync_weights, m);
+    part(hk, "zero_grad", rn_model_zero_grad, m);
+    if (c->r) {
+        c->mean = replicas_forward_backward(m, c->b, c->r, hk);
+    } else {
+        part(hk, "forward", rn_model_forward_ops, m);
+        part(hk, "backward", rn_model_backward_ops, m);
+    }
+    if (c->ctl->dist) {
+        span(hk, "allreduce", 1);
+        c->rc = rn_dist_grads_finish(c->ctl->dist, c->err);
+        span(hk, "allreduce", 0);
+        if (c->rc) return;
+    }
+    span(hk, "optimizer", 1);
+    optimizer(m, c->opt, c->ctl->scaler);
+    span(hk, "optimizer", 0);
 }
 
 /* After the step's one wait: the scale update (an overflow undoes Adam's step count). */
@@ -96,6 +141,17 @@ static int dist_after_step(const rn_step_ctl *ctl, rn_params *p, double *loss, r
     return ctl->bcast_stats ? rn_dist_bcast_stats(ctl->dist, p, err) : 0;
 }
 
+/* The host side before the step's ops: the batch and Adam's schedule onto the device. */
+static void stage(rn_model *m, rn_adam *opt, const rn_step_batch *b, const rn_step_replicas *r)
+{
+    double sched[2];
+    rn_adam_next(opt, sched);
+    m->dev->ops->upload(m->dev, m->sched, sched, sizeof sched);
+    if (r) return; /* each replica stages its own batch */
+    rn_model_stage(m, b->images, b->k, 1);
+    rn_model_stage_targets(m, b->target, b->vis, b->have_depth);
+}
+
 int rn_train_step(rn_model *m, rn_adam *opt, const rn_step_batch *b, rn_step_replicas *r, const rn_step_ctl *ctl,
                   const rn_train_hooks *hk, double *loss, int *applied, rn_err *err)
 {
@@ -106,28 +162,19 @@ int rn_train_step(rn_model *m, rn_adam *opt, const rn_step_batch *b, rn_step_rep
     ctl = ctl ? ctl : &no_ctl;
     *applied = 0;
     m->loss_scale = ctl->scaler ? ctl->scaler->scale : 1.0f;
-    span(hk, "sync_weights", 1);
-    rn_model_sync_weights(m);
-    span(hk, "sync_weights", 0);
-    span(hk, "zero_grad", 1);
-    rn_model_zero_grad(m);
-    span(hk, "zero_grad", 0);
-    double mean = r ? replicas_forward_backward(m, b, r, hk) : 0;
-    if (!r) forward_backward(m, b, hk);
-    if (ctl->dist) {
-        span(hk, "allreduce", 1);
-        int rc = rn_dist_grads_finish(ctl->dist, err);
-        span(hk, "allreduce", 0);
-        if (rc) return -1;
-    }
-    span(hk, "optimizer", 1);
-    optimizer(m, opt, ctl->scaler);
-    span(hk, "optimizer", 0);
+    stage(m, opt, b, r);
+    step_ctx c = {.b = b, .r = r, .opt = opt, .ctl = ctl, .hk = hk, .err = err};
+    double key[2] = {m->loss_scale, ctl->scaler != NULL};
+    if (r || ctl->dist)
+        step_ops(m, &c);
+    else
+        rn_model_run_graph(m, &m->step_graph, key, step_ops, &c);
+    if (c.rc) return -1;
     span(hk, "loss_read", 1);
     int finite = 1;
     rn_model_read_status(m, loss, ctl->scaler ? &finite : NULL);
     span(hk, "loss_read", 0);
-    if (r) *loss = mean;
+    if (r) *loss = c.mean;
     *applied = scaler_update(ctl->scaler, opt, finite);
     if (dist_after_step(ctl, p, loss, err)) return -1;
     if (!isfinite(*loss)) return rn_err_set(err, "loss is %g", *loss);

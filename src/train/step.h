@@ -2,6 +2,7 @@
  * (train/trainer.h), `rootnet step` and `rootnet bench`. It reads top to
  * bottom, as llm.c's loop does:
  *
+ *   stage          the batch and Adam's schedule (step++) onto the device
  *   sync_weights   p's weights to the model's convs
  *   zero_grad      p.grad = 0
  *   forward        train-mode BN
@@ -14,7 +15,10 @@
  *                  with dist the loss's mean over ranks and (ctl->bcast_stats)
  *                  rank 0's BN running statistics
  *
- * Each part runs inside a span of that name (hk->span_begin/span_end; hooks
+ * The parts from sync_weights to optimizer are device ops only: with the
+ * model's opts.graph on a device with graphs, they run as one graph, captured
+ * on the second step and replayed after (again when the loss scale changes;
+ * not with replicas or dist). Each part runs inside a span of that name (hk->span_begin/span_end; hooks
  * serve logging only). A non-finite loss fails. Nothing is allocated. Without
  * distribution the step waits for the device exactly once (tests/test_device_guard.c
  * counts it on ref-guard).

@@ -1,6 +1,6 @@
 /* rn_tuning: the precision/performance switches of a training or benchmark
  * run (--device, --precision, --loss-scale, --profile, --autotune,
- * --bind-cores, --lr-scale) resolved once.
+ * --bind-cores, --lr-scale, --graph) resolved once.
  * Any command that trains (step, bench, train) uses it the same way:
  *
  *   rn_tuning_flags tf = {0};                      // strings from the command line
@@ -9,7 +9,7 @@
  *   if (rn_tuning_setup(&t, &tf, threads, &err)) ...;  // parses, asks the device about the precision,
  *                                                       // binds cores, opens the autotune cache
  *   rn_model_opts mo = {.threads = threads};
- *   rn_tuning_model_opts(&t, &mo);                      // device, precision, autotune
+ *   rn_tuning_model_opts(&t, &mo);                      // device, precision, autotune, graph
  *   rn_model_create(&m, &p, B, H, W, &mo, &err);
  *   rn_tuning_attach(&t, &m);                           // profiler, loss scale
  *   rn_adam opt = rn_adam_default(rn_tuning_lr(&t, lr, global_batch));
@@ -43,6 +43,7 @@ typedef struct rn_tuning_flags {
     const char *autotune;   /* autotune cache path, or NULL (default algorithms) */
     const char *lr_scale;   /* none (default) | linear */
     int bind_cores;
+    int graph;              /* 1: the models' opts.graph (nn/model.h) */
 } rn_tuning_flags;
 
 typedef struct rn_tuning {
@@ -54,6 +55,7 @@ typedef struct rn_tuning {
     rn_loss_scaler scaler;
     rn_lr_rule lr_rule;
     int bind_cores;
+    int graph;
     rn_profile profile;
     rn_profile *prof;       /* &profile when profiling, else NULL */
     const char *profile_path;
