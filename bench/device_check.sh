@@ -178,13 +178,16 @@ loaded=$(grep -o 'cuDNN [0-9.]* loaded[^,]*' "$OUT/2-bf16.log" | head -1)
 result "2 bf16" "$(row_ok $rc)" "train b$B: $(last_row); $(grep -c 'algos ' "$OUT/2-bf16.log") cuDNN choices logged${loaded:+; $loaded}"
 
 # ---- 2g. the same step as one CUDA graph (--graph: off by default until this row shows it pays) ----
-# graph_row NAME MODE: the --graph row of MODE; FAIL when it fails or a capture failed.
+# graph_row NAME MODE: the --graph row of MODE (a dry run: on ref-guard, which captures as a GPU does);
+# FAIL when it fails, a capture failed or the steps did not run from a graph ("graph": 0).
 graph_row() {
-    local name=$1 mode=$2 rc fails
-    rn_bench "$name" bf16-o2-graph "$mode" $B 40 --iters 10 --warmup 3 --graph
+    local name=$1 mode=$2 rc fails dev=$DEV
+    [ "$DRY" = 1 ] && dev=ref-guard
+    DEV=$dev rn_bench "$name" bf16-o2-graph "$mode" $B 40 --iters 10 --warmup 3 --graph
     rc=$?
     fails=$(grep -c 'graph capture failed' "$OUT/$name.log")
     [ "$fails" -gt 0 ] && rc=1
+    [ $rc -eq 0 ] && ! tail -1 "$J" | grep -q '"graph": 1' && { echo "the steps did not run from a graph" >> "$OUT/$name.log"; rc=1; }
     result "${name%%-*} graph" "$(row_ok $rc)" "$mode b$B --graph: $(last_row); $fails failed captures$([ "$fails" -gt 0 ] && echo ": $(grep -m1 'graph capture failed' "$OUT/$name.log" | head -c 200)")"
 }
 runs "2g graph" 60 && graph_row 2g-graph train

@@ -6,7 +6,7 @@
 # SIGSEGV. Each output must be bit-identical to the same command on "ref":
 # train (init, logging, snapshots), train --continue (snapshot load), step
 # (weight file import, Adam, --save-grads/--save-weights, --emulate-replicas),
-# forward in train and eval mode.
+# forward in train and eval mode; train and bench with --graph (steps replayed from captured graphs).
 source "$(dirname "$0")/train_lib.sh"
 source tests/need_device.sh ref
 "$RN" synth --out "$tmp/data" --format muco --images 2 --width 256 --height 256 --seed 3 > /dev/null || exit 1
@@ -26,6 +26,18 @@ check grep -q 'resuming from .*snapshot_0.safetensors' "$tmp/B.log"
 check "$PY" tools/snapcmp.py "$(snap A 0)" "$(snap B 0)"
 check "$PY" tools/snapcmp.py "$(snap A 1)" "$(snap B 1)"
 check cmp -s <(grep -o '"loss": [^,]*' "$tmp/A/log/train.jsonl") <(grep -o '"loss": [^,]*' "$tmp/B/log/train.jsonl")
+# --graph: ref-guard captures each step as a graph (from the second on) and replays it: the same snapshots
+# and losses as ref's steps run op by op; bench says whether its steps ran from a graph.
+train G ref-guard 2 --graph; check test $? -eq 0
+check "$PY" tools/snapcmp.py "$(snap A 1)" "$(snap G 1)"
+check cmp -s <(grep -o '"loss": [^,]*' "$tmp/A/log/train.jsonl") <(grep -o '"loss": [^,]*' "$tmp/G/log/train.jsonl")
+check test "$(grep -c 'graph capture failed' "$tmp/G.err")" -eq 0
+for dev in ref ref-guard; do
+    "$RN" bench --device $dev --mode train --backbone 18 --input-size 64 --batch 2 --iters 2 --warmup 1 --threads 1 \
+        --graph > "$tmp/bench_$dev.json" 2> /dev/null; check test $? -eq 0
+done
+check grep -q '"graph": 0' "$tmp/bench_ref.json"
+check grep -q '"graph": 1' "$tmp/bench_ref-guard.json"
 
 "$PY" - "$tmp" << 'EOF' || exit 1
 import sys, numpy as np

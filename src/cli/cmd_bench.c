@@ -54,11 +54,13 @@ static void print_losses(const bench_cfg *c, const bench_losses *bl)
     printf("], ");
 }
 
-/* t: step times; comm: the gradient all-reduce's share of each (NULL for one process); dev: the model's
- * device (its peak memory where it counts it: a GPU's); bl: the training steps' losses (NULL: inference). */
-static void print_bench(const bench_cfg *c, const rn_tuning *tn, rn_device *dev, const double *t, const double *comm,
-                        const bench_losses *bl, int ranks)
+/* t: step times; comm: the gradient all-reduce's share of each (NULL for one process); m: the model (its
+ * device's peak memory where it counts it: a GPU's; whether its steps ran as a graph); bl: the training
+ * steps' losses (NULL: inference). */
+static void print_bench(const bench_cfg *c, const rn_tuning *tn, const rn_model *m, const double *t,
+                        const double *comm, const bench_losses *bl, int ranks)
 {
+    rn_device *dev = m->dev;
     double med = median(t, c->iters);
     long global = c->b * ranks;
     struct rusage ru;
@@ -67,7 +69,7 @@ static void print_bench(const bench_cfg *c, const rn_tuning *tn, rn_device *dev,
            "\"batch\": %ld, \"threads\": %ld, \"median_s\": %.6f, \"images_per_s\": %.4f, \"peak_rss_mb\": %.1f, ",
            c->mode, strcmp(c->mode, "train") && !c->no_fold, tn->policy->name, tn->scaling ? (double)tn->scaler.scale : 1.0, c->depth, c->size, global,
            c->threads, med, (double)global / med, ru.ru_maxrss / 1024.0);
-    printf("\"device\": \"%s\", ", dev->name);
+    printf("\"device\": \"%s\", \"graph\": %d, ", dev->name, m->step_graph.g || m->fwd_graph.g);
     if (dev->ops->mem_peak) printf("\"peak_device_mb\": %.1f, ", (double)dev->ops->mem_peak(dev) / 1048576.0);
     if (comm)
         printf("\"ranks\": %d, \"batch_per_rank\": %ld, \"allreduce_median_s\": %.6f, \"allreduce_share\": %.4f, ",
@@ -163,7 +165,7 @@ static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *
     for (size_t i = 0; i < steps; i++) bl.loss[i] = 0, bl.applied[i] = 1;
     int rc = bench_loop(c, tn, m, train ? &r : NULL, &bt, d, t, comm, &bl, err);
     if (!rc && env.rank == 0) {
-        print_bench(c, tn, m->dev, t, d && train ? comm : NULL, train ? &bl : NULL, env.world);
+        print_bench(c, tn, m, t, d && train ? comm : NULL, train ? &bl : NULL, env.world);
         if (c->convs) rn_model_print_convs(m, stderr);
         rc = rn_tuning_finish(tn, stderr, err); /* before the model: spans borrow its names */
     }
