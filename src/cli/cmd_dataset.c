@@ -15,6 +15,7 @@
 #include "core/profile.h"
 #include "data/image/prep.h"
 #include "data/sets/sample.h"
+#include "nn/run_settings.h"
 
 static int dump_csv(const rn_dataset *ds, const char *path, rn_err *err)
 {
@@ -105,7 +106,7 @@ int rn_cmd_dataset(int argc, char **argv)
     int h = rn_args_handle(flags, argc, argv, synopsis);
     if (h >= 0) return h;
     if (!name || !data) return rn_args_misuse(flags, argv, synopsis, "--dataset and --data-dir are required");
-    if (input_size % 32) {
+    if (!rn_input_size_ok(input_size)) {
         fprintf(stderr, "rootnet dataset: --input-size %ld: must be a multiple of 32 in 32..2048\n", input_size);
         return RN_EXIT_USAGE;
     }

@@ -24,7 +24,7 @@ int rn_run_settings_read(rn_run_settings *s, const rn_tensors *ts, const char *p
     char name[1100];
     snprintf(name, sizeof name, "%s: config metadata", path);
     if (rn_keyval_parse(text, name, settings_pair, &c, err)) return -1;
-    if (c.input_size < 32 || c.input_size > 2048 || c.input_size % 32)
+    if (!rn_input_size_ok(c.input_size))
         return rn_err_set(err, "%s: input-size %d is not a multiple of 32 in 32..2048", name, c.input_size);
     *s = c;
     return 0;

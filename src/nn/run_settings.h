@@ -23,6 +23,10 @@
 #include "io/tensors.h"
 #include "nn/params.h"
 
+/* The network input sizes every command takes: square, a multiple of 32 in RN_INPUT_MIN..RN_INPUT_MAX. */
+enum { RN_INPUT_MIN = 32, RN_INPUT_MAX = 2048 };
+static inline int rn_input_size_ok(long size) { return size >= RN_INPUT_MIN && size <= RN_INPUT_MAX && size % 32 == 0; }
+
 typedef struct rn_run_settings {
     int from_config;  /* 1: the values below come from the file's "config" metadata */
     int input_size;   /* square network input (256 without a config) */

@@ -11,6 +11,7 @@
 #include "data/sets/descriptor.h"
 #include "io/keyval.h"
 #include "nn/precision.h"
+#include "nn/run_settings.h"
 #include "optim/loss_scale.h"
 #include "optim/lr_scale.h"
 
@@ -226,7 +227,7 @@ int rn_train_cfg_check(const rn_train_cfg *c, rn_err *err)
     for (int i = 0; i < c->n_2d; i++)
         if (check_set("--trainset-2d", c->trainset_2d[i], RN_SET_TRAIN_2D, err)) return -1;
     if (check_set("--testset", c->testset, RN_SET_TEST, err)) return -1;
-    if (c->input_size < 32 || c->input_size > 2048 || c->input_size % 32)
+    if (!rn_input_size_ok(c->input_size))
         return rn_err_set(err, "--input-size: %d is not a multiple of 32 in 32..2048", c->input_size);
     if (c->batch < 1 || c->batch > 4096) return rn_err_set(err, "--batch: %d is not in 1..4096", c->batch);
     if (c->end_epoch < 1) return rn_err_set(err, "--end-epoch: %d must be >= 1", c->end_epoch);
