@@ -3,10 +3,11 @@
 
 #include "infer/predict.h"
 #include "nn/precision.h"
+#include "nn/run_settings.h"
 
 int rn_eval_flags_check(const rn_eval_flags *ev, rn_compute *compute, rn_err *err)
 {
-    if (ev->input_size && (ev->input_size < 32 || ev->input_size > 2048 || ev->input_size % 32))
+    if (ev->input_size && !rn_input_size_ok(ev->input_size))
         return rn_err_set(err, "--input-size %ld: must be a multiple of 32 in 32..2048", ev->input_size);
     *compute = RN_COMPUTE_F32;
     if (ev->precision && rn_predict_parse_precision(compute, ev->precision, err)) return -1;
