@@ -85,8 +85,11 @@ static void print_bench(const bench_cfg *c, const rn_tuning *tn, const rn_model 
            c->threads, med, (double)global / med, ru.ru_maxrss / 1024.0);
     rn_device *dev = m->dev;
     printf("\"device\": \"%s\", ", dev->name);
-    if (dev->ops->mem_peak) printf("\"peak_device_mb\": %.1f, ", mib(dev->ops->mem_peak(dev)));
     print_plan(&m->mem);
+    if (dev->ops->mem_peak) { /* beyond the plan: the device's own (conv weights and workspace, kernel scratch) */
+        size_t peak = dev->ops->mem_peak(dev), plan = m->mem.arena + m->mem.params;
+        printf("\"peak_device_mb\": %.1f, \"device_own_mb\": %.1f, ", mib(peak), mib(peak) - mib(plan));
+    }
     if (comm)
         printf("\"ranks\": %d, \"batch_per_rank\": %ld, \"allreduce_median_s\": %.6f, \"allreduce_share\": %.4f, ",
                ranks, c->b, median(comm, c->iters), median(comm, c->iters) / med);

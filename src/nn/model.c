@@ -33,13 +33,15 @@ const char *rn_mem_kind_name(rn_mem_kind k)
 }
 
 /* The step's phases (model.h's memory plan): the stem, each block, the head's deconvs, the xy and
- * depth heads; backward's time of phase ph. */
+ * depth heads. Backward gives each phase two times: t_bwd(ph) and, for the weights' and data's
+ * gradient of a head deconv (after its BN's backward has read its activations), t_bwd(ph) + 1. */
 static int phases(const rn_model *m) { return m->nblocks + 5; }
 #define PH_STEM 0
 #define PH_BLOCK(i) (1 + (i))
 static int ph_head(const rn_model *m, int i) { return 1 + m->nblocks + i; }
 static int ph_xy(const rn_model *m) { return 4 + m->nblocks; }
-static int t_bwd(const rn_model *m, int ph) { return 2 * phases(m) - 1 - ph; }
+static int t_bwd(const rn_model *m, int ph) { return phases(m) + 2 * (phases(m) - 1 - ph); }
+static int t_last(const rn_model *m) { return t_bwd(m, PH_STEM) + 1; }
 
 /* What take plans next: activations or gradients live over [t0, t1]. */
 static void life(plan *pl, int t0, int t1) { pl->t0 = t0, pl->t1 = t1; }
@@ -308,17 +310,18 @@ static rn_act_shape backbone_shape(const rn_model *m)
 
 static size_t max_z(size_t a, size_t b) { return a > b ? a : b; }
 
-/* The forward activations: each phase's live from its forward to its backward. */
+/* The forward activations: each phase's live from its forward to the end of its backward; a head deconv's
+ * only until its BN's backward (t_bwd), so that the gradient of its input can take their memory. */
 static void plan_forward(rn_model *m, plan *pl)
 {
     int n = m->N;
-    life(pl, PH_STEM, t_bwd(m, PH_STEM));
+    life(pl, PH_STEM, t_bwd(m, PH_STEM) + 1);
     plan_cbn(pl, &m->stem, NULL, 0);
     m->pool = take_act(pl, n, 64, m->H / 4, m->W / 4);
     const void *in = m->pool;
     for (int i = 0; i < m->nblocks; i++) {
         rn_block *b = &m->blocks[i];
-        life(pl, PH_BLOCK(i), t_bwd(m, PH_BLOCK(i)));
+        life(pl, PH_BLOCK(i), t_bwd(m, PH_BLOCK(i)) + 1);
         b->in = in;
         const void *x = in;
         for (int j = 0; j < b->nu; j++) {
@@ -352,26 +355,27 @@ static size_t block_max(const plan *pl, const rn_block *b)
 static void plan_block_grads(rn_model *m, plan *pl, int i)
 {
     rn_block *b = &m->blocks[i];
-    int t = t_bwd(m, PH_BLOCK(i)), prev = t_bwd(m, i ? PH_BLOCK(i - 1) : PH_STEM);
+    int t = t_bwd(m, PH_BLOCK(i)), prev = t_bwd(m, i ? PH_BLOCK(i - 1) : PH_STEM) + 1;
     size_t big = block_max(pl, b);
     const rn_conv_shape *s0 = &b->u[0].s;
-    life(pl, t, i ? t : prev);
+    life(pl, t, i ? t + 1 : prev);
     b->g[1] = take_kind(pl, RN_MEM_GRAD, i ? big : max_z(big, shape_bytes(pl, &m->stem.a)));
-    life(pl, t, t);
+    life(pl, t, t + 1);
     b->g[2] = take_kind(pl, RN_MEM_GRAD, big);
     life(pl, t, prev);
     b->g[3] = take_kind(pl, RN_MEM_GRAD, act_bytes(pl, s0->n, s0->ic, s0->ih, s0->iw));
 }
 
 /* Backward's gradient buffers. The head's pair (head_backward): g[0] takes the xy head's gradient of
- * the top deconv's output, then head[1]'s of its input; g[1] head[2]'s of its input, then head[0]'s:
- * the backbone output's gradient, which the last block reads. Then each block's. */
+ * the top deconv's output, then head[1]'s of its input; g[1] head[2]'s of its input (from head[2]'s
+ * second time: over head[2]'s activations), then head[0]'s: the backbone output's gradient, which the
+ * last block reads. Then each block's. */
 static void plan_grads(rn_model *m, plan *pl)
 {
     rn_act_shape bb = backbone_shape(m);
-    life(pl, t_bwd(m, ph_xy(m)), t_bwd(m, ph_head(m, 0)));
+    life(pl, t_bwd(m, ph_xy(m)), t_bwd(m, ph_head(m, 0)) + 1);
     m->g[0] = take_kind(pl, RN_MEM_GRAD, max_z(shape_bytes(pl, &m->head[2].a), shape_bytes(pl, &m->head[0].a)));
-    life(pl, t_bwd(m, ph_head(m, 2)), t_bwd(m, PH_BLOCK(m->nblocks - 1)));
+    life(pl, t_bwd(m, ph_head(m, 2)) + 1, t_bwd(m, PH_BLOCK(m->nblocks - 1)) + 1);
     m->g[1] = take_kind(pl, RN_MEM_GRAD, max_z(shape_bytes(pl, &m->head[1].a), shape_bytes(pl, &bb)));
     for (int i = m->nblocks - 1; i >= 0; i--) plan_block_grads(m, pl, i);
 }
@@ -467,7 +471,7 @@ static int model_plan(rn_model *m, rn_params *p, int N, int H, int W, const rn_m
     if (o->fold && !o->inference) return rn_err_set(err, "folded BN is for inference models only");
     if (o->fold && o->compute == RN_COMPUTE_BF16) m->opts.act = RN_ACT_BF16;
     if (open_device(m, err) || build_structure(m, err)) return -1;
-    plan pl = {.dev = m->dev, .act = m->opts.act, .last = 2 * phases(m) - 1};
+    plan pl = {.dev = m->dev, .act = m->opts.act, .last = t_last(m)};
     plan_all(m, &pl);
     m->bufs = pl.b, m->nbufs = pl.n;
     m->arena_bytes = place(m->bufs, m->nbufs);
@@ -495,7 +499,7 @@ int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_mod
                    m->arena_bytes / 1e6, N, H, W);
         goto fail;
     }
-    plan pl = {.dev = m->dev, .base = m->arena, .b = m->bufs, .act = m->opts.act, .last = 2 * phases(m) - 1};
+    plan pl = {.dev = m->dev, .base = m->arena, .b = m->bufs, .act = m->opts.act, .last = t_last(m)};
     plan_all(m, &pl);
     RN_ASSERT(pl.n == m->nbufs);
     m->coord = rn_xmalloc(3 * (size_t)N * sizeof *m->coord);
@@ -740,7 +744,8 @@ static void cbn_backward_data(rn_model *m, rn_cbn *u, void *dx, const void *dy)
 }
 
 /* opts.poison: NaN (in float and in bf16) into every planned buffer that died at time t - 1 and every
- * one that comes to life at t, at the start of backward's phase at time t. */
+ * one that comes to life at t, at the start of backward's time t (called at each time a buffer is
+ * born at or dies just before, the stem's excepted). */
 static void poison(rn_model *m, int t)
 {
     if (!m->opts.poison) return;
@@ -797,6 +802,7 @@ static void head_backward(rn_model *m, void **g)
     for (int i = 2; i >= 0; i--) {
         poison(m, t_bwd(m, ph_head(m, i)));
         cbn_backward_bn(m, &m->head[i], g[0], g[0]);
+        poison(m, t_bwd(m, ph_head(m, i)) + 1);
         cbn_backward_data(m, &m->head[i], g[1], g[0]);
         void *t = g[0];
         g[0] = g[1], g[1] = t;

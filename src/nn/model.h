@@ -88,9 +88,9 @@ typedef struct rn_model_opts {
 
 /* Memory plan. Every buffer of the arena is planned at create with a lifetime in the step's phases
  * (the stem with its max-pool, each block, the head's three deconvs, the xy and depth heads: forward
- * runs phase ph at time ph, backward at 2 * phases - 1 - ph). A forward activation lives from its
- * phase's forward to its phase's backward, a gradient buffer over the backward phases that write and
- * read it; statistics, head buffers and inputs live the whole step. Buffers whose lifetimes do not
+ * runs phase ph at time ph, backward at two times per phase, in reverse). A forward activation lives
+ * from its phase's forward to its phase's backward, a gradient buffer over the backward times that
+ * write and read it; statistics, head buffers and inputs live the whole step. Buffers whose lifetimes do not
  * meet share memory (largest first, each at the lowest offset clear of those live with it); create
  * asserts that no two buffers live at one time overlap. */
 typedef enum rn_mem_kind {
