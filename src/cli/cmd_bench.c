@@ -32,7 +32,7 @@ static double median(const double *t, long n)
 typedef struct bench_cfg {
     const char *mode;
     long depth, size, b, iters, warmup, threads;
-    int sync_bn, no_fold, convs;
+    int sync_bn, no_fold, convs, plan_only;
     double bucket_mb;
 } bench_cfg;
 
@@ -54,11 +54,27 @@ static void print_losses(const bench_cfg *c, const bench_losses *bl)
     printf("], ");
 }
 
+static double mib(size_t bytes) { return (double)bytes / 1048576.0; }
+
+/* "\"plan_mb\": {...}, ": the model's planned device memory (nn/model.h's memory plan), MiB: each kind, their sum
+ * (no_reuse), the arena with reuse, the most live at one time, p's arenas, and arena + params. */
+static void print_plan(const rn_model_mem *mem)
+{
+    size_t sum = 0;
+    printf("\"plan_mb\": {");
+    for (int k = 0; k < RN_MEM_KINDS; k++) {
+        printf("\"%s\": %.1f, ", rn_mem_kind_name((rn_mem_kind)k), mib(mem->by_kind[k]));
+        sum += mem->by_kind[k];
+    }
+    printf("\"no_reuse\": %.1f, \"arena\": %.1f, \"live_peak\": %.1f, \"params\": %.1f, \"total\": %.1f}, ", mib(sum),
+           mib(mem->arena), mib(mem->live_peak), mib(mem->params), mib(mem->arena + mem->params));
+}
+
 /* t: step times; comm: the gradient all-reduce's share of each (NULL for one process); m: the model (its
- * device's peak memory where it counts it: a GPU's; whether its steps ran as a graph); bl: the training
- * steps' losses (NULL: inference). */
-static void print_bench(const bench_cfg *c, const rn_tuning *tn, const rn_model *m, const double *t,
-                        const double *comm, const bench_losses *bl, int ranks)
+ * device's peak memory where it counts it: a GPU's; its plan's memory; whether its steps ran as a graph);
+ * bl: the training steps' losses (NULL: inference). */
+static void print_bench(const bench_cfg *c, const rn_tuning *tn, const rn_model *m, const double *t, const double *comm,
+                        const bench_losses *bl, int ranks)
 {
     rn_device *dev = m->dev;
     double med = median(t, c->iters);
@@ -70,7 +86,11 @@ static void print_bench(const bench_cfg *c, const rn_tuning *tn, const rn_model 
            c->mode, strcmp(c->mode, "train") && !c->no_fold, tn->policy->name, tn->scaling ? (double)tn->scaler.scale : 1.0, c->depth, c->size, global,
            c->threads, med, (double)global / med, ru.ru_maxrss / 1024.0);
     printf("\"device\": \"%s\", \"graph\": %d, ", dev->name, m->step_graph.g || m->fwd_graph.g);
-    if (dev->ops->mem_peak) printf("\"peak_device_mb\": %.1f, ", (double)dev->ops->mem_peak(dev) / 1048576.0);
+    print_plan(&m->mem);
+    if (dev->ops->mem_peak) { /* beyond the plan: the device's own (conv weights and workspace, kernel scratch) */
+        size_t peak = dev->ops->mem_peak(dev), plan = m->mem.arena + m->mem.params;
+        printf("\"peak_device_mb\": %.1f, \"device_own_mb\": %.1f, ", mib(peak), mib(peak) - mib(plan));
+    }
     if (comm)
         printf("\"ranks\": %d, \"batch_per_rank\": %ld, \"allreduce_median_s\": %.6f, \"allreduce_share\": %.4f, ",
                ranks, c->b, median(comm, c->iters), median(comm, c->iters) / med);
@@ -145,10 +165,28 @@ static int infer_model(rn_model *m, const bench_cfg *c, const rn_train_env *env,
     return 0;
 }
 
+/* --plan-only: the memory plan of the model the run would build, one JSON line; nothing allocated on the device. */
+static int bench_plan(const bench_cfg *c, const rn_train_env *env, rn_params *p, rn_err *err)
+{
+    rn_model_opts mo = rn_train_env_model_opts(env);
+    mo.inference = strcmp(c->mode, "train") != 0;
+    mo.fold = mo.inference && !c->no_fold;
+    rn_model_mem mem;
+    if (rn_model_plan(&mem, p, (int)c->b, (int)c->size, (int)c->size, &mo, err)) return -1;
+    if (env->rank) return 0;
+    printf("{\"mode\": \"%s\", \"fold\": %d, \"precision\": \"%s\", \"backbone\": %ld, "
+           "\"size\": %ld, \"batch\": %ld, \"device\": \"%s\", ", c->mode, mo.fold, env->tn->policy->name, c->depth,
+           c->size, c->b, p->dev->name);
+    print_plan(&mem);
+    printf("\"plan_only\": 1}\n");
+    return 0;
+}
+
 static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *rng, rn_dist *d, rn_err *err)
 {
     int train = !strcmp(c->mode, "train");
     rn_train_env env = rn_train_env_make(tn, d, (int)c->threads, c->sync_bn, c->bucket_mb);
+    if (c->plan_only) return bench_plan(c, &env, p, err);
     rn_device *pin = rn_train_env_pin(&env);
     rn_train_shape sh = {.batch = (int)c->b, .h = (int)c->size, .w = (int)c->size, .pinned_inputs = pin != NULL,
                          .lr = 1e-3};
@@ -205,6 +243,7 @@ int rn_cmd_bench(int argc, char **argv)
         RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
         RN_FLAG_BOOL("--no-fold", &c.no_fold, "infer: the unfused eval forward (default: BN folded, fused convs)"),
         RN_FLAG_BOOL("--convs", &c.convs, "print each conv's shape and the implementation chosen (stderr)"),
+        RN_FLAG_BOOL("--plan-only", &c.plan_only, "print the model's memory plan (plan_mb) and run nothing"),
         RN_CLI_DIST_FLAGS(&df),
         RN_TUNING_FLAGS(&tf, prec),
         RN_FLAG_ALIAS("--size", "--input-size"),

@@ -60,6 +60,8 @@ typedef struct rn_cuda_device {
     size_t tmp_bytes;
     void *mx, *my;            /* a mixed conv's (fp32 activations, bf16/fp16 compute) x and y in its compute */
     size_t mx_bytes, my_bytes; /* type, grown by conv_create */
+    void *dw;                 /* a backward-filter result before it is added into the gradient (one for every conv: */
+    size_t dw_bytes;          /* on the one stream each is added before the next is formed), grown by conv_create */
     rn_cuda_alloc *allocs;    /* every cudaMalloc held, for mem_peak */
     size_t nallocs, cap_allocs, held, peak;
     rn_cuda_algos *algos;     /* measured choices, one per conv shape */

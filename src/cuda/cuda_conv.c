@@ -47,7 +47,6 @@ typedef struct cuda_conv {
     cudnnConvolutionDescriptor_t cd;
     int d0, d1, d1pad;                /* PyTorch weight (d0, d1, KH, KW); filter KRSC (d0, KH, KW, d1pad) */
     void *wk;                         /* the filter, activation type */
-    void *dwk;                        /* a backward-filter result (not forward_only) */
     void *in;                         /* src_plain: the input in NHWC, d1pad channels */
     float *bias;                      /* a fused conv's (OC) */
     int fuse;                         /* cuDNN's conv + bias (+ z) + ReLU runs it (see fused_cudnn) */
@@ -271,7 +270,8 @@ static int grow(rn_cuda_device *d, void **buf, size_t *have, size_t bytes)
     return 0;
 }
 
-/* The buffers c needs (and the device's shared fused output, grown here). */
+/* The buffers c needs, and the device's shared ones it uses grown to fit it (fused output, mixed x and y,
+ * backward-filter result). */
 static int buffers(rn_cuda_device *d, cuda_conv *c, rn_err *err)
 {
     const rn_conv_shape *s = &c->base.s;
@@ -279,7 +279,7 @@ static int buffers(rn_cuda_device *d, cuda_conv *c, rn_err *err)
     size_t in = (size_t)s->n * s->ic * s->ih * s->iw;
     c->wk = rn_cuda_malloc(d, weight_bytes(c));
     int ok = c->wk != NULL;
-    if (!s->forward_only) ok = ok && (c->dwk = rn_cuda_malloc(d, weight_bytes(c))) != NULL;
+    if (!s->forward_only) ok = ok && !grow(d, &d->dw, &d->dw_bytes, weight_bytes(c));
     if (s->src_plain) ok = ok && (c->in = rn_cuda_malloc(d, (size_t)s->n * s->ih * s->iw * c->d1pad * es)) != NULL;
     if (s->epilogue) ok = ok && (c->bias = rn_cuda_malloc(d, (size_t)s->oc * sizeof(float))) != NULL;
     if (ok && s->epilogue) ok = !grow(d, &d->tmp, &d->tmp_bytes, out * rn_act_size(s->act));
@@ -317,7 +317,6 @@ void rn_cuda_conv_destroy(rn_device *dev, rn_conv *conv)
     if (c->wd) (void)cudnnDestroyFilterDescriptor(c->wd);
     if (c->cd) (void)cudnnDestroyConvolutionDescriptor(c->cd);
     rn_cuda_free(d, c->wk);
-    rn_cuda_free(d, c->dwk);
     rn_cuda_free(d, c->in);
     rn_cuda_free(d, c->bias);
     free(c);
@@ -504,8 +503,8 @@ void rn_cuda_conv_backward_weights(rn_device *dev, rn_conv *conv, float *diff_w,
     RN_CUDNN_CHECK(cudnnSetConvolutionMathType(c->cd, c->a.math[2]));
     RN_CUDNN_CHECK(cudnnConvolutionBackwardFilter(d->cudnn, &alpha, c->xd, x, c->yd, dy, c->cd,
                                                   (cudnnConvolutionBwdFilterAlgo_t)c->a.algo[2], d->workspace,
-                                                  d->ws_bytes, &ZERO, c->wd, c->dwk));
-    rn_cuda_weight_grad_add(&d->k, diff_w, c->dwk, c->ct, scale, c->d0, c->d1, s->kh, s->kw, c->d1pad);
+                                                  d->ws_bytes, &ZERO, c->wd, d->dw));
+    rn_cuda_weight_grad_add(&d->k, diff_w, d->dw, c->ct, scale, c->d0, c->d1, s->kh, s->kw, c->d1pad);
     rn_cuda_launched(d, "conv_backward_weights");
 }
 
@@ -541,8 +540,9 @@ void rn_cuda_conv_release(rn_cuda_device *d)
     rn_cuda_free(d, d->tmp);
     rn_cuda_free(d, d->mx);
     rn_cuda_free(d, d->my);
-    d->tmp = d->mx = d->my = NULL;
-    d->tmp_bytes = d->mx_bytes = d->my_bytes = 0;
+    rn_cuda_free(d, d->dw);
+    d->tmp = d->mx = d->my = d->dw = NULL;
+    d->tmp_bytes = d->mx_bytes = d->my_bytes = d->dw_bytes = 0;
     free(d->algos);
     d->algos = NULL;
     d->nalgos = d->cap_algos = 0;

@@ -1,7 +1,9 @@
 #include "nn/model.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nn/autotune.h"
@@ -12,33 +14,156 @@
 #define DEV(m) ((m)->dev)
 #define OP(m) ((m)->dev->ops)
 
+/* Planning walks the buffers twice in the same order: counting (base NULL) appends each to b, then
+ * place() gives them offsets, then assigning hands out base + each one's offset. */
 typedef struct plan {
     rn_device *dev;
-    char *base;    /* NULL while counting */
-    size_t used;   /* bytes */
-    size_t max_act; /* bytes of the largest activation */
+    char *base;        /* NULL while counting */
+    rn_model_buf *b;   /* the buffers in planning order */
+    int n, cap;        /* counting: how many so far; assigning: the next to hand out */
+    int t0, t1;        /* the lifetime of the activations and gradients planned now (life()) */
+    int last;          /* the step's last time: statistics, head buffers and inputs live [0, last] */
     rn_act_type act;
 } plan;
 
-static void *take(plan *pl, size_t bytes)
+const char *rn_mem_kind_name(rn_mem_kind k)
 {
-    void *r = pl->base ? pl->base + pl->used : NULL;
-    pl->used += (bytes + 63) & ~(size_t)63;
-    return r;
+    static const char *names[RN_MEM_KINDS] = {"act", "grad", "stats", "head", "inputs"};
+    return k >= 0 && k < RN_MEM_KINDS ? names[k] : "?";
 }
+
+/* The step's phases (model.h's memory plan): the stem, each block, the head's deconvs, the xy and
+ * depth heads. Backward gives each phase two times: t_bwd(ph) and, for the weights' and data's
+ * gradient of a head deconv (after its BN's backward has read its activations), t_bwd(ph) + 1. */
+static int phases(const rn_model *m) { return m->nblocks + 5; }
+#define PH_STEM 0
+#define PH_BLOCK(i) (1 + (i))
+static int ph_head(const rn_model *m, int i) { return 1 + m->nblocks + i; }
+static int ph_xy(const rn_model *m) { return 4 + m->nblocks; }
+static int t_bwd(const rn_model *m, int ph) { return phases(m) + 2 * (phases(m) - 1 - ph); }
+static int t_last(const rn_model *m) { return t_bwd(m, PH_STEM) + 1; }
+
+/* What take plans next: activations or gradients live over [t0, t1]. */
+static void life(plan *pl, int t0, int t1) { pl->t0 = t0, pl->t1 = t1; }
+
+static void *take_kind(plan *pl, rn_mem_kind kind, size_t bytes)
+{
+    int whole = kind != RN_MEM_ACT && kind != RN_MEM_GRAD;
+    rn_model_buf nb = {.bytes = (bytes + 63) & ~(size_t)63, .t0 = whole ? 0 : pl->t0,
+                       .t1 = whole ? pl->last : pl->t1, .kind = kind};
+    if (!pl->base) {
+        if (pl->n == pl->cap) {
+            pl->cap = pl->cap ? 2 * pl->cap : 256;
+            rn_model_buf *b = realloc(pl->b, (size_t)pl->cap * sizeof *pl->b);
+            RN_ASSERT(b);
+            pl->b = b;
+        }
+        pl->b[pl->n++] = nb;
+        return NULL;
+    }
+    const rn_model_buf *b = &pl->b[pl->n++];
+    RN_ASSERT(b->bytes == nb.bytes && b->t0 == nb.t0 && b->t1 == nb.t1 && b->kind == kind);
+    return pl->base + b->off;
+}
+
+/* A statistics buffer (whole step). */
+static void *take(plan *pl, size_t bytes) { return take_kind(pl, RN_MEM_STATS, bytes); }
 
 static float *take_f(plan *pl, size_t n) { return take(pl, n * sizeof(float)); }
 
-static size_t act_bytes(plan *pl, int n, int c, int h, int w)
+static float *take_head(plan *pl, size_t n) { return take_kind(pl, RN_MEM_HEAD, n * sizeof(float)); }
+
+static size_t shape_bytes(const plan *pl, const rn_act_shape *a)
 {
-    rn_act_shape a = {n, c, h, w, pl->act};
-    size_t b = pl->dev->ops->act_bytes(pl->dev, &a);
-    if (b > pl->max_act) pl->max_act = b;
-    return b;
+    rn_act_shape t = *a;
+    t.type = pl->act;
+    return pl->dev->ops->act_bytes(pl->dev, &t);
 }
 
-/* An activation (n, c, h, w) of the planned type. */
-static void *take_act(plan *pl, int n, int c, int h, int w) { return take(pl, act_bytes(pl, n, c, h, w)); }
+static size_t act_bytes(const plan *pl, int n, int c, int h, int w)
+{
+    rn_act_shape a = {n, c, h, w, pl->act};
+    return shape_bytes(pl, &a);
+}
+
+/* An activation (n, c, h, w) of the planned type, live over the current life(). */
+static void *take_act(plan *pl, int n, int c, int h, int w)
+{
+    return take_kind(pl, RN_MEM_ACT, act_bytes(pl, n, c, h, w));
+}
+
+static int lives_meet(const rn_model_buf *a, const rn_model_buf *b) { return a->t0 <= b->t1 && b->t0 <= a->t1; }
+
+static int bytes_meet(const rn_model_buf *a, const rn_model_buf *b)
+{
+    return a->off < b->off + b->bytes && b->off < a->off + a->bytes;
+}
+
+/* Larger first; equal sizes in planning order (their order in one array). */
+static int by_size(const void *x, const void *y)
+{
+    const rn_model_buf *a = *(rn_model_buf *const *)x, *b = *(rn_model_buf *const *)y;
+    return a->bytes != b->bytes ? (a->bytes < b->bytes) - (a->bytes > b->bytes) : (a > b) - (a < b);
+}
+
+static int by_off(const void *x, const void *y)
+{
+    const rn_model_buf *a = *(rn_model_buf *const *)x, *b = *(rn_model_buf *const *)y;
+    return (a->off > b->off) - (a->off < b->off);
+}
+
+/* The lowest offset for b clear of every placed buffer live with it (placed[0 .. n), tmp: n slots). */
+static size_t lowest_fit(const rn_model_buf *b, rn_model_buf *const *placed, int n, const rn_model_buf **tmp)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (lives_meet(b, placed[i])) tmp[k++] = placed[i];
+    qsort(tmp, (size_t)k, sizeof *tmp, by_off);
+    size_t off = 0;
+    for (int i = 0; i < k && tmp[i]->off < off + b->bytes; i++)
+        if (tmp[i]->off + tmp[i]->bytes > off) off = tmp[i]->off + tmp[i]->bytes;
+    return off;
+}
+
+/* Offsets of b[0 .. n): largest first, each at the lowest offset clear of the buffers live with it.
+ * Returns the arena's size. */
+static size_t place(rn_model_buf *b, int n)
+{
+    rn_model_buf **placed = rn_xmalloc((size_t)(n ? n : 1) * sizeof *placed);
+    const rn_model_buf **tmp = rn_xmalloc((size_t)(n ? n : 1) * sizeof *tmp);
+    for (int i = 0; i < n; i++) placed[i] = &b[i];
+    qsort(placed, (size_t)n, sizeof *placed, by_size); /* the placing order; placed[0 .. k) are placed */
+    size_t end = 0;
+    for (int k = 0; k < n; k++) {
+        rn_model_buf *x = placed[k];
+        x->off = lowest_fit(x, placed, k, tmp);
+        if (x->off + x->bytes > end) end = x->off + x->bytes;
+    }
+    free(placed), free(tmp);
+    return end;
+}
+
+/* The plan's invariant: every buffer inside the arena, no two that are live at one time overlapping. */
+static void plan_check(const rn_model_buf *b, int n, size_t arena)
+{
+    for (int i = 0; i < n; i++) {
+        RN_ASSERT(b[i].t0 <= b[i].t1 && b[i].off + b[i].bytes <= arena);
+        for (int j = i + 1; j < n; j++) RN_ASSERT(!(lives_meet(&b[i], &b[j]) && bytes_meet(&b[i], &b[j])));
+    }
+}
+
+/* The plan's costs: bytes by kind, the arena, the most bytes live at one time. */
+static rn_model_mem plan_mem(const rn_model_buf *b, int n, size_t arena, int last)
+{
+    rn_model_mem mem = {.arena = arena};
+    for (int i = 0; i < n; i++) mem.by_kind[b[i].kind] += b[i].bytes;
+    for (int t = 0; t <= last; t++) {
+        size_t live = 0;
+        for (int i = 0; i < n; i++) live += b[i].t0 <= t && t <= b[i].t1 ? b[i].bytes : 0;
+        if (live > mem.live_peak) mem.live_peak = live;
+    }
+    return mem;
+}
 
 /* Multiply-adds x 2 of one direction of the conv (the same for all three). */
 static double conv_flops(const rn_conv_shape *s)
@@ -154,7 +279,6 @@ static void plan_cbn(plan *pl, rn_cbn *u, const void *x, int fused)
     u->var = take_f(pl, (size_t)s->oc);
     u->scale = take_f(pl, (size_t)s->oc);
     u->shift = take_f(pl, (size_t)s->oc);
-    if (!s->src_plain) act_bytes(pl, s->n, s->ic, s->ih, s->iw);
 }
 
 /* Device copies of the inputs (images, k, target, vis, have_depth) where the
@@ -162,7 +286,8 @@ static void plan_cbn(plan *pl, rn_cbn *u, const void *x, int fused)
 static void plan_inputs(rn_model *m, plan *pl)
 {
     size_t n = (size_t)m->N, sizes[5] = {n * 3 * m->H * m->W, n, 3 * n, n, n};
-    for (int i = 0; i < 5; i++) m->in[i] = pl->dev->host_memory ? NULL : take_f(pl, sizes[i]);
+    for (int i = 0; i < 5; i++)
+        m->in[i] = pl->dev->host_memory ? NULL : take_kind(pl, RN_MEM_INPUT, sizes[i] * sizeof(float));
 }
 
 /* Input i (plan_inputs) on the device: host in place with host memory, else uploaded. */
@@ -177,14 +302,26 @@ static const float *stage(const rn_model *m, int i, const float *host, size_t n)
 
 }
 
-static void plan_all(rn_model *m, plan *pl)
+/* The backbone's output and the shapes of the head's inputs. */
+static rn_act_shape backbone_shape(const rn_model *m)
 {
-    int n = m->N, C = m->p->feat_ch;
+    return (rn_act_shape){m->N, m->p->feat_ch, m->FH, m->FW, m->opts.act};
+}
+
+static size_t max_z(size_t a, size_t b) { return a > b ? a : b; }
+
+/* The forward activations: each phase's live from its forward to the end of its backward; a head deconv's
+ * only until its BN's backward (t_bwd), so that the gradient of its input can take their memory. */
+static void plan_forward(rn_model *m, plan *pl)
+{
+    int n = m->N;
+    life(pl, PH_STEM, t_bwd(m, PH_STEM) + 1);
     plan_cbn(pl, &m->stem, NULL, 0);
     m->pool = take_act(pl, n, 64, m->H / 4, m->W / 4);
     const void *in = m->pool;
     for (int i = 0; i < m->nblocks; i++) {
         rn_block *b = &m->blocks[i];
+        life(pl, PH_BLOCK(i), t_bwd(m, PH_BLOCK(i)) + 1);
         b->in = in;
         const void *x = in;
         for (int j = 0; j < b->nu; j++) {
@@ -197,24 +334,70 @@ static void plan_all(rn_model *m, plan *pl)
         in = b->out;
     }
     for (int i = 0; i < 3; i++) {
+        life(pl, ph_head(m, i), t_bwd(m, ph_head(m, i)));
         plan_cbn(pl, &m->head[i], in, 0);
         in = m->head[i].y;
     }
-    m->feat = take_f(pl, (size_t)n * C);
-    m->dfeat = take_f(pl, (size_t)n * C);
-    m->prob = take_f(pl, (size_t)n * m->OH * m->OW);
-    m->xy = take_f(pl, 2 * (size_t)n);
-    m->dxy = take_f(pl, 2 * (size_t)n);
-    m->gamma = take_f(pl, (size_t)n);
-    m->depth = take_f(pl, (size_t)n);
-    m->ddepth = take_f(pl, (size_t)n);
-    m->coord_dev = take_f(pl, 3 * (size_t)n);
-    m->lossbuf = take(pl, 2 * sizeof(double));
+}
+
+/* The largest of block b's activations: its input, each unit's output. */
+static size_t block_max(const plan *pl, const rn_block *b)
+{
+    const rn_conv_shape *s0 = &b->u[0].s;
+    size_t big = act_bytes(pl, s0->n, s0->ic, s0->ih, s0->iw);
+    for (int j = 0; j < b->nu; j++) big = max_z(big, shape_bytes(pl, &b->u[j].a));
+    return b->has_down ? max_z(big, shape_bytes(pl, &b->d.a)) : big;
+}
+
+/* Block i's gradient buffers (block_backward): g[1] and g[2] for its own backward (block 0's g[1] also
+ * for the stem's: rn_model_backward's dstem), g[3] its input's gradient, read by the block before it
+ * (block 0's by the max-pool's backward) as its g[0]. */
+static void plan_block_grads(rn_model *m, plan *pl, int i)
+{
+    rn_block *b = &m->blocks[i];
+    int t = t_bwd(m, PH_BLOCK(i)), prev = t_bwd(m, i ? PH_BLOCK(i - 1) : PH_STEM) + 1;
+    size_t big = block_max(pl, b);
+    const rn_conv_shape *s0 = &b->u[0].s;
+    life(pl, t, i ? t + 1 : prev);
+    b->g[1] = take_kind(pl, RN_MEM_GRAD, i ? big : max_z(big, shape_bytes(pl, &m->stem.a)));
+    life(pl, t, t + 1);
+    b->g[2] = take_kind(pl, RN_MEM_GRAD, big);
+    life(pl, t, prev);
+    b->g[3] = take_kind(pl, RN_MEM_GRAD, act_bytes(pl, s0->n, s0->ic, s0->ih, s0->iw));
+}
+
+/* Backward's gradient buffers. The head's pair (head_backward): g[0] takes the xy head's gradient of
+ * the top deconv's output, then head[1]'s of its input; g[1] head[2]'s of its input (from head[2]'s
+ * second time: over head[2]'s activations), then head[0]'s: the backbone output's gradient, which the
+ * last block reads. Then each block's. */
+static void plan_grads(rn_model *m, plan *pl)
+{
+    rn_act_shape bb = backbone_shape(m);
+    life(pl, t_bwd(m, ph_xy(m)), t_bwd(m, ph_head(m, 0)) + 1);
+    m->g[0] = take_kind(pl, RN_MEM_GRAD, max_z(shape_bytes(pl, &m->head[2].a), shape_bytes(pl, &m->head[0].a)));
+    life(pl, t_bwd(m, ph_head(m, 2)) + 1, t_bwd(m, PH_BLOCK(m->nblocks - 1)) + 1);
+    m->g[1] = take_kind(pl, RN_MEM_GRAD, max_z(shape_bytes(pl, &m->head[1].a), shape_bytes(pl, &bb)));
+    for (int i = m->nblocks - 1; i >= 0; i--) plan_block_grads(m, pl, i);
+}
+
+static void plan_all(rn_model *m, plan *pl)
+{
+    int n = m->N, C = m->p->feat_ch;
+    plan_forward(m, pl);
+    m->feat = take_head(pl, (size_t)n * C);
+    m->dfeat = take_head(pl, (size_t)n * C);
+    m->prob = take_head(pl, (size_t)n * m->OH * m->OW);
+    m->xy = take_head(pl, 2 * (size_t)n);
+    m->dxy = take_head(pl, 2 * (size_t)n);
+    m->gamma = take_head(pl, (size_t)n);
+    m->depth = take_head(pl, (size_t)n);
+    m->ddepth = take_head(pl, (size_t)n);
+    m->coord_dev = take_head(pl, 3 * (size_t)n);
+    m->lossbuf = take_kind(pl, RN_MEM_HEAD, 2 * sizeof(double));
     m->finite = m->lossbuf ? (int *)(m->lossbuf + 1) : NULL;
     m->sched = take(pl, 2 * sizeof(double));
     m->bnsum = take(pl, (2 * (size_t)(m->p->feat_ch > 256 ? m->p->feat_ch : 256) + 1) * sizeof(double));
-    size_t g = pl->max_act;
-    for (int i = 0; i < 4; i++) m->g[i] = take(pl, g);
+    if (!m->opts.inference) plan_grads(m, pl);
     plan_inputs(m, pl);
 }
 
@@ -271,7 +454,11 @@ static int open_device(rn_model *m, rn_err *err)
     return 0;
 }
 
-int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_model_opts *o, rn_err *err)
+/* p's arenas on its device: weights, gradients, Adam m and v, BN running statistics (nn/params.c). */
+static size_t params_bytes(const rn_params *p) { return (4 * p->n_param + p->n_stats) * sizeof(float); }
+
+/* The network on its device and its memory plan (m->bufs, m->arena_bytes, m->mem): create up to the arena. */
+static int model_plan(rn_model *m, rn_params *p, int N, int H, int W, const rn_model_opts *o, rn_err *err)
 {
     memset(m, 0, sizeof *m);
     m->opts = *o;
@@ -284,19 +471,38 @@ int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_mod
     m->loss_scale = 1.0f;
     if (o->fold && !o->inference) return rn_err_set(err, "folded BN is for inference models only");
     if (o->fold && o->compute == RN_COMPUTE_BF16) m->opts.act = RN_ACT_BF16;
-    if (open_device(m, err) || build_structure(m, err)) goto fail;
-    plan pl = {.dev = m->dev, .act = m->opts.act};
+    if (open_device(m, err) || build_structure(m, err)) return -1;
+    plan pl = {.dev = m->dev, .act = m->opts.act, .last = t_last(m)};
     plan_all(m, &pl);
-    m->arena_bytes = pl.used;
-    m->arena = OP(m)->alloc(m->dev, pl.used);
+    m->bufs = pl.b, m->nbufs = pl.n;
+    m->arena_bytes = place(m->bufs, m->nbufs);
+    plan_check(m->bufs, m->nbufs, m->arena_bytes);
+    m->mem = plan_mem(m->bufs, m->nbufs, m->arena_bytes, pl.last);
+    m->mem.params = params_bytes(p);
+    return 0;
+}
+
+int rn_model_plan(rn_model_mem *mem, rn_params *p, int N, int H, int W, const rn_model_opts *o, rn_err *err)
+{
+    rn_model m;
+    int rc = model_plan(&m, p, N, H, W, o, err);
+    *mem = m.mem;
+    rn_model_destroy(&m);
+    return rc;
+}
+
+int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_model_opts *o, rn_err *err)
+{
+    if (model_plan(m, p, N, H, W, o, err)) goto fail;
+    m->arena = OP(m)->alloc(m->dev, m->arena_bytes);
     if (!m->arena) {
         rn_err_set(err, "device %s: cannot allocate %.1f MB of activations for batch %d at %dx%d", m->dev->name,
-                   pl.used / 1e6, N, H, W);
+                   m->arena_bytes / 1e6, N, H, W);
         goto fail;
     }
-    pl = (plan){.dev = m->dev, .base = m->arena, .act = m->opts.act};
+    plan pl = {.dev = m->dev, .base = m->arena, .b = m->bufs, .act = m->opts.act, .last = t_last(m)};
     plan_all(m, &pl);
-    RN_ASSERT(pl.used == m->arena_bytes);
+    RN_ASSERT(pl.n == m->nbufs);
     m->coord = rn_xmalloc(3 * (size_t)N * sizeof *m->coord);
     if (create_convs(m, err)) goto fail;
     return 0;
@@ -336,6 +542,7 @@ void rn_model_destroy(rn_model *m)
     rn_device_destroy(m->dev);
     free(m->blocks);
     free(m->coord);
+    free(m->bufs);
     memset(m, 0, sizeof *m);
 }
 
@@ -443,12 +650,6 @@ static void block_forward(rn_model *m, rn_block *b, int train)
     else
         OP(m)->bn_add_relu(DEV(m), b->out, last->c, last->scale, last->shift, b->in, &last->a);
     span_end(m, sp);
-}
-
-/* The backbone's output and the shapes of the head's inputs. */
-static rn_act_shape backbone_shape(const rn_model *m)
-{
-    return (rn_act_shape){m->N, m->p->feat_ch, m->FH, m->FW, m->opts.act};
 }
 
 static rn_act_shape stem_shape(const rn_model *m) { return m->stem.a; }
@@ -617,9 +818,27 @@ static void cbn_backward_data(rn_model *m, rn_cbn *u, void *dx, const void *dy)
     span_end(m, sp);
 }
 
+/* opts.poison: NaN (in float and in bf16) into every planned buffer that died at time t - 1 and every
+ * one that comes to life at t, at the start of backward's time t (called at each time a buffer is
+ * born at or dies just before, the stem's excepted). */
+static void poison(rn_model *m, int t)
+{
+    if (!m->opts.poison) return;
+    uint32_t bits = 0x7fc07fc0u;
+    float nan;
+    memcpy(&nan, &bits, sizeof nan);
+    for (int i = 0; i < m->nbufs; i++) {
+        const rn_model_buf *b = &m->bufs[i];
+        if (b->t1 == t - 1 || b->t0 == t)
+            OP(m)->fill(DEV(m), (float *)((char *)m->arena + b->off), nan, b->bytes / sizeof(float));
+    }
+}
+
 /* Gradient of the block output in g[0]; leaves the gradient of its input in g[3]. */
 static void block_backward(rn_model *m, rn_block *b, void **g)
 {
+    poison(m, t_bwd(m, PH_BLOCK((int)(b - m->blocks))));
+    g[1] = b->g[1], g[2] = b->g[2], g[3] = b->g[3]; /* the block's planned buffers; g[0]: the next block's g[3] */
     int sp = rn_prof_begin(m->prof, b->name, "bwd", 0);
     OP(m)->relu_backward(DEV(m), g[0], b->out, &b->u[b->nu - 1].a);
     span_end(m, sp);
@@ -648,6 +867,7 @@ static void head_backward(rn_model *m, void **g)
     rn_params *p = m->p;
     rn_device *dev = DEV(m);
     int xyw = rn_params_find(p, "root.xy_layer.weight"), dw = rn_params_find(p, "root.depth_layer.weight");
+    poison(m, t_bwd(m, ph_xy(m)));
     int sp = rn_prof_begin(m->prof, "root.xy_depth", "bwd", 0);
     OP(m)->xy_backward(dev, g[0], rn_params_grad(p, xyw), rn_params_grad(p, xyw + 1), m->dxy, m->prob, m->head[2].y,
                        rn_params_data(p, xyw), &m->head[2].a);
@@ -655,7 +875,9 @@ static void head_backward(rn_model *m, void **g)
                           rn_params_data(p, dw), m->k, m->N, p->feat_ch);
     span_end(m, sp);
     for (int i = 2; i >= 0; i--) {
+        poison(m, t_bwd(m, ph_head(m, i)));
         cbn_backward_bn(m, &m->head[i], g[0], g[0]);
+        poison(m, t_bwd(m, ph_head(m, i)) + 1);
         cbn_backward_data(m, &m->head[i], g[1], g[0]);
         void *t = g[0];
         g[0] = g[1], g[1] = t;

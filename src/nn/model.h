@@ -84,8 +84,42 @@ typedef struct rn_model_opts {
     int graph;          /* 1: where the device has graphs (nn/device_ops.inc: graph_begin), a training step
                            (train/step.c) and an inference model's forward run as one captured graph,
                            replayed from the second run on (rn_model_run_graph) */
+    int poison;         /* tests: backward fills with NaN every planned buffer it has finished with, and
+                           each of its gradient buffers as it comes to life (checks the plan's lifetimes) */
 
 } rn_model_opts;
+
+/* Memory plan. Every buffer of the arena is planned at create with a lifetime in the step's phases
+ * (the stem with its max-pool, each block, the head's three deconvs, the xy and depth heads: forward
+ * runs phase ph at time ph, backward at two times per phase, in reverse). A forward activation lives
+ * from its phase's forward to its phase's backward, a gradient buffer over the backward times that
+ * write and read it; statistics, head buffers and inputs live the whole step. Buffers whose lifetimes do not
+ * meet share memory (largest first, each at the lowest offset clear of those live with it); create
+ * asserts that no two buffers live at one time overlap. */
+typedef enum rn_mem_kind {
+    RN_MEM_ACT,   /* forward-saved activations: conv and BN outputs, the max-pool's, block outputs */
+    RN_MEM_GRAD,  /* backward's activation gradients (rn_model.g, rn_block.g) */
+    RN_MEM_STATS, /* BN batch statistics, folded scale/shift, the BN sums scratch */
+    RN_MEM_HEAD,  /* GAP features, heat map, xy, depth, their gradients, the result, the loss */
+    RN_MEM_INPUT, /* device copies of the step's inputs (none on a device with host memory) */
+    RN_MEM_KINDS
+} rn_mem_kind;
+
+typedef struct rn_model_buf {
+    size_t off, bytes; /* in the arena; bytes rounded up to 64 */
+    int t0, t1;        /* live from phase time t0 to t1, both included */
+    rn_mem_kind kind;
+} rn_model_buf;
+
+typedef struct rn_model_mem {
+    size_t by_kind[RN_MEM_KINDS]; /* bytes planned of each kind; their sum is the arena without reuse */
+    size_t arena;                 /* the arena's bytes, with reuse */
+    size_t live_peak;             /* the most bytes live at one time: no arena of this plan can be smaller */
+    size_t params;                /* p's device arenas: weights, gradients, Adam m and v, BN running statistics */
+} rn_model_mem;
+
+/* "act", "grad", "stats", "head", "inputs". */
+const char *rn_mem_kind_name(rn_mem_kind k);
 
 /* conv -> BatchNorm (-> ReLU) */
 typedef struct rn_cbn {
@@ -109,6 +143,7 @@ typedef struct rn_block {
     rn_cbn d;
     const void *in;
     void *out;    /* (N, C, H, W) */
+    void *g[4];   /* backward's gradient buffers g[1..3] (block_backward), planned for this block; NULL: inference */
     char name[64]; /* "backbone.layer1.0", for the profiler */
 } rn_block;
 
@@ -142,7 +177,7 @@ typedef struct rn_model {
     double *lossbuf;      /* (2): the loss, then `finite` in the second slot's bytes */
     int *finite;          /* (1), device: the step's unscale_check flag (train/step.h) */
     double *sched;        /* (2), device: the step's Adam schedule (optim/adam.h), uploaded before its ops */
-    void *g[4];           /* gradient scratch, each the largest activation */
+    void *g[4];           /* the head's backward gradient pair g[0], g[1] (head_backward); NULL: inference */
     const float *k;       /* the staged k, target, vis and have_depth (device copies, or the host */
     const float *target, *vis, *have_depth; /* arrays with host memory): rn_model_stage* */
     int last_train;       /* mode of the last forward */
@@ -155,11 +190,17 @@ typedef struct rn_model {
     float *in[5];         /* device copies of images, k, target, vis, have_depth; NULL with host memory */
     rn_model_graph step_graph; /* train/step.c's */
     rn_model_graph fwd_graph;  /* an inference model's forward */
+    rn_model_buf *bufs;   /* the plan of the arena: every buffer above, in planning order */
+    int nbufs;
+    rn_model_mem mem;     /* what the plan costs */
 } rn_model;
 
 
 /* Builds the network for batch N and input H x W (multiples of 32). */
 int rn_model_create(rn_model *m, rn_params *p, int N, int H, int W, const rn_model_opts *o, rn_err *err);
+/* The memory plan rn_model_create would make (*mem), without the arena or the convs: opens the device
+ * as create does (p moves to it), allocates nothing on it. 0, or -1 with err. */
+int rn_model_plan(rn_model_mem *mem, rn_params *p, int N, int H, int W, const rn_model_opts *o, rn_err *err);
 void rn_model_destroy(rn_model *m);
 /* Pushes p's weights (on the device) to the device's convs (weight reorders). Call after every change to p. */
 void rn_model_sync_weights(rn_model *m);
