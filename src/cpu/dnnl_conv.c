@@ -58,7 +58,7 @@ typedef struct rn_stage {
  * columns 2j+b (a strided view of dst). oneDNN 2.6 runs these convs at ~95 % of the fp32 peak where
  * its deconvolution reaches 55-80 %, and takes their bias and ReLU as post-ops. */
 typedef struct rn_phases {
-    rn_prim op[4], rw[4], put[4];  /* convs, weights oihw -> conv format, phase buffer -> dst view */
+    rn_prim op[4], rw[4], put[4];  /* convs, weights iohw -> conv format, phase buffer -> dst view */
     dnnl_memory_t m_w[4], m_view[4]; /* weights in conv format (owned), dst views (bound per call) */
     dnnl_memory_t m_wu, m_out;       /* one phase's gathered weights and output (shared buffers) */
     void *w[4];
@@ -262,7 +262,7 @@ static int mds_init(rn_mds *d, const rn_conv_shape *s, rn_err *err)
     const dnnl_dims_t b = {s->oc};
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->bias, 1, b, dnnl_f32, dnnl_x), "bias md");
     const dnnl_dims_t pw = {s->oc, s->ic, 2, 2}, po = {s->n, s->oc, s->ih, s->iw};
-    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->ph_wu, 4, pw, dnnl_f32, dnnl_oihw), "phase weights md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->ph_wu, 4, pw, dnnl_f32, dnnl_iohw), "phase weights md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->ph_w, 4, pw, ct, dnnl_format_tag_any), "phase weights md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->ph_out, 4, po, at, dnnl_nChw16c), "phase output md");
     return 0;
@@ -434,7 +434,7 @@ static int phases_build(rn_dnnl_conv *c, const rn_mds *d, const_dnnl_primitive_a
         if (phase_create(c, d, k, attr, rattr, err)) return -1;
     RN_DNNL_TRY(dnnl_memory_create(&p->m_wu, &d->ph_wu, c->be->eng, DNNL_MEMORY_NONE), "phase weights memory");
     RN_DNNL_TRY(dnnl_memory_create(&p->m_out, &d->ph_out, c->be->eng, DNNL_MEMORY_NONE), "phase output memory");
-    buf_grow(&c->be->buf[BUF_WPHASE], dnnl_memory_desc_get_size(&d->ph_wu));
+    buf_grow(&c->be->buf[BUF_WPHASE], 4 * dnnl_memory_desc_get_size(&d->ph_wu));
     buf_grow(&c->be->buf[BUF_PHASE], dnnl_memory_desc_get_size(&d->ph_out));
     const char *name = NULL;
     dnnl_primitive_desc_query(p->op[0].pd, dnnl_query_impl_info_str, 0, &name);
@@ -471,19 +471,17 @@ static void phases_destroy(rn_phases *p)
     free(p);
 }
 
-/* g = phase k's 2x2 weights of the deconv weights w: g(o, i, r, t) = w(i, o, 3-a-2r, 3-b-2t). */
-static void phase_weights_gather(float *g, const float *w, int k, int ic, int oc)
+/* g = the four phases' 2x2 weights of the deconv weights w, in one pass over w:
+ * g(k, i, o, r, t) = w(i, o, 3-a-2r, 3-b-2t) for phase k = 2a+b. */
+static void phase_weights_gather(float *g, const float *w, size_t ic_oc)
 {
-    /* g: (OC, IC, 2, 2); w: (IC, OC, 4, 4) */
-    const int a = k >> 1, b = k & 1;
+    /* g: (4, IC, OC, 2, 2); w: (IC, OC, 4, 4) */
 #pragma omp parallel for
-    for (int o = 0; o < oc; o++)
-        for (int i = 0; i < ic; i++) {
-            const float *src = w + ((size_t)i * oc + o) * 16;
-            float *dst = g + ((size_t)o * ic + i) * 4;
+    for (size_t io = 0; io < ic_oc; io++)
+        for (int k = 0; k < 4; k++)
             for (int r = 0; r < 2; r++)
-                for (int t = 0; t < 2; t++) dst[r * 2 + t] = src[(3 - a - 2 * r) * 4 + 3 - b - 2 * t];
-        }
+                for (int t = 0; t < 2; t++)
+                    g[((size_t)k * ic_oc + io) * 4 + r * 2 + t] = w[io * 16 + (3 - (k >> 1) - 2 * r) * 4 + 3 - (k & 1) - 2 * t];
 }
 
 /* Each phase conv's weights from the deconv weights w (IC, OC, 4, 4). */
@@ -491,9 +489,10 @@ static void phases_set_weights(rn_dnnl_conv *c, const float *w)
 {
     rn_phases *p = c->ph;
     float *g = c->be->buf[BUF_WPHASE].p;
-    bind(p->m_wu, g);
+    const size_t ic_oc = (size_t)c->s.ic * c->s.oc;
+    phase_weights_gather(g, w, ic_oc);
     for (int k = 0; k < 4; k++) {
-        phase_weights_gather(g, w, k, c->s.ic, c->s.oc);
+        bind(p->m_wu, g + (size_t)k * ic_oc * 4);
         reorder_run(c->be, &p->rw[k], p->m_wu, p->m_w[k]);
     }
 }
