@@ -211,6 +211,8 @@ static void check_shape(rn_device *be, rn_conv_shape s, rn_rng *r)
     RN_CHECK(strcmp(rn_conv_impl_name(c, 0), "none") && strcmp(rn_conv_impl_name(c, 2), "none"), "%s: impl names", d);
     RN_CHECK(!strcmp(rn_conv_impl_name(c, 1), "none") == (s.src_plain || s.no_bwd_data), "%s: bwd_data impl", d);
     RN_CHECK(!strcmp(rn_conv_impl_name(c, 3), "none"), "%s: impl name of direction 3", d);
+    int phases = s.transposed && s.kh == 4 && s.sh == 2 && s.ph == 1; /* cpu/dnnl_conv.c: rn_phases */
+    RN_CHECK((strncmp(rn_conv_impl_name(c, 0), "phases:", 7) == 0) == phases, "%s: forward as phase convs: %d", d, phases);
     results f;
     run_conv(&f, c, &s, &t);
     double e;

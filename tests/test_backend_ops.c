@@ -917,6 +917,29 @@ static void fused_convs(const pair *pr)
     }
 }
 
+/* The stride-2 4x4 pad-1 ConvTranspose2d of RootNet's head, which the cpu device computes as four
+ * 2x2 convs, one per output phase (cpu/dnnl_conv.c: rn_phases): batch 1 and 3, channel counts that
+ * are odd multiples of 16 (the cpu device's layout needs 16 | C), 1-pixel and non-square inputs; training (forward, both backwards) and the
+ * fused inference forward (bias, with and without ReLU). */
+static void deconv_phases(const pair *pr)
+{
+    rn_rng own; /* its own stream: the inputs of the checks after it stay as they were */
+    rn_rng *r = &own;
+    rn_rng_seed(r, 17 + (uint64_t)pr->p.compute + 2 * (uint64_t)pr->p.act);
+    enum { B = RN_EPI_BIAS, R = RN_EPI_RELU };
+    const int sizes[][5] = {/* n, ic, ih, iw, oc */
+                            {1, 48, 4, 7, 80}, {3, 48, 5, 1, 16}, {1, 16, 1, 1, 272}, {2, 2048, 2, 2, 256},
+                            {1, 256, 6, 6, 256}, {2, 80, 3, 8, 48}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        const int *z = sizes[i];
+        rn_conv_shape s = {.n = z[0], .ic = z[1], .ih = z[2], .iw = z[3], .oc = z[4], .oh = 2 * z[2], .ow = 2 * z[3],
+                           .kh = 4, .kw = 4, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .transposed = 1};
+        x_conv(pr, s, r);
+        s.epilogue = i % 2 ? B : B | R;
+        x_conv_fused(pr, s, 0, r);
+    }
+}
+
 /* BN training statistics: sums, stats, running update, fold. */
 static void x_bn_stats(const pair *pr, rn_act_shape a, rn_rng *r)
 {
@@ -1323,6 +1346,7 @@ static void cross_precision(const pair *pr, rn_rng *r)
     };
     for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) x_conv(pr, convs[i], r);
     fused_convs(pr);
+    deconv_phases(pr);
     if (pr->p.compute != RN_COMPUTE_F32 && pr->p.act == RN_ACT_F32) {
         printf("     (%s: fp32 activations, so every op but the convs is the fp32 call checked above)\n", pr->p.name);
         return;
