@@ -54,9 +54,7 @@ static void *take_kind(plan *pl, rn_mem_kind kind, size_t bytes)
     if (!pl->base) {
         if (pl->n == pl->cap) {
             pl->cap = pl->cap ? 2 * pl->cap : 256;
-            rn_model_buf *b = realloc(pl->b, (size_t)pl->cap * sizeof *pl->b);
-            RN_ASSERT(b);
-            pl->b = b;
+            pl->b = rn_xrealloc(pl->b, (size_t)pl->cap * sizeof *pl->b);
         }
         pl->b[pl->n++] = nb;
         return NULL;
@@ -927,7 +925,7 @@ void rn_model_backward_ops(rn_model *m)
     OP(m)->loss(dev, m->lossbuf, m->dxy, m->ddepth, m->coord_dev, m->target, m->vis, m->have_depth, m->loss_scale,
                 m->N);
     span_end(m, sp);
-    void *g[4] = {m->g[0], m->g[1], m->g[2], m->g[3]};
+    void *g[4] = {m->g[0], m->g[1], NULL, NULL}; /* g[1..3]: each block's own (block_backward) */
     head_backward(m, g);
     for (int i = m->nblocks - 1; i >= 0; i--) {
         block_backward(m, &m->blocks[i], g);

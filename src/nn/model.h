@@ -177,7 +177,7 @@ typedef struct rn_model {
     double *lossbuf;      /* (2): the loss, then `finite` in the second slot's bytes */
     int *finite;          /* (1), device: the step's unscale_check flag (train/step.h) */
     double *sched;        /* (2), device: the step's Adam schedule (optim/adam.h), uploaded before its ops */
-    void *g[4];           /* the head's backward gradient pair g[0], g[1] (head_backward); NULL: inference */
+    void *g[2];           /* the head's backward gradient pair g[0], g[1] (head_backward); NULL: inference */
     const float *k;       /* the staged k, target, vis and have_depth (device copies, or the host */
     const float *target, *vis, *have_depth; /* arrays with host memory): rn_model_stage* */
     int last_train;       /* mode of the last forward */

@@ -83,8 +83,8 @@ static void leave(rn_device *dev) { protect((guard *)dev, PROT_NONE); }
 /* ---- capture: each op's arguments kept in a struct of its parameters ---- */
 
 #define RG_UNPAREN(...) __VA_ARGS__
-#define RG_NARG(...) RG_NARG_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define RG_NARG_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, N, ...) N
+#define RG_NARG(...) RG_NARG_(__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define RG_NARG_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, N, ...) N
 #define RG_CAT(a, b) RG_CAT_(a, b)
 #define RG_CAT_(a, b) a##b
 /* f(x) for each x of a parenthesised list (an entry's params or args): RG_EACH without separator,
