@@ -3,7 +3,9 @@
  * holding an rn_cuda_comm, one rank (NCCL refuses two ranks on one GPU), on a stream of its own:
  *  - comm_id gives an ncclUniqueId (128 bytes), comm_init makes the communicator;
  *  - allreduce F32 with scale 0.5 = the values times 0.5 exactly (the scale kernel after the
- *    sum), F64 with scale 1 unchanged, broadcast from root 0 unchanged, comm_check clean;
+ *    sum), F64 with scale 1 unchanged, broadcast from root 0 unchanged, comm_check clean; the
+ *    collectives run on their own stream, and copies issued on the compute stream after
+ *    comm_wait see their results;
  *  - errors: an all-reduce before comm_init, and a broadcast from root 5 of 1, are kept and
  *    returned by comm_check with the call's name; destroy then aborts the communicator.
  */
@@ -48,9 +50,12 @@ int main(void)
     rn_cuda_allreduce(&d.base, gf, NF, RN_RED_F32, 0.5f);
     rn_cuda_allreduce(&d.base, gd, ND, RN_RED_F64, 1.0f);
     rn_cuda_broadcast(&d.base, gd, sizeof hd, 0);
-    RN_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "the stream finishes");
-    cudaMemcpy(of, gf, sizeof of, cudaMemcpyDeviceToHost);
-    cudaMemcpy(od, gd, sizeof od, cudaMemcpyDeviceToHost);
+    RN_CHECK(d.comm.stream && d.comm.stream != s && d.comm.pending, "the collectives are on a stream of their own");
+    rn_cuda_comm_wait(&d.base);
+    RN_CHECK(!d.comm.pending, "comm_wait joins them");
+    cudaMemcpyAsync(of, gf, sizeof of, cudaMemcpyDeviceToHost, s);
+    cudaMemcpyAsync(od, gd, sizeof od, cudaMemcpyDeviceToHost, s);
+    RN_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "the compute stream finishes");
     int bad = 0;
     for (int i = 0; i < NF; i++) bad += of[i] != hf[i] * 0.5f;
     RN_CHECK(!bad, "F32 all-reduce x 0.5: %d of %d differ (e.g. [7] %.9g, want %.9g)", bad, NF, (double)of[7],

@@ -1,14 +1,18 @@
 /* src/dist's device-collective path without a GPU (issue 23). A fake device here
  * is ref-guard with host-MPI-backed comm ops (comm_id, comm_init, allreduce,
- * broadcast, comm_check: download, MPI, upload), so that src/dist takes the path
- * it takes on cuda (NCCL) while every number stays ref's. Under mpirun -np 2
+ * broadcast, comm_check, comm_wait: download, MPI, upload), so that src/dist takes
+ * the path it takes on cuda (NCCL) while every number stays ref's. A collective is
+ * in flight until the next comm_wait, as on cuda's stream of its own: its buffer
+ * holds NaN bytes until then and gets the result at the comm_wait, so an op that
+ * reads or writes it before src/dist orders it after the collective changes the
+ * numbers. Under mpirun -np 2
  * (this binary starts mpirun itself when run alone), ResNet-18 32x32, batch 2
  * per rank with rank-dependent data, 2 steps of rn_train_step with 0.5 MB
  * buckets, with and without SyncBN:
  *  - the device path equals the host path (plain ref-guard: download, MPI_Iallreduce,
  *    upload) bit for bit: losses, weights, Adam moments, BN running statistics;
  *  - it really ran on the device's ops: one F32 all-reduce per bucket per step (most
- *    issued inside the backward span), two F64 all-reduces per train BN per step with
+ *    issued inside the backward span, and in flight together until one comm_wait), two F64 all-reduces per train BN per step with
  *    SyncBN and none on the host path, the BN statistics broadcast through the device
  *    without SyncBN; the communicator id made by rank 0 reached rank 1 (each rank
  *    shows another CUDA_VISIBLE_DEVICES, as one GPU per rank would);
@@ -62,9 +66,15 @@ void *__wrap_realloc(void *p, size_t n)
 
 #include "check.h"
 
-enum { N = 2, S = 32, STEPS = 2 };
+enum { N = 2, S = 32, STEPS = 2, MAX_FLIGHT = 256 };
 #define BUCKET_MB 0.5
 #define ID_MAGIC "fake-comm"
+
+/* A collective in flight: its result, at host + at, reaches buf at the next comm_wait. */
+typedef struct flight {
+    void *buf;
+    size_t at, bytes;
+} flight;
 
 /* The fake device's op table: ref-guard's plus the comm ops below. It is the first member,
  * so that an op finds its fake from dev->ops. */
@@ -73,8 +83,13 @@ typedef struct fake {
     const rn_device_ops *guard; /* ref-guard's own */
     int rank, size, joined;
     long id_pid;                /* rank 0's pid, from the id */
-    unsigned char *host;        /* staging copy (grown on demand: the first step) */
-    size_t cap;
+    unsigned char *host;        /* the results in flight, one after another (grown on demand: the first step) */
+    size_t cap, used;
+    unsigned char *nan;         /* NaN bytes for a buffer in flight (grown likewise) */
+    size_t nan_cap;
+    flight fl[MAX_FLIGHT];
+    int n_fl, most_fl;          /* in flight now; the most a comm_wait joined */
+    long comm_waits;
     int in_backward;
     long ar32, ar32_in_bwd, ar64, bcast;
     long waits;                 /* waiting calls through this table (the fake's own go to guard) */
@@ -105,14 +120,39 @@ static int f_comm_init(rn_device *dev, const void *id, size_t id_bytes, int rank
 
 static void f_comm_destroy(rn_device *dev) { FAKE(dev)->joined = 0; }
 
-static unsigned char *staging(fake *f, size_t bytes)
+/* Room for one more result in flight: its offset in f->host. */
+static size_t stash(fake *f, size_t bytes)
 {
-    if (bytes > f->cap) {
-        free(f->host);
-        f->host = rn_xmalloc(bytes);
-        f->cap = bytes;
+    size_t at = f->used;
+    if (at + bytes > f->cap) {
+        f->cap = at + bytes;
+        f->host = rn_xrealloc(f->host, f->cap);
     }
-    return f->host;
+    f->used += bytes;
+    return at;
+}
+
+/* buf (bytes) holds NaN bytes until the comm_wait that gives it the result at f->host + at. */
+static void take_off(fake *f, rn_device *dev, void *buf, size_t at, size_t bytes)
+{
+    RN_ASSERT(f->n_fl < MAX_FLIGHT);
+    if (bytes > f->nan_cap) {
+        free(f->nan);
+        f->nan = rn_xmalloc(bytes);
+        memset(f->nan, 0xff, bytes);
+        f->nan_cap = bytes;
+    }
+    f->guard->upload(dev, buf, f->nan, bytes);
+    f->fl[f->n_fl++] = (flight){buf, at, bytes};
+}
+
+static void f_comm_wait(rn_device *dev)
+{
+    fake *f = FAKE(dev);
+    for (int i = 0; i < f->n_fl; i++) f->guard->upload(dev, f->fl[i].buf, f->host + f->fl[i].at, f->fl[i].bytes);
+    if (f->n_fl > f->most_fl) f->most_fl = f->n_fl;
+    f->n_fl = 0, f->used = 0;
+    f->comm_waits++;
 }
 
 static void keep(fake *f, int rc, const char *what)
@@ -124,8 +164,8 @@ static void f_allreduce(rn_device *dev, void *buf, size_t n, rn_red_type t, floa
 {
     fake *f = FAKE(dev);
     int f64 = t == RN_RED_F64;
-    size_t bytes = n * (f64 ? sizeof(double) : sizeof(float));
-    unsigned char *h = staging(f, bytes);
+    size_t bytes = n * (f64 ? sizeof(double) : sizeof(float)), at = stash(f, bytes);
+    unsigned char *h = f->host + at;
     RN_ASSERT(f->joined && n <= INT32_MAX);
     f->guard->download(dev, h, buf, bytes);
     keep(f, MPI_Allreduce(MPI_IN_PLACE, h, (int)n, f64 ? MPI_DOUBLE : MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
@@ -136,7 +176,7 @@ static void f_allreduce(rn_device *dev, void *buf, size_t n, rn_red_type t, floa
         else
             ((float *)(void *)h)[i] *= scale;
     }
-    f->guard->upload(dev, buf, h, bytes);
+    take_off(f, dev, buf, at, bytes);
     if (f64) f->ar64++;
     else f->ar32++, f->ar32_in_bwd += f->in_backward;
 }
@@ -144,11 +184,12 @@ static void f_allreduce(rn_device *dev, void *buf, size_t n, rn_red_type t, floa
 static void f_broadcast(rn_device *dev, void *buf, size_t bytes, int root)
 {
     fake *f = FAKE(dev);
-    unsigned char *h = staging(f, bytes);
+    size_t at = stash(f, bytes);
+    unsigned char *h = f->host + at;
     RN_ASSERT(f->joined && bytes <= INT32_MAX);
     f->guard->download(dev, h, buf, bytes);
     keep(f, MPI_Bcast(h, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
-    f->guard->upload(dev, buf, h, bytes);
+    take_off(f, dev, buf, at, bytes);
     f->bcast++;
 }
 
@@ -176,6 +217,7 @@ static void w_act_download(rn_device *dev, float *dst, const void *src, const rn
 static void w_synchronize(rn_device *dev)
 {
     FAKE(dev)->waits++;
+    if (FAKE(dev)->joined) f_comm_wait(dev); /* waits for the collectives too */
     FAKE(dev)->guard->synchronize(dev);
 }
 
@@ -250,6 +292,7 @@ static int fake_params(rn_params *p, fake *f, int device, rn_err *err)
     if (device) {
         f->ops.comm_id = f_comm_id, f->ops.comm_init = f_comm_init, f->ops.comm_destroy = f_comm_destroy;
         f->ops.allreduce = f_allreduce, f->ops.broadcast = f_broadcast, f->ops.comm_check = f_comm_check;
+        f->ops.comm_wait = f_comm_wait;
     }
     dev->ops = &f->ops;
     RN_ASSERT(!rn_params_to_device(p, dev, err));
@@ -304,7 +347,7 @@ static int run(result *r, rn_dist *d, int sync_bn, int device)
     r->nbn = count_bns(&p);
     rn_model_destroy(&m);
     rn_params_free(&p);
-    free(f->host);
+    free(f->host), free(f->nan);
     return rc;
 }
 
@@ -353,6 +396,15 @@ static void one_mode(rn_dist *d, int sync_bn, result *hp, result *gp)
              buckets, STEPS);
     RN_CHECK(g->f.ar32_in_bwd >= (buckets - 1) * STEPS && buckets > 1,
              "%s: %ld of them started inside backward (want >= %ld)", mode, g->f.ar32_in_bwd, (buckets - 1) * STEPS);
+    /* SyncBN's backward joins the buckets started before each of its all-reduces (one stream) */
+    long want_fl = sync_bn ? 2 : buckets;
+    RN_CHECK((sync_bn ? g->f.most_fl >= want_fl : g->f.most_fl == want_fl) && g->f.n_fl == 0,
+             "%s: the buckets' all-reduces were in flight together, beside backward, until a comm_wait (at most "
+             "%d joined at once, want %s%ld; %d left in flight)", mode, g->f.most_fl, sync_bn ? ">= " : "", want_fl,
+             g->f.n_fl);
+    long want_cw = 2 + STEPS * (1 + (sync_bn ? 2 * g->nbn : 1));
+    RN_CHECK(g->f.comm_waits == want_cw, "%s: %ld comm_waits (one per step for the gradient, one after each "
+             "broadcast and SyncBN all-reduce), want %ld", mode, g->f.comm_waits, want_cw);
     long want64 = sync_bn ? 2 * g->nbn * STEPS : 0, want_bc = 2 + (sync_bn ? 0 : STEPS);
     RN_CHECK(g->f.ar64 == want64, "%s: %ld F64 (SyncBN) device all-reduces, want %ld", mode, g->f.ar64, want64);
     RN_CHECK(g->f.bcast == want_bc, "%s: %ld device broadcasts (weights, statistics), want %ld", mode, g->f.bcast,

@@ -1,7 +1,8 @@
 /* The "cuda" device (nn/device.h) on one NVIDIA GPU: activations NHWC (fp32,
  * bf16 or fp16), convolutions through cuDNN (cuda_conv.c), every other op a
  * kernel of cuda/kernels.h, all on one compute stream; upload_async on a copy
- * stream with an event the compute stream waits on. Only download,
+ * stream with an event the compute stream waits on; the collectives on a stream
+ * of their own until comm_wait (cuda_comm.h). Only download,
  * act_download, synchronize and event_elapsed_ms wait.
  *
  * Loaded at run time as librootnet-cuda.so (nn/device_lib.h): the registry
@@ -139,6 +140,7 @@ static void cuda_synchronize(rn_device *dev)
 {
     rn_cuda_device *d = rn_cuda(dev);
     RN_CUDA_CHECK(cudaStreamSynchronize(d->copy_stream));
+    rn_cuda_comm_wait(dev); /* the collectives too (nn/device_ops.inc) */
     RN_CUDA_CHECK(cudaStreamSynchronize(d->stream));
 }
 

@@ -22,11 +22,12 @@
  *
  * Two paths, one code: on a device with collectives (rn_device_ops.comm_init:
  * cuda, over NCCL) the communicator is bootstrapped over MPI at
- * rn_dist_grads_setup, each bucket's mean is one stream-ordered all-reduce on
- * the device (scale 1/K) started from grad_ready while backward runs, SyncBN's
- * sums are reduced on the device in place and the broadcasts of weights and
- * BN statistics are the device's: no host copy and no wait (the step's loss
- * read waits for them). A device without collectives (cpu, ref, ref-guard),
+ * rn_dist_grads_setup, each bucket's mean is one all-reduce on the device
+ * (scale 1/K) started from grad_ready, which runs beside the rest of backward
+ * (cuda: on its own stream) until rn_dist_grads_finish orders Adam after all
+ * of them (comm_wait); SyncBN's sums are reduced on the device in place and
+ * the broadcasts of weights and BN statistics are the device's, each joined
+ * at once: no host copy and no wait (the step's loss read waits for them). A device without collectives (cpu, ref, ref-guard),
  * or ranks sharing one device (NCCL refuses two ranks on one GPU: found by
  * comparing each rank's host/device/CUDA_VISIBLE_DEVICES over MPI, one line
  * on rank 0's stderr), takes the host path: MPI on the buffers in place when

@@ -209,6 +209,7 @@ static int bcast_arena(rn_dist *d, rn_params *p, float *buf, size_t n, const cha
 {
     if (d->comm_dev && d->comm_dev == p->dev) {
         p->dev->ops->broadcast(p->dev, buf, n * sizeof *buf, 0);
+        p->dev->ops->comm_wait(p->dev);
         return comm_errors(d, err);
     }
     if (in_place(p)) return bcast(d, buf, n, MPI_FLOAT, sizeof(float), what, err);
@@ -307,6 +308,7 @@ static int comm_setup(rn_dist *d, rn_params *p, rn_err *err)
     if (d->comm_dev == dev) return 0;
     comm_release(d);
     if (!dev || !dev->ops->comm_init) return 0;
+    RN_ASSERT(dev->ops->comm_wait); /* the collectives come as a set (nn/device_ops.inc) */
     int a = 0, b = 0, dup = shared_device(d, dev, &a, &b, err);
     if (dup < 0) return -1;
     if (dup) {
@@ -377,7 +379,7 @@ static int host_bucket_start(rn_dist *d, int b)
 }
 
 /* Starts every bucket lying wholly at offsets >= off: on the device, the mean in one
- * stream-ordered all-reduce each (no wait); else on the host. */
+ * all-reduce each, beside the rest of backward until grads_finish's comm_wait; else on the host. */
 static void start_buckets(rn_dist *d, size_t off)
 {
     rn_device *dev = d->comm_dev;
@@ -404,12 +406,14 @@ static void grad_ready(void *ctx, size_t off)
     d->comm_s += rn_prof_now() - t0;
 }
 
-/* The device path: the last buckets start; nothing waits here. The step's one wait (its loss)
- * waits for them, so the watchdog watches from now until the next host collective (the loss's
+/* The device path: the last buckets start, and the ops after (Adam) are ordered after every
+ * bucket's all-reduce (comm_wait: until then they ran beside backward); nothing waits here. The
+ * step's one wait (its loss) waits for them, so the watchdog watches from now until the next host collective (the loss's
  * mean over ranks, right after that wait): a dead peer that stalls the device ends the rank. */
 static int grads_finish_device(rn_dist *d, rn_err *err)
 {
     start_buckets(d, 0);
+    d->comm_dev->ops->comm_wait(d->comm_dev);
     d->started = 0, d->last_off = d->n_grad;
     if (rn_dist_check(d, err)) return -1;
     busy_begin(d, "the device's gradient all-reduce (waited for by the step's loss read)");
@@ -452,6 +456,7 @@ static int bn_reduce(void *ctx, rn_device *dev, void *buf, size_t n, rn_red_type
     if (d->size == 1 || d->failed) return rn_dist_check(d, err);
     if (dev == d->comm_dev) {
         dev->ops->allreduce(dev, buf, n, t, 1.0f);
+        dev->ops->comm_wait(dev); /* the forward reads the sums next */
         return 0;
     }
     RN_ASSERT(n <= INT32_MAX);
