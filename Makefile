@@ -148,8 +148,8 @@ $(CUDA_LIB): $(CUDA_OBJ) $(CUDA_CORE) src/cuda/cuda.map
 	@mkdir -p $(BUILD)/tests && ln -sf ../librootnet-cuda.so $(BUILD)/tests/librootnet-cuda.so
 endif
 
-# The bundle bench/device_check.sh carries to a GPU machine (shared/NOTES-gpu.md): rootnet, librootnet-cuda.so and
-# tests/test_backend_ops built in BUNDLE_BUILD for any x86-64-v3 CPU, without MPI (the check runs one process; that
+# The bundle bench/device_check.sh carries to a GPU machine (shared/NOTES-gpu.md): rootnet, librootnet-cuda.so,
+# tests/test_backend_ops and tests/dist_nccl_check (cuda-comm-check, below) built in BUNDLE_BUILD for any x86-64-v3 CPU, without MPI (the check runs one process; that
 # machine's libmpi is another build) and by default without the cpu device (BUNDLE_DNNL=1 adds it: libdnnl alone
 # is 38 of the 48 MiB the bundle may take, which leaves 0.1 MiB), stripped into BUNDLE/bin with the libraries that
 # machine lacks in BUNDLE/lib (bench/bundle.sh; under 48 MiB, checked).
@@ -158,7 +158,7 @@ BUNDLE_BUILD ?= build-bundle
 BUNDLE_DNNL  ?= 0
 bundle:
 	$(MAKE) --no-print-directory BUILD=$(BUNDLE_BUILD) MPI=0 DNNL=$(BUNDLE_DNNL) OPT="-O3 -march=x86-64-v3" $(BUNDLE_BUILD)/rootnet \
-	    $(BUNDLE_BUILD)/tests/test_backend_ops $(BUNDLE_BUILD)/librootnet-cuda.so
+	    $(BUNDLE_BUILD)/tests/test_backend_ops $(BUNDLE_BUILD)/librootnet-cuda.so $(BUNDLE_BUILD)/cuda-comm/dist_nccl_check
 	bash bench/bundle.sh $(BUNDLE_BUILD) $(BUNDLE)
 
 $(BUILD)/librootnet.a: $(LIB_OBJ)

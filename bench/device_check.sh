@@ -26,12 +26,15 @@
 #   6 torch   q  tools/bench_torch.py --device cuda in this run: the peer of every rootnet row above (quick: bf16
 #                train b128 only)
 #   7 ops     q  tests/test_backend_ops, cuda:0 against ref: every op, shape and precision (fp16 included)
+#   7n nccl   q  tests/dist_nccl_check: the device's collectives over NCCL on one GPU, on their own stream
+#                until comm_wait (a dry run: the binary loads and says skipped, exit 77)
 #   8 train   q  train + test + predict on synthetic data; kill -9 at iteration 13 + --continue must end
 #                bit-identical to the uninterrupted run (tools/snapcmp.py)
 #   9 memcheck   compute-sanitizer memcheck on one tiny training step and one inference batch
 #  10 compile    torch.compile bf16 train and infer b128 (it compiles for about a minute)
 #  11 parity     tests/t_parity.sh on cuda, fp32 with TF32 off, against float64 PyTorch
-#  12 rest       the batch-32 rows, rootnet and PyTorch, while time is left
+#  12 rest       bf16-o2 train b128 with --no-prefetch (what uploading the next batch beside each step gains), then
+#                the batch-32 rows, rootnet and PyTorch, while time is left
 # OUT holds summary.txt, one log per step (N-name.log) and bench.jsonl (every benchmark row, both programs).
 # Environment: BUNDLE (default bundle), PY (python3; here /usr/bin/python3), KEEP=1 keeps the work folder,
 # RN_CUDA_SYNC=1 makes every device op wait (names the first failing op; slower).
@@ -99,7 +102,8 @@ else
     NET="--backbone 50 --input-size 256"; B=128; B32=32
 fi
 RN="$ROOT/$BUNDLE/bin/rootnet"
-for f in "$RN" "$ROOT/$BUNDLE/bin/librootnet-cuda.so" "$ROOT/$BUNDLE/bin/test_backend_ops" tests/t_parity.sh \
+for f in "$RN" "$ROOT/$BUNDLE/bin/librootnet-cuda.so" "$ROOT/$BUNDLE/bin/test_backend_ops" \
+    "$ROOT/$BUNDLE/bin/dist_nccl_check" tests/t_parity.sh \
     tools/reference.py tools/snapcmp.py tools/bench_torch.py; do
     [ -e "$f" ] || { echo "device_check: $f is missing (make bundle; run from the working tree)" >&2; exit 1; }
 done
@@ -126,6 +130,7 @@ rn_bench() {
     local prec_flag=${prec%-find}
     prec_flag=${prec_flag%-profiled} # fp32-find, bf16-o2-profiled, bf16-o2-graph: rows labelled apart from the
     prec_flag=${prec_flag%-graph}    # headline ones
+    prec_flag=${prec_flag%-noprefetch}
     [ "$DRY" = 1 ] && prec_flag=fp32 # ref computes fp32 only: the flags and the JSON are checked
     limit "$secs" "$RN" bench --device "$DEV" --mode "$mode" $NET --batch "$b" --precision "$prec_flag" "$@" \
         > "$WORK/row.json" 2>> "$OUT/$name.log"
@@ -246,6 +251,15 @@ if runs "7 ops" 20; then
     result "7 ops" "$(row_ok $rc)" "rc $rc, $(tail -1 "$OUT/7-ops.log" | head -c 80) ($(grep -c "^ok " "$OUT/7-ops.log") checks ok)${first:+; first: $first}"
 fi
 
+# ---- 7n. the collectives over NCCL on one GPU ----
+if runs "7n nccl" 10; then
+    limit 30 env LD_LIBRARY_PATH="$LIBPATH" "$BUNDLE/bin/dist_nccl_check" > "$OUT/7n-nccl.log" 2>&1
+    rc=$?
+    [ "$DRY" = 1 ] && [ $rc -eq 77 ] && rc=0 # no GPU here: it loaded and said skipped
+    first=$(grep -m1 -E '^FAIL|rror|Abort|Segmentation' "$OUT/7n-nccl.log" | head -c 240)
+    result "7n nccl" "$(row_ok $rc)" "rc $rc, $(tail -1 "$OUT/7n-nccl.log" | head -c 80)${first:+; first: $first}"
+fi
+
 # ---- 8. train, test, predict; kill -9 and --continue bit-identical ----
 # step8: prints its progress (the caller sends it into the log); non-zero at the first failure.
 step8() {
@@ -336,13 +350,14 @@ if [ "$QUICK" = 0 ]; then
     # ---- 12. the batch-32 rows while time is left ----
     if runs "12 rest" 30; then
         n=0
+        rn_bench 12-rest bf16-o2-noprefetch train $B 30 --iters 10 --warmup 3 --no-prefetch && n=$((n + 1))
         for r in bf16-o2:train fp32:train bf16-o2:infer; do
             has_time 15 || break
             IFS=: read -r prec mode <<< "$r"
             rn_bench 12-rest "$prec" "$mode" $B32 30 --iters 10 --warmup 3 && n=$((n + 1))
         done
         has_time 30 && torch_suite 12-rest 60 "bf16:train:32,fp32:train:32,bf16:infer:32"
-        result "12 rest" "$([ $n -gt 0 ] && echo PASS || echo FAIL)" "$n rootnet batch-$B32 rows"
+        result "12 rest" "$([ $n -gt 0 ] && echo PASS || echo FAIL)" "$n rootnet rows (--no-prefetch b$B, batch $B32)"
     fi
 fi
 

@@ -7,7 +7,8 @@ precision asked for) and PyTorch's (tools/bench_torch.py: "impl": "pytorch", "se
 table of rootnet against PyTorch eager and torch.compile with the ratios, the issue's must-shows as
 met / NOT met / not measured, the fp16 steps, and from each log of `rootnet bench --profile --convs`
 the slowest conv layers with the cuDNN algorithm of each direction. Rows whose precision is not one of
-SETTING's (fp32-find: RN_CUDA_FIND=1; bf16-o2-profiled; bf16-o2-graph: --graph) are listed under the
+SETTING's (fp32-find: RN_CUDA_FIND=1; bf16-o2-profiled; bf16-o2-graph: --graph; bf16-o2-noprefetch:
+--no-prefetch) are listed under the
 table, with their ratios to the row without the suffix and to PyTorch eager and torch.compile.
 """
 import json
