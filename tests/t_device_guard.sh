@@ -6,13 +6,14 @@
 # SIGSEGV. Each output must be bit-identical to the same command on "ref":
 # train (init, logging, snapshots), train --continue (snapshot load), step
 # (weight file import, Adam, --save-grads/--save-weights, --emulate-replicas),
-# forward in train and eval mode; train and bench with --graph (steps replayed from captured graphs).
+# forward in train and eval mode; train and bench with --graph (steps replayed from captured graphs);
+# train with the next batch uploaded beside each step (ref-guard has pinned memory, as cuda does).
 source "$(dirname "$0")/train_lib.sh"
 source tests/need_device.sh ref
 "$RN" synth --out "$tmp/data" --format muco --images 2 --width 256 --height 256 --seed 3 > /dev/null || exit 1
 train() { # train OUT DEVICE END_EPOCH [flags...]
     local out=$1 dev=$2 end=$3; shift 3
-    "$RN" train --data-dir "$tmp/data" --trainset-2d '' --backbone 18 --input-size 64 --batch 2 --end-epoch "$end" \
+    "$RN" train --data-dir "${DATA:-$tmp/data}" --trainset-2d '' --backbone 18 --input-size 64 --batch 2 --end-epoch "$end" \
         --lr-dec-epoch 1 --deterministic --threads 1 --workers 1 --seed 4 --log-every 1 --device "$dev" \
         --output "$tmp/$out" "$@" > "$tmp/$out.log" 2> "$tmp/$out.err"
 }
@@ -38,6 +39,21 @@ for dev in ref ref-guard; do
 done
 check grep -q '"graph": 0' "$tmp/bench_ref.json"
 check grep -q '"graph": 1' "$tmp/bench_ref-guard.json"
+# Prefetch: on ref-guard (pinned memory) each step takes the next batch and uploads it into the model's
+# other input set; 4 batches an epoch (the last prefetches nothing), --graph (a graph per input set):
+# ref's snapshots and losses; bench says "prefetch": 1 there, 0 on ref and with --no-prefetch.
+"$RN" synth --out "$tmp/data4" --format muco --images 5 --width 256 --height 256 --seed 3 > /dev/null || exit 1
+DATA=$tmp/data4 train P0 ref 2; check test $? -eq 0
+DATA=$tmp/data4 train P ref-guard 2 --graph; check test $? -eq 0
+check grep -q '4 iterations per epoch' "$tmp/P.log"
+check "$PY" tools/snapcmp.py "$(snap P0 1)" "$(snap P 1)"
+check cmp -s <(grep -o '"loss": [^,]*' "$tmp/P0/log/train.jsonl") <(grep -o '"loss": [^,]*' "$tmp/P/log/train.jsonl")
+check test "$(grep -o '"loss": [^,]*' "$tmp/P/log/train.jsonl" | wc -l)" -ge 8
+check grep -q '"prefetch": 0' "$tmp/bench_ref.json"
+check grep -q '"prefetch": 1' "$tmp/bench_ref-guard.json"
+"$RN" bench --device ref-guard --mode train --backbone 18 --input-size 64 --batch 2 --iters 1 --warmup 0 --threads 1 \
+    --no-prefetch > "$tmp/bench_np.json" 2> /dev/null; check test $? -eq 0
+check grep -q '"prefetch": 0' "$tmp/bench_np.json"
 
 "$PY" - "$tmp" << 'EOF' || exit 1
 import sys, numpy as np

@@ -72,28 +72,31 @@ static void test_buffers(void)
     rn_device_destroy(dev);
 }
 
-/* ref-guard's op table is ref's (nn/device_ops.inc, every entry) plus its own clock and graphs: each op
- * ref has is there, and no other but the events and the graphs. */
+/* ref-guard's op table is ref's (nn/device_ops.inc, every entry) plus its own clock, graphs and pinned
+ * host memory: each op ref has is there, and no other but the events, the graphs and the pinned memory. */
 static void test_ops(void)
 {
     rn_device *ref, *gd;
     rn_err err = {{0}};
     RN_CHECK(!rn_device_create(&ref, "ref", 1, &err) && !rn_device_create(&gd, "ref-guard", 1, &err), "%s", err.msg);
-    int same = 0, events = 0, graphs = 0;
+    int same = 0, events = 0, graphs = 0, pinned = 0;
     for (int i = 0; i < RN_OP_COUNT; i++) {
         int r = rn_device_op_has(ref->ops, i), g = rn_device_op_has(gd->ops, i);
-        int clock = !strncmp(rn_device_op_name(i), "event", 5), graph = !strncmp(rn_device_op_name(i), "graph_", 6);
+        const char *name = rn_device_op_name(i);
+        int clock = !strncmp(name, "event", 5), graph = !strncmp(name, "graph_", 6);
+        int pin = !strcmp(name, "host_alloc") || !strcmp(name, "host_free") || !strcmp(name, "upload_async");
         same += r == g;
         events += clock && g && !r;
         graphs += graph && g && !r;
-        if (r != g && !clock && !graph)
+        pinned += pin && g && !r;
+        if (r != g && !clock && !graph && !pin)
             printf("op %s: ref %s, ref-guard %s\n", rn_device_op_name(i), r ? "has" : "lacks", g ? "has" : "lacks");
     }
-    RN_CHECK(same == RN_OP_COUNT - 8 && events == 4 && graphs == 4,
-             "ref-guard: ref's ops (%d of %d the same), its own 4 event ops (%d) and 4 graph ops (%d)", same,
-             RN_OP_COUNT, events, graphs);
-    RN_CHECK(rn_device_op_has(gd->ops, RN_OP_conv_forward_fused) && !rn_device_op_has(gd->ops, RN_OP_upload_async),
-             "ref-guard forwards conv_forward_fused (ref has it), not upload_async (ref lacks it)");
+    RN_CHECK(same == RN_OP_COUNT - 11 && events == 4 && graphs == 4 && pinned == 3,
+             "ref-guard: ref's ops (%d of %d the same), its own 4 event ops (%d), 4 graph ops (%d) and 3 pinned "
+             "memory ops (%d)", same, RN_OP_COUNT, events, graphs, pinned);
+    RN_CHECK(rn_device_op_has(gd->ops, RN_OP_conv_forward_fused) && !rn_device_op_has(gd->ops, RN_OP_allreduce),
+             "ref-guard forwards conv_forward_fused (ref has it), not allreduce (ref lacks it)");
     RN_CHECK(!strcmp(rn_device_op_name(RN_OP_bn_sums), "bn_sums") && !strcmp(rn_device_op_name(0), "destroy") &&
                  !rn_device_op_name(RN_OP_COUNT) && !rn_device_op_name(-1),
              "op names by index");
@@ -411,6 +414,105 @@ static void test_graph_steps(void)
     gmodel_free(&gd);
 }
 
+/* One pinned batch (host_alloc) of the prefetch test. */
+typedef struct pbatch {
+    float *x, *k, *t, *v, *d;
+} pbatch;
+
+static void pbatch_fill(rn_device *dev, pbatch *b, int step)
+{
+    if (!b->x) {
+        b->x = dev->ops->host_alloc(dev, (size_t)N * 3 * GS * GS * sizeof(float));
+        b->k = dev->ops->host_alloc(dev, N * sizeof(float)), b->t = dev->ops->host_alloc(dev, 3 * N * sizeof(float));
+        b->v = dev->ops->host_alloc(dev, N * sizeof(float)), b->d = dev->ops->host_alloc(dev, N * sizeof(float));
+    }
+    graph_batch(b->x, b->k, b->t, step);
+    for (int n = 0; n < N; n++) b->v[n] = 1, b->d[n] = (float)(n == 0);
+}
+
+static void pbatch_free(rn_device *dev, pbatch *b)
+{
+    dev->ops->host_free(dev, b->x), dev->ops->host_free(dev, b->k), dev->ops->host_free(dev, b->t);
+    dev->ops->host_free(dev, b->v), dev->ops->host_free(dev, b->d);
+}
+
+/* What the prefetch test's rn_step_next does after step s: batch s + 1 into ring slot (s + 1) % 3 and
+ * prefetched, except after step 2 (nothing: step 3 uploads, as the first batch of an epoch does) and
+ * step 4 (a decoy batch prefetched from another array: step 5 stages its own and must upload it). */
+typedef struct pnext {
+    rn_model *m;
+    pbatch *ring, *decoy;
+    int s;
+    long prefetched;
+} pnext;
+
+static int prefetch_next(void *ctx, rn_err *err)
+{
+    (void)err;
+    pnext *c = ctx;
+    rn_device *dev = c->m->dev;
+    if (c->s == 2) return 0;
+    pbatch *b = c->s == 4 ? c->decoy : &c->ring[(c->s + 1) % 3];
+    pbatch_fill(dev, b, c->s == 4 ? 99 : c->s + 1);
+    c->prefetched += rn_model_prefetch(c->m, b->x, b->k, b->t, b->v, b->d);
+    return 0;
+}
+
+/* Training steps whose next batch is uploaded beside them (nn/model.h: rn_model_prefetch, into the
+ * model's other input set; pinned batches; each set with its own graph) on ref-guard give ref's
+ * steps, run directly from plain arrays, bit for bit, also where a step had nothing prefetched or
+ * another batch than the one prefetched; each step waits once and allocates nothing. */
+static void test_prefetch_steps(void)
+{
+    enum { STEPS = 7 };
+    gmodel ref, gd;
+    if (gmodel_make(&ref, "ref", 0, 0)) return;
+    rn_err err = {{0}};
+    rn_rng rng;
+    rn_rng_seed(&rng, 13);
+    RN_ASSERT(!rn_params_build(&gd.p, 18, &err));
+    rn_params_init(&gd.p, &rng);
+    rn_model_opts o = {.device = "ref-guard", .threads = 1, .compute = RN_COMPUTE_F32, .graph = 1,
+                       .pinned_inputs = 1, .prefetch = 1};
+    RN_CHECK(!rn_model_create(&gd.m, &gd.p, N, GS, GS, &o, &err), "a prefetching model on ref-guard: %s", err.msg);
+    RN_CHECK(gd.m.opts.prefetch && gd.m.in[1][0] && !ref.m.opts.prefetch, "two input sets on ref-guard, none on ref");
+    rn_device *dev = gd.m.dev;
+    pbatch ring[3] = {{0}}, decoy = {0};
+    float *x = rn_xmalloc((size_t)N * 3 * GS * GS * sizeof *x), k[N], t[3 * N], v[N] = {1, 1}, d[N] = {1, 0};
+    rn_adam opt[2] = {rn_adam_default(1e-3), rn_adam_default(1e-3)};
+    pnext nx = {.m = &gd.m, .ring = ring, .decoy = &decoy};
+    rn_step_ctl ctl[2] = {{0}, {.next = {prefetch_next, &nx}}};
+    int same_loss = 1, one_wait = 1, no_alloc = 1, rc = 0;
+    pbatch_fill(dev, &ring[0], 0);
+    for (int s = 0; s < STEPS && !rc; s++) {
+        graph_batch(x, k, t, s);
+        pbatch *pb = &ring[s % 3];
+        rn_step_batch b[2] = {{x, k, t, v, d}, {pb->x, pb->k, pb->t, pb->v, pb->d}};
+        if (s == 3 || s == 5) pbatch_fill(dev, pb, s); /* not prefetched (3), or not the batch prefetched (5) */
+        double loss[2];
+        int applied[2];
+        long w0 = rn_ref_guard_waits(dev), a0 = rn_ref_guard_allocs(dev);
+        nx.s = s;
+        for (int i = 0; i < 2; i++)
+            rc |= rn_train_step(i ? &gd.m : &ref.m, &opt[i], &b[i], NULL, &ctl[i], NULL, &loss[i], &applied[i], &err);
+        same_loss &= !memcmp(&loss[0], &loss[1], sizeof loss[0]);
+        one_wait &= rn_ref_guard_waits(dev) - w0 == 1;
+        no_alloc &= rn_ref_guard_allocs(dev) - a0 == 0;
+    }
+    RN_CHECK(!rc, "%d steps ran on both (%s)", STEPS, err.msg);
+    RN_CHECK(nx.prefetched == STEPS - 1, "%ld of the %d next batches prefetched", nx.prefetched, STEPS - 1);
+    RN_CHECK(gd.m.step_graph[0].g && gd.m.step_graph[1].g && rn_ref_guard_launches(dev) >= STEPS - 3,
+             "each input set's steps replayed from its own graph (%ld launches)", rn_ref_guard_launches(dev));
+    RN_CHECK(same_loss && same_state(&ref.p, &gd.p),
+             "prefetched steps: losses, weights, moments, BN statistics and counters bit-equal to ref's");
+    RN_CHECK(one_wait && no_alloc, "every prefetching step waits once and allocates nothing");
+    for (int i = 0; i < 3; i++) pbatch_free(dev, &ring[i]);
+    pbatch_free(dev, &decoy);
+    free(x);
+    gmodel_free(&ref);
+    gmodel_free(&gd);
+}
+
 /* An inference model's forward as a graph: new images every batch, ref's coordinates bit for bit. */
 static void test_graph_forward(void)
 {
@@ -479,6 +581,7 @@ int main(void)
     test_scaled_waits();
     test_graph_refusals();
     test_graph_steps();
+    test_prefetch_steps();
     test_graph_forward();
     RN_CHECK_DONE();
 }

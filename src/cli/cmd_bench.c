@@ -85,7 +85,8 @@ static void print_bench(const bench_cfg *c, const rn_tuning *tn, const rn_model 
            "\"batch\": %ld, \"threads\": %ld, \"median_s\": %.6f, \"images_per_s\": %.4f, \"peak_rss_mb\": %.1f, ",
            c->mode, strcmp(c->mode, "train") && !c->no_fold, tn->policy->name, tn->scaling ? (double)tn->scaler.scale : 1.0, c->depth, c->size, global,
            c->threads, med, (double)global / med, ru.ru_maxrss / 1024.0);
-    printf("\"device\": \"%s\", \"graph\": %d, ", dev->name, m->step_graph.g || m->fwd_graph.g);
+    printf("\"device\": \"%s\", \"graph\": %d, \"prefetch\": %d, ", dev->name,
+           m->step_graph[0].g || m->step_graph[1].g || m->fwd_graph.g, m->opts.prefetch);
     print_plan(&m->mem);
     if (dev->ops->mem_peak) { /* beyond the plan: the device's own (conv weights and workspace, kernel scratch) */
         size_t peak = dev->ops->mem_peak(dev), plan = m->mem.arena + m->mem.params;
@@ -113,8 +114,22 @@ static void fill_inputs(rn_cli_batch *bt, rn_rng *rng, int b, size_t per, int oh
     }
 }
 
+/* The next batch of a benchmark (the same one again), uploaded beside the step (rn_model_prefetch). */
+typedef struct bench_next {
+    rn_model *m;
+    const rn_cli_batch *bt;
+} bench_next;
+
+static int prefetch(void *ctx, rn_err *err)
+{
+    (void)err;
+    const bench_next *n = ctx;
+    rn_model_prefetch(n->m, n->bt->x, n->bt->k, n->bt->t, n->bt->v, n->bt->d);
+    return 0;
+}
+
 /* One benchmark step: a training step (train/step.h; under mpirun with the
- * gradient all-reduce) or an inference forward (r NULL). */
+ * gradient all-reduce; the next batch prefetched where the model does) or an inference forward (r NULL). */
 static int bench_step(rn_tuning *tn, rn_model *m, rn_train_rig *r, const rn_cli_batch *bt, double *loss, int *applied,
                       rn_err *err)
 {
@@ -128,7 +143,10 @@ static int bench_step(rn_tuning *tn, rn_model *m, rn_train_rig *r, const rn_cli_
         return 0;
     }
     rn_step_batch b = {bt->x, bt->k, bt->t, bt->v, bt->d};
-    if (rn_train_step(m, &r->opt, &b, NULL, &r->ctl, &r->spans, loss, applied, err)) return -1;
+    bench_next nx = {m, bt};
+    rn_step_ctl ctl = r->ctl;
+    ctl.next = (rn_step_next){prefetch, &nx};
+    if (rn_train_step(m, &r->opt, &b, NULL, &ctl, &r->spans, loss, applied, err)) return -1;
     rn_profile_step_done(pr);
     return 0;
 }

@@ -26,6 +26,7 @@ void rn_cli_precision_help(char *buf, size_t len);
         RN_FLAG_STR("--autotune", &(tf)->autotune, "conv algorithm cache file: time per shape once, reuse"),  \
         RN_FLAG_STR("--lr-scale", &(tf)->lr_scale, "none (default) | linear: lr x global batch / 32"),        \
         RN_FLAG_BOOL("--bind-cores", &(tf)->bind_cores, "pin compute thread i to the i-th allowed core"),       \
-        RN_FLAG_BOOL("--graph", &(tf)->graph, "each training step and inference batch as one captured device graph (cuda; off by default: unmeasured on a GPU)")
+        RN_FLAG_BOOL("--graph", &(tf)->graph, "each training step and inference batch as one captured device graph (cuda; off by default: unmeasured on a GPU)"), \
+        RN_FLAG_BOOL("--no-prefetch", &(tf)->no_prefetch, "the next batch uploaded beside each step (cuda, from pinned memory; one batch of inputs more device memory): off")
 
 #endif

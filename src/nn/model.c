@@ -280,24 +280,54 @@ static void plan_cbn(plan *pl, rn_cbn *u, const void *x, int fused)
 }
 
 /* Device copies of the inputs (images, k, target, vis, have_depth) where the
- * device's memory is not host memory; with host memory they are used in place. */
+ * device's memory is not host memory, two sets of them with opts.prefetch; with
+ * host memory they are used in place. */
 static void plan_inputs(rn_model *m, plan *pl)
 {
     size_t n = (size_t)m->N, sizes[5] = {n * 3 * m->H * m->W, n, 3 * n, n, n};
-    for (int i = 0; i < 5; i++)
-        m->in[i] = pl->dev->host_memory ? NULL : take_kind(pl, RN_MEM_INPUT, sizes[i] * sizeof(float));
+    int sets = m->opts.prefetch ? 2 : 1;
+    for (int s = 0; s < sets; s++)
+        for (int i = 0; i < 5; i++)
+            m->in[s][i] = pl->dev->host_memory ? NULL : take_kind(pl, RN_MEM_INPUT, sizes[i] * sizeof(float));
 }
 
-/* Input i (plan_inputs) on the device: host in place with host memory, else uploaded. */
-static const float *stage(const rn_model *m, int i, const float *host, size_t n)
+/* n floats of host into buf: beside the compute from pinned host memory, else a plain upload. */
+static void upload_input(const rn_model *m, float *buf, const float *host, size_t n)
 {
-    if (!m->in[i]) return host;
     if (m->opts.pinned_inputs && OP(m)->upload_async)
-        OP(m)->upload_async(DEV(m), m->in[i], host, n * sizeof *host);
+        OP(m)->upload_async(DEV(m), buf, host, n * sizeof *host);
     else
-        OP(m)->upload(DEV(m), m->in[i], host, n * sizeof *host);
-    return m->in[i];
+        OP(m)->upload(DEV(m), buf, host, n * sizeof *host);
+}
 
+/* Input i (plan_inputs) on the device: host in place with host memory, else uploaded into the current set. */
+static const float *place_input(const rn_model *m, int i, const float *host, size_t n)
+{
+    float *buf = m->in[m->cur][i];
+    if (buf) upload_input(m, buf, host, n);
+    return buf ? buf : host;
+}
+
+/* As place_input, but no upload where rn_model_prefetch put this very array into the current set. */
+static const float *stage(rn_model *m, int i, const float *host, size_t n)
+{
+    const float *at = m->ahead[i] == host && m->in[m->cur][i] ? m->in[m->cur][i] : place_input(m, i, host, n);
+    m->ahead[i] = NULL;
+    return at;
+}
+
+int rn_model_prefetch(rn_model *m, const float *images, const float *k, const float *target, const float *vis,
+                      const float *have_depth)
+{
+    int next = !m->cur;
+    if (!m->in[next][0]) return 0;
+    size_t n = (size_t)m->N, sizes[5] = {n * 3 * m->H * m->W, n, 3 * n, n, n};
+    const float *host[5] = {images, k, target, vis, have_depth};
+    for (int i = 0; i < 5; i++) {
+        upload_input(m, m->in[next][i], host[i], sizes[i]);
+        m->ahead[i] = host[i];
+    }
+    return 1;
 }
 
 /* The backbone's output and the shapes of the head's inputs. */
@@ -470,6 +500,7 @@ static int model_plan(rn_model *m, rn_params *p, int N, int H, int W, const rn_m
     if (o->fold && !o->inference) return rn_err_set(err, "folded BN is for inference models only");
     if (o->fold && o->compute == RN_COMPUTE_BF16) m->opts.act = RN_ACT_BF16;
     if (open_device(m, err) || build_structure(m, err)) return -1;
+    m->opts.prefetch = o->prefetch && o->pinned_inputs && !o->inference && OP(m)->upload_async; /* else no use */
     plan pl = {.dev = m->dev, .act = m->opts.act, .last = t_last(m)};
     plan_all(m, &pl);
     m->bufs = pl.b, m->nbufs = pl.n;
@@ -533,7 +564,8 @@ void rn_model_destroy(rn_model *m)
 {
     each_cbn(m, cbn_destroy, NULL);
     if (m->dev && OP(m)->graph_destroy) {
-        OP(m)->graph_destroy(m->dev, m->step_graph.g);
+        OP(m)->graph_destroy(m->dev, m->step_graph[0].g);
+        OP(m)->graph_destroy(m->dev, m->step_graph[1].g);
         OP(m)->graph_destroy(m->dev, m->fwd_graph.g);
     }
     if (m->dev) OP(m)->free(m->dev, m->arena);
@@ -708,6 +740,10 @@ static void cbn_count(rn_model *m, rn_cbn *u, void *ctx)
 void rn_model_stage(rn_model *m, const float *images, const float *k, int train)
 {
     RN_ASSERT(!(train && m->opts.fold));
+    if (m->ahead[0] && m->ahead[0] == images)
+        m->cur = !m->cur; /* the batch rn_model_prefetch uploaded */
+    else
+        memset(m->ahead, 0, sizeof m->ahead);
     m->stem.x = stage(m, 0, images, (size_t)m->N * 3 * m->H * m->W);
     m->k = stage(m, 1, k, (size_t)m->N);
     m->last_train = train;
@@ -890,7 +926,8 @@ double rn_model_loss(const rn_model *m, const float *target, const float *vis, c
 {
     double loss;
     size_t n = (size_t)m->N;
-    target = stage(m, 2, target, 3 * n), vis = stage(m, 3, vis, n), have_depth = stage(m, 4, have_depth, n);
+    target = place_input(m, 2, target, 3 * n), vis = place_input(m, 3, vis, n),
+    have_depth = place_input(m, 4, have_depth, n);
     OP(m)->loss(DEV(m), m->lossbuf, NULL, NULL, m->coord_dev, target, vis, have_depth, 1.0f, m->N);
     OP(m)->download(DEV(m), &loss, m->lossbuf, sizeof loss);
     return loss;

@@ -81,6 +81,9 @@ typedef struct rn_model_opts {
     int pinned_inputs;  /* 1: the host arrays given to forward/backward come from the device's host_alloc and
                            stay unchanged until the step's wait, so a device without host memory copies them
                            with upload_async, beside its compute (else a plain upload) */
+    int prefetch;       /* 1 (with pinned_inputs, on a device without host memory and with upload_async): a second
+                           set of input buffers, which rn_model_prefetch fills with the next batch while the step
+                           in flight reads the other (one batch of inputs more device memory) */
     int graph;          /* 1: where the device has graphs (nn/device_ops.inc: graph_begin), a training step
                            (train/step.c) and an inference model's forward run as one captured graph,
                            replayed from the second run on (rn_model_run_graph) */
@@ -187,8 +190,11 @@ typedef struct rn_model {
     void *arena;          /* device memory behind every buffer above */
     size_t arena_bytes;
     double *bnsum;        /* (2 * max channels + 1): BN sums scratch */
-    float *in[5];         /* device copies of images, k, target, vis, have_depth; NULL with host memory */
-    rn_model_graph step_graph; /* train/step.c's */
+    float *in[2][5];      /* device copies of images, k, target, vis, have_depth: one set (in[1] NULL), two with
+                             opts.prefetch; NULL with host memory */
+    int cur;              /* the set the staged batch is in */
+    const float *ahead[5]; /* the host arrays rn_model_prefetch put into the other set (NULL: none) */
+    rn_model_graph step_graph[2]; /* train/step.c's, one per input set */
     rn_model_graph fwd_graph;  /* an inference model's forward */
     rn_model_buf *bufs;   /* the plan of the arena: every buffer above, in planning order */
     int nbufs;
@@ -214,6 +220,14 @@ void rn_model_stage(rn_model *m, const float *images /* (N, 3, H, W) */, const f
 /* The host side of a backward: its targets onto the device. */
 void rn_model_stage_targets(rn_model *m, const float *target /* (N, 3) */, const float *vis /* (N) */,
                             const float *have_depth /* (N) */);
+/* With opts.prefetch: the next batch (host arrays from the device's host_alloc, unchanged until the wait
+ * after the next step) into the input set the staged batch is not in, with upload_async, i.e. beside the
+ * ops issued before it: call it after a step's ops and before that step's wait. The next rn_model_stage
+ * given the same images switches to that set instead of uploading them (and takes k, and then
+ * rn_model_stage_targets the targets, from it where their arrays are the same too); another batch is
+ * uploaded as without it. Returns 1 when it uploaded, 0 when m does not prefetch (nothing done). */
+int rn_model_prefetch(rn_model *m, const float *images /* (N, 3, H, W) */, const float *k /* (N) */,
+                      const float *target /* (N, 3) */, const float *vis /* (N) */, const float *have_depth /* (N) */);
 /* The device ops alone of a forward and a backward on what was staged: no upload, no wait, no host
  * state changed, so that a graph (rn_model_run_graph) can capture them. */
 void rn_model_forward_ops(rn_model *m);

@@ -11,6 +11,12 @@
  * and its allocs (rn_ref_guard_waits, rn_ref_guard_allocs in ref/ref.h), so
  * that a test can hold a training step to one wait and no allocation.
  *
+ * Pinned host memory, as a GPU's device has it: host_alloc gives host memory the
+ * guard keeps a list of, and upload_async (an upload here) takes its source from
+ * that memory only (a pageable source stops the process), so that the trainer's
+ * and the model's pinned paths (loader batches in it, the next batch prefetched
+ * into the model's other input set) run here as they do on cuda.
+ *
  * Graphs, as a GPU's stream capture has them (nn/device_ops.inc): between
  * graph_begin and graph_end each op is recorded with its arguments, not run
  * (the structs behind shape and Adam pointers copied, as a CUDA launcher reads
@@ -57,6 +63,8 @@ typedef struct guard {
     rn_device *ref;    /* does the work */
     region *r;         /* live buffers */
     int n, cap;
+    region *pin;       /* live host_alloc blocks */
+    int npin, cappin;
     long waits;        /* waiting calls so far (nn/device_ops.inc's WAIT entries) */
     long allocs;       /* alloc calls so far */
     long launches;     /* graph_launch calls so far */
@@ -293,10 +301,55 @@ static void g_free(rn_device *dev, void *buf)
     g->r[i] = g->r[--g->n];
 }
 
+/* ---- pinned host memory ---- */
+
+static void *g_host_alloc(rn_device *dev, size_t bytes)
+{
+    guard *g = (guard *)dev;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 64)) return NULL;
+    if (g->npin == g->cappin) {
+        g->cappin = g->cappin ? 2 * g->cappin : 8;
+        g->pin = rn_xrealloc(g->pin, (size_t)g->cappin * sizeof *g->pin);
+    }
+    g->pin[g->npin++] = (region){p, bytes};
+    return p;
+}
+
+static void g_host_free(rn_device *dev, void *buf)
+{
+    guard *g = (guard *)dev;
+    if (!buf) return;
+    int i = 0;
+    while (i < g->npin && g->pin[i].p != buf) i++;
+    RN_ASSERT(i < g->npin); /* a block of this device's host_alloc */
+    free(buf);
+    g->pin[i] = g->pin[--g->npin];
+}
+
+/* An upload from a host_alloc block (nn/device_ops.inc); a pageable source stops the process. */
+static void g_upload_async(rn_device *dev, void *dst, const void *src, size_t bytes)
+{
+    guard *g = (guard *)dev;
+    int i = 0;
+    while (i < g->npin && !((const char *)src >= (const char *)g->pin[i].p &&
+                            (const char *)src + bytes <= (const char *)g->pin[i].p + g->pin[i].bytes))
+        i++;
+    RN_ASSERT(i < g->npin); /* upload_async's source is pinned host memory (host_alloc) */
+    if (g->capture) {
+        capture_fail(g->capture, "an upload_async (ref-guard records none)");
+        return;
+    }
+    rn_device *ref = enter(dev, 0);
+    ref->ops->upload(ref, dst, src, bytes);
+    leave(dev);
+}
+
 static void g_destroy(rn_device *dev)
 {
     guard *g = (guard *)dev;
-    RN_ASSERT(g->n == 0); /* every buffer freed first (nn/device.h) */
+    RN_ASSERT(g->n == 0 && g->npin == 0); /* every buffer freed first (nn/device.h) */
+    free(g->pin);
     graph_free(g->capture);
     rn_device_destroy(g->ref);
     free(g->r);
@@ -384,6 +437,9 @@ static rn_device_ops guard_ops(const rn_device_ops *ref)
     o.destroy = g_destroy;
     o.alloc = g_alloc;
     o.free = g_free;
+    o.host_alloc = g_host_alloc;
+    o.host_free = g_host_free;
+    o.upload_async = g_upload_async;
     o.events_create = g_events_create;
     o.events_destroy = g_events_destroy;
     o.event_record = g_event_record;

@@ -64,6 +64,7 @@ static const key_def KEYS[] = {
     {{"--lr-scale", RN_TK_STR, "none (default) | linear: lr x global batch / 32 (batch x ranks)"}, F(lr_scale)},
     {{"--bind-cores", RN_TK_BOOL, "pin compute thread i to the i-th allowed core"}, F(bind_cores)},
     {{"--graph", RN_TK_BOOL, "each training step and inference batch as one captured device graph (cuda; off by default: unmeasured on a GPU)"}, F(graph)},
+    {{"--no-prefetch", RN_TK_BOOL, "the next batch uploaded beside each step (cuda, from pinned memory; one batch of inputs more device memory): off"}, F(no_prefetch)},
     {{"--eval-epoch", RN_TK_BOOL, "after each epoch: test on --testset (GT boxes), log the metric, keep snapshot_best"}, F(eval_epoch)},
 };
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))

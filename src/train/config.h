@@ -64,6 +64,7 @@ typedef struct rn_train_cfg {
     char lr_scale[16];                        /* none | linear: lr x batch x ranks / 32 (train/tuning.h's lr rule) */
     int bind_cores;                           /* pin compute thread i to the i-th allowed core */
     int graph;                                /* steps and inference batches as device graphs (nn/model.h) */
+    int no_prefetch;                          /* no next batch uploaded beside each step (nn/model.h: prefetch) */
     int eval_epoch;                           /* evaluate testset after each epoch, keep the best */
 } rn_train_cfg;
 

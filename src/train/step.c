@@ -168,8 +168,9 @@ int rn_train_step(rn_model *m, rn_adam *opt, const rn_step_batch *b, rn_step_rep
     if (r || ctl->dist)
         step_ops(m, &c);
     else
-        rn_model_run_graph(m, &m->step_graph, key, step_ops, &c);
+        rn_model_run_graph(m, &m->step_graph[m->cur], key, step_ops, &c);
     if (c.rc) return -1;
+    if (!r && ctl->next.fn && ctl->next.fn(ctl->next.ctx, err)) return -1;
     span(hk, "loss_read", 1);
     int finite = 1;
     rn_model_read_status(m, loss, ctl->scaler ? &finite : NULL);

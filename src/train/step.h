@@ -10,6 +10,8 @@
  *   allreduce      with ctl->dist: p.grad = its mean over ranks (buckets started in backward)
  *   optimizer      with ctl->scaler: unscale + inf/NaN check into a device flag;
  *                  Adam, which the device skips when the flag says overflow
+ *   next           with ctl->next: the next batch's upload (rn_model_prefetch) beside the
+ *                  ops above, into the model's other input set
  *   loss_read      the step's ONE wait: the loss and the flag in one download;
  *                  then the scale update (an overflow undoes Adam's step count),
  *                  with dist the loss's mean over ranks and (ctl->bcast_stats)
@@ -18,7 +20,7 @@
  * The parts from sync_weights to optimizer are device ops only: with the
  * model's opts.graph on a device with graphs, they run as one graph, captured
  * on the second step and replayed after (again when the loss scale changes;
- * not with replicas or dist). Each part runs inside a span of that name (hk->span_begin/span_end; hooks
+ * not with replicas or dist), one graph per input set of the model. Each part runs inside a span of that name (hk->span_begin/span_end; hooks
  * serve logging only). A non-finite loss fails. Nothing is allocated. Without
  * distribution the step waits for the device exactly once (tests/test_device_guard.c
  * counts it on ref-guard).
@@ -46,11 +48,19 @@
 #include "optim/loss_scale.h"
 #include "train/trainer.h"
 
+/* Called once a step's device ops are issued and before its wait, so that the next batch's upload
+ * (rn_model_prefetch) runs beside them; 0, or -1 with err (the step then fails). */
+typedef struct rn_step_next {
+    int (*fn)(void *ctx, rn_err *err);
+    void *ctx;
+} rn_step_next;
+
 /* The parts of a step besides the model and Adam; each NULL / 0 when unused. */
 typedef struct rn_step_ctl {
     rn_dist *dist;          /* the gradient all-reduce and the loss's mean over ranks */
     int bcast_stats;        /* with dist: rank 0's BN running statistics to every rank (no SyncBN) */
     rn_loss_scaler *scaler; /* loss scaling: m->loss_scale follows it; overflows skip the update */
+    rn_step_next next;      /* the next batch's upload beside this step's ops (not with replicas) */
 } rn_step_ctl;
 
 /* One batch of the model's size; host arrays (model.h passes them in place). */

@@ -32,6 +32,8 @@ typedef struct trainer {
     const rn_train_hooks *hk;
     rn_train_env env;
     int pinned; /* the loader's batches are the device's pinned memory */
+    const rn_batch *ahead; /* the next batch, taken and uploaded beside the last step (fetch_next); NULL: none */
+    double fetch_s;        /* the time fetch_next waited for the loader in the last step (data, not compute) */
     FILE *out, *jsonl, *txt;
 
     int main_rank, tty;
@@ -106,12 +108,15 @@ static void *pinned_alloc(void *dev, size_t bytes) { return ((rn_device *)dev)->
 static void pinned_free(void *dev, void *p) { ((rn_device *)dev)->ops->host_free(dev, p); }
 
 /* On a device without host memory that has pinned memory (cuda) the loader writes its batches there, so that
- * the model copies them with upload_async beside its compute (rn_model_opts.pinned_inputs). */
+ * the model copies them with upload_async beside its compute (rn_model_opts.pinned_inputs), and holds each
+ * until the batch after the next is taken (the next one is taken, and uploaded, during its step). */
 static void loader_buffers(trainer *t, rn_loader_cfg *lc)
 {
     rn_device *dev = rn_train_env_pin(&t->env);
     if (!dev) return;
     lc->buf_alloc = pinned_alloc, lc->buf_free = pinned_free, lc->buf_user = dev;
+    lc->hold = 1;
+    if (lc->prefetch < 2) lc->prefetch = 2;
     t->pinned = 1;
 }
 
@@ -211,6 +216,28 @@ static int resume(trainer *t, int *resumed, rn_err *err)
     return 0;
 }
 
+/* The model of batch b: the main one, or the short last batch's. */
+static rn_model *model_of(trainer *t, const rn_batch *b) { return b->n == t->cfg->batch ? &t->rig.m : &t->rig.tail; }
+
+/* rn_step_next: the loader's next batch of this epoch (none at its end), uploaded into its model's other
+ * input set beside the step in flight. */
+static int fetch_next(void *ctx, rn_err *err)
+{
+    trainer *t = ctx;
+    double t0 = rn_prof_now();
+    span(t, "data", 1);
+    int rc = rn_loader_next(t->ld, &t->ahead, err);
+    span(t, "data", 0);
+    t->fetch_s = rn_prof_now() - t0;
+    if (rc <= 0) t->ahead = NULL;
+    if (rc < 0) return -1;
+    if (t->ahead) {
+        const rn_batch *b = t->ahead;
+        rn_model_prefetch(model_of(t, b), b->images, b->k, b->target, b->vis, b->have_depth);
+    }
+    return 0;
+}
+
 /* The step (train/assemble.h): a short last batch (the authors' DataLoader keeps it) gets a model of its
  * own, whose BN statistics are those of its rows alone; every rank must start from the same state. */
 static int assemble(trainer *t, rn_err *err)
@@ -221,6 +248,7 @@ static int assemble(trainer *t, rn_err *err)
                          .same_start = 1};
     if (rn_train_assemble(&t->rig, &t->env, &t->p, &sh, err)) return -1;
     t->have_rig = 1;
+    if (t->pinned) t->rig.ctl.next = (rn_step_next){fetch_next, t}; /* the next batch beside each step */
     t->rig.opt.step = t->st.adam_step;
     return 0;
 }
@@ -298,7 +326,7 @@ static int dump_batch(const trainer *t, const rn_batch *b, rn_err *err)
 /* One update on batch b (train/step.h); returns 0, or -1 with err on a hook failure or a non-finite loss. */
 static int step(trainer *t, const rn_batch *b, double *loss, rn_err *err)
 {
-    rn_model *m = b->n == t->cfg->batch ? &t->rig.m : &t->rig.tail;
+    rn_model *m = model_of(t, b);
     RN_ASSERT(b->n == m->N);
     rn_step_batch sb = {b->images, b->k, b->target, b->vis, b->have_depth};
     int applied;
@@ -352,25 +380,40 @@ static void log_step(trainer *t, int epoch, int itr, double loss)
     jsonl(t, line);
 }
 
+/* The epoch's next batch: the one the last step took (prefetched), else the loader's; 1, 0 at the
+ * epoch's end, or -1 with err. */
+static int next_batch(trainer *t, int prefetched, const rn_batch **b, rn_err *err)
+{
+    if (prefetched) {
+        *b = t->ahead;
+        t->ahead = NULL;
+        return *b != NULL;
+    }
+    span(t, "data", 1);
+    int rc = rn_loader_next(t->ld, b, err);
+    span(t, "data", 0);
+    return rc;
+}
+
 /* Runs batches of `epoch` from the loader; returns 1 when max_iters stopped it inside the epoch. */
 static int run_epoch(trainer *t, int epoch, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
     const rn_batch *b;
+    int prefetched = 0; /* 1: each step takes the next batch (fetch_next), after the first */
     for (;;) {
         double t0 = rn_prof_now();
-        span(t, "data", 1);
-        int rc = rn_loader_next(t->ld, &b, err);
-        span(t, "data", 0);
+        int rc = next_batch(t, prefetched, &b, err);
         if (rc <= 0) return rc;
         if (c->kill_at_iter && t->st.iter + 1 == c->kill_at_iter) raise(SIGKILL);
         double t1 = rn_prof_now(), loss = 0;
+        int itr = b->index + 1; /* b may be reused once the step has taken the next batch */
         if ((c->dump_batches[0] && dump_batch(t, b, err)) || step(t, b, &loss, err)) return -1;
-        double t2 = rn_prof_now();
-        t->tm.data += t1 - t0, t->tm.compute += t2 - t1, t->tm.total += t2 - t0, t->tm.n++;
+        prefetched = t->rig.ctl.next.fn != NULL;
+        double t2 = rn_prof_now(), fetch = prefetched ? t->fetch_s : 0;
+        t->tm.data += t1 - t0 + fetch, t->tm.compute += t2 - t1 - fetch, t->tm.total += t2 - t0, t->tm.n++;
         if (t->hk->on_step) t->hk->on_step(t->hk->ctx);
         t->st.loss[t->st.iter++] = (float)loss;
-        int itr = b->index + 1;
         if (itr % c->log_every == 0 || itr == t->ipe) log_step(t, epoch, itr, loss);
         progress(t, epoch, itr);
         int stop = c->max_iters && t->st.iter >= c->max_iters;

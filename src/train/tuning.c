@@ -40,6 +40,7 @@ int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err 
     if (f->lr_scale && rn_lr_rule_parse(f->lr_scale, &t->lr_rule, err)) return -1;
     t->bind_cores = f->bind_cores;
     t->graph = f->graph;
+    t->no_prefetch = f->no_prefetch;
     if (t->bind_cores && bind_setup(threads, err)) return -1;
     if (f->autotune) {
         if (rn_autotune_open(&t->tune, f->autotune, err)) return -1;
@@ -60,6 +61,7 @@ void rn_tuning_model_opts(rn_tuning *t, rn_model_opts *o)
     o->dev = t->dev;
     o->tune = t->tuning ? &t->tune : NULL;
     o->graph = t->graph;
+    o->prefetch = !t->no_prefetch;
 }
 
 double rn_tuning_lr(const rn_tuning *t, double lr, long global_batch) { return rn_lr_scaled(lr, t->lr_rule, global_batch); }

@@ -9,7 +9,7 @@
  *   if (rn_tuning_setup(&t, &tf, threads, &err)) ...;  // parses, asks the device about the precision,
  *                                                       // binds cores, opens the autotune cache
  *   rn_model_opts mo = {.threads = threads};
- *   rn_tuning_model_opts(&t, &mo);                      // device, precision, autotune, graph
+ *   rn_tuning_model_opts(&t, &mo);                      // device, precision, autotune, graph, prefetch
  *   rn_model_create(&m, &p, B, H, W, &mo, &err);
  *   rn_tuning_attach(&t, &m);                           // profiler, loss scale
  *   rn_adam opt = rn_adam_default(rn_tuning_lr(&t, lr, global_batch));
@@ -44,6 +44,7 @@ typedef struct rn_tuning_flags {
     const char *lr_scale;   /* none (default) | linear */
     int bind_cores;
     int graph;              /* 1: the models' opts.graph (nn/model.h) */
+    int no_prefetch;        /* 1: no opts.prefetch (nn/model.h), which is on otherwise */
 } rn_tuning_flags;
 
 typedef struct rn_tuning {
@@ -56,6 +57,7 @@ typedef struct rn_tuning {
     rn_lr_rule lr_rule;
     int bind_cores;
     int graph;
+    int no_prefetch;
     rn_profile profile;
     rn_profile *prof;       /* &profile when profiling, else NULL */
     const char *profile_path;

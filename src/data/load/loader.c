@@ -336,6 +336,9 @@ static int check_cfg(const rn_loader_cfg *c, rn_err *err)
         if (!c->sets[i]->n) return rn_err_set(err, "loader: dataset %s is empty", c->sets[i]->name);
     if (c->batch < 1 || c->workers < 0 || c->prefetch < 1)
         return rn_err_set(err, "loader: batch and prefetch must be >= 1, workers >= 0 (0: one per core)");
+    if (c->hold < 0 || c->hold > 1 || c->prefetch < 1 + c->hold)
+        return rn_err_set(err, "loader: hold is 0 or 1, and hold 1 needs prefetch >= 2 (got hold %d, prefetch %d)",
+                          c->hold, c->prefetch);
     if (!c->buf_alloc != !c->buf_free) return rn_err_set(err, "loader: buf_alloc and buf_free go together");
     if (c->world < 1 || c->rank < 0 || c->rank >= c->world) return rn_err_set(err, "loader: rank %d of world %d", c->rank, c->world);
     if (c->crop.in_w < 4 || c->crop.in_h < 4 || c->crop.out_w < 1 || c->crop.out_h < 1)
@@ -418,7 +421,7 @@ static void pad_short(rn_batch *b, const rn_loader_cfg *c)
 int rn_loader_next(rn_loader *ld, const rn_batch **b, rn_err *err)
 {
     pthread_mutex_lock(&ld->mu);
-    ld->freed = ld->next_consume;
+    ld->freed = ld->next_consume - ld->cfg.hold;
     pthread_cond_broadcast(&ld->cv_work);
     if (ld->stopping || ld->next_consume >= ld->nb) {
         pthread_mutex_unlock(&ld->mu);

@@ -64,6 +64,9 @@ typedef struct rn_loader_cfg {
     int batch;            /* samples per batch on this rank */
     int workers;          /* loader threads, >= 1; 0: one per allowed core (rn_loader_auto_workers) */
     int prefetch;         /* ring slots K >= 1 (batches decoded ahead) */
+    int hold;             /* 1 (needs K >= 2): a batch stays valid until the second rn_loader_next after
+                             it, not the first, so that a device may still be copying it while the next
+                             batch is taken (train/step.h: rn_step_next); 0 (default) */
     uint64_t seed;
     int rank, world;      /* sharding; 0 and 1 for a single process */
     int make_same_len;    /* 1: the authors' equal-length mixing */
@@ -113,7 +116,7 @@ void rn_loader_cfg_default(rn_loader_cfg *cfg, const rn_dataset *const *sets, in
 int rn_loader_create(rn_loader **out, const rn_loader_cfg *cfg, rn_err *err);
 /* Begins producing epoch `epoch` from batch `first` (0, or a saved position for exact resume). */
 int rn_loader_start(rn_loader *ld, int epoch, int first, rn_err *err);
-/* Next batch: 1 with *b set (valid until the next call), 0 at the end of the
+/* Next batch: 1 with *b set (valid until the next call; with hold, the one after), 0 at the end of the
  * epoch, -1 on error (test split bad image, or no good replacement found). */
 int rn_loader_next(rn_loader *ld, const rn_batch **b, rn_err *err);
 /* Rows n..rows-1 of a batch's model inputs become padding: zero images of plane floats, k 1. */
