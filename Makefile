@@ -99,6 +99,10 @@ $(CAMERA_SRC:%.c=$(BUILD)/%.o): CFLAGS += -Wfloat-conversion
 LIB_CFLAGS := -fPIC -fvisibility=hidden
 $(LIB_OBJ): CFLAGS += $(LIB_CFLAGS)
 
+# The cpu kernels without errno from sqrtf: the same IEEE square root, but a loop that calls it (Adam)
+# vectorises, where errno's slow path (a call for a negative input) otherwise keeps it scalar.
+$(BUILD)/src/cpu/kernels.o: CFLAGS += -fno-math-errno
+
 # Every object depends on the compiler flags: $(BUILD)/cflags is rewritten only when they change
 # (a different OPT, MPI or DNNL setting, or an upgrade that adds -fPIC), so a stale object built
 # with other flags is never linked. STAMP_FLAGS is expanded here, before any target-specific flag.

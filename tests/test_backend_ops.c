@@ -1293,6 +1293,27 @@ static void x_unscale(const pair *pr, size_t n, rn_rng *r)
     free(g), free(out[0]), free(out[1]);
 }
 
+/* zero over n floats but the last 5 (a few MB, not a multiple of a page: a threaded device splits it),
+ * on each device of the pair: the values it clears and the ones after, which it must keep. */
+static void x_zero_big(const pair *pr, size_t n)
+{
+    float *ones = fvec(n), *got = fvec(n);
+    for (size_t i = 0; i < n; i++) ones[i] = 1.0f;
+    for (int k = 0; k < 2; k++) {
+        dmem m = {.dev = pick(pr, k)};
+        float *b = dm_put(&m, ones, n * sizeof(float));
+        m.dev->ops->zero(m.dev, b, (n - 5) * sizeof(float));
+        get(&m, got, b, n * sizeof(float));
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++) bad += got[i] != (i + 5 < n ? 0.0f : 1.0f);
+        char shape[64];
+        snprintf(shape, sizeof shape, "n=%zu, the last 5 kept", n);
+        report("zero (large)", shape, m.dev->name, (double)bad, 0);
+        dm_free(&m);
+    }
+    free(ones), free(got);
+}
+
 /* Buffers: upload, copy, download, zero, fill, and the activation round trip. */
 static void x_buffers(const pair *pr, rn_act_shape a, rn_rng *r)
 {
@@ -1397,6 +1418,7 @@ static void cross_device(const char *name, int must_open, rn_rng *r)
         x_depth_loss(&pr, 5, 2048, 1024, r);
         x_adam(&pr, 5003, r);
         x_unscale(&pr, 4099, r);
+        x_zero_big(&pr, ((size_t)3 << 20) / 4 + 1027);
     }
     rn_device_destroy(dev);
     rn_device_destroy(ref);

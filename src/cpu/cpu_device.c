@@ -79,11 +79,7 @@ static void cpu_copy(rn_device *dev, void *dst, const void *src, size_t bytes)
 
 static void cpu_download(rn_device *dev, void *dst, const void *src, size_t bytes) { cpu_copy(dev, dst, src, bytes); }
 
-static void cpu_zero(rn_device *dev, void *buf, size_t bytes)
-{
-    (void)dev;
-    memset(buf, 0, bytes);
-}
+static void cpu_zero(rn_device *dev, void *buf, size_t bytes) { WITH_THREADS(dev, rn_zero_bytes(buf, bytes)); }
 
 static void cpu_fill(rn_device *dev, float *buf, float value, size_t n)
 {

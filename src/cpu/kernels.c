@@ -1,6 +1,7 @@
 #include "cpu/kernels.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -154,6 +155,22 @@ void rn_adam_update(float *param, const float *grad, float *m, float *v, size_t 
         v[i] = vi;
         float denom = sqrtf(vi) / bc2_sqrt + eps;
         param[i] = param[i] + (-step_size * mi) / denom;
+    }
+}
+
+void rn_zero_bytes(void *buf, size_t bytes)
+{
+    enum { PAGE = 4096, MIN_SPLIT = 1 << 20 };
+    if (bytes < MIN_SPLIT) {
+        memset(buf, 0, bytes);
+        return;
+    }
+#pragma omp parallel
+    {
+        size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+        size_t piece = (bytes / nt + PAGE - 1) / PAGE * PAGE, lo = t * piece, hi = lo + piece;
+        if (hi > bytes) hi = bytes;
+        if (lo < hi) memset((char *)buf + lo, 0, hi - lo);
     }
 }
 

@@ -108,6 +108,9 @@ double rn_loss_forward_backward(float *dxy /* (N, 2) or NULL */, float *ddepth /
 /* One Adam update (nn/device.h's adam op). */
 void rn_adam_update(float *param /* (n) */, const float *grad /* (n) */, float *m /* (n) */, float *v /* (n) */,
                     size_t n, const rn_adam_args *h);
+/* buf[0 .. bytes) = 0, split over the threads in 4 KiB-aligned pieces (a 100 MB gradient arena is
+ * bound by one core's store rate). */
+void rn_zero_bytes(void *buf /* (bytes) */, size_t bytes);
 /* grad *= inv_scale (skipped when 1); 1 if every element is finite (nn/device.h's unscale_check). */
 int rn_unscale_check(float *grad /* (n) */, size_t n, float inv_scale);
 /* The bf16 twins (see the top of this file). */
