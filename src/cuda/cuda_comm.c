@@ -86,10 +86,11 @@ int rn_cuda_comm_init(rn_device *dev, const void *id, size_t id_bytes, int rank,
     return 0;
 }
 
-/* The collectives' stream and events (after the communicator: an aborted one ends its kernels). */
+/* The collectives' stream and events (after the communicator: an aborted one ends its kernels; the
+ * stream's resources are freed once its work is done). */
 static void streams_destroy(rn_cuda_comm *c)
 {
-    if (c->stream) (void)cudaStreamSynchronize(c->stream), (void)cudaStreamDestroy(c->stream);
+    if (c->stream) (void)cudaStreamDestroy(c->stream);
     if (c->fork) (void)cudaEventDestroy(c->fork);
     if (c->join) (void)cudaEventDestroy(c->join);
     c->stream = NULL, c->fork = c->join = NULL, c->pending = 0;
@@ -130,7 +131,8 @@ void rn_cuda_comm_wait(rn_device *dev)
     if (!c->pending) return;
     c->pending = 0;
     keep_cuda(c, "cudaEventRecord (the collectives' end)", cudaEventRecord(c->join, c->stream));
-    keep_cuda(c, "cudaStreamWaitEvent (the compute after the collectives)", cudaStreamWaitEvent(c->compute, c->join, 0));
+    keep_cuda(c, "cudaStreamWaitEvent (the compute after the collectives)",
+              cudaStreamWaitEvent(c->compute, c->join, 0));
 }
 
 void rn_cuda_allreduce(rn_device *dev, void *buf, size_t n, rn_red_type t, float scale)

@@ -408,8 +408,9 @@ static void grad_ready(void *ctx, size_t off)
 
 /* The device path: the last buckets start, and the ops after (Adam) are ordered after every
  * bucket's all-reduce (comm_wait: until then they ran beside backward); nothing waits here. The
- * step's one wait (its loss) waits for them, so the watchdog watches from now until the next host collective (the loss's
- * mean over ranks, right after that wait): a dead peer that stalls the device ends the rank. */
+ * step's one wait (its loss) waits for them, so the watchdog watches from now until the next host
+ * collective (the loss's mean over ranks, right after that wait): a dead peer that stalls the device
+ * ends the rank. */
 static int grads_finish_device(rn_dist *d, rn_err *err)
 {
     start_buckets(d, 0);

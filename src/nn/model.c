@@ -279,39 +279,47 @@ static void plan_cbn(plan *pl, rn_cbn *u, const void *x, int fused)
     u->shift = take_f(pl, (size_t)s->oc);
 }
 
+/* Floats of input i: images (N, 3, H, W), k (N), target (N, 3), vis (N), have_depth (N). */
+static size_t input_floats(const rn_model *m, int i)
+{
+    size_t n = (size_t)m->N;
+    return i == 0 ? n * 3 * m->H * m->W : i == 2 ? 3 * n : n;
+}
+
 /* Device copies of the inputs (images, k, target, vis, have_depth) where the
  * device's memory is not host memory, two sets of them with opts.prefetch; with
  * host memory they are used in place. */
 static void plan_inputs(rn_model *m, plan *pl)
 {
-    size_t n = (size_t)m->N, sizes[5] = {n * 3 * m->H * m->W, n, 3 * n, n, n};
     int sets = m->opts.prefetch ? 2 : 1;
     for (int s = 0; s < sets; s++)
         for (int i = 0; i < 5; i++)
-            m->in[s][i] = pl->dev->host_memory ? NULL : take_kind(pl, RN_MEM_INPUT, sizes[i] * sizeof(float));
+            m->in[s][i] =
+                pl->dev->host_memory ? NULL : take_kind(pl, RN_MEM_INPUT, input_floats(m, i) * sizeof(float));
 }
 
-/* n floats of host into buf: beside the compute from pinned host memory, else a plain upload. */
-static void upload_input(const rn_model *m, float *buf, const float *host, size_t n)
+/* Input i's host array into buf: beside the compute from pinned host memory, else a plain upload. */
+static void upload_input(const rn_model *m, float *buf, int i, const float *host)
 {
+    size_t bytes = input_floats(m, i) * sizeof *host;
     if (m->opts.pinned_inputs && OP(m)->upload_async)
-        OP(m)->upload_async(DEV(m), buf, host, n * sizeof *host);
+        OP(m)->upload_async(DEV(m), buf, host, bytes);
     else
-        OP(m)->upload(DEV(m), buf, host, n * sizeof *host);
+        OP(m)->upload(DEV(m), buf, host, bytes);
 }
 
 /* Input i (plan_inputs) on the device: host in place with host memory, else uploaded into the current set. */
-static const float *place_input(const rn_model *m, int i, const float *host, size_t n)
+static const float *place_input(const rn_model *m, int i, const float *host)
 {
     float *buf = m->in[m->cur][i];
-    if (buf) upload_input(m, buf, host, n);
+    if (buf) upload_input(m, buf, i, host);
     return buf ? buf : host;
 }
 
 /* As place_input, but no upload where rn_model_prefetch put this very array into the current set. */
-static const float *stage(rn_model *m, int i, const float *host, size_t n)
+static const float *stage(rn_model *m, int i, const float *host)
 {
-    const float *at = m->ahead[i] == host && m->in[m->cur][i] ? m->in[m->cur][i] : place_input(m, i, host, n);
+    const float *at = m->ahead[i] == host && m->in[m->cur][i] ? m->in[m->cur][i] : place_input(m, i, host);
     m->ahead[i] = NULL;
     return at;
 }
@@ -321,10 +329,9 @@ int rn_model_prefetch(rn_model *m, const float *images, const float *k, const fl
 {
     int next = !m->cur;
     if (!m->in[next][0]) return 0;
-    size_t n = (size_t)m->N, sizes[5] = {n * 3 * m->H * m->W, n, 3 * n, n, n};
     const float *host[5] = {images, k, target, vis, have_depth};
     for (int i = 0; i < 5; i++) {
-        upload_input(m, m->in[next][i], host[i], sizes[i]);
+        upload_input(m, m->in[next][i], i, host[i]);
         m->ahead[i] = host[i];
     }
     return 1;
@@ -744,8 +751,8 @@ void rn_model_stage(rn_model *m, const float *images, const float *k, int train)
         m->cur = !m->cur; /* the batch rn_model_prefetch uploaded */
     else
         memset(m->ahead, 0, sizeof m->ahead);
-    m->stem.x = stage(m, 0, images, (size_t)m->N * 3 * m->H * m->W);
-    m->k = stage(m, 1, k, (size_t)m->N);
+    m->stem.x = stage(m, 0, images);
+    m->k = stage(m, 1, k);
     m->last_train = train;
     if (train) each_cbn(m, cbn_count, NULL);
 }
@@ -925,9 +932,7 @@ static void head_backward(rn_model *m, void **g)
 double rn_model_loss(const rn_model *m, const float *target, const float *vis, const float *have_depth)
 {
     double loss;
-    size_t n = (size_t)m->N;
-    target = place_input(m, 2, target, 3 * n), vis = place_input(m, 3, vis, n),
-    have_depth = place_input(m, 4, have_depth, n);
+    target = place_input(m, 2, target), vis = place_input(m, 3, vis), have_depth = place_input(m, 4, have_depth);
     OP(m)->loss(DEV(m), m->lossbuf, NULL, NULL, m->coord_dev, target, vis, have_depth, 1.0f, m->N);
     OP(m)->download(DEV(m), &loss, m->lossbuf, sizeof loss);
     return loss;
@@ -950,8 +955,7 @@ double rn_model_loss_read(rn_model *m)
 
 void rn_model_stage_targets(rn_model *m, const float *target, const float *vis, const float *have_depth)
 {
-    size_t n = (size_t)m->N;
-    m->target = stage(m, 2, target, 3 * n), m->vis = stage(m, 3, vis, n), m->have_depth = stage(m, 4, have_depth, n);
+    m->target = stage(m, 2, target), m->vis = stage(m, 3, vis), m->have_depth = stage(m, 4, have_depth);
 }
 
 void rn_model_backward_ops(rn_model *m)

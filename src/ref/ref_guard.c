@@ -271,6 +271,25 @@ static void *map_pages(size_t *bytes)
     return p + lead;
 }
 
+/* x appended to the list r[0 .. *n) of *cap slots (grown as needed). */
+static void regions_add(region **r, int *n, int *cap, region x)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 16;
+        *r = rn_xrealloc(*r, (size_t)*cap * sizeof **r);
+    }
+    (*r)[(*n)++] = x;
+}
+
+/* The index of the region at p in r[0 .. n), which must hold it (a buffer of this device). */
+static int regions_find(const region *r, int n, const void *p)
+{
+    int i = 0;
+    while (i < n && r[i].p != p) i++;
+    RN_ASSERT(i < n);
+    return i;
+}
+
 static void *g_alloc(rn_device *dev, size_t bytes)
 {
     guard *g = (guard *)dev;
@@ -278,14 +297,7 @@ static void *g_alloc(rn_device *dev, size_t bytes)
     if (g->capture) capture_fail(g->capture, "an alloc");
     void *p = map_pages(&bytes);
     if (!p) return NULL;
-    if (g->n == g->cap) {
-        g->cap = g->cap ? 2 * g->cap : 16;
-        region *r = rn_xcalloc((size_t)g->cap, sizeof *r);
-        for (int i = 0; i < g->n; i++) r[i] = g->r[i];
-        free(g->r);
-        g->r = r;
-    }
-    g->r[g->n++] = (region){p, bytes};
+    regions_add(&g->r, &g->n, &g->cap, (region){p, bytes});
     return p;
 }
 
@@ -294,9 +306,7 @@ static void g_free(rn_device *dev, void *buf)
     guard *g = (guard *)dev;
     if (!buf) return;
     if (g->capture) capture_fail(g->capture, "a free");
-    int i = 0;
-    while (i < g->n && g->r[i].p != buf) i++;
-    RN_ASSERT(i < g->n); /* a buffer of this device */
+    int i = regions_find(g->r, g->n, buf);
     RN_ASSERT(!munmap(buf, g->r[i].bytes));
     g->r[i] = g->r[--g->n];
 }
@@ -308,11 +318,7 @@ static void *g_host_alloc(rn_device *dev, size_t bytes)
     guard *g = (guard *)dev;
     void *p = NULL;
     if (posix_memalign(&p, 64, bytes ? bytes : 64)) return NULL;
-    if (g->npin == g->cappin) {
-        g->cappin = g->cappin ? 2 * g->cappin : 8;
-        g->pin = rn_xrealloc(g->pin, (size_t)g->cappin * sizeof *g->pin);
-    }
-    g->pin[g->npin++] = (region){p, bytes};
+    regions_add(&g->pin, &g->npin, &g->cappin, (region){p, bytes});
     return p;
 }
 
@@ -320,9 +326,7 @@ static void g_host_free(rn_device *dev, void *buf)
 {
     guard *g = (guard *)dev;
     if (!buf) return;
-    int i = 0;
-    while (i < g->npin && g->pin[i].p != buf) i++;
-    RN_ASSERT(i < g->npin); /* a block of this device's host_alloc */
+    int i = regions_find(g->pin, g->npin, buf);
     free(buf);
     g->pin[i] = g->pin[--g->npin];
 }

@@ -219,15 +219,22 @@ static int resume(trainer *t, int *resumed, rn_err *err)
 /* The model of batch b: the main one, or the short last batch's. */
 static rn_model *model_of(trainer *t, const rn_batch *b) { return b->n == t->cfg->batch ? &t->rig.m : &t->rig.tail; }
 
+/* The loader's next batch, inside a "data" span: 1, 0 at the epoch's end, or -1 with err. */
+static int loader_next(trainer *t, const rn_batch **b, rn_err *err)
+{
+    span(t, "data", 1);
+    int rc = rn_loader_next(t->ld, b, err);
+    span(t, "data", 0);
+    return rc;
+}
+
 /* rn_step_next: the loader's next batch of this epoch (none at its end), uploaded into its model's other
  * input set beside the step in flight. */
 static int fetch_next(void *ctx, rn_err *err)
 {
     trainer *t = ctx;
     double t0 = rn_prof_now();
-    span(t, "data", 1);
-    int rc = rn_loader_next(t->ld, &t->ahead, err);
-    span(t, "data", 0);
+    int rc = loader_next(t, &t->ahead, err);
     t->fetch_s = rn_prof_now() - t0;
     if (rc <= 0) t->ahead = NULL;
     if (rc < 0) return -1;
@@ -389,10 +396,7 @@ static int next_batch(trainer *t, int prefetched, const rn_batch **b, rn_err *er
         t->ahead = NULL;
         return *b != NULL;
     }
-    span(t, "data", 1);
-    int rc = rn_loader_next(t->ld, b, err);
-    span(t, "data", 0);
-    return rc;
+    return loader_next(t, b, err);
 }
 
 /* Runs batches of `epoch` from the loader; returns 1 when max_iters stopped it inside the epoch. */
