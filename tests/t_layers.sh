@@ -22,6 +22,7 @@ declare -A ALLOWED=(
     [core]=""
     [io]="core"
     [nn]="core io"
+    [nets]="core nn"
     [optim]="core nn"
     [dist]="core nn"
     [cpu]="core nn"
@@ -127,5 +128,33 @@ check "every folder of src includes only what ALLOWED gives it" test $rc -eq 0
 for d in "${!ALLOWED[@]}"; do
     check "src/$d has sources to scan" test -n "$(ls src/"$d"/*.[ch] 2>/dev/null)"
 done
+# The registries' edges, which no #include shows: a device's constructor (rn_<dev>_device_create) and a
+# network's description (rn_net_<name>) are named by their registry alone, nn/device.c and nn/net.c,
+# outside their own folder (cpu/, ref/; nets/) and the headers that declare them.
+# edges ROOT: prints "file:line: name" for each mention of a constructor outside its registry.
+edges() {
+    local root=$1
+    # mentions ROOT REGEX REGISTRY OWN: REGEX's mentions outside REGISTRY and the folder OWN
+    mentions() {
+        grep -rnwE "$2" "$1/src" --include='*.c' --include='*.cu' --include='*.inc' |
+            grep -vE "^[^:]*/src/($3|$4)" | grep -vwE 'rn_net_(default|find|names|guess|layer)' | sed "s|^$1/||"
+    }
+    mentions "$root" 'rn_(cpu|ref|ref_guard)_device_create' 'nn/device\.c:' '(cpu|ref)/'
+    mentions "$root" 'rn_net_[a-z0-9]+' 'nn/net\.c:' 'nets/'
+}
+mkdir -p "$p/src/nn" "$p/src/nets" "$p/src/train" "$p/src/cli"
+printf 'x = rn_net_rootnet();\ny = rn_cpu_device_create;\n' > "$p/src/nn/net.c"
+printf 'const rn_net *rn_net_rootnet(void);\n' > "$p/src/nets/rootnet.c"
+printf 'n = rn_net_find("rootnet"); d = rn_net_default();\n' > "$p/src/cli/ok.c"
+printf 'p = rn_net_rootnet();\n' > "$p/src/train/bad.c"
+printf 'rn_ref_device_create(&d, 1, &e);\n' > "$p/src/cli/bad.c"
+edges "$p" > "$tmp/edges_planted.txt"
+cat "$tmp/edges_planted.txt"
+check "planted registry edges named" test "$(cut -d: -f1 "$tmp/edges_planted.txt" | sort | tr '\n' ' ')" = \
+    "src/cli/bad.c src/nn/net.c src/train/bad.c "
+edges . > "$tmp/edges.txt"
+cat "$tmp/edges.txt"
+check "devices and nets are named by their registries alone (nn/device.c, nn/net.c)" test ! -s "$tmp/edges.txt"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

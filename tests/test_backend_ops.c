@@ -265,40 +265,84 @@ static void hand_pool_gap(rn_device *d)
     report("hand gap backward", "2x1x3 (+=)", "fp32", scaled_err(gdx, wgd, 6, 1), 0);
 }
 
-static void hand_head(rn_device *d)
+/* The heat-map heads' generic ops by hand (nn/device_ops.inc): pointwise + soft-argmax (2D, then a
+ * 3D volume), a two-output pointwise conv, the linear layer with and without a per-sample factor,
+ * the masked L1 loss with one and two rows per sample. */
+static void hand_heatmap(rn_device *d)
 {
     const rn_device_ops *op = d->ops;
     rn_act_shape a2 = {2, 1, 2, 3, RN_ACT_F32};
     /* a = 0: uniform softmax over a 2x3 grid, x = mean column = 1, y = mean row = 0.5. */
-    float a[12] = {0}, w = 1, b = 3, coord[4], prob[12];
+    float a[12] = {0}, w = 1, b = 3, out[6] = {0, 0, 7, 0, 0, 7}, lg[12];
     a[6 + 2] = 40; /* sample 1, channel 0, position (0, 2): dominates */
-    op->xy_forward(d, coord, prob, a, &w, &b, &a2);
-    double wc[4] = {1, 0.5, 2, 0};
-    report("hand xy forward", "2x1x2x3", "fp32", scaled_err(coord, wc, 4, 1), 1e-7);
+    op->pointwise_forward(d, lg, a, &w, &b, &a2, 1);
+    op->softargmax_forward(d, out, lg, lg, 2, 1, 1, 2, 3, 3);
+    double wc[6] = {1, 0.5, 7, 2, 0, 7}; /* the third column untouched (D = 1) */
+    report("hand softargmax forward", "2x1x2x3 D=1 in place", "fp32", scaled_err(out, wc, 6, 1), 1e-7);
     /* d x / d logit_p = prob_p (col_p - x): at a uniform 2x3 softmax, (c - 1) / 6; sample 1 gets no gradient. */
-    float dc[4] = {1, 0, 0, 0}, da[12], dw = 0, db = 0;
-    op->xy_backward(d, da, &dw, &db, dc, prob, a, &w, &a2);
+    float dc[6] = {1, 0, 0, 0, 0, 0}, da[12], dw = 0, db = 0;
+    op->softargmax_backward(d, lg, lg, dc, 2, 1, 1, 2, 3, 3);
+    op->pointwise_backward(d, da, &dw, &db, lg, a, &w, &a2, 1);
     double wda[12] = {-1 / 6.0, 0, 1 / 6.0, -1 / 6.0, 0, 1 / 6.0};
-    report("hand xy backward", "uniform softmax", "fp32", scaled_err(da, wda, 12, 1), 1e-7);
-    float feat[4] = {1, 2, 3, 4}, dwt[2] = {0.5f, -1}, dbias = 2, k[2] = {10, 100}, depth[2], gam[2];
-    op->depth_forward(d, depth, gam, feat, dwt, &dbias, k, 2, 2);
-    double wd[2] = {(0.5 - 2 + 2) * 10, (1.5 - 4 + 2) * 100};
-    report("hand depth forward", "2x2", "fp32", scaled_err(depth, wd, 2, 1), 0);
+    report("hand pointwise+softargmax bwd", "uniform softmax", "fp32", scaled_err(da, wda, 12, 1), 1e-7);
+    /* two groups of 2 bins x 1 x 2: group 0 uniform (0.5, 0, 0.5); group 1 dominated by bin 1, column 0 */
+    float v[8] = {0, 0, 0, 0, 0, 0, 50, 0}, pv[8], o3[6];
+    op->softargmax_forward(d, o3, pv, v, 1, 2, 2, 1, 2, 3);
+    double w3[6] = {0.5, 0, 0.5, 0, 0, 1};
+    report("hand softargmax forward", "G=2 D=2 1x2", "fp32", scaled_err(o3, w3, 6, 1), 1e-7);
+    /* d z / d logit_p = prob_p (bin_p - z) = (bin - 0.5) / 4 in group 0 (dout (0, 0, 1)) */
+    float g3[6] = {0, 0, 1, 0, 0, 0};
+    op->softargmax_backward(d, pv, pv, g3, 1, 2, 2, 1, 2, 3);
+    double wdl[4] = {-0.125, -0.125, 0.125, 0.125};
+    report("hand softargmax backward", "G=2 D=2 dz", "fp32", scaled_err(pv, wdl, 4, 1), 1e-7);
+    /* pointwise with two outputs at one position: y = (1 + 2, 0.5 - 2 + 1) */
+    rn_act_shape a1 = {1, 2, 1, 1, RN_ACT_F32};
+    float x2[2] = {1, 2}, w2[4] = {1, 1, 0.5f, -1}, b2[2] = {0, 1}, y2[2], dy2[2] = {1, 2}, dx2[2];
+    float dw2[4] = {0}, db2[2] = {0};
+    op->pointwise_forward(d, y2, x2, w2, b2, &a1, 2);
+    double wy2[2] = {3, -0.5};
+    report("hand pointwise forward", "O=2", "fp32", scaled_err(y2, wy2, 2, 1), 0);
+    op->pointwise_backward(d, dx2, dw2, db2, dy2, x2, w2, &a1, 2);
+    double wg2[8] = {2, -1, 1, 2, 2, 4, 1, 2}; /* dx, dw (+=), db (+=) */
+    float gg2[8] = {dx2[0], dx2[1], dw2[0], dw2[1], dw2[2], dw2[3], db2[0], db2[1]};
+    report("hand pointwise backward", "O=2", "fp32", scaled_err(gg2, wg2, 8, 1), 0);
+}
+
+static void hand_linear_loss(rn_device *d)
+{
+    const rn_device_ops *op = d->ops;
+    float feat[4] = {1, 2, 3, 4}, dwt[2] = {0.5f, -1}, dbias = 2, k[2] = {10, 100}, rows[6] = {0};
+    op->linear_forward(d, rows + 2, feat, dwt, &dbias, k, 2, 2, 1, 3);
+    double wd[6] = {0, 0, (0.5 - 2 + 2) * 10, 0, 0, (1.5 - 4 + 2) * 100};
+    report("hand linear forward", "2x2 times k, col 2 of 3", "fp32", scaled_err(rows, wd, 6, 1), 0);
+    float w2[4] = {0.5f, -1, 1, 1}, b2[2] = {2, 0}, y2[4];
+    op->linear_forward(d, y2, feat, w2, b2, NULL, 2, 2, 2, 2);
+    double wy2[4] = {0.5, 3, -0.5, 7};
+    report("hand linear forward", "2x2 O=2", "fp32", scaled_err(y2, wy2, 4, 1), 0);
+    /* dy (1, 2; 3, 4): dx = dy w, dw += dy^T x, db += column sums */
+    float dy2[4] = {1, 2, 3, 4}, dx2[4], dw2[4] = {0}, db2[2] = {0};
+    op->linear_backward(d, dx2, dw2, db2, dy2, feat, w2, NULL, 2, 2, 2, 2);
+    double wg[10] = {2.5, 1, 5.5, 1, 10, 14, 14, 20, 4, 6};
+    float gg[10] = {dx2[0], dx2[1], dx2[2], dx2[3], dw2[0], dw2[1], dw2[2], dw2[3], db2[0], db2[1]};
+    report("hand linear backward", "2x2 O=2", "fp32", scaled_err(gg, wg, 10, 1), 0);
     /* loss: sample 0 off by (1, -2, 3) visible with depth, sample 1 off by (4, 0, 5) invisible. */
-    float c[6] = {1, -2, 3, 4, 0, 5}, t[6] = {0}, vis[2] = {1, 0}, hd[2] = {1, 1}, dxy[4], dd[2];
+    float c[6] = {1, -2, 3, 4, 0, 5}, t[6] = {0}, vis[2] = {1, 0}, hd[2] = {1, 1}, g[6];
     double loss;
-    op->loss(d, &loss, dxy, dd, c, t, vis, hd, 2, 2);
+    op->l1_loss(d, &loss, g, c, t, vis, hd, 2, 2, 1);
     float lf = (float)loss;
     double wl = (1 + 2 + 3) / 3.0 / 2;
-    report("hand loss", "N=2", "fp32", scaled_err(&lf, &wl, 1, 1), 1e-7);
+    report("hand l1 loss", "N=2 K=1", "fp32", scaled_err(&lf, &wl, 1, 1), 1e-7);
     /* Gradient sign(e) v / (3N), times the loss scale 2. */
-    double wdxy[4] = {2 / 6.0, -2 / 6.0, 0, 0}, wdd[2] = {2 / 6.0, 0};
-    report("hand loss gradient", "N=2 scale 2", "fp32", fmax(scaled_err(dxy, wdxy, 4, 1), scaled_err(dd, wdd, 2, 1)),
+    double wgl[6] = {2 / 6.0, -2 / 6.0, 2 / 6.0, 0, 0, 0};
+    report("hand l1 loss gradient", "N=2 K=1 scale 2", "fp32", scaled_err(g, wgl, 6, 1), 1e-7);
+    /* the same rows as one sample of two rows: the mean over 2 rows, have_depth the sample's */
+    float hd0 = 0;
+    op->l1_loss(d, &loss, g, c, t, vis, &hd0, 1, 1, 2);
+    lf = (float)loss;
+    wl = (1 + 2) / 3.0 / 2;
+    double wgk[6] = {1 / 6.0, -1 / 6.0, 0, 0, 0, 0};
+    report("hand l1 loss", "N=1 K=2 no depth", "fp32", fmax(scaled_err(&lf, &wl, 1, 1), scaled_err(g, wgk, 6, 1)),
            1e-7);
-    float xy[4] = {1, 2, 3, 4}, co[6];
-    op->coords(d, co, xy, dd, 2);
-    double wco[6] = {1, 2, 2 / 6.0, 3, 4, 0};
-    report("hand coords", "N=2", "fp32", scaled_err(co, wco, 6, 1), 1e-7);
 }
 
 static void hand_adam(rn_device *d)
@@ -501,55 +545,65 @@ static void fd_pool(int N, int C, int H, int W, rn_rng *r)
 }
 
 typedef struct head_fd {
-    int N, C, H, W;
-    float *a, *w, *b, *coord, *prob, *r; /* xy */
-    float *feat, *dw, *db, *k, *depth, *gam, *rd; /* depth */
+    int N, C, H, W, G, D;
+    float *a, *w, *b, *out, *prob, *r; /* pointwise + softargmax */
+    float *feat, *lw, *lb, *k, *y, *rl; /* linear */
+    int O;
 } head_fd;
 
-static double xy_loss(void *ctx, unsigned long *sig)
+static double heat_loss(void *ctx, unsigned long *sig)
 {
     head_fd *h = ctx;
-    rn_ref_xy_forward(h->coord, h->prob, h->a, h->w, h->b, h->N, h->C, h->H, h->W);
+    rn_ref_pointwise_forward(h->prob, h->a, h->w, h->b, h->N, h->C, h->H * h->W, h->G * h->D);
+    rn_ref_softargmax_forward(h->out, h->prob, h->prob, h->N, h->G, h->D, h->H, h->W, 3);
     *sig = 0;
-    return dot(h->r, h->coord, 2 * (size_t)h->N);
+    return dot(h->r, h->out, 3 * (size_t)h->N * h->G);
 }
 
-static double depth_loss(void *ctx, unsigned long *sig)
+static double linear_loss(void *ctx, unsigned long *sig)
 {
     head_fd *h = ctx;
-    rn_ref_depth_forward(h->depth, h->gam, h->feat, h->dw, h->db, h->k, h->N, h->C);
+    rn_ref_linear_forward(h->y, h->feat, h->lw, h->lb, h->k, h->N, h->C, h->O, h->O + 1);
     *sig = 0;
-    return dot(h->rd, h->depth, (size_t)h->N);
+    return dot(h->rl, h->y, (size_t)h->N * (h->O + 1));
 }
 
-static void fd_head(int N, int C, int H, int W, rn_rng *r)
+/* Finite differences of pointwise + softargmax (G groups of D bins: each group's D channels of H x W
+ * logits one volume) and of the linear layer times k, writing O of each row's O + 1 columns. */
+static void fd_head(int N, int C, int H, int W, int G, int D, int O, rn_rng *r)
 {
-    head_fd h = {.N = N, .C = C, .H = H, .W = W};
-    size_t na = (size_t)N * C * H * W;
-    h.a = randn(na, 1, r), h.w = randn(C, 1.0 / sqrt(C), r), h.b = randn(1, 1, r);
-    h.coord = fvec(2 * (size_t)N), h.prob = fvec((size_t)N * H * W), h.r = randn(2 * (size_t)N, 1, r);
+    head_fd h = {.N = N, .C = C, .H = H, .W = W, .G = G, .D = D, .O = O};
+    int HW = H * W, P = G * D;
+    size_t na = (size_t)N * C * HW, rows = (size_t)N * G;
+    h.a = randn(na, 1, r), h.w = randn((size_t)P * C, 1.0 / sqrt(C), r), h.b = randn(P, 1, r);
+    h.out = fvec(3 * rows), h.prob = fvec((size_t)N * P * HW), h.r = randn(3 * rows, 1, r);
+    if (D == 1)
+        for (size_t i = 0; i < rows; i++) h.r[3 * i + 2] = 0; /* no third column */
     unsigned long sig;
-    xy_loss(&h, &sig);
-    float *da = fvec(na), *dw = fvec(C), db = 0;
-    rn_ref_xy_backward(da, dw, &db, h.r, h.prob, h.a, h.w, N, C, H, W);
+    heat_loss(&h, &sig);
+    float *da = fvec(na), *dw = fvec((size_t)P * C), *db = fvec(P);
+    rn_ref_softargmax_backward(h.prob, h.prob, h.r, N, G, D, H, W, 3);
+    rn_ref_pointwise_backward(da, dw, db, h.prob, h.a, h.w, N, C, HW, P);
     char shape[64];
-    snprintf(shape, sizeof shape, "%dx%dx%dx%d", N, C, H, W);
+    snprintf(shape, sizeof shape, "%dx%dx%dx%d G=%d D=%d", N, C, H, W, G, D);
     int sk = 0;
-    report("fd xy backward da", shape, "fp32", fd_check(h.a, na, da, 1e-3, xy_loss, &h, r, &sk), 2e-3);
-    report("fd xy backward dw", shape, "fp32", fd_check(h.w, C, dw, 1e-3, xy_loss, &h, r, &sk), 2e-3);
-    /* The softmax ignores a shift of every logit, so d/db is exactly 0. */
-    report("xy backward db = 0", shape, "fp32", fabs(db), 1e-6);
+    report("fd heatmap backward dx", shape, "fp32", fd_check(h.a, na, da, 1e-3, heat_loss, &h, r, &sk), 2e-3);
+    report("fd heatmap backward dw", shape, "fp32", fd_check(h.w, (size_t)P * C, dw, 1e-3, heat_loss, &h, r, &sk), 2e-3);
+    if (D == 1) /* The softmax ignores a shift of every logit, so d/db is exactly 0. */
+        report("heatmap backward db = 0", shape, "fp32", fabs(dot(db, db, P)), 1e-12);
+    else
+        report("fd heatmap backward db", shape, "fp32", fd_check(h.b, P, db, 1e-3, heat_loss, &h, r, &sk), 2e-3);
 
-    h.feat = randn((size_t)N * C, 1, r), h.dw = randn(C, 1, r), h.db = randn(1, 1, r), h.k = randn(N, 3, r);
-    h.depth = fvec(N), h.gam = fvec(N), h.rd = randn(N, 1, r);
-    float *dfeat = fvec((size_t)N * C), *ddw = fvec(C), ddb = 0;
-    rn_ref_depth_backward(dfeat, ddw, &ddb, h.rd, h.feat, h.dw, h.k, N, C);
-    snprintf(shape, sizeof shape, "%dx%d", N, C);
-    report("fd depth backward dfeat", shape, "fp32", fd_check(h.feat, (size_t)N * C, dfeat, 1e-2, depth_loss, &h, r, &sk), 1e-4);
-    report("fd depth backward dw", shape, "fp32", fd_check(h.dw, C, ddw, 1e-2, depth_loss, &h, r, &sk), 1e-4);
-    report("fd depth backward db", shape, "fp32", fd_check(h.db, 1, &ddb, 1e-2, depth_loss, &h, r, &sk), 1e-4);
-    free(h.a), free(h.w), free(h.b), free(h.coord), free(h.prob), free(h.r), free(da), free(dw);
-    free(h.feat), free(h.dw), free(h.db), free(h.k), free(h.depth), free(h.gam), free(h.rd), free(dfeat), free(ddw);
+    h.feat = randn((size_t)N * C, 1, r), h.lw = randn((size_t)O * C, 1, r), h.lb = randn(O, 1, r);
+    h.k = randn(N, 3, r), h.y = fvec((size_t)N * (O + 1)), h.rl = randn((size_t)N * (O + 1), 1, r);
+    float *dfeat = fvec((size_t)N * C), *ldw = fvec((size_t)O * C), *ldb = fvec(O);
+    rn_ref_linear_backward(dfeat, ldw, ldb, h.rl, h.feat, h.lw, h.k, N, C, O, O + 1);
+    snprintf(shape, sizeof shape, "%dx%d O=%d times k", N, C, O);
+    report("fd linear backward dx", shape, "fp32", fd_check(h.feat, (size_t)N * C, dfeat, 1e-2, linear_loss, &h, r, &sk), 1e-4);
+    report("fd linear backward dw", shape, "fp32", fd_check(h.lw, (size_t)O * C, ldw, 1e-2, linear_loss, &h, r, &sk), 1e-4);
+    report("fd linear backward db", shape, "fp32", fd_check(h.lb, O, ldb, 1e-2, linear_loss, &h, r, &sk), 1e-4);
+    free(h.a), free(h.w), free(h.b), free(h.out), free(h.prob), free(h.r), free(da), free(dw), free(db);
+    free(h.feat), free(h.lw), free(h.lb), free(h.k), free(h.y), free(h.rl), free(dfeat), free(ldw), free(ldb);
 }
 
 typedef struct simple_fd {
@@ -579,7 +633,7 @@ static double l1_loss(void *ctx, unsigned long *sig)
 {
     simple_fd *s = ctx;
     *sig = 0;
-    return rn_ref_loss(NULL, NULL, s->x, s->target, s->vis, s->hd, 1, s->N);
+    return rn_ref_l1_loss(NULL, s->x, s->target, s->vis, s->hd, 1, s->N / 2, 2);
 }
 
 static void fd_simple(int N, int C, int HW, rn_rng *r)
@@ -600,16 +654,15 @@ static void fd_simple(int N, int C, int HW, rn_rng *r)
     report("fd relu backward", shape, "fp32", fd_check(s.x, n, dx, 1e-3, relu_loss, &s, r, &sk), 1e-3);
     free(s.x), free(s.y), free(s.r), free(dx);
 
-    /* L1 loss over N samples, every error at least 0.05 from 0; vis and have_depth in {0, 1}. */
+    /* L1 loss over N rows (N / 2 samples of 2), every error at least 0.05 from 0; vis and have_depth in {0, 1}. */
     s.x = randn(3 * (size_t)N, 1, r), s.target = fvec(3 * (size_t)N), s.vis = fvec(N), s.hd = fvec(N);
     for (int i = 0; i < 3 * N; i++) s.target[i] = s.x[i] + (i % 2 ? 0.05f : -0.07f) * (1 + i % 5);
     for (int i = 0; i < N; i++) s.vis[i] = i % 3 != 1, s.hd[i] = i % 4 != 2;
-    float *dc = fvec(3 * (size_t)N), *dxy = fvec(2 * (size_t)N), *dd = fvec(N);
-    rn_ref_loss(dxy, dd, s.x, s.target, s.vis, s.hd, 1, N);
-    rn_ref_coords(dc, dxy, dd, N);
-    snprintf(shape, sizeof shape, "N=%d", N);
-    report("fd loss gradient", shape, "fp32", fd_check(s.x, 3 * (size_t)N, dc, 1e-3, l1_loss, &s, r, &sk), 1e-3);
-    free(s.x), free(s.target), free(s.vis), free(s.hd), free(dc), free(dxy), free(dd);
+    float *dc = fvec(3 * (size_t)N);
+    rn_ref_l1_loss(dc, s.x, s.target, s.vis, s.hd, 1, N / 2, 2);
+    snprintf(shape, sizeof shape, "N=%d K=2", N / 2);
+    report("fd l1 loss gradient", shape, "fp32", fd_check(s.x, 3 * (size_t)N, dc, 1e-3, l1_loss, &s, r, &sk), 1e-3);
+    free(s.x), free(s.target), free(s.vis), free(s.hd), free(dc);
 }
 
 static void finite_differences(rn_rng *r)
@@ -633,9 +686,10 @@ static void finite_differences(rn_rng *r)
     fd_bn(1, 4, 3, 7, 1, r);
     fd_pool(2, 3, 7, 6, r);
     fd_pool(1, 2, 8, 5, r);
-    fd_head(2, 5, 3, 4, r);
-    fd_head(1, 7, 5, 2, r);
-    fd_simple(3, 4, 5, r);
+    fd_head(2, 5, 3, 4, 1, 1, 1, r);
+    fd_head(1, 7, 5, 2, 1, 1, 2, r);
+    fd_head(2, 4, 6, 3, 2, 3, 1, r);
+    fd_simple(4, 4, 5, r);
 }
 
 /* ---- 3. every compiled device against the reference device ---- */
@@ -1129,15 +1183,16 @@ static void x_gap(const pair *pr, rn_act_shape a, rn_rng *r)
     free(x), free(dout), free(dx0), free(out[0]), free(out[1]);
 }
 
-/* The xy head: forward (coord, softmax) and backward (da, dw +=, db +=, the logits' gradient). */
-static void x_xy(const pair *pr, rn_act_shape a, rn_rng *r)
+/* A heat-map layer: pointwise forward (logits), softargmax forward (rows, softmax) and backward
+ * (dlogits), pointwise backward (dx, dw +=, db +=); G groups of D bins on activation a. */
+static void x_heat(const pair *pr, rn_act_shape a, int G, int D, rn_rng *r)
 {
-    size_t n = act_n(&a), np = (size_t)a.n * a.h * a.w, N = (size_t)a.n;
+    size_t n = act_n(&a), P = (size_t)G * D, np = (size_t)a.n * P * a.h * a.w, rows = (size_t)a.n * G;
     int C = a.c;
-    float *x = act_rand(n, 0, 1, pr->p.act, r), *w = randn(C, 2 / sqrt(C), r), *b = randn(1, 1, r);
-    float *dc = randn(2 * N, 1, r), *dw0 = randn(C, 1, r), *db0 = randn(1, 1, r);
-    /* per device: coord (2N), prob (np), da (n), dw (C), db (1), dlogits (np) */
-    size_t len = 2 * N + np + n + C + 1 + np;
+    float *x = act_rand(n, 0, 1, pr->p.act, r), *w = randn(P * C, 2 / sqrt(C), r), *b = randn(P, 1, r);
+    float *dc = randn(3 * rows, 1, r), *dw0 = randn(P * C, 1, r), *db0 = randn(P, 1, r);
+    /* per device: logits (np), rows (3 rows), prob (np), dlogits (np), dx (n), dw (PC), db (P) */
+    size_t len = np + 3 * rows + np + np + n + P * C + P;
     float *out[2] = {fvec(len), fvec(len)};
     for (int k = 0; k < 2; k++) {
         dmem m = {.dev = pick(pr, k)};
@@ -1145,88 +1200,95 @@ static void x_xy(const pair *pr, rn_act_shape a, rn_rng *r)
         rn_act_shape ak = a;
         ak.type = pick_act(pr, k);
         void *dx = dm_act(&m, x, &ak), *dda = dm_act(&m, NULL, &ak);
-        float *dwt = dm_put(&m, w, C * sizeof(float)), *dbias = dm_put(&m, b, sizeof(float));
-        float *coord = dm_alloc(&m, 2 * N * sizeof(float)), *prob = dm_alloc(&m, np * sizeof(float));
-        float *ddc = dm_put(&m, dc, 2 * N * sizeof(float)), *ddw = dm_put(&m, dw0, C * sizeof(float));
-        float *ddb = dm_put(&m, db0, sizeof(float));
+        float *dwt = dm_put(&m, w, P * C * sizeof(float)), *dbias = dm_put(&m, b, P * sizeof(float));
+        float *lg = dm_alloc(&m, np * sizeof(float)), *rw = dm_put(&m, dc, 3 * rows * sizeof(float));
+        float *prob = dm_alloc(&m, np * sizeof(float)), *ddc = dm_put(&m, dc, 3 * rows * sizeof(float));
+        float *ddw = dm_put(&m, dw0, P * C * sizeof(float)), *ddb = dm_put(&m, db0, P * sizeof(float));
         float *o = out[k];
-        op->xy_forward(m.dev, coord, prob, dx, dwt, dbias, &ak);
-        get(&m, o, coord, 2 * N * sizeof(float));
-        get(&m, o + 2 * N, prob, np * sizeof(float));
-        op->xy_backward(m.dev, dda, ddw, ddb, ddc, prob, dx, dwt, &ak);
-        get_act(&m, o + 2 * N + np, dda, &ak);
-        get(&m, o + 2 * N + np + n, ddw, C * sizeof(float));
-        get(&m, o + 2 * N + np + n + C, ddb, sizeof(float));
-        get(&m, o + 2 * N + np + n + C + 1, prob, np * sizeof(float));
+        op->pointwise_forward(m.dev, lg, dx, dwt, dbias, &ak, (int)P);
+        get(&m, o, lg, np * sizeof(float));
+        op->softargmax_forward(m.dev, rw, prob, lg, a.n, G, D, a.h, a.w, 3);
+        get(&m, o + np, rw, 3 * rows * sizeof(float));
+        get(&m, o + np + 3 * rows, prob, np * sizeof(float));
+        op->softargmax_backward(m.dev, prob, prob, ddc, a.n, G, D, a.h, a.w, 3);
+        get(&m, o + 2 * np + 3 * rows, prob, np * sizeof(float));
+        op->pointwise_backward(m.dev, dda, ddw, ddb, prob, dx, dwt, &ak, (int)P);
+        get_act(&m, o + 3 * np + 3 * rows, dda, &ak);
+        get(&m, o + 3 * np + 3 * rows + n, ddw, P * C * sizeof(float));
+        get(&m, o + 3 * np + 3 * rows + n + P * C, ddb, P * sizeof(float));
         dm_free(&m);
     }
-    char shape[64];
+    char shape[80];
     act_label(shape, sizeof shape, &a);
+    snprintf(shape + strlen(shape), sizeof shape - strlen(shape), " G=%d D=%d", G, D);
     size_t off = 0;
-    const char *names[6] = {"xy_forward coord", "xy_forward prob", "xy_backward da", "xy_backward dw (+=)",
-                            "xy_backward db (+=)", "xy_backward dlogits"};
-    const size_t lens[6] = {2 * N, np, n, (size_t)C, 1, np};
-    const int is_act[6] = {0, 0, 1, 0, 0, 0};
+    const char *names[7] = {"pointwise_forward", "softargmax_forward rows", "softargmax_forward prob",
+                            "softargmax_backward", "pointwise_backward dx", "pointwise_backward dw (+=)",
+                            "pointwise_backward db (+=)"};
+    const size_t lens[7] = {np, 3 * rows, np, np, n, P * C, P};
+    const int is_act[7] = {0, 0, 0, 0, 1, 0, 0};
     /* Each device's float softmax carries its own rounding, and the backward multiplies it by
-     * (dcoord . position - sum prob dcoord . position), which cancels: 64 roundings' worth. */
-    for (int j = 0; j < 6; j++) {
+     * (dout . position - sum prob dout . position), which cancels: 64 roundings' worth. The rows' third
+     * column (D = 1) is the untouched input on both. */
+    for (int j = 0; j < 7; j++) {
         cmp(pr, names[j], shape, out[0] + off, out[1] + off, lens[j], tol_op(pr, 64, is_act[j]));
         off += lens[j];
     }
     free(x), free(w), free(b), free(dc), free(dw0), free(db0), free(out[0]), free(out[1]);
 }
 
-/* The depth head, coords and the loss (no activations: fp32 in every precision). */
-static void x_depth_loss(const pair *pr, int N, int C, float scale, rn_rng *r)
+/* The linear layer (times k, into column `col` of rows of O + 1) and the masked L1 loss over K rows
+ * (no activations: fp32 in every precision). */
+static void x_linear_loss(const pair *pr, int N, int C, int O, int K, float scale, rn_rng *r)
 {
-    float *feat = randn((size_t)N * C, 1, r), *w = randn(C, 1 / sqrt(C), r), *b = randn(1, 1, r);
-    float *k = randn(N, 3, r), *dd = randn(N, 1, r), *dw0 = randn(C, 1, r), *db0 = randn(1, 1, r);
-    float *xy = randn(2 * (size_t)N, 5, r), *tgt = randn(3 * (size_t)N, 5, r), *vis = fvec(N), *hd = fvec(N);
-    for (int n = 0; n < N; n++) vis[n] = n % 3 != 1, hd[n] = n % 4 != 2;
-    /* per device: depth, gamma (N each), dfeat (NC), dw (C), db (1), coord (3N), loss (1), dxy (2N), ddepth (N) */
-    size_t len = 2 * (size_t)N + (size_t)N * C + C + 1 + 3 * (size_t)N + 1 + 3 * (size_t)N;
+    int ys = O + 1;
+    size_t nr = (size_t)N * K * 3, ny = (size_t)N * ys;
+    float *feat = randn((size_t)N * C, 1, r), *w = randn((size_t)O * C, 1 / sqrt(C), r), *b = randn(O, 1, r);
+    float *k = randn(N, 3, r), *dy = randn(ny, 1, r), *dw0 = randn((size_t)O * C, 1, r), *db0 = randn(O, 1, r);
+    float *pred = randn(nr, 5, r), *tgt = randn(nr, 5, r), *vis = fvec((size_t)N * K), *hd = fvec(N);
+    for (int i = 0; i < N * K; i++) vis[i] = i % 3 != 1;
+    for (int n = 0; n < N; n++) hd[n] = n % 4 != 2;
+    tgt[0] = pred[0]; /* a target equal to the prediction in one coordinate: the gradient's sign(0) = 0 */
+    /* per device: y (ny), dx (NC), dw (OC), db (O), loss (1), dpred (nr) */
+    size_t len = ny + (size_t)N * C + (size_t)O * C + O + 1 + nr;
     float *out[2] = {fvec(len), fvec(len)};
     for (int j = 0; j < 2; j++) {
         dmem m = {.dev = pick(pr, j)};
         const rn_device_ops *op = m.dev->ops;
-        size_t fb = (size_t)N * C * sizeof(float), nb = (size_t)N * sizeof(float);
-        float *dfeat = dm_put(&m, feat, fb), *dw = dm_put(&m, w, C * sizeof(float)), *dbias = dm_put(&m, b, 4);
-        float *dk = dm_put(&m, k, nb), *ddd = dm_put(&m, dd, nb), *ddw = dm_put(&m, dw0, C * sizeof(float));
-        float *ddb = dm_put(&m, db0, 4), *ddepth = dm_alloc(&m, 2 * nb), *dgf = dm_alloc(&m, fb);
-        float *dxy = dm_put(&m, xy, 2 * nb), *dt = dm_put(&m, tgt, 3 * nb), *dv = dm_put(&m, vis, nb);
-        float *dh = dm_put(&m, hd, nb), *coord = dm_alloc(&m, 3 * nb), *gxy = dm_alloc(&m, 2 * nb);
-        float *gd = dm_alloc(&m, nb);
+        size_t fb = (size_t)N * C * sizeof(float), wb = (size_t)O * C * sizeof(float);
+        float *dfeat = dm_put(&m, feat, fb), *dw = dm_put(&m, w, wb), *dbias = dm_put(&m, b, O * sizeof(float));
+        float *dk = dm_put(&m, k, N * sizeof(float)), *ddy = dm_put(&m, dy, ny * sizeof(float));
+        float *ddw = dm_put(&m, dw0, wb), *ddb = dm_put(&m, db0, O * sizeof(float));
+        float *yy = dm_put(&m, dy, ny * sizeof(float)), *dgf = dm_alloc(&m, fb);
+        float *dp = dm_put(&m, pred, nr * sizeof(float)), *dt = dm_put(&m, tgt, nr * sizeof(float));
+        float *dv = dm_put(&m, vis, (size_t)N * K * sizeof(float)), *dh = dm_put(&m, hd, N * sizeof(float));
+        float *gp = dm_alloc(&m, nr * sizeof(float));
         double *dl = dm_alloc(&m, sizeof(double)), loss;
         float *o = out[j];
-        op->depth_forward(m.dev, ddepth, ddepth + N, dfeat, dw, dbias, dk, N, C);
-        op->depth_backward(m.dev, dgf, ddw, ddb, ddd, dfeat, dw, dk, N, C);
-        /* a target that equals the prediction in one coordinate: the gradient's sign(0) = 0 */
-        op->coords(m.dev, coord, dxy, ddepth, N);
-        op->copy(m.dev, dt, coord, sizeof(float));
-        op->loss(m.dev, dl, gxy, gd, coord, dt, dv, dh, scale, N);
-        get(&m, o, ddepth, 2 * nb);
-        get(&m, o + 2 * N, dgf, fb);
-        get(&m, o + 2 * N + (size_t)N * C, ddw, C * sizeof(float));
-        get(&m, o + 2 * N + (size_t)N * C + C, ddb, 4);
-        float *tail = o + 2 * N + (size_t)N * C + C + 1;
-        get(&m, tail, coord, 3 * nb);
+        op->linear_forward(m.dev, yy + 1, dfeat, dw, dbias, dk, N, C, O, ys);
+        op->linear_backward(m.dev, dgf, ddw, ddb, ddy + 1, dfeat, dw, dk, N, C, O, ys);
+        op->l1_loss(m.dev, dl, gp, dp, dt, dv, dh, scale, N, K);
+        get(&m, o, yy, ny * sizeof(float));
+        get(&m, o + ny, dgf, fb);
+        get(&m, o + ny + (size_t)N * C, ddw, wb);
+        get(&m, o + ny + (size_t)N * C + (size_t)O * C, ddb, O * sizeof(float));
+        float *tail = o + ny + (size_t)N * C + (size_t)O * C + O;
         get(&m, &loss, dl, sizeof loss);
-        tail[3 * N] = (float)loss;
-        get(&m, tail + 3 * N + 1, gxy, 2 * nb);
-        get(&m, tail + 5 * N + 1, gd, nb);
+        tail[0] = (float)loss;
+        get(&m, tail + 1, gp, nr * sizeof(float));
         dm_free(&m);
     }
     char shape[64];
-    snprintf(shape, sizeof shape, "N=%d C=%d scale %g", N, C, scale);
-    const char *names[7] = {"depth_forward depth,gamma", "depth_backward dfeat", "depth_backward dw (+=)",
-                            "depth_backward db (+=)", "coords", "loss", "loss gradient dxy,ddepth"};
-    const size_t lens[7] = {2 * (size_t)N, (size_t)N * C, (size_t)C, 1, 3 * (size_t)N, 1, 3 * (size_t)N};
+    snprintf(shape, sizeof shape, "N=%d C=%d O=%d K=%d scale %g", N, C, O, K, scale);
+    const char *names[6] = {"linear_forward (col 1..)", "linear_backward dx", "linear_backward dw (+=)",
+                            "linear_backward db (+=)", "l1_loss", "l1_loss gradient"};
+    const size_t lens[6] = {ny, (size_t)N * C, (size_t)O * C, (size_t)O, 1, nr};
     size_t off = 0;
-    for (int j = 0; j < 7; j++) {
+    for (int j = 0; j < 6; j++) {
         cmp(pr, names[j], shape, out[0] + off, out[1] + off, lens[j], tol_op(pr, 8, 0));
         off += lens[j];
     }
-    free(feat), free(w), free(b), free(k), free(dd), free(dw0), free(db0), free(xy), free(tgt), free(vis), free(hd);
+    free(feat), free(w), free(b), free(k), free(dy), free(dw0), free(db0), free(pred), free(tgt), free(vis), free(hd);
     free(out[0]), free(out[1]);
 }
 
@@ -1384,8 +1446,9 @@ static void cross_precision(const pair *pr, rn_rng *r)
     x_maxpool(pr, (rn_act_shape){1, 64, 8, 7, 0}, r);
     x_gap(pr, (rn_act_shape){2, 512, 3, 4, 0}, r);
     x_gap(pr, (rn_act_shape){1, 2048, 2, 3, 0}, r);
-    x_xy(pr, (rn_act_shape){2, 256, 6, 5, 0}, r);
-    x_xy(pr, (rn_act_shape){1, 256, 4, 7, 0}, r);
+    x_heat(pr, (rn_act_shape){2, 256, 6, 5, 0}, 1, 1, r);
+    x_heat(pr, (rn_act_shape){1, 256, 4, 7, 0}, 1, 1, r);
+    x_heat(pr, (rn_act_shape){2, 32, 5, 6, 0}, 3, 4, r);
     x_buffers(pr, (rn_act_shape){2, 64, 5, 3, 0}, r);
 }
 
@@ -1414,8 +1477,9 @@ static void cross_device(const char *name, int must_open, rn_rng *r)
         cross_precision(&pr, r);
         if (i) continue;
         /* no activations: the same float computation in every precision */
-        x_depth_loss(&pr, 2, 512, 1, r);
-        x_depth_loss(&pr, 5, 2048, 1024, r);
+        x_linear_loss(&pr, 2, 512, 1, 1, 1, r);
+        x_linear_loss(&pr, 5, 2048, 1, 1, 1024, r);
+        x_linear_loss(&pr, 3, 64, 3, 4, 2, r);
         x_adam(&pr, 5003, r);
         x_unscale(&pr, 4099, r);
         x_zero_big(&pr, ((size_t)3 << 20) / 4 + 1027);
@@ -1453,7 +1517,8 @@ int main(void)
     hand_deconv(ref);
     hand_bn(ref);
     hand_pool_gap(ref);
-    hand_head(ref);
+    hand_heatmap(ref);
+    hand_linear_loss(ref);
     hand_adam(ref);
     rn_device_destroy(ref);
     finite_differences(&r);

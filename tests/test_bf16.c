@@ -138,15 +138,16 @@ static void test_pool_xy_twins(bufs *t)
     rn_maxpool_backward(t->of, dyf, t->xf, N, C, H, W, OH, OW);
     rn_maxpool_backward_bf16(t->ob, t->db, t->xb, N, C, H, W, OH, OW);
     RN_CHECK(!mismatches(t->ob, t->of, E, 2), "maxpool_backward within 2 ulps");
-    float w[C], b[1] = {0.3f}, cf[2 * N], cb[2 * N], pf[N * HW], pb[N * HW], dc[2 * N] = {0.7f, -1.1f, 0.4f, 2.0f};
+    float w[C], b[1] = {0.3f}, lf[N * HW], lb[N * HW];
     for (int c = 0; c < C; c++) w[c] = t->gamma[c] - 1.0f;
-    rn_xy_forward(cf, pf, t->xf, w, b, N, C, H, W);
-    rn_xy_forward_bf16(cb, pb, t->xb, w, b, N, C, H, W);
-    RN_CHECK(!memcmp(cf, cb, sizeof cf) && !memcmp(pf, pb, sizeof pf), "xy_forward equal");
+    rn_pointwise_forward(lf, t->xf, w, b, N, C, HW, 1);
+    rn_pointwise_forward_bf16(lb, t->xb, w, b, N, C, HW, 1);
+    RN_CHECK(!memcmp(lf, lb, sizeof lf), "pointwise_forward equal");
     float dwf[C] = {0}, dwb[C] = {0}, dbf[1] = {0}, dbb[1] = {0};
-    rn_xy_backward(t->of, dwf, dbf, dc, pf, t->xf, w, N, C, H, W);
-    rn_xy_backward_bf16(t->ob, dwb, dbb, dc, pb, t->xb, w, N, C, H, W);
-    RN_CHECK(!mismatches(t->ob, t->of, E, 0) && !memcmp(dwf, dwb, sizeof dwf) && dbf[0] == dbb[0], "xy_backward");
+    rn_pointwise_backward(t->of, dwf, dbf, lf, t->xf, w, N, C, HW, 1);
+    rn_pointwise_backward_bf16(t->ob, dwb, dbb, lf, t->xb, w, N, C, HW, 1);
+    RN_CHECK(!mismatches(t->ob, t->of, E, 0) && !memcmp(dwf, dwb, sizeof dwf) && dbf[0] == dbb[0],
+             "pointwise_backward");
 }
 
 /* Hand-worked values, so that a mistake shared by a twin and its float kernel

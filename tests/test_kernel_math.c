@@ -369,102 +369,124 @@ static void gap(const ty *y, shp a, rn_rng *r)
 
 /* ---- the heads and the loss ---- */
 
-/* k_head.cu's xy forward on the host: logits per row, then each sample's softmax in the kernel's tree. */
-static void xy_forward_replay(float *coord, float *prob, const void *ax, rn_act_type t, const float *w, const float *b,
-                              shp a)
+/* k_head.cu's pointwise forward and soft-argmax forward on the host: logits per row and output, then
+ * each heat map's softmax in the kernel's tree. y: (N, P, HW); rows of 3. */
+static void heat_forward_replay(float *rows, float *prob, const void *ax, rn_act_type t, const float *w, const float *b,
+                                shp a, int G, int D)
 {
-    int C = a.c, HW = a.h * a.w, T = RN_KM_HEAD_THREADS;
-    for (size_t row = 0; row < (size_t)a.n * HW; row++) {
-        double s = b[0];
-        for (int c = 0; c < C; c++) s = rn_km_dot_step(s, w[c], rn_km_ld(ax, t, row * C + c));
-        prob[row] = (float)s;
-    }
-    double v[RN_KM_HEAD_THREADS], vy[RN_KM_HEAD_THREADS];
-    for (int n = 0; n < a.n; n++) {
-        float *pr = prob + (size_t)n * HW;
-        double mx = -INFINITY;
-        for (int p = 0; p < HW; p++) mx = pr[p] > mx ? pr[p] : mx;
-        for (int th = 0; th < T; th++) {
-            v[th] = 0;
-            for (int p = th; p < HW; p += T) v[th] += rn_km_softmax_exp(pr[p], mx);
+    int C = a.c, HW = a.h * a.w, P = G * D, T = RN_KM_HEAD_THREADS, V = D * HW;
+    for (size_t row = 0; row < (size_t)a.n * HW; row++)
+        for (int o = 0; o < P; o++) {
+            double s = b[o];
+            for (int c = 0; c < C; c++) s = rn_km_dot_step(s, w[(size_t)o * C + c], rn_km_ld(ax, t, row * C + c));
+            prob[((row / HW) * P + o) * HW + row % HW] = (float)s;
         }
-        double z = tree(v);
+    double v[3][RN_KM_HEAD_THREADS];
+    for (int m = 0; m < a.n * G; m++) {
+        float *pr = prob + (size_t)m * V;
+        double mx = -INFINITY;
+        for (int p = 0; p < V; p++) mx = pr[p] > mx ? pr[p] : mx;
         for (int th = 0; th < T; th++) {
-            v[th] = vy[th] = 0;
-            for (int p = th; p < HW; p += T) {
+            v[0][th] = 0;
+            for (int p = th; p < V; p += T) v[0][th] += rn_km_softmax_exp(pr[p], mx);
+        }
+        double z = tree(v[0]);
+        for (int th = 0; th < T; th++) {
+            v[0][th] = v[1][th] = v[2][th] = 0;
+            for (int p = th; p < V; p += T) {
                 double e = rn_km_softmax_exp(pr[p], mx) / z;
                 pr[p] = (float)e;
-                v[th] += e * (p % a.w);
-                vy[th] += e * (p / a.w);
+                for (int j = 0; j < 3; j++) v[j][th] += e * rn_km_sa_pos(p, j, a.h, a.w);
             }
         }
-        coord[2 * n] = (float)tree(v);
-        coord[2 * n + 1] = (float)tree(vy);
+        for (int j = 0; j < (D > 1 ? 3 : 2); j++) rows[3 * m + j] = (float)tree(v[j]);
     }
 }
 
-/* k_head.cu's xy backward on the host. */
-static void xy_backward_replay(void *da, float *dw, float *db, const float *dcoord, float *prob, const void *ax,
-                               rn_act_type t, const float *w, shp a)
+/* k_head.cu's soft-argmax backward (prob := dlogits) and pointwise backward on the host. */
+static void heat_backward_replay(void *da, float *dw, float *db, const float *drows, float *prob, const void *ax,
+                                 rn_act_type t, const float *w, shp a, int G, int D)
 {
-    int C = a.c, HW = a.h * a.w, T = RN_KM_HEAD_THREADS;
-    double v[RN_KM_HEAD_THREADS], sb = 0;
-    for (int n = 0; n < a.n; n++) {
-        float *pr = prob + (size_t)n * HW, g0 = dcoord[2 * n], g1 = dcoord[2 * n + 1];
+    int C = a.c, HW = a.h * a.w, P = G * D, T = RN_KM_HEAD_THREADS, V = D * HW;
+    double v[RN_KM_HEAD_THREADS];
+    for (int m = 0; m < a.n * G; m++) {
+        float *pr = prob + (size_t)m * V;
         for (int th = 0; th < T; th++) {
             v[th] = 0;
-            for (int p = th; p < HW; p += T) v[th] += pr[p] * rn_km_xy_gpos(g0, g1, p, a.w);
+            for (int p = th; p < V; p += T) v[th] += pr[p] * rn_km_sa_gpos(drows + 3 * m, p, D, a.h, a.w);
         }
         double dot = tree(v);
-        for (int th = 0; th < T; th++) {
-            v[th] = 0;
-            for (int p = th; p < HW; p += T) {
-                pr[p] = rn_km_xy_dlogit(pr[p], rn_km_xy_gpos(g0, g1, p, a.w), dot);
-                v[th] += pr[p];
-            }
-        }
-        sb += tree(v);
+        for (int p = 0; p < V; p++) pr[p] = rn_km_sa_dlogit(pr[p], rn_km_sa_gpos(drows + 3 * m, p, D, a.h, a.w), dot);
     }
-    for (size_t i = 0; i < elems(a); i++) rn_km_st(da, t, i, rn_km_xy_da(prob[i / C], w[i % C]));
+    for (size_t i = 0; i < elems(a); i++) {
+        size_t row = i / C, n = row / HW, p = row % HW;
+        int c = (int)(i % C);
+        double o = rn_km_pw_da(prob[n * P * HW + p], w[c]);
+        for (int q = 1; q < P; q++) o += rn_km_pw_da(prob[(n * P + q) * HW + p], w[(size_t)q * C + c]);
+        rn_km_st(da, t, i, o);
+    }
     double *s = rn_xmalloc((size_t)C * sizeof *s);
-    red_replay(s, NULL, RN_KM_RED_XYDW, ax, NULL, NULL, prob, t, elems(a) / C, C);
-    for (int c = 0; c < C; c++) dw[c] += (float)s[c];
-    db[0] += (float)sb;
+    if (P == 1) {
+        red_replay(s, NULL, RN_KM_RED_XYDW, ax, NULL, NULL, prob, t, elems(a) / C, C);
+        for (int c = 0; c < C; c++) dw[c] += (float)s[c];
+    } else {
+        for (int q = 0; q < P; q++)
+            for (int c = 0; c < C; c++) {
+                double acc = 0;
+                for (size_t row = 0; row < elems(a) / C; row++)
+                    acc += (double)prob[((row / HW) * P + q) * HW + row % HW] * rn_km_ld(ax, t, row * C + c);
+                dw[(size_t)q * C + c] += (float)acc;
+            }
+    }
+    for (int q = 0; q < P; q++) {
+        double sb = 0;
+        for (int n = 0; n < a.n; n++) {
+            for (int th = 0; th < T; th++) {
+                v[th] = 0;
+                for (int p = th; p < HW; p += T) v[th] += prob[((size_t)n * P + q) * HW + p];
+            }
+            sb += tree(v);
+        }
+        db[q] += (float)sb;
+    }
     free(s);
 }
 
-static void xy(const ty *y, shp a, rn_rng *r)
+static void heat(const ty *y, shp a, int G, int D, rn_rng *r)
 {
-    char sh[48];
+    char sh[64];
     label(sh, a);
-    int C = a.c;
-    size_t n = elems(a), np = (size_t)a.n * a.h * a.w, N = (size_t)a.n;
+    snprintf(sh + strlen(sh), sizeof sh - strlen(sh), " G=%d D=%d", G, D);
+    int C = a.c, P = G * D;
+    size_t n = elems(a), np = (size_t)a.n * P * a.h * a.w, R = 3 * (size_t)a.n * G;
     rn_act_type t = y->t;
-    float *x = act_rand(n, 0, 1, t, r), *w = randn(C, 2 / sqrt(C), r), *b = randn(1, 1, r);
-    float *dc = randn(2 * N, 1, r), *dw0 = randn(C, 1, r), *db0 = randn(1, 1, r);
-    /* coord (2N), prob (np), da (n), dw (C), db (1), dlogits (np) */
-    size_t len = 2 * N + np + n + C + 1 + np;
+    float *x = act_rand(n, 0, 1, t, r), *w = randn((size_t)P * C, 2 / sqrt(C), r), *b = randn(P, 1, r);
+    float *dc = randn(R, 1, r), *dw0 = randn((size_t)P * C, 1, r), *db0 = randn(P, 1, r);
+    /* rows (R), prob (np), da (n), dw (PC), db (P), dlogits (np) */
+    size_t len = R + np + n + (size_t)P * C + P + np;
     float *o[2] = {fvec(len), fvec(len)};
     for (int k = 0; k < 2; k++) {
-        float *coord = o[k], *prob = o[k] + 2 * N, *da = prob + np, *dw = da + n, *db = dw + C, *dl = db + 1;
-        memcpy(dw, dw0, C * sizeof(float)), db[0] = db0[0];
+        float *rows = o[k], *prob = rows + R, *da = prob + np, *dw = da + n, *db = dw + (size_t)P * C, *dl = db + P;
+        memcpy(dw, dw0, (size_t)P * C * sizeof(float)), memcpy(db, db0, P * sizeof(float));
         if (k) {
-            rn_ref_xy_forward(coord, prob, x, w, b, a.n, C, a.h, a.w);
+            rn_ref_pointwise_forward(prob, x, w, b, a.n, C, a.h * a.w, P);
+            rn_ref_softargmax_forward(rows, prob, prob, a.n, G, D, a.h, a.w, 3);
             memcpy(dl, prob, np * sizeof(float));
-            rn_ref_xy_backward(da, dw, db, dc, dl, x, w, a.n, C, a.h, a.w);
+            rn_ref_softargmax_backward(dl, dl, dc, a.n, G, D, a.h, a.w, 3);
+            rn_ref_pointwise_backward(da, dw, db, dl, x, w, a.n, C, a.h * a.w, P);
             continue;
         }
         void *ax = to_act(x, a, t), *ada = to_act(x, a, t);
-        xy_forward_replay(coord, prob, ax, t, w, b, a);
+        heat_forward_replay(rows, prob, ax, t, w, b, a, G, D);
         memcpy(dl, prob, np * sizeof(float));
-        xy_backward_replay(ada, dw, db, dc, dl, ax, t, w, a);
+        heat_backward_replay(ada, dw, db, dc, dl, ax, t, w, a, G, D);
         float *g = from_act(ada, a, t);
         memcpy(da, g, n * sizeof(float));
         free(g), free(ax), free(ada);
     }
-    const char *names[6] = {"xy_forward coord", "xy_forward prob", "xy_backward da", "xy_backward dw (+=)",
-                            "xy_backward db (+=)", "xy_backward dlogits"};
-    const size_t lens[6] = {2 * N, np, n, (size_t)C, 1, np};
+    const char *names[6] = {"softargmax_forward rows", "softargmax_forward prob", "pointwise_backward dx",
+                            "pointwise_backward dw (+=)", "pointwise_backward db (+=)", "softargmax_backward"};
+    const size_t lens[6] = {R, np, n, (size_t)P * C, (size_t)P, np};
     size_t off = 0;
     for (int j = 0; j < 6; j++) {
         judge(y, 0, names[j], sh, o[0] + off, o[1] + off, lens[j], 64, j == 2);
@@ -473,79 +495,82 @@ static void xy(const ty *y, shp a, rn_rng *r)
     free(x), free(w), free(b), free(dc), free(dw0), free(db0), free(o[0]), free(o[1]);
 }
 
-/* The depth head, coords and the loss (fp32 only: no activations). */
-static void depth_loss(int N, int C, float scale, rn_rng *r)
+/* k_head.cu's linear forward and backward on the host (rows of ys, output o at column o). */
+static void linear_replay(float *yv, float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
+                          const float *b, const float *rs, int N, int C, int O, int ys)
 {
-    const ty *y = &TYPES[0];
-    char sh[48];
-    snprintf(sh, sizeof sh, "N=%d C=%d s=%g", N, C, scale);
-    float *feat = randn((size_t)N * C, 1, r), *w = randn(C, 1 / sqrt(C), r), *b = randn(1, 1, r);
-    float *k = randn(N, 3, r), *dd = randn(N, 1, r), *dw0 = randn(C, 1, r), *db0 = randn(1, 1, r);
-    float *xyv = randn(2 * (size_t)N, 5, r), *tgt = randn(3 * (size_t)N, 5, r), *vis = fvec(N), *hd = fvec(N);
-    for (int n = 0; n < N; n++) vis[n] = n % 3 != 1, hd[n] = n % 4 != 2;
-    /* depth, gamma (N each), dfeat (NC), dw (C), db (1), coord (3N), loss (1), dxy (2N), ddepth (N) */
-    size_t nc = (size_t)N * C, len = 2 * (size_t)N + nc + C + 1 + 3 * (size_t)N + 1 + 3 * (size_t)N;
-    float *o[2] = {fvec(len), fvec(len)};
-    for (int j = 0; j < 2; j++) {
-        float *depth = o[j], *gamma = depth + N, *dfeat = gamma + N, *dw = dfeat + nc, *db = dw + C;
-        float *coord = db + 1, *loss = coord + 3 * N, *dxy = loss + 1, *ddepth = dxy + 2 * N;
-        memcpy(dw, dw0, C * sizeof(float)), db[0] = db0[0];
-        if (j) {
-            rn_ref_depth_forward(depth, gamma, feat, w, b, k, N, C);
-            rn_ref_depth_backward(dfeat, dw, db, dd, feat, w, k, N, C);
-            rn_ref_coords(coord, xyv, depth, N);
-            tgt[0] = coord[0];
-            loss[0] = (float)rn_ref_loss(dxy, ddepth, coord, tgt, vis, hd, scale, N);
-            continue;
-        }
-        double v[RN_KM_HEAD_THREADS];
-        for (int n = 0; n < N; n++) {
+    double v[RN_KM_HEAD_THREADS];
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < O; o++) {
             for (int th = 0; th < RN_KM_HEAD_THREADS; th++) {
                 v[th] = 0;
-                for (int c = th; c < C; c += RN_KM_HEAD_THREADS) v[th] = rn_km_dot_step(v[th], w[c], feat[(size_t)n * C + c]);
+                for (int c = th; c < C; c += RN_KM_HEAD_THREADS)
+                    v[th] = rn_km_dot_step(v[th], w[(size_t)o * C + c], x[(size_t)n * C + c]);
             }
-            depth[n] = rn_km_depth(gamma + n, b[0] + tree(v), k[n]);
+            yv[(size_t)n * ys + o] = rn_km_linear_out(b[o] + tree(v), rs, n);
         }
-        for (size_t i = 0; i < nc; i++) dfeat[i] = (float)(rn_km_depth_dg(dd[i / C], k[i / C]) * w[i % C]);
+    for (size_t i = 0; i < (size_t)N * C; i++) {
+        int n = (int)(i / C), c = (int)(i % C);
+        double s = rn_km_linear_dg(dy[(size_t)n * ys], rs, n) * w[c];
+        for (int o = 1; o < O; o++) s += rn_km_linear_dg(dy[(size_t)n * ys + o], rs, n) * w[(size_t)o * C + c];
+        dx[i] = (float)s;
+    }
+    for (int o = 0; o < O; o++)
         for (int c = 0; c <= C; c++) {
             double s = 0;
-            for (int n = 0; n < N; n++) s += c < C ? rn_km_depth_dg(dd[n], k[n]) * feat[(size_t)n * C + c] : rn_km_depth_dg(dd[n], k[n]);
-            if (c < C) dw[c] += (float)s;
-            else db[0] += (float)s;
+            for (int n = 0; n < N; n++) {
+                double dg = rn_km_linear_dg(dy[(size_t)n * ys + o], rs, n);
+                s += c < C ? dg * x[(size_t)n * C + c] : dg;
+            }
+            if (c < C) dw[(size_t)o * C + c] += (float)s;
+            else db[o] += (float)s;
         }
-        for (int n = 0; n < N; n++) coord[3 * n] = xyv[2 * n], coord[3 * n + 1] = xyv[2 * n + 1], coord[3 * n + 2] = depth[n];
-        tgt[0] = coord[0]; /* one coordinate equal: sign(0) = 0 */
+}
+
+/* The linear layer (times k) and the masked L1 loss over K rows (fp32 only: no activations). */
+static void linear_loss(int N, int C, int O, int K, float scale, rn_rng *r)
+{
+    const ty *y = &TYPES[0];
+    char sh[64];
+    snprintf(sh, sizeof sh, "N=%d C=%d O=%d K=%d s=%g", N, C, O, K, scale);
+    int ys = O + 1;
+    size_t nc = (size_t)N * C, oc = (size_t)O * C, ny = (size_t)N * ys, nr = 3 * (size_t)N * K;
+    float *feat = randn(nc, 1, r), *w = randn(oc, 1 / sqrt(C), r), *b = randn(O, 1, r), *k = randn(N, 3, r);
+    float *dy = randn(ny, 1, r), *dw0 = randn(oc, 1, r), *db0 = randn(O, 1, r);
+    float *pred = randn(nr, 5, r), *tgt = randn(nr, 5, r), *vis = fvec((size_t)N * K), *hd = fvec(N);
+    for (int i = 0; i < N * K; i++) vis[i] = i % 3 != 1;
+    for (int n = 0; n < N; n++) hd[n] = n % 4 != 2;
+    tgt[0] = pred[0]; /* one coordinate equal: sign(0) = 0 */
+    /* y (ny), dx (NC), dw (OC), db (O), loss (1), dpred (nr) */
+    size_t len = ny + nc + oc + O + 1 + nr;
+    float *o[2] = {fvec(len), fvec(len)};
+    for (int j = 0; j < 2; j++) {
+        float *yv = o[j], *dx = yv + ny, *dw = dx + nc, *db = dw + oc, *loss = db + O, *gp = loss + 1;
+        memcpy(dw, dw0, oc * sizeof(float)), memcpy(db, db0, O * sizeof(float));
+        if (j) {
+            rn_ref_linear_forward(yv, feat, w, b, k, N, C, O, ys);
+            rn_ref_linear_backward(dx, dw, db, dy, feat, w, k, N, C, O, ys);
+            loss[0] = (float)rn_ref_l1_loss(gp, pred, tgt, vis, hd, scale, N, K);
+            continue;
+        }
+        linear_replay(yv, dx, dw, db, dy, feat, w, b, k, N, C, O, ys);
         double l = 0;
-        for (int n = 0; n < N; n++) {
-            float g[3];
-            l = rn_km_loss(l, g, coord + 3 * n, tgt + 3 * n, vis[n], hd[n], scale, N);
-            dxy[2 * n] = g[0], dxy[2 * n + 1] = g[1], ddepth[n] = g[2];
-        }
+        for (int q = 0; q < N * K; q++)
+            l = rn_km_l1(l, gp + 3 * q, pred + 3 * q, tgt + 3 * q, vis[q], hd[q / K], scale, N * K);
         loss[0] = (float)l;
     }
-    /* depth_forward's channel sum runs in the kernel's tree, not ref's order: bounds; the rest bit for bit
-     * (coords, loss and its gradient judged on the same depth: both sides copy their own) */
-    const char *names[7] = {"depth_forward depth,gamma", "depth_backward dfeat", "depth_backward dw (+=)",
-                            "depth_backward db (+=)", "coords", "loss", "loss gradient dxy,ddepth"};
-    const size_t lens[7] = {2 * (size_t)N, nc, (size_t)C, 1, 3 * (size_t)N, 1, 3 * (size_t)N};
-    const int exact[7] = {0, 1, 1, 1, 0, 0, 0};
+    for (int n = 0; n < N; n++) o[0][(size_t)n * ys + O] = o[1][(size_t)n * ys + O] = 0; /* the column not written */
+    /* linear_forward's channel sum runs in the kernel's tree, not ref's order: bounds; the rest bit for bit */
+    const char *names[6] = {"linear_forward", "linear_backward dx", "linear_backward dw (+=)",
+                            "linear_backward db (+=)", "l1_loss", "l1_loss gradient"};
+    const size_t lens[6] = {ny, nc, oc, (size_t)O, 1, nr};
+    const int exact[6] = {0, 1, 1, 1, 1, 1};
     size_t off = 0;
-    for (int j = 0; j < 7; j++) {
+    for (int j = 0; j < 6; j++) {
         judge(y, exact[j], names[j], sh, o[0] + off, o[1] + off, lens[j], 8, 0);
         off += lens[j];
     }
-    /* the loss from ref's own coords: bit for bit */
-    float *coord = o[1] + 2 * (size_t)N + nc + C + 1, g[3], dl[3];
-    double l = 0, want = rn_ref_loss(NULL, NULL, coord, tgt, vis, hd, scale, N);
-    size_t bad = 0;
-    for (int n = 0; n < N; n++) {
-        l = rn_km_loss(l, g, coord + 3 * n, tgt + 3 * n, vis[n], hd[n], scale, N);
-        float *ref_g = o[1] + 2 * (size_t)N + nc + C + 1 + 3 * (size_t)N + 1;
-        dl[0] = ref_g[2 * n], dl[1] = ref_g[2 * n + 1], dl[2] = ref_g[2 * N + n];
-        bad += bit_diffs(g, dl, 3);
-    }
-    report("loss (ref's coords)", sh, "fp32", (double)(bad + (l != want)), 0, "bits");
-    free(feat), free(w), free(b), free(k), free(dd), free(dw0), free(db0), free(xyv), free(tgt), free(vis), free(hd);
+    free(feat), free(w), free(b), free(k), free(dy), free(dw0), free(db0), free(pred), free(tgt), free(vis), free(hd);
     free(o[0]), free(o[1]);
 }
 
@@ -753,12 +778,14 @@ int main(void)
         maxpool(y, (shp){1, 64, 8, 7}, &r);
         gap(y, (shp){2, 512, 3, 4}, &r);
         gap(y, (shp){1, 2048, 2, 3}, &r);
-        xy(y, (shp){2, 256, 6, 5}, &r);
-        xy(y, (shp){1, 256, 4, 7}, &r);
+        heat(y, (shp){2, 256, 6, 5}, 1, 1, &r);
+        heat(y, (shp){1, 256, 4, 7}, 1, 1, &r);
+        heat(y, (shp){2, 32, 5, 6}, 3, 4, &r);
     }
     printf("---- no activations ----\n");
-    depth_loss(2, 512, 1, &r);
-    depth_loss(5, 2048, 1024, &r);
+    linear_loss(2, 512, 1, 1, 1, &r);
+    linear_loss(5, 2048, 1, 1, 1024, &r);
+    linear_loss(3, 64, 3, 4, 2, &r);
     adam(5003, &r);
     unscale(4099, &r);
     wgrad16();

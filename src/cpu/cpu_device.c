@@ -280,49 +280,51 @@ static void cpu_gap_backward(rn_device *dev, void *dx, const float *dout, const 
     ACT_CALL(dev, a, rn_gap_backward, dx, dout, a->n, a->c, a->h * a->w);
 }
 
-/* ---- head, loss ---- */
+/* ---- heat-map heads, loss ---- */
 
-static void cpu_xy_forward(rn_device *dev, float *coord, float *prob, const void *a_in, const float *w, const float *b,
-                           const rn_act_shape *a)
+static void cpu_pointwise_forward(rn_device *dev, float *y, const void *x, const float *w, const float *b,
+                                  const rn_act_shape *a, int O)
 {
-    ACT_CALL(dev, a, rn_xy_forward, coord, prob, a_in, w, b, a->n, a->c, a->h, a->w);
+    ACT_CALL(dev, a, rn_pointwise_forward, y, x, w, b, a->n, a->c, a->h * a->w, O);
 }
 
-static void cpu_xy_backward(rn_device *dev, void *da, float *dw, float *db, const float *dcoord, float *prob,
-                            const void *a_in, const float *w, const rn_act_shape *a)
+static void cpu_pointwise_backward(rn_device *dev, void *dx, float *dw, float *db, const float *dy, const void *x,
+                                   const float *w, const rn_act_shape *a, int O)
 {
-    ACT_CALL(dev, a, rn_xy_backward, da, dw, db, dcoord, prob, a_in, w, a->n, a->c, a->h, a->w);
+    ACT_CALL(dev, a, rn_pointwise_backward, dx, dw, db, dy, x, w, a->n, a->c, a->h * a->w, O);
 }
 
-static void cpu_depth_forward(rn_device *dev, float *depth, float *gamma, const float *feat, const float *w,
-                              const float *b, const float *k, int N, int C)
+static void cpu_softargmax_forward(rn_device *dev, float *out, float *prob, const float *logits, int N, int G, int D,
+                                   int H, int W, int os)
+{
+    WITH_THREADS(dev, rn_softargmax_forward(out, prob, logits, N, G, D, H, W, os));
+}
+
+static void cpu_softargmax_backward(rn_device *dev, float *dlogits, const float *prob, const float *dout, int N, int G,
+                                    int D, int H, int W, int os)
+{
+    WITH_THREADS(dev, rn_softargmax_backward(dlogits, prob, dout, N, G, D, H, W, os));
+}
+
+static void cpu_linear_forward(rn_device *dev, float *y, const float *x, const float *w, const float *b,
+                               const float *rs, int N, int C, int O, int ys)
 {
     (void)dev;
-    rn_depth_forward(depth, gamma, feat, w, b, k, N, C);
+    rn_linear_forward(y, x, w, b, rs, N, C, O, ys);
 }
 
-static void cpu_depth_backward(rn_device *dev, float *dfeat, float *dw, float *db, const float *ddepth,
-                               const float *feat, const float *w, const float *k, int N, int C)
+static void cpu_linear_backward(rn_device *dev, float *dx, float *dw, float *db, const float *dy, const float *x,
+                                const float *w, const float *rs, int N, int C, int O, int ys)
 {
     (void)dev;
-    rn_depth_backward(dfeat, dw, db, ddepth, feat, w, k, N, C);
+    rn_linear_backward(dx, dw, db, dy, x, w, rs, N, C, O, ys);
 }
 
-static void cpu_coords(rn_device *dev, float *coord, const float *xy, const float *depth, int N)
+static void cpu_l1_loss(rn_device *dev, double *loss, float *dpred, const float *pred, const float *target,
+                        const float *vis, const float *have_depth, float scale, int N, int K)
 {
     (void)dev;
-    for (int n = 0; n < N; n++) {
-        coord[3 * n] = xy[2 * n];
-        coord[3 * n + 1] = xy[2 * n + 1];
-        coord[3 * n + 2] = depth[n];
-    }
-}
-
-static void cpu_loss(rn_device *dev, double *loss, float *dxy, float *ddepth, const float *coord, const float *target,
-                     const float *vis, const float *have_depth, float scale, int N)
-{
-    (void)dev;
-    loss[0] = rn_loss_forward_backward(dxy, ddepth, coord, target, vis, have_depth, scale, N);
+    loss[0] = rn_l1_loss(dpred, pred, target, vis, have_depth, scale, N, K);
 }
 
 /* ---- optimizer ---- */
@@ -378,12 +380,13 @@ static const rn_device_ops CPU_OPS = {
     .maxpool_backward = cpu_maxpool_backward,
     .gap_forward = cpu_gap_forward,
     .gap_backward = cpu_gap_backward,
-    .xy_forward = cpu_xy_forward,
-    .xy_backward = cpu_xy_backward,
-    .depth_forward = cpu_depth_forward,
-    .depth_backward = cpu_depth_backward,
-    .coords = cpu_coords,
-    .loss = cpu_loss,
+    .pointwise_forward = cpu_pointwise_forward,
+    .pointwise_backward = cpu_pointwise_backward,
+    .softargmax_forward = cpu_softargmax_forward,
+    .softargmax_backward = cpu_softargmax_backward,
+    .linear_forward = cpu_linear_forward,
+    .linear_backward = cpu_linear_backward,
+    .l1_loss = cpu_l1_loss,
     .adam = cpu_adam,
     .unscale_check = cpu_unscale_check,
 };

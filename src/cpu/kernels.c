@@ -94,50 +94,99 @@ void rn_bn_backward(float *dx, float *dgamma, float *dbeta, double *sums, const 
     rn_bn_backward_data(dx, dy, relu_out, x, mean, var, gamma, sums, (double)N * HW, N, C, HW);
 }
 
-void rn_depth_forward(float *depth, float *gamma, const float *feat, const float *w, const float *b, const float *k,
-                      int N, int C)
+/* g . pos(p) of a D x H x W volume: gx column + gy row (+ gz depth bin when D > 1). */
+static double sa_gpos(double gx, double gy, double gz, int p, int D, int H, int W)
 {
-    for (int n = 0; n < N; n++) {
+    double s = gx * (p % W) + gy * (p / W % H);
+    return D > 1 ? s + gz * (p / (H * W)) : s;
+}
+
+void rn_softargmax_forward(float *out, float *prob, const float *logits, int N, int G, int D, int H, int W, int os)
+{
+    int V = D * H * W;
+#pragma omp parallel for schedule(static)
+    for (long r = 0; r < (long)N * G; r++) {
+        const float *lg = logits + (size_t)r * V;
+        float *pr = prob + (size_t)r * V;
+        float mx = -INFINITY;
+        for (int p = 0; p < V; p++) mx = lg[p] > mx ? lg[p] : mx;
         double s = 0;
-        for (int c = 0; c < C; c++) s += (double)feat[(size_t)n * C + c] * w[c];
-        gamma[n] = (float)(s + b[0]);
-        depth[n] = gamma[n] * k[n];
+        for (int p = 0; p < V; p++) s += exp((double)lg[p] - mx);
+        double sx = 0, sy = 0, sz = 0;
+        for (int p = 0; p < V; p++) {
+            double e = exp((double)lg[p] - mx) / s;
+            pr[p] = (float)e;
+            sx += e * (p % W);
+            sy += e * (p / W % H);
+            sz += e * (p / (H * W));
+        }
+        out[r * os] = (float)sx;
+        out[r * os + 1] = (float)sy;
+        if (D > 1) out[r * os + 2] = (float)sz;
     }
 }
 
-void rn_depth_backward(float *dfeat, float *dw, float *db, const float *ddepth, const float *feat, const float *w,
-                       const float *k, int N, int C)
+void rn_softargmax_backward(float *dlogits, const float *prob, const float *dout, int N, int G, int D, int H, int W,
+                            int os)
 {
-    for (int n = 0; n < N; n++) {
-        float dg = ddepth[n] * k[n];
-        db[0] += dg;
-        for (int c = 0; c < C; c++) {
-            dw[c] += dg * feat[(size_t)n * C + c];
-            dfeat[(size_t)n * C + c] = dg * w[c];
-        }
+    int V = D * H * W;
+#pragma omp parallel for schedule(static)
+    for (long r = 0; r < (long)N * G; r++) {
+        const float *pr = prob + (size_t)r * V;
+        float *dl = dlogits + (size_t)r * V;
+        double gx = dout[r * os], gy = dout[r * os + 1], gz = D > 1 ? dout[r * os + 2] : 0, dot = 0;
+        for (int p = 0; p < V; p++) dot += pr[p] * sa_gpos(gx, gy, gz, p, D, H, W);
+        for (int p = 0; p < V; p++) dl[p] = (float)(pr[p] * (sa_gpos(gx, gy, gz, p, D, H, W) - dot));
     }
+}
+
+void rn_linear_forward(float *y, const float *x, const float *w, const float *b, const float *rs, int N, int C, int O,
+                       int ys)
+{
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < O; o++) {
+            double s = 0;
+            for (int c = 0; c < C; c++) s += (double)x[(size_t)n * C + c] * w[(size_t)o * C + c];
+            float pre = (float)(s + b[o]);
+            y[(size_t)n * ys + o] = rs ? pre * rs[n] : pre;
+        }
+}
+
+void rn_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
+                        const float *rs, int N, int C, int O, int ys)
+{
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < O; o++) {
+            float dg = rs ? dy[(size_t)n * ys + o] * rs[n] : dy[(size_t)n * ys + o];
+            db[o] += dg;
+            for (int c = 0; c < C; c++) {
+                dw[(size_t)o * C + c] += dg * x[(size_t)n * C + c];
+                float v = dg * w[(size_t)o * C + c];
+                dx[(size_t)n * C + c] = o ? dx[(size_t)n * C + c] + v : v;
+            }
+        }
 }
 
 static float sgn(float x) { return (float)((x > 0) - (x < 0)); }
 
-double rn_loss_forward_backward(float *dxy, float *ddepth, const float *coord, const float *target, const float *vis,
-                                const float *have_depth, float scale, int N)
+double rn_l1_loss(float *dpred, const float *pred, const float *target, const float *vis, const float *have_depth,
+                  float scale, int N, int K)
 {
     double loss = 0;
-    for (int n = 0; n < N; n++) {
-        const float *c = coord + 3 * n, *t = target + 3 * n;
-        loss += (fabs((double)c[0] - t[0]) * vis[n] + fabs((double)c[1] - t[1]) * vis[n] +
-                 fabs((double)c[2] - t[2]) * vis[n] * have_depth[n]) / 3.0;
-        if (dxy) {
-            float s = 1.0f / (3.0f * (float)N);
-            float gx = sgn(c[0] - t[0]) * vis[n] * s, gy = sgn(c[1] - t[1]) * vis[n] * s;
-            float gz = sgn(c[2] - t[2]) * vis[n] * have_depth[n] * s;
-            dxy[2 * n] = gx * scale;
-            dxy[2 * n + 1] = gy * scale;
-            ddepth[n] = gz * scale;
+    float s = 1.0f / (3.0f * (float)(N * K));
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < K; k++) {
+            size_t r = (size_t)n * K + k;
+            const float *c = pred + 3 * r, *t = target + 3 * r;
+            float v = vis[r];
+            loss += (fabs((double)c[0] - t[0]) * v + fabs((double)c[1] - t[1]) * v +
+                     fabs((double)c[2] - t[2]) * v * have_depth[n]) / 3.0;
+            if (!dpred) continue;
+            dpred[3 * r] = sgn(c[0] - t[0]) * v * s * scale;
+            dpred[3 * r + 1] = sgn(c[1] - t[1]) * v * s * scale;
+            dpred[3 * r + 2] = sgn(c[2] - t[2]) * v * have_depth[n] * s * scale;
         }
-    }
-    return loss / N;
+    return loss / ((double)N * K);
 }
 
 void rn_adam_update(float *param, const float *grad, float *m, float *v, size_t n, const rn_adam_args *h)

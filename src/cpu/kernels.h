@@ -86,25 +86,29 @@ void rn_maxpool_backward(float *dx /* (N, C/16, H, W, 16) */, const float *dy /*
 void rn_gap_forward(float *out /* (N, C) */, const float *x /* (N, C/16, HW, 16) */, int N, int C, int HW);
 /* dx += dout / HW broadcast. */
 void rn_gap_backward(float *dx /* (N, C/16, HW, 16) */, const float *dout /* (N, C) */, int N, int C, int HW);
-/* xy head: logits = 1x1 conv (C -> 1) with bias, softmax over H*W, x = sum p*col, y = sum p*row. */
-void rn_xy_forward(float *coord /* (N, 2) */, float *prob /* (N, H*W) */, const float *a /* (N, C/16, HW, 16) */,
-                   const float *w /* (C) */, const float *b /* (1) */, int N, int C, int H, int W);
-/* Backward of rn_xy_forward: da overwritten, dw and db accumulated; prob is overwritten with the logit gradient. */
-void rn_xy_backward(float *da /* (N, C/16, HW, 16) */, float *dw /* (C) */, float *db /* (1) */,
-                    const float *dcoord /* (N, 2) */, float *prob /* (N, H*W) in: softmax, out: dlogits */,
-                    const float *a /* (N, C/16, HW, 16) */, const float *w /* (C) */, int N, int C, int H, int W);
-/* depth head: gamma[n] = w . feat[n] + b, depth = gamma * k. */
-void rn_depth_forward(float *depth /* (N) */, float *gamma /* (N) */, const float *feat /* (N, C) */,
-                      const float *w /* (C) */, const float *b /* (1) */, const float *k /* (N) */, int N, int C);
-/* dfeat overwritten; dw, db accumulated. */
-void rn_depth_backward(float *dfeat /* (N, C) */, float *dw /* (C) */, float *db /* (1) */,
-                       const float *ddepth /* (N) */, const float *feat /* (N, C) */, const float *w /* (C) */,
-                       const float *k /* (N) */, int N, int C);
-/* loss = mean_n (|x-tx| v + |y-ty| v + |z-tz| v d) / 3; returns it, and unless dxy is NULL the
- * gradient dL/dcoord times scale split for the heads (nn/device.h's loss op). */
-double rn_loss_forward_backward(float *dxy /* (N, 2) or NULL */, float *ddepth /* (N) */, const float *coord /* (N, 3) */,
-                                const float *target /* (N, 3) */, const float *vis /* (N) */,
-                                const float *have_depth /* (N) */, float scale, int N);
+/* A 1x1 conv with bias into float logits: y[n, o, p] = b[o] + sum_c x[n, c, p] w[o, c] (nn/device_ops.inc). */
+void rn_pointwise_forward(float *y /* (N, O, HW) */, const float *x /* (N, C/16, HW, 16) */, const float *w /* (O, C) */,
+                          const float *b /* (O) */, int N, int C, int HW, int O);
+/* Its backward: dx overwritten, dw and db accumulated. */
+void rn_pointwise_backward(float *dx /* (N, C/16, HW, 16) */, float *dw /* (O, C) */, float *db /* (O) */,
+                           const float *dy /* (N, O, HW) */, const float *x /* (N, C/16, HW, 16) */,
+                           const float *w /* (O, C) */, int N, int C, int HW, int O);
+/* Soft-argmax per group over D*H*W (prob may equal logits); backward: dlogits may equal prob. */
+void rn_softargmax_forward(float *out /* (N*G, os) */, float *prob /* (N, G, D*H*W) */,
+                           const float *logits /* (N, G, D*H*W) */, int N, int G, int D, int H, int W, int os);
+void rn_softargmax_backward(float *dlogits /* (N, G, D*H*W) */, const float *prob /* (N, G, D*H*W) */,
+                            const float *dout /* (N*G, os) */, int N, int G, int D, int H, int W, int os);
+/* y[n*ys + o] = (b[o] + w[o] . x[n]) rs[n] (rs NULL: 1); backward: dx overwritten, dw and db accumulated. */
+void rn_linear_forward(float *y /* (N, ys) */, const float *x /* (N, C) */, const float *w /* (O, C) */,
+                       const float *b /* (O) */, const float *rs /* (N) or NULL */, int N, int C, int O, int ys);
+void rn_linear_backward(float *dx /* (N, C) */, float *dw /* (O, C) */, float *db /* (O) */, const float *dy /* (N, ys) */,
+                        const float *x /* (N, C) */, const float *w /* (O, C) */, const float *rs /* (N) or NULL */,
+                        int N, int C, int O, int ys);
+/* The masked L1 loss over (N, K, 3) (nn/device_ops.inc's l1_loss): returns it, and unless dpred is NULL
+ * its gradient times scale. */
+double rn_l1_loss(float *dpred /* (N, K, 3) or NULL */, const float *pred /* (N, K, 3) */,
+                  const float *target /* (N, K, 3) */, const float *vis /* (N, K) */, const float *have_depth /* (N) */,
+                  float scale, int N, int K);
 /* One Adam update (nn/device.h's adam op). */
 void rn_adam_update(float *param /* (n) */, const float *grad /* (n) */, float *m /* (n) */, float *v /* (n) */,
                     size_t n, const rn_adam_args *h);
@@ -133,9 +137,8 @@ void rn_maxpool_backward_bf16(rn_bf16 *dx, const rn_bf16 *dy, const rn_bf16 *x, 
                               int OW);
 void rn_gap_forward_bf16(float *out, const rn_bf16 *x, int N, int C, int HW);
 void rn_gap_backward_bf16(rn_bf16 *dx, const float *dout, int N, int C, int HW);
-void rn_xy_forward_bf16(float *coord, float *prob, const rn_bf16 *a, const float *w, const float *b, int N, int C,
-                        int H, int W);
-void rn_xy_backward_bf16(rn_bf16 *da, float *dw, float *db, const float *dcoord, float *prob, const rn_bf16 *a,
-                         const float *w, int N, int C, int H, int W);
+void rn_pointwise_forward_bf16(float *y, const rn_bf16 *x, const float *w, const float *b, int N, int C, int HW, int O);
+void rn_pointwise_backward_bf16(rn_bf16 *dx, float *dw, float *db, const float *dy, const rn_bf16 *x, const float *w,
+                                int N, int C, int HW, int O);
 
 #endif

@@ -109,19 +109,22 @@ void rn_cuda_maxpool_backward(const rn_cuda_kctx *k, void *dx, const void *dy, c
 void rn_cuda_gap_forward(const rn_cuda_kctx *k, float *out, const void *x, const rn_act_shape *a);
 void rn_cuda_gap_backward(const rn_cuda_kctx *k, void *dx, const float *dout, const rn_act_shape *a);
 
-/* ---- the RootNet head ---- */
-void rn_cuda_xy_forward(const rn_cuda_kctx *k, float *coord, float *prob, const void *a_in, const float *w,
-                        const float *b, const rn_act_shape *a);
-void rn_cuda_xy_backward(const rn_cuda_kctx *k, void *da, float *dw, float *db, const float *dcoord, float *prob,
-                         const void *a_in, const float *w, const rn_act_shape *a);
-void rn_cuda_depth_forward(const rn_cuda_kctx *k, float *depth, float *gamma, const float *feat, const float *w,
-                           const float *b, const float *kk, int N, int C);
-void rn_cuda_depth_backward(const rn_cuda_kctx *k, float *dfeat, float *dw, float *db, const float *ddepth,
-                            const float *feat, const float *w, const float *kk, int N, int C);
-void rn_cuda_coords(const rn_cuda_kctx *k, float *coord, const float *xy, const float *depth, int N);
+/* ---- heat-map heads (generic: nn/device_ops.inc) ---- */
+void rn_cuda_pointwise_forward(const rn_cuda_kctx *k, float *y, const void *x, const float *w, const float *b,
+                               const rn_act_shape *a, int O);
+void rn_cuda_pointwise_backward(const rn_cuda_kctx *k, void *dx, float *dw, float *db, const float *dy, const void *x,
+                                const float *w, const rn_act_shape *a, int O);
+void rn_cuda_softargmax_forward(const rn_cuda_kctx *k, float *out, float *prob, const float *logits, int N, int G, int D,
+                                int H, int W, int os);
+void rn_cuda_softargmax_backward(const rn_cuda_kctx *k, float *dlogits, const float *prob, const float *dout, int N,
+                                 int G, int D, int H, int W, int os);
+void rn_cuda_linear_forward(const rn_cuda_kctx *k, float *y, const float *x, const float *w, const float *b,
+                            const float *rs, int N, int C, int O, int ys);
+void rn_cuda_linear_backward(const rn_cuda_kctx *k, float *dx, float *dw, float *db, const float *dy, const float *x,
+                             const float *w, const float *rs, int N, int C, int O, int ys);
 /* loss: device double (1). */
-void rn_cuda_loss(const rn_cuda_kctx *k, double *loss, float *dxy, float *ddepth, const float *coord,
-                  const float *target, const float *vis, const float *have_depth, float scale, int N);
+void rn_cuda_l1_loss(const rn_cuda_kctx *k, double *loss, float *dpred, const float *pred, const float *target,
+                     const float *vis, const float *have_depth, float scale, int N, int K);
 
 /* ---- optimizer ---- */
 /* h: host struct, read at the call (its scalars are passed by value); h->finite: device int or NULL. */

@@ -17,7 +17,7 @@
 
 #include "nn/device.h"
 
-#define RN_DEVICE_LIB_ABI 1
+#define RN_DEVICE_LIB_ABI 2
 #define RN_DEVICE_LIB_SYMBOL "rn_cuda_device_lib"
 
 typedef struct rn_device_lib {

@@ -377,7 +377,7 @@ RN_HD float rn_km_gap_mean(double sum, int HW) { return (float)(sum / HW); }
 /* dx + dout / HW, ref's rn_ref_gap_backward. */
 RN_HD double rn_km_gap_backward(float dx, float dout, int HW) { return dx + (double)dout / HW; }
 
-/* ---- the heads ---- */
+/* ---- heat-map heads (nn/device_ops.inc: pointwise, softargmax, linear, l1_loss) ---- */
 
 /* s + w a: one step of the heads' dot products (in channel order, from the bias, as ref). */
 RN_HD double rn_km_dot_step(double s, float w, float a) { return s + (double)w * a; }
@@ -385,35 +385,38 @@ RN_HD double rn_km_dot_step(double s, float w, float a) { return s + (double)w *
 /* exp(logit - max) of the softmax, in double. */
 RN_HD double rn_km_softmax_exp(float logit, double mx) { return exp((double)logit - mx); }
 
-/* g . position(p) on the W-wide grid: g0 * column + g1 * row. */
-RN_HD double rn_km_xy_gpos(float g0, float g1, int p, int W) { return (double)g0 * (p % W) + (double)g1 * (p / W); }
+/* Position p of a D x H x W volume: 0 column, 1 row, 2 depth bin. */
+RN_HD int rn_km_sa_pos(int p, int j, int H, int W) { return j == 0 ? p % W : j == 1 ? p / W % H : p / (H * W); }
 
-/* The logits' gradient prob (g . pos - dot), dot = sum_q prob[q] g . pos(q). */
-RN_HD float rn_km_xy_dlogit(float prob, double gpos, double dot) { return (float)(prob * (gpos - dot)); }
-
-/* da = dlogit * w[c]. */
-RN_HD double rn_km_xy_da(float dl, float w) { return (double)dl * w; }
-
-/* gamma (out) and depth (return) from the dot product s = b + w . feat and k. */
-RN_HD float rn_km_depth(float *gamma, double s, float k)
+/* g . position(p): g[0] column + g[1] row (+ g[2] depth bin when D > 1). */
+RN_HD double rn_km_sa_gpos(const float *g, int p, int D, int H, int W)
 {
-    *gamma = (float)s;
-    return (float)(s * k);
+    double s = (double)g[0] * rn_km_sa_pos(p, 0, H, W) + (double)g[1] * rn_km_sa_pos(p, 1, H, W);
+    return D > 1 ? s + (double)g[2] * rn_km_sa_pos(p, 2, H, W) : s;
 }
 
-/* dgamma = ddepth * k (double). */
-RN_HD double rn_km_depth_dg(float ddepth, float k) { return (double)ddepth * k; }
+/* The logits' gradient prob (g . pos - dot), dot = sum_q prob[q] g . pos(q). */
+RN_HD float rn_km_sa_dlogit(float prob, double gpos, double dot) { return (float)(prob * (gpos - dot)); }
 
-/* The loss summed so far plus one sample's three terms (call in n order), and that sample's three
- * scaled gradients, ref's rn_ref_loss: c, t (3); g (3) written when not NULL. */
-RN_HD double rn_km_loss(double loss, float *g, const float *c, const float *t, float vis, float have_depth,
-                        float scale, int N)
+/* One term of a pointwise conv's data gradient: dlogit * w[o, c]. */
+RN_HD double rn_km_pw_da(float dl, float w) { return (double)dl * w; }
+
+/* A linear output from its sum s = b + w . x and the sample's factor (rs NULL: 1). */
+RN_HD float rn_km_linear_out(double s, const float *rs, int n) { return (float)(rs ? s * rs[n] : s); }
+
+/* dL/d(b + w . x): dy times the sample's factor, in double. */
+RN_HD double rn_km_linear_dg(float dy, const float *rs, int n) { return rs ? (double)dy * rs[n] : (double)dy; }
+
+/* The loss summed so far plus one row's three terms (call in (n, k) order), and that row's three
+ * scaled gradients, ref's rn_ref_l1_loss: c, t (3); g (3) written when not NULL; NK = N K rows. */
+RN_HD double rn_km_l1(double loss, float *g, const float *c, const float *t, float vis, float have_depth, float scale,
+                      int NK)
 {
     double wt[3] = {vis, vis, (double)vis * have_depth};
     for (int j = 0; j < 3; j++) {
         double e = (double)c[j] - t[j];
-        loss += fabs(e) * wt[j] / (3.0 * N);
-        if (g) g[j] = (float)((double)((e > 0) - (e < 0)) * wt[j] / (3.0 * N) * scale);
+        loss += fabs(e) * wt[j] / (3.0 * NK);
+        if (g) g[j] = (float)((double)((e > 0) - (e < 0)) * wt[j] / (3.0 * NK) * scale);
     }
     return loss;
 }

@@ -1,5 +1,5 @@
-/* rn_model: RootNet (ResNet backbone + the authors' root head) on a device,
- * with every activation planned up front for one batch size and input size.
+/* rn_model: a network of nn/net.h (the ResNet backbone, its deconvs and head, as p->net describes
+ * them) on a device, with every activation planned up front for one batch size and input size.
  *
  *   rn_params p; rn_params_build(&p, 50, &err); rn_params_init(&p, &rng);
  *   rn_model m;
@@ -7,7 +7,7 @@
  *   rn_model_create(&m, &p, 32, 256, 256, &o, &err);
  *   rn_model_sync_weights(&m);                   // after loading or updating p
  *   rn_model_forward(&m, images, k, 1);          // 1: train-mode BN
- *   const float *coord = rn_model_coords(&m);    // (N, 3), waits (inference)
+ *   const float *coord = rn_model_coords(&m);    // (N, K, 3), waits (inference)
  *   rn_model_zero_grad(&m);
  *   rn_model_backward(&m, target, vis, have_depth);  // p.grad += dL/dp, no wait
  *   double loss = rn_model_loss_read(&m);        // the one wait of a step
@@ -42,8 +42,9 @@
  * the residual added in place in the block's input; same result as the
  * unfused eval forward up to fp32 rounding (tests/t_fold.sh).
  *
- * Images are plain NCHW float32, already normalised. k is (N). The output
- * coord is (x, y) on the output grid (input / 4) and depth = gamma * k.
+ * Images are plain NCHW float32, already normalised. k is (N), given to the head layers that scale
+ * by it. The output is the net's (N, K, 3) rows (RootNet: (x, y) on the output grid (input / 4)
+ * and depth = gamma * k); the targets are (N, K, 3), vis (N, K), have_depth (N).
  * The model borrows p; it never frees it. Nothing is allocated after create.
  */
 #ifndef RN_NN_MODEL_H
@@ -53,6 +54,7 @@
 
 #include "core/profile.h"
 #include "nn/device.h"
+#include "nn/net.h"
 #include "nn/params.h"
 
 struct rn_autotune;
@@ -93,7 +95,7 @@ typedef struct rn_model_opts {
 } rn_model_opts;
 
 /* Memory plan. Every buffer of the arena is planned at create with a lifetime in the step's phases
- * (the stem with its max-pool, each block, the head's three deconvs, the xy and depth heads: forward
+ * (the stem with its max-pool, each block, the net's deconvs, the head layers: forward
  * runs phase ph at time ph, backward at two times per phase, in reverse). A forward activation lives
  * from its phase's forward to its phase's backward, a gradient buffer over the backward times that
  * write and read it; statistics, head buffers and inputs live the whole step. Buffers whose lifetimes do not
@@ -103,7 +105,7 @@ typedef enum rn_mem_kind {
     RN_MEM_ACT,   /* forward-saved activations: conv and BN outputs, the max-pool's, block outputs */
     RN_MEM_GRAD,  /* backward's activation gradients (rn_model.g, rn_block.g) */
     RN_MEM_STATS, /* BN batch statistics, folded scale/shift, the BN sums scratch */
-    RN_MEM_HEAD,  /* GAP features, heat map, xy, depth, their gradients, the result, the loss */
+    RN_MEM_HEAD,  /* the head layers' logits and features, their gradients, the result, the loss */
     RN_MEM_INPUT, /* device copies of the step's inputs (none on a device with host memory) */
     RN_MEM_KINDS
 } rn_mem_kind;
@@ -168,19 +170,18 @@ typedef struct rn_model {
     void *pool;           /* (N, 64, H/4, W/4) */
     rn_block *blocks;
     int nblocks;
-    rn_cbn head[3];
-    float *feat;          /* (N, feat_ch): GAP of the backbone output */
-    float *prob;          /* (N, OH*OW) */
-    float *xy;            /* (N, 2) */
-    float *gamma;         /* (N) */
-    float *depth;         /* (N) */
-    float *coord_dev;     /* (N, 3): the result, on the device */
-    float *coord;         /* (N, 3): host copy of the result, filled by rn_model_coords */
-    float *dxy, *ddepth, *dfeat;
+    rn_cbn head[RN_NET_MAX_DECONV]; /* the net's deconvs */
+    int ndeconv;
+    int K;                /* output rows per sample (nn/net.h) */
+    float *logits;        /* (N, G*D, OH*OW): the heat-map layer's logits, then softmax, then gradient (or NULL) */
+    float *feat, *dfeat;  /* (N, feat_ch): GAP of the backbone output and its gradient (a GAP layer; or NULL) */
+    float *coord_dev;     /* (N, K, 3): the result, on the device */
+    float *coord;         /* (N, K, 3): host copy of the result, filled by rn_model_coords */
+    float *dcoord;        /* (N, K, 3): the loss's gradient */
     double *lossbuf;      /* (2): the loss, then `finite` in the second slot's bytes */
     int *finite;          /* (1), device: the step's unscale_check flag (train/step.h) */
     double *sched;        /* (2), device: the step's Adam schedule (optim/adam.h), uploaded before its ops */
-    void *g[2];           /* the head's backward gradient pair g[0], g[1] (head_backward); NULL: inference */
+    void *g[2];           /* the deconvs' backward gradient pair g[0], g[1] (model_head.c); NULL: inference */
     const float *k;       /* the staged k, target, vis and have_depth (device copies, or the host */
     const float *target, *vis, *have_depth; /* arrays with host memory): rn_model_stage* */
     int last_train;       /* mode of the last forward */
@@ -218,7 +219,7 @@ void rn_model_forward(rn_model *m, const float *images /* (N, 3, H, W) */, const
  * mode, and with train every BN's num_batches_tracked advanced. */
 void rn_model_stage(rn_model *m, const float *images /* (N, 3, H, W) */, const float *k /* (N) */, int train);
 /* The host side of a backward: its targets onto the device. */
-void rn_model_stage_targets(rn_model *m, const float *target /* (N, 3) */, const float *vis /* (N) */,
+void rn_model_stage_targets(rn_model *m, const float *target /* (N, K, 3) */, const float *vis /* (N, K) */,
                             const float *have_depth /* (N) */);
 /* With opts.prefetch: the next batch (host arrays from the device's host_alloc, unchanged until the wait
  * after the next step) into the input set the staged batch is not in, with upload_async, i.e. beside the
@@ -227,7 +228,7 @@ void rn_model_stage_targets(rn_model *m, const float *target /* (N, 3) */, const
  * rn_model_stage_targets the targets, from it where their arrays are the same too); another batch is
  * uploaded as without it. Returns 1 when it uploaded, 0 when m does not prefetch (nothing done). */
 int rn_model_prefetch(rn_model *m, const float *images /* (N, 3, H, W) */, const float *k /* (N) */,
-                      const float *target /* (N, 3) */, const float *vis /* (N) */, const float *have_depth /* (N) */);
+                      const float *target /* (N, K, 3) */, const float *vis /* (N, K) */, const float *have_depth /* (N) */);
 /* The device ops alone of a forward and a backward on what was staged: no upload, no wait, no host
  * state changed, so that a graph (rn_model_run_graph) can capture them. */
 void rn_model_forward_ops(rn_model *m);
@@ -238,11 +239,11 @@ void rn_model_backward_ops(rn_model *m);
  * ops run directly from then on. ops must issue device ops only, the same ones for the same key. */
 void rn_model_run_graph(rn_model *m, rn_model_graph *gr, const double key[2], void (*ops)(rn_model *m, void *ctx),
                         void *ctx);
-/* The output of the last forward: a host (N, 3) array owned by m (one download: waits). */
+/* The output of the last forward: a host (N, K, 3) array owned by m (one download: waits). */
 const float *rn_model_coords(rn_model *m);
 /* Loss of the last forward into m's device buffer, and its gradient accumulated into p->grad.
  * Needs a train forward. Waits for nothing. rn_model_stage_targets, then rn_model_backward_ops. */
-void rn_model_backward(rn_model *m, const float *target /* (N, 3) */, const float *vis /* (N) */,
+void rn_model_backward(rn_model *m, const float *target /* (N, K, 3) */, const float *vis /* (N, K) */,
                        const float *have_depth /* (N) */);
 /* The last backward's loss and the finite flag (*m->finite, set by the step's unscale_check;
  * finite may be NULL) in one download: the step's one wait. */

@@ -1,6 +1,7 @@
 #include "nn/params.h"
 
 #include "nn/device.h"
+#include "nn/net.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -96,22 +97,26 @@ static void add_block(rn_params *p, int stage, int b, int inplanes, int planes, 
     }
 }
 
+/* The net's deconvs (weight (IC, OC, 4, 4), BN) and head layers (weight (O, C, 1, 1), bias (O)). */
 static void add_head(rn_params *p)
 {
+    const rn_net *net = p->net;
     int in = p->feat_ch;
-    for (int i = 0; i < 3; i++) {
-        int64_t s[4] = {in, 256, 4, 4};
-        add_entry(p, RN_P_DECONV, 4, s, "root.deconv_layers.%d.weight", 3 * i);
+    for (int i = 0; i < net->ndeconv; i++) {
+        int64_t s[4] = {in, net->deconv_ch, 4, 4};
+        add_entry(p, RN_P_DECONV, 4, s, "%s.%d.weight", net->deconv, 3 * i);
         char bn[64];
-        snprintf(bn, sizeof bn, "root.deconv_layers.%d", 3 * i + 1);
-        add_bn(p, bn, 256);
-        in = 256;
+        snprintf(bn, sizeof bn, "%s.%d", net->deconv, 3 * i + 1);
+        add_bn(p, bn, net->deconv_ch);
+        in = net->deconv_ch;
     }
-    int64_t sxy[4] = {1, 256, 1, 1}, sd[4] = {1, p->feat_ch, 1, 1}, sb[1] = {1};
-    add_entry(p, RN_P_HEADW, 4, sxy, "root.xy_layer.weight");
-    add_entry(p, RN_P_HEADB, 1, sb, "root.xy_layer.bias");
-    add_entry(p, RN_P_HEADW, 4, sd, "root.depth_layer.weight");
-    add_entry(p, RN_P_HEADB, 1, sb, "root.depth_layer.bias");
+    for (int i = 0; i < net->nhead; i++) {
+        const rn_head_layer *l = &net->head[i];
+        int64_t o = l->kind == RN_HEAD_HEATMAP ? (int64_t)l->groups * l->bins : l->groups;
+        int64_t sw[4] = {o, l->kind == RN_HEAD_HEATMAP ? net->deconv_ch : p->feat_ch, 1, 1}, sb[1] = {o};
+        add_entry(p, RN_P_HEADW, 4, sw, "%s.weight", l->param);
+        add_entry(p, RN_P_HEADB, 1, sb, "%s.bias", l->param);
+    }
 }
 
 static float *alloc_arena(size_t n)
@@ -123,9 +128,12 @@ static float *alloc_arena(size_t n)
     return a;
 }
 
-int rn_params_build(rn_params *p, int depth, rn_err *err)
+int rn_params_build(rn_params *p, int depth, rn_err *err) { return rn_params_build_net(p, NULL, depth, err); }
+
+int rn_params_build_net(rn_params *p, const rn_net *net, int depth, rn_err *err)
 {
     memset(p, 0, sizeof *p);
+    p->net = net ? net : rn_net_default();
     const arch *a = NULL;
     for (size_t i = 0; i < sizeof ARCHS / sizeof ARCHS[0]; i++)
         if (ARCHS[i].depth == depth) a = &ARCHS[i];
@@ -258,9 +266,11 @@ void rn_params_init(rn_params *p, rn_rng *rng)
         float *d = rn_xmalloc(e->numel * sizeof *d);
         switch (e->kind) {
         case RN_P_CONV:
+            for (size_t j = 0; j < e->numel; j++) d[j] = (float)(0.001 * rn_rng_normal(rng));
+            break;
         case RN_P_DECONV:
         case RN_P_HEADW:
-            for (size_t j = 0; j < e->numel; j++) d[j] = (float)(0.001 * rn_rng_normal(rng));
+            for (size_t j = 0; j < e->numel; j++) d[j] = (float)(p->net->init_std * rn_rng_normal(rng));
             break;
         case RN_P_BN_W:
         case RN_P_BN_VAR:

@@ -39,8 +39,8 @@
 typedef enum {
     RN_P_CONV,     /* Conv2d weight (OC, IC, KH, KW), no bias */
     RN_P_DECONV,   /* ConvTranspose2d weight (IC, OC, KH, KW) */
-    RN_P_HEADW,    /* 1x1 Conv2d weight (1, C, 1, 1) of xy_layer / depth_layer */
-    RN_P_HEADB,    /* its bias (1) */
+    RN_P_HEADW,    /* a head layer's 1x1 Conv2d weight (O, C, 1, 1) (nn/net.h) */
+    RN_P_HEADB,    /* its bias (O) */
     RN_P_BN_W,     /* BatchNorm weight (C) */
     RN_P_BN_B,     /* BatchNorm bias (C) */
     RN_P_BN_MEAN,  /* running_mean (C), in stats */
@@ -60,8 +60,10 @@ typedef struct rn_param_entry {
 } rn_param_entry;
 
 typedef struct rn_device rn_device;
+typedef struct rn_net rn_net;
 
 typedef struct rn_params {
+    const rn_net *net;    /* the network whose table this is (nn/net.h) */
     int depth;            /* 18, 34, 50, 101, 152 */
     int bottleneck;       /* 1 for 50/101/152 */
     int blocks[4];        /* blocks per stage */
@@ -75,7 +77,10 @@ typedef struct rn_params {
     rn_device *dev;              /* NULL: the arenas are host memory; else dev's buffers (p owns dev) */
 } rn_params;
 
-/* Returns 0, or -1 if depth is not one of 18, 34, 50, 101, 152. */
+/* The table of net (NULL: rn_net_default()) on a ResNet of that depth: the backbone's entries, then the
+ * net's deconvs and head layers (nn/net.h). Returns 0, or -1 if depth is not one of 18, 34, 50, 101, 152. */
+int rn_params_build_net(rn_params *p, const rn_net *net, int depth, rn_err *err);
+/* rn_params_build_net with the default network. */
 int rn_params_build(rn_params *p, int depth, rn_err *err);
 /* Frees the arenas, and p->dev when set. */
 void rn_params_free(rn_params *p);

@@ -111,28 +111,31 @@ void rn_ref_maxpool_backward(float *dx /* (N, C, H, W) */, const float *dy /* (N
 void rn_ref_gap_forward(float *out /* (N, C) */, const float *x /* (N, C, HW) */, int N, int C, int HW);
 void rn_ref_gap_backward(float *dx /* (N, C, HW) */, const float *dout /* (N, C) */, int N, int C, int HW);
 
-/* xy head: logit[p] = b + sum_c w[c] a[c, p]; prob = softmax over all H*W
- * positions; x = sum prob * column, y = sum prob * row. */
-void rn_ref_xy_forward(float *coord /* (N, 2) */, float *prob /* (N, H*W) */, const float *a /* (N, C, H, W) */,
-                       const float *w /* (C) */, const float *b /* (1) */, int N, int C, int H, int W);
-/* da overwritten; dw, db accumulated; prob: in the forward's softmax, out the logits' gradient. */
-void rn_ref_xy_backward(float *da /* (N, C, H, W) */, float *dw /* (C) */, float *db /* (1) */,
-                        const float *dcoord /* (N, 2) */, float *prob /* (N, H*W) */,
-                        const float *a /* (N, C, H, W) */, const float *w /* (C) */, int N, int C, int H, int W);
-/* depth head: gamma[n] = w . feat[n] + b, depth = gamma * k. Backward: dfeat overwritten, dw, db accumulated. */
-void rn_ref_depth_forward(float *depth /* (N) */, float *gamma /* (N) */, const float *feat /* (N, C) */,
-                          const float *w /* (C) */, const float *b /* (1) */, const float *k /* (N) */, int N, int C);
-void rn_ref_depth_backward(float *dfeat /* (N, C) */, float *dw /* (C) */, float *db /* (1) */,
-                           const float *ddepth /* (N) */, const float *feat /* (N, C) */, const float *w /* (C) */,
-                           const float *k /* (N) */, int N, int C);
-/* coord[n] = (xy[n, 0], xy[n, 1], depth[n]). */
-void rn_ref_coords(float *coord /* (N, 3) */, const float *xy /* (N, 2) */, const float *depth /* (N) */, int N);
-/* loss = mean over n of (|x - tx| v + |y - ty| v + |z - tz| v d) / 3, returned.
- * Unless dxy is NULL, its gradient times scale (the loss scale), split for the
- * two heads: dxy[n] = scale dL/d(x, y), ddepth[n] = scale dL/dz; sign(0) = 0. */
-double rn_ref_loss(float *dxy /* (N, 2) or NULL */, float *ddepth /* (N) */, const float *coord /* (N, 3) */,
-                   const float *target /* (N, 3) */, const float *vis /* (N) */, const float *have_depth /* (N) */,
-                   float scale, int N);
+/* The heat-map heads' generic ops (nn/device_ops.inc): a 1x1 conv with bias into float logits
+ * y[n, o, p] = b[o] + sum_c w[o, c] x[n, c, p] (double, channels in order); its backward (dx overwritten,
+ * dw and db accumulated). */
+void rn_ref_pointwise_forward(float *y /* (N, O, HW) */, const float *x /* (N, C, HW) */, const float *w /* (O, C) */,
+                              const float *b /* (O) */, int N, int C, int HW, int O);
+void rn_ref_pointwise_backward(float *dx /* (N, C, HW) */, float *dw /* (O, C) */, float *db /* (O) */,
+                               const float *dy /* (N, O, HW) */, const float *x /* (N, C, HW) */,
+                               const float *w /* (O, C) */, int N, int C, int HW, int O);
+/* Softmax over each group's D*H*W logits and the expected (column, row[, bin]) into rows of os floats;
+ * prob may equal logits. Backward: dlogits = prob (dout . pos - E[dout . pos]); may equal prob. */
+void rn_ref_softargmax_forward(float *out /* (N*G, os) */, float *prob /* (N, G, D*H*W) */,
+                               const float *logits /* (N, G, D*H*W) */, int N, int G, int D, int H, int W, int os);
+void rn_ref_softargmax_backward(float *dlogits /* (N, G, D*H*W) */, const float *prob /* (N, G, D*H*W) */,
+                                const float *dout /* (N*G, os) */, int N, int G, int D, int H, int W, int os);
+/* y[n*ys + o] = (b[o] + w[o] . x[n]) rs[n] (rs NULL: 1), in double; backward: dx overwritten, dw, db accumulated. */
+void rn_ref_linear_forward(float *y /* (N, ys) */, const float *x /* (N, C) */, const float *w /* (O, C) */,
+                           const float *b /* (O) */, const float *rs /* (N) or NULL */, int N, int C, int O, int ys);
+void rn_ref_linear_backward(float *dx /* (N, C) */, float *dw /* (O, C) */, float *db /* (O) */,
+                            const float *dy /* (N, ys) */, const float *x /* (N, C) */, const float *w /* (O, C) */,
+                            const float *rs /* (N) or NULL */, int N, int C, int O, int ys);
+/* loss = mean over n, k of (|x - tx| v + |y - ty| v + |z - tz| v d) / 3, returned; unless dpred is NULL
+ * its gradient times scale (the loss scale); sign(0) = 0. */
+double rn_ref_l1_loss(float *dpred /* (N, K, 3) or NULL */, const float *pred /* (N, K, 3) */,
+                      const float *target /* (N, K, 3) */, const float *vis /* (N, K) */,
+                      const float *have_depth /* (N) */, float scale, int N, int K);
 
 /* PyTorch's Adam (no weight decay) for the t-th update (t >= 1), step_size = lr / (1 - b1^t),
  * bc2_sqrt = sqrt(1 - b2^t) (nn/device.h: rn_adam_args.sched):

@@ -282,47 +282,55 @@ static void gap_backward(rn_device *dev, void *dx, const float *dout, const rn_a
     rn_ref_gap_backward(dx, dout, a->n, a->c, plane(a));
 }
 
-static void xy_forward(rn_device *dev, float *coord, float *prob, const void *a_in, const float *w, const float *b,
-                       const rn_act_shape *a)
+static void pointwise_forward(rn_device *dev, float *y, const void *x, const float *w, const float *b,
+                              const rn_act_shape *a, int O)
 {
     (void)dev;
     RN_ASSERT(a->type == RN_ACT_F32);
-    rn_ref_xy_forward(coord, prob, a_in, w, b, a->n, a->c, a->h, a->w);
+    rn_ref_pointwise_forward(y, x, w, b, a->n, a->c, plane(a), O);
 }
 
-static void xy_backward(rn_device *dev, void *da, float *dw, float *db, const float *dcoord, float *prob,
-                        const void *a_in, const float *w, const rn_act_shape *a)
+static void pointwise_backward(rn_device *dev, void *dx, float *dw, float *db, const float *dy, const void *x,
+                               const float *w, const rn_act_shape *a, int O)
 {
     (void)dev;
     RN_ASSERT(a->type == RN_ACT_F32);
-    rn_ref_xy_backward(da, dw, db, dcoord, prob, a_in, w, a->n, a->c, a->h, a->w);
+    rn_ref_pointwise_backward(dx, dw, db, dy, x, w, a->n, a->c, plane(a), O);
 }
 
-static void depth_forward(rn_device *dev, float *depth, float *gamma, const float *feat, const float *w,
-                          const float *b, const float *k, int N, int C)
+static void softargmax_forward(rn_device *dev, float *out, float *prob, const float *logits, int N, int G, int D,
+                               int H, int W, int os)
 {
     (void)dev;
-    rn_ref_depth_forward(depth, gamma, feat, w, b, k, N, C);
+    rn_ref_softargmax_forward(out, prob, logits, N, G, D, H, W, os);
 }
 
-static void depth_backward(rn_device *dev, float *dfeat, float *dw, float *db, const float *ddepth, const float *feat,
-                           const float *w, const float *k, int N, int C)
+static void softargmax_backward(rn_device *dev, float *dlogits, const float *prob, const float *dout, int N, int G,
+                                int D, int H, int W, int os)
 {
     (void)dev;
-    rn_ref_depth_backward(dfeat, dw, db, ddepth, feat, w, k, N, C);
+    rn_ref_softargmax_backward(dlogits, prob, dout, N, G, D, H, W, os);
 }
 
-static void coords(rn_device *dev, float *coord, const float *xy, const float *depth, int N)
+static void linear_forward(rn_device *dev, float *y, const float *x, const float *w, const float *b, const float *rs,
+                           int N, int C, int O, int ys)
 {
     (void)dev;
-    rn_ref_coords(coord, xy, depth, N);
+    rn_ref_linear_forward(y, x, w, b, rs, N, C, O, ys);
 }
 
-static void loss(rn_device *dev, double *out, float *dxy, float *ddepth, const float *coord, const float *target,
-                 const float *vis, const float *have_depth, float scale, int N)
+static void linear_backward(rn_device *dev, float *dx, float *dw, float *db, const float *dy, const float *x,
+                            const float *w, const float *rs, int N, int C, int O, int ys)
 {
     (void)dev;
-    *out = rn_ref_loss(dxy, ddepth, coord, target, vis, have_depth, scale, N);
+    rn_ref_linear_backward(dx, dw, db, dy, x, w, rs, N, C, O, ys);
+}
+
+static void l1_loss(rn_device *dev, double *out, float *dpred, const float *pred, const float *target,
+                    const float *vis, const float *have_depth, float scale, int N, int K)
+{
+    (void)dev;
+    *out = rn_ref_l1_loss(dpred, pred, target, vis, have_depth, scale, N, K);
 }
 
 static void adam(rn_device *dev, float *param, const float *grad, float *m, float *v, size_t n, const rn_adam_args *h)
@@ -379,12 +387,13 @@ static const rn_device_ops ref_ops = {
     .maxpool_backward = maxpool_backward,
     .gap_forward = gap_forward,
     .gap_backward = gap_backward,
-    .xy_forward = xy_forward,
-    .xy_backward = xy_backward,
-    .depth_forward = depth_forward,
-    .depth_backward = depth_backward,
-    .coords = coords,
-    .loss = loss,
+    .pointwise_forward = pointwise_forward,
+    .pointwise_backward = pointwise_backward,
+    .softargmax_forward = softargmax_forward,
+    .softargmax_backward = softargmax_backward,
+    .linear_forward = linear_forward,
+    .linear_backward = linear_backward,
+    .l1_loss = l1_loss,
     .adam = adam,
     .unscale_check = unscale_check,
 };

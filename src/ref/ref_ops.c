@@ -203,117 +203,137 @@ void rn_ref_gap_backward(float *dx, const float *dout, int N, int C, int HW)
             }
 }
 
-void rn_ref_xy_forward(float *coord, float *prob, const float *a, const float *w, const float *b, int N, int C, int H,
-                       int W)
+void rn_ref_pointwise_forward(float *y, const float *x, const float *w, const float *b, int N, int C, int HW, int O)
 {
-    int HW = H * W;
-    for (int n = 0; n < N; n++) {
-        float *pr = prob + (size_t)n * HW;
-        double mx = -INFINITY;
-        for (int p = 0; p < HW; p++) {
-            double s = b[0];
-            for (int c = 0; c < C; c++) s += (double)w[c] * a[at3(C, HW, n, c, p)];
-            pr[p] = (float)s;
-            mx = s > mx ? s : mx;
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < O; o++)
+            for (int p = 0; p < HW; p++) {
+                double s = b[o];
+                for (int c = 0; c < C; c++) s += (double)w[(size_t)o * C + c] * x[at3(C, HW, n, c, p)];
+                y[at3(O, HW, n, o, p)] = (float)s;
+            }
+}
+
+void rn_ref_pointwise_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w, int N,
+                               int C, int HW, int O)
+{
+    for (int n = 0; n < N; n++)
+        for (int p = 0; p < HW; p++)
+            for (int c = 0; c < C; c++) {
+                double s = (double)dy[at3(O, HW, n, 0, p)] * w[c];
+                for (int o = 1; o < O; o++) s += (double)dy[at3(O, HW, n, o, p)] * w[(size_t)o * C + c];
+                dx[at3(C, HW, n, c, p)] = (float)s;
+            }
+    for (int o = 0; o < O; o++) {
+        double sb = 0;
+        for (int n = 0; n < N; n++)
+            for (int p = 0; p < HW; p++) sb += dy[at3(O, HW, n, o, p)];
+        db[o] += (float)sb;
+        for (int c = 0; c < C; c++) {
+            double s = 0;
+            for (int n = 0; n < N; n++)
+                for (int p = 0; p < HW; p++) s += (double)dy[at3(O, HW, n, o, p)] * x[at3(C, HW, n, c, p)];
+            dw[(size_t)o * C + c] += (float)s;
         }
-        double z = 0, sx = 0, sy = 0;
-        for (int p = 0; p < HW; p++) z += exp(pr[p] - mx);
-        for (int p = 0; p < HW; p++) {
-            double e = exp(pr[p] - mx) / z;
+    }
+}
+
+/* g . pos(p) of a D x H x W volume: g[0] column + g[1] row (+ g[2] depth bin when D > 1). */
+static double gpos(const float *g, int p, int D, int H, int W)
+{
+    double s = (double)g[0] * (p % W) + (double)g[1] * (p / W % H);
+    return D > 1 ? s + (double)g[2] * (p / (H * W)) : s;
+}
+
+void rn_ref_softargmax_forward(float *out, float *prob, const float *logits, int N, int G, int D, int H, int W, int os)
+{
+    int V = D * H * W;
+    for (size_t r = 0; r < (size_t)N * G; r++) {
+        const float *lg = logits + r * V;
+        float *pr = prob + r * V;
+        double mx = -INFINITY, z = 0, sx = 0, sy = 0, sz = 0;
+        for (int p = 0; p < V; p++) mx = lg[p] > mx ? lg[p] : mx;
+        for (int p = 0; p < V; p++) z += exp(lg[p] - mx);
+        for (int p = 0; p < V; p++) {
+            double e = exp(lg[p] - mx) / z;
             pr[p] = (float)e;
             sx += e * (p % W);
-            sy += e * (p / W);
+            sy += e * (p / W % H);
+            sz += e * (p / (H * W));
         }
-        coord[2 * n] = (float)sx;
-        coord[2 * n + 1] = (float)sy;
+        out[r * os] = (float)sx;
+        out[r * os + 1] = (float)sy;
+        if (D > 1) out[r * os + 2] = (float)sz;
     }
 }
 
-/* prob[p] := dL/dlogit[p] = prob[p] (g . pos(p) - sum_q prob[q] g . pos(q)) for one sample, g = dcoord. */
-static void xy_dlogits(float *pr /* (H*W) */, const float *g /* (2) */, int H, int W)
+void rn_ref_softargmax_backward(float *dlogits, const float *prob, const float *dout, int N, int G, int D, int H, int W,
+                                int os)
 {
-    double dot = 0;
-    for (int p = 0; p < H * W; p++) dot += pr[p] * ((double)g[0] * (p % W) + (double)g[1] * (p / W));
-    for (int p = 0; p < H * W; p++) pr[p] = (float)(pr[p] * ((double)g[0] * (p % W) + (double)g[1] * (p / W) - dot));
+    int V = D * H * W;
+    for (size_t r = 0; r < (size_t)N * G; r++) {
+        const float *pr = prob + r * V, *g = dout + r * os;
+        float *dl = dlogits + r * V;
+        double dot = 0;
+        for (int p = 0; p < V; p++) dot += pr[p] * gpos(g, p, D, H, W);
+        for (int p = 0; p < V; p++) dl[p] = (float)(pr[p] * (gpos(g, p, D, H, W) - dot));
+    }
 }
 
-void rn_ref_xy_backward(float *da, float *dw, float *db, const float *dcoord, float *prob, const float *a,
-                        const float *w, int N, int C, int H, int W)
+void rn_ref_linear_forward(float *y, const float *x, const float *w, const float *b, const float *rs, int N, int C,
+                           int O, int ys)
 {
-    int HW = H * W;
-    double sb = 0;
-    for (int n = 0; n < N; n++) {
-        float *dl = prob + (size_t)n * HW;
-        xy_dlogits(dl, dcoord + 2 * n, H, W);
-        for (int p = 0; p < HW; p++) {
-            sb += dl[p];
-            for (int c = 0; c < C; c++) da[at3(C, HW, n, c, p)] = (float)((double)dl[p] * w[c]);
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < O; o++) {
+            double s = b[o];
+            for (int c = 0; c < C; c++) s += (double)w[(size_t)o * C + c] * x[(size_t)n * C + c];
+            y[(size_t)n * ys + o] = (float)(rs ? s * rs[n] : s);
         }
-    }
-    db[0] += (float)sb;
-    for (int c = 0; c < C; c++) {
-        double s = 0;
-        for (int n = 0; n < N; n++)
-            for (int p = 0; p < HW; p++) s += (double)prob[(size_t)n * HW + p] * a[at3(C, HW, n, c, p)];
-        dw[c] += (float)s;
-    }
 }
 
-void rn_ref_depth_forward(float *depth, float *gamma, const float *feat, const float *w, const float *b,
-                          const float *k, int N, int C)
+/* dL/d(b + w . x) of sample n, output o: dy times the sample's factor, in double. */
+static double linear_dg(const float *dy, const float *rs, int n, int o, int ys)
 {
-    for (int n = 0; n < N; n++) {
-        double s = b[0];
-        for (int c = 0; c < C; c++) s += (double)w[c] * feat[(size_t)n * C + c];
-        gamma[n] = (float)s;
-        depth[n] = (float)(s * k[n]);
-    }
+    return rs ? (double)dy[(size_t)n * ys + o] * rs[n] : dy[(size_t)n * ys + o];
 }
 
-void rn_ref_depth_backward(float *dfeat, float *dw, float *db, const float *ddepth, const float *feat, const float *w,
-                           const float *k, int N, int C)
+void rn_ref_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
+                            const float *rs, int N, int C, int O, int ys)
 {
-    double sb = 0;
-    for (int n = 0; n < N; n++) {
-        double dg = (double)ddepth[n] * k[n];
-        sb += dg;
-        for (int c = 0; c < C; c++) dfeat[(size_t)n * C + c] = (float)(dg * w[c]);
-    }
-    db[0] += (float)sb;
-    for (int c = 0; c < C; c++) {
-        double s = 0;
-        for (int n = 0; n < N; n++) s += (double)ddepth[n] * k[n] * feat[(size_t)n * C + c];
-        dw[c] += (float)s;
-    }
-}
-
-void rn_ref_coords(float *coord, const float *xy, const float *depth, int N)
-{
-    for (int n = 0; n < N; n++) {
-        coord[3 * n] = xy[2 * n];
-        coord[3 * n + 1] = xy[2 * n + 1];
-        coord[3 * n + 2] = depth[n];
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++) {
+            double s = linear_dg(dy, rs, n, 0, ys) * w[c];
+            for (int o = 1; o < O; o++) s += linear_dg(dy, rs, n, o, ys) * w[(size_t)o * C + c];
+            dx[(size_t)n * C + c] = (float)s;
+        }
+    for (int o = 0; o < O; o++) {
+        double sb = 0;
+        for (int n = 0; n < N; n++) sb += linear_dg(dy, rs, n, o, ys);
+        db[o] += (float)sb;
+        for (int c = 0; c < C; c++) {
+            double s = 0;
+            for (int n = 0; n < N; n++) s += linear_dg(dy, rs, n, o, ys) * x[(size_t)n * C + c];
+            dw[(size_t)o * C + c] += (float)s;
+        }
     }
 }
 
 static double sign(double x) { return (x > 0) - (x < 0); }
 
-double rn_ref_loss(float *dxy, float *ddepth, const float *coord, const float *target, const float *vis,
-                   const float *have_depth, float scale, int N)
+double rn_ref_l1_loss(float *dpred, const float *pred, const float *target, const float *vis, const float *have_depth,
+                      float scale, int N, int K)
 {
     double loss = 0;
-    for (int n = 0; n < N; n++) {
-        double wt[3] = {vis[n], vis[n], (double)vis[n] * have_depth[n]}, g[3];
-        for (int j = 0; j < 3; j++) {
-            double e = (double)coord[3 * n + j] - target[3 * n + j];
-            loss += fabs(e) * wt[j] / (3.0 * N);
-            g[j] = sign(e) * wt[j] / (3.0 * N) * scale;
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < K; k++) {
+            size_t r = (size_t)n * K + k;
+            double wt[3] = {vis[r], vis[r], (double)vis[r] * have_depth[n]};
+            for (int j = 0; j < 3; j++) {
+                double e = (double)pred[3 * r + j] - target[3 * r + j];
+                loss += fabs(e) * wt[j] / (3.0 * N * K);
+                if (dpred) dpred[3 * r + j] = (float)(sign(e) * wt[j] / (3.0 * N * K) * scale);
+            }
         }
-        if (!dxy) continue;
-        dxy[2 * n] = (float)g[0];
-        dxy[2 * n + 1] = (float)g[1];
-        ddepth[n] = (float)g[2];
-    }
     return loss;
 }
 
