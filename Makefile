@@ -53,6 +53,7 @@ NVCC      := $(if $(filter 1,$(CUDA)),$(if $(wildcard $(CUDA_HOME)/include/cudnn
 ifneq ($(NVCC),)
 CFLAGS     += -DRN_HAVE_CUDA
 CUDA_LIB   := $(BUILD)/librootnet-cuda.so
+CUDA_KERNELS := $(BUILD)/cuda_kernels
 CUDA_ARCH  ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 NVCCFLAGS  := -std=c++17 -O3 -g -lineinfo -fmad=false $(CUDA_ARCH) -Isrc -Werror all-warnings \
               -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror -MMD -MP
@@ -109,7 +110,7 @@ $(BUILD)/src/cpu/kernels.o: CFLAGS += -fno-math-errno
 STAMP_FLAGS := $(CC) $(CFLAGS) | library objects: $(LIB_CFLAGS) | nvcc: $(NVCC) $(NVCCFLAGS)
 
 .PHONY: all test bench asan fuzz fuzz-build clean install uninstall bundle FORCE
-all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices $(BUILD)/librootnet.so $(CUDA_LIB)
+all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices $(BUILD)/librootnet.so $(CUDA_LIB) $(CUDA_KERNELS)
 
 # The stamps below are rewritten when what they record changes (FORCE), except in the check of
 # `make install` (RN_INSTALL_CHECK=1), which reads them as plain files and never rewrites them.
@@ -145,6 +146,11 @@ ifneq ($(NVCC),)
 $(BUILD)/%.cu.o: %.cu $(BUILD)/cflags
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -MF $(@:.o=.d) -c $< -o $@
+
+# The kernels' GPU harness (bench/cuda_kernels.cu: every launcher against ref, timed), built with the
+# library's kernel objects so that it keeps compiling; it runs only on a GPU (bench/device_check.sh).
+$(CUDA_KERNELS): $(BUILD)/bench/cuda_kernels.cu.o $(filter %.cu.o,$(CUDA_OBJ)) $(BUILD)/src/ref/ref_ops.o $(BUILD)/src/ref/ref_conv.o
+	$(NVCC) $(CUDA_ARCH) -o $@ $^ -Xcompiler -fopenmp -lm
 
 # The test binaries in $(BUILD)/tests find it through the link beside them.
 $(CUDA_LIB): $(CUDA_OBJ) $(CUDA_CORE) src/cuda/cuda.map

@@ -1,6 +1,6 @@
 /* cuda_kernels: every launcher of src/cuda/kernels.h on the GPU against the
  * ref device's math (src/ref), with test_backend_ops' bounds (fp32
- * elementwise ops, max-pool, GAP, depth backward and the loss bit for bit;
+ * elementwise ops, max-pool, GAP, linear backward and the loss bit for bit;
  * Adam bit for bit with nn/kernel_math.h on the host), determinism (a big
  * reduction run twice, bit-equal), and each kernel's time and bandwidth on
  * ResNet-sized tensors (128x256x64x64 in fp32/bf16/fp16, Adam over 34M).
@@ -267,77 +267,83 @@ static void t_pool_gap(Sh a, int t)
     CK(cudaFree(o)), CK(cudaFree(dd));
 }
 
-static void t_xy(Sh a, int t)
+/* A heat-map layer: pointwise forward, softargmax forward and backward, pointwise backward (G groups of D bins). */
+static void t_heat(Sh a, int t, int G, int D)
 {
-    char sh[48];
-    snprintf(sh, sizeof sh, "%dx%dx%dx%d", a.n, a.c, a.h, a.w);
+    char sh[64];
+    snprintf(sh, sizeof sh, "%dx%dx%dx%d G=%d D=%d", a.n, a.c, a.h, a.w, G, D);
     rn_act_shape as = {a.n, a.c, a.h, a.w, (rn_act_type)t};
-    int C = a.c;
-    size_t n = a.e(), np = (size_t)a.n * a.h * a.w, N = a.n;
-    auto x = rnd(n, 0, 1, t), w = rnd(C, 0, 2 / sqrt(C), 0), b = rnd(1, 0, 1, 0), dc = rnd(2 * N, 0, 1, 0);
-    auto dw0 = rnd(C, 0, 1, 0), db0 = rnd(1, 0, 1, 0);
-    std::vector<float> wc(2 * N), wp(np), wda(n), wdw = dw0, wdb = db0;
-    rn_ref_xy_forward(wc.data(), wp.data(), x.data(), w.data(), b.data(), a.n, C, a.h, a.w);
+    int C = a.c, P = G * D, HW = a.h * a.w;
+    size_t n = a.e(), np = (size_t)a.n * P * HW, R = 3 * (size_t)a.n * G;
+    auto x = rnd(n, 0, 1, t), w = rnd((size_t)P * C, 0, 2 / sqrt(C), 0), b = rnd(P, 0, 1, 0), dc = rnd(R, 0, 1, 0);
+    auto dw0 = rnd((size_t)P * C, 0, 1, 0), db0 = rnd(P, 0, 1, 0);
+    std::vector<float> wr = dc, wp(np), wda(n), wdw = dw0, wdb = db0;
+    rn_ref_pointwise_forward(wp.data(), x.data(), w.data(), b.data(), a.n, C, HW, P);
+    rn_ref_softargmax_forward(wr.data(), wp.data(), wp.data(), a.n, G, D, a.h, a.w, 3);
     std::vector<float> wpf = wp;
-    rn_ref_xy_backward(wda.data(), wdw.data(), wdb.data(), dc.data(), wp.data(), x.data(), w.data(), a.n, C, a.h, a.w);
+    rn_ref_softargmax_backward(wp.data(), wp.data(), dc.data(), a.n, G, D, a.h, a.w, 3);
+    rn_ref_pointwise_backward(wda.data(), wdw.data(), wdb.data(), wp.data(), x.data(), w.data(), a.n, C, HW, P);
     void *dx = act_put(x, a, t), *dda = act_put(x, a, t);
-    float *dwt = dput(w.data(), C), *dbb = dput(b.data(), 1), *co = dput<float>(NULL, 2 * N), *pr = dput<float>(NULL, np);
-    float *ddc = dput(dc.data(), 2 * N), *ddw = dput(dw0.data(), C), *ddb = dput(db0.data(), 1);
-    rn_cuda_xy_forward(&K, co, pr, dx, dwt, dbb, &as);
+    float *dwt = dput(w.data(), (size_t)P * C), *dbb = dput(b.data(), P), *rw = dput(dc.data(), R);
+    float *pr = dput<float>(NULL, np), *ddc = dput(dc.data(), R), *ddw = dput(dw0.data(), (size_t)P * C);
+    float *ddb = dput(db0.data(), P);
+    rn_cuda_pointwise_forward(&K, pr, dx, dwt, dbb, &as, P);
+    rn_cuda_softargmax_forward(&K, rw, pr, pr, a.n, G, D, a.h, a.w, 3);
     sync();
-    auto gc = dget(co, 2 * N), gp = dget(pr, np);
-    rn_cuda_xy_backward(&K, dda, ddw, ddb, ddc, pr, dx, dwt, &as);
+    auto gr = dget(rw, R), gp = dget(pr, np);
+    rn_cuda_softargmax_backward(&K, pr, pr, ddc, a.n, G, D, a.h, a.w, 3);
+    rn_cuda_pointwise_backward(&K, dda, ddw, ddb, pr, dx, dwt, &as, P);
     sync();
     auto gda = act_get(dda, a, t);
-    auto gdw = dget(ddw, C), gdb = dget(ddb, 1), gdl = dget(pr, np);
-    judge("xy coord", sh, t, 0, gc.data(), wc.data(), 2 * N, 64, 0);
-    judge("xy prob", sh, t, 0, gp.data(), wpf.data(), np, 64, 0);
-    judge("xy da", sh, t, 0, gda.data(), wda.data(), n, 64, 1);
-    judge("xy dw", sh, t, 0, gdw.data(), wdw.data(), C, 64, 0);
-    judge("xy db", sh, t, 0, gdb.data(), wdb.data(), 1, 64, 0);
-    judge("xy dlogits", sh, t, 0, gdl.data(), wp.data(), np, 64, 0);
+    auto gdw = dget(ddw, (size_t)P * C), gdb = dget(ddb, P), gdl = dget(pr, np);
+    judge("softargmax rows", sh, t, 0, gr.data(), wr.data(), R, 64, 0);
+    judge("softargmax prob", sh, t, 0, gp.data(), wpf.data(), np, 64, 0);
+    judge("pointwise dx", sh, t, 0, gda.data(), wda.data(), n, 64, 1);
+    judge("pointwise dw", sh, t, 0, gdw.data(), wdw.data(), (size_t)P * C, 64, 0);
+    judge("pointwise db", sh, t, 0, gdb.data(), wdb.data(), P, 64, 0);
+    judge("softargmax dlogits", sh, t, 0, gdl.data(), wp.data(), np, 64, 0);
     CK(cudaFree(dx)), CK(cudaFree(dda));
-    for (float *p : {dwt, dbb, co, pr, ddc, ddw, ddb}) CK(cudaFree(p));
+    for (float *p : {dwt, dbb, rw, pr, ddc, ddw, ddb}) CK(cudaFree(p));
 }
 
-static void t_depth_loss(int N, int C, float scale)
+/* The linear layer times k into column 1 of rows of O + 1, and the masked L1 loss over K rows. */
+static void t_linear_loss(int N, int C, int O, int K_, float scale)
 {
-    char sh[48];
-    snprintf(sh, sizeof sh, "N=%d C=%d s=%g", N, C, scale);
-    auto feat = rnd((size_t)N * C, 0, 1, 0), w = rnd(C, 0, 1 / sqrt(C), 0), b = rnd(1, 0, 1, 0), k = rnd(N, 0, 3, 0);
-    auto dd = rnd(N, 0, 1, 0), dw0 = rnd(C, 0, 1, 0), db0 = rnd(1, 0, 1, 0), xy = rnd(2 * N, 0, 5, 0), tg = rnd(3 * N, 0, 5, 0);
-    std::vector<float> vis(N), hd(N);
-    for (int i = 0; i < N; i++) vis[i] = i % 3 != 1, hd[i] = i % 4 != 2;
-    std::vector<float> wdep(2 * N), wdf((size_t)N * C), wdw = dw0, wdb = db0, wco(3 * N), wg(3 * N);
-    rn_ref_depth_forward(wdep.data(), wdep.data() + N, feat.data(), w.data(), b.data(), k.data(), N, C);
-    rn_ref_depth_backward(wdf.data(), wdw.data(), wdb.data(), dd.data(), feat.data(), w.data(), k.data(), N, C);
-    rn_ref_coords(wco.data(), xy.data(), wdep.data(), N);
-    tg[0] = wco[0];
-    double wl = rn_ref_loss(wg.data(), wg.data() + 2 * N, wco.data(), tg.data(), vis.data(), hd.data(), scale, N);
-    float *df = dput(feat.data(), feat.size()), *dw = dput(w.data(), C), *dbb = dput(b.data(), 1), *dk = dput(k.data(), N);
-    float *ddd = dput(dd.data(), N), *ddw = dput(dw0.data(), C), *ddb = dput(db0.data(), 1), *dep = dput<float>(NULL, 2 * N);
-    float *dgf = dput<float>(NULL, feat.size()), *dxy = dput(xy.data(), 2 * N), *dco = dput<float>(NULL, 3 * N);
-    float *dtg = dput(tg.data(), 3 * N), *dv = dput(vis.data(), N), *dh = dput(hd.data(), N), *gxy = dput<float>(NULL, 3 * N);
+    char sh[64];
+    snprintf(sh, sizeof sh, "N=%d C=%d O=%d K=%d s=%g", N, C, O, K_, scale);
+    int ys = O + 1;
+    size_t ny = (size_t)N * ys, nr = 3 * (size_t)N * K_;
+    auto feat = rnd((size_t)N * C, 0, 1, 0), w = rnd((size_t)O * C, 0, 1 / sqrt(C), 0), b = rnd(O, 0, 1, 0);
+    auto k = rnd(N, 0, 3, 0), dy = rnd(ny, 0, 1, 0), dw0 = rnd((size_t)O * C, 0, 1, 0), db0 = rnd(O, 0, 1, 0);
+    auto pred = rnd(nr, 0, 5, 0), tg = rnd(nr, 0, 5, 0);
+    std::vector<float> vis((size_t)N * K_), hd(N);
+    for (int i = 0; i < N * K_; i++) vis[i] = i % 3 != 1;
+    for (int i = 0; i < N; i++) hd[i] = i % 4 != 2;
+    tg[0] = pred[0];
+    std::vector<float> wy = dy, wdf((size_t)N * C), wdw = dw0, wdb = db0, wg(nr);
+    rn_ref_linear_forward(wy.data() + 1, feat.data(), w.data(), b.data(), k.data(), N, C, O, ys);
+    rn_ref_linear_backward(wdf.data(), wdw.data(), wdb.data(), dy.data() + 1, feat.data(), w.data(), k.data(), N, C, O, ys);
+    double wl = rn_ref_l1_loss(wg.data(), pred.data(), tg.data(), vis.data(), hd.data(), scale, N, K_);
+    float *df = dput(feat.data(), feat.size()), *dw = dput(w.data(), (size_t)O * C), *dbb = dput(b.data(), O);
+    float *dk = dput(k.data(), N), *yy = dput(dy.data(), ny), *ddy = dput(dy.data(), ny);
+    float *ddw = dput(dw0.data(), (size_t)O * C), *ddb = dput(db0.data(), O), *dgf = dput<float>(NULL, feat.size());
+    float *dp = dput(pred.data(), nr), *dtg = dput(tg.data(), nr), *dv = dput(vis.data(), vis.size());
+    float *dh = dput(hd.data(), N), *gp = dput<float>(NULL, nr);
     double *dl = dput<double>(NULL, 1);
-    rn_cuda_depth_forward(&K, dep, dep + N, df, dw, dbb, dk, N, C);
-    rn_cuda_depth_backward(&K, dgf, ddw, ddb, ddd, df, dw, dk, N, C);
-    rn_cuda_coords(&K, dco, dxy, dep, N);
+    rn_cuda_linear_forward(&K, yy + 1, df, dw, dbb, dk, N, C, O, ys);
+    rn_cuda_linear_backward(&K, dgf, ddw, ddb, ddy + 1, df, dw, dk, N, C, O, ys);
+    rn_cuda_l1_loss(&K, dl, gp, dp, dtg, dv, dh, scale, N, K_);
     sync();
-    auto gco = dget(dco, 3 * N);
-    /* the loss on ref's coords, to judge it bit for bit */
-    CK(cudaMemcpy(dco, wco.data(), 3 * N * 4, cudaMemcpyHostToDevice));
-    rn_cuda_loss(&K, dl, gxy, gxy + 2 * N, dco, dtg, dv, dh, scale, N);
-    sync();
-    auto gdep = dget(dep, 2 * N), gdf = dget(dgf, feat.size()), gdw = dget(ddw, C), gdb = dget(ddb, 1), gg = dget(gxy, 3 * N);
+    auto gy = dget(yy, ny), gdf = dget(dgf, feat.size()), gdw = dget(ddw, (size_t)O * C), gdb = dget(ddb, O);
+    auto gg = dget(gp, nr);
     auto gl = dget(dl, 1);
-    judge("depth_forward", sh, 0, 0, gdep.data(), wdep.data(), 2 * N, 8, 0);
-    judge("depth_backward dfeat", sh, 0, 1, gdf.data(), wdf.data(), feat.size(), 8, 0);
-    judge("depth_backward dw", sh, 0, 1, gdw.data(), wdw.data(), C, 8, 0);
-    judge("depth_backward db", sh, 0, 1, gdb.data(), wdb.data(), 1, 8, 0);
-    judge("coords", sh, 0, 0, gco.data(), wco.data(), 3 * N, 8, 0);
-    judge("loss grad", sh, 0, 1, gg.data(), wg.data(), 3 * N, 8, 0);
-    report("loss (bits)", sh, 0, gl[0] != wl, 0);
-    for (float *p : {df, dw, dbb, dk, ddd, ddw, ddb, dep, dgf, dxy, dco, dtg, dv, dh, gxy}) CK(cudaFree(p));
+    judge("linear_forward", sh, 0, 0, gy.data(), wy.data(), ny, 8, 0);
+    judge("linear_backward dx", sh, 0, 1, gdf.data(), wdf.data(), feat.size(), 8, 0);
+    judge("linear_backward dw", sh, 0, 1, gdw.data(), wdw.data(), (size_t)O * C, 8, 0);
+    judge("linear_backward db", sh, 0, 1, gdb.data(), wdb.data(), O, 8, 0);
+    judge("l1_loss grad", sh, 0, 1, gg.data(), wg.data(), nr, 8, 0);
+    report("l1_loss (bits)", sh, 0, gl[0] != wl, 0);
+    for (float *p : {df, dw, dbb, dk, yy, ddy, ddw, ddb, dgf, dp, dtg, dv, dh, gp}) CK(cudaFree(p));
     CK(cudaFree(dl));
 }
 
@@ -354,13 +360,16 @@ static void t_adam_unscale(size_t n)
     for (int s = 1; s <= 3; s++) {
         auto g = rnd(n, 0, 1e-2, 0);
         CK(cudaMemcpy(dg, g.data(), n * 4, cudaMemcpyHostToDevice));
-        rn_adam_args h = {1e-2, 0.9, 0.999, 1e-8, s, s == 2 ? fin : NULL};
+        double sc[2] = {1e-2 / (1 - pow(0.9, s)), sqrt(1 - pow(0.999, s))};
+        double *dsc = dput(sc, 2);
+        rn_adam_args h = {0.9, 0.999, 1e-8, dsc, s == 2 ? fin : NULL};
         rn_cuda_unscale_check(&K, dg, n, 1.0f, fin);
         rn_cuda_adam(&K, dp, dg, dm, dv, n, &h);
         sync();
-        rn_km_adam a = rn_km_adam_scalars(1e-2, 0.9, 0.999, 1e-8, s);
+        CK(cudaFree(dsc));
+        rn_km_adam a = rn_km_adam_scalars(0.9, 0.999, 1e-8, sc);
         for (size_t i = 0; i < n; i++) hp[i] = rn_km_adam_update(&a, hp[i], g[i], &hm[i], &hv[i]);
-        rn_ref_adam(wp.data(), wm.data(), wv.data(), g.data(), n, 1e-2, 0.9, 0.999, 1e-8, s);
+        rn_ref_adam(wp.data(), wm.data(), wv.data(), g.data(), n, sc[0], sc[1], 0.9, 0.999, 1e-8);
         auto gp = dget(dp, n), gm = dget(dm, n);
         report("adam = host kernel_math (bits)", sh, 0, (double)(bdiff(gp.data(), hp.data(), n) + bdiff(gm.data(), hm.data(), n)), 0);
         judge("adam param vs ref", sh, 0, 0, gp.data(), wp.data(), n, 8, 0);
@@ -370,9 +379,12 @@ static void t_adam_unscale(size_t n)
     g[n / 2] = INFINITY;
     CK(cudaMemcpy(dg, g.data(), n * 4, cudaMemcpyHostToDevice));
     rn_cuda_unscale_check(&K, dg, n, 0.5f, fin);
-    rn_adam_args h = {1e-2, 0.9, 0.999, 1e-8, 4, fin};
+    double sc4[2] = {1e-2 / (1 - pow(0.9, 4)), sqrt(1 - pow(0.999, 4))};
+    double *dsc4 = dput(sc4, 2);
+    rn_adam_args h = {0.9, 0.999, 1e-8, dsc4, fin};
     rn_cuda_adam(&K, dp, dg, dm, dv, n, &h);
     sync();
+    CK(cudaFree(dsc4));
     auto gp = dget(dp, n);
     auto f = dget(fin, 1);
     report("adam skipped on Inf", sh, 0, (double)bdiff(gp.data(), hp.data(), n) + (f[0] != 0), 0);
@@ -537,32 +549,36 @@ static void t_big(int t)
         }
         printf("time %-22s %-5s %8.3f ms  %7.0f GB/s\n", names[op], TN[t], best, passes_[op] * bytes / best / 1e6);
     }
-    /* xy on the head's real shape, and determinism */
-    float *w = dput(sc.data(), C), *b = dput(sc.data(), 1), *co = dput<float>(NULL, 256), *pr = dput<float>(NULL, (size_t)128 * 4096);
-    float *co2 = dput<float>(NULL, 256), *dw = dput<float>(NULL, C), *db = dput<float>(NULL, 1);
-    rn_cuda_xy_forward(&K, co, pr, x, w, b, &as);
-    rn_cuda_xy_forward(&K, co2, pr, x, w, b, &as);
+    /* the heat-map layer on RootNet's real shape (one 64x64 map), and determinism */
+    float *w = dput(sc.data(), C), *b = dput(sc.data(), 1), *co = dput<float>(NULL, 3 * 128), *pr = dput<float>(NULL, (size_t)128 * 4096);
+    float *co2 = dput<float>(NULL, 3 * 128), *dw = dput<float>(NULL, C), *db = dput<float>(NULL, 1);
+    rn_cuda_pointwise_forward(&K, pr, x, w, b, &as, 1);
+    rn_cuda_softargmax_forward(&K, co, pr, pr, 128, 1, 1, 64, 64, 3);
+    rn_cuda_pointwise_forward(&K, pr, x, w, b, &as, 1);
+    rn_cuda_softargmax_forward(&K, co2, pr, pr, 128, 1, 1, 64, 64, 3);
     sync();
-    auto c1 = dget(co, 256), c2 = dget(co2, 256);
-    report("xy_forward twice: bit-equal", sh, t, memcmp(c1.data(), c2.data(), 1024) != 0, 0);
+    auto c1 = dget(co, 3 * 128), c2 = dget(co2, 3 * 128);
+    report("heatmap forward twice: bit-equal", sh, t, memcmp(c1.data(), c2.data(), 3 * 128 * 4) != 0, 0);
     float best = 1e30f, bestb = 1e30f;
     for (int rep = 0; rep < 3; rep++) {
         float ms;
         CK(cudaEventRecord(e0, K.stream));
-        rn_cuda_xy_forward(&K, co, pr, x, w, b, &as);
+        rn_cuda_pointwise_forward(&K, pr, x, w, b, &as, 1);
+        rn_cuda_softargmax_forward(&K, co, pr, pr, 128, 1, 1, 64, 64, 3);
         CK(cudaEventRecord(e1, K.stream));
         sync();
         CK(cudaEventElapsedTime(&ms, e0, e1));
         best = ms < best ? ms : best;
         CK(cudaEventRecord(e0, K.stream));
-        rn_cuda_xy_backward(&K, y, dw, db, co, pr, x, w, &as);
+        rn_cuda_softargmax_backward(&K, pr, pr, co, 128, 1, 1, 64, 64, 3);
+        rn_cuda_pointwise_backward(&K, y, dw, db, pr, x, w, &as, 1);
         CK(cudaEventRecord(e1, K.stream));
         sync();
         CK(cudaEventElapsedTime(&ms, e0, e1));
         bestb = ms < bestb ? ms : bestb;
     }
-    printf("time %-22s %-5s %8.3f ms  %7.0f GB/s\n", "xy_forward", TN[t], best, bytes / best / 1e6);
-    printf("time %-22s %-5s %8.3f ms  %7.0f GB/s\n", "xy_backward", TN[t], bestb, 3 * bytes / bestb / 1e6);
+    printf("time %-22s %-5s %8.3f ms  %7.0f GB/s\n", "heatmap forward", TN[t], best, bytes / best / 1e6);
+    printf("time %-22s %-5s %8.3f ms  %7.0f GB/s\n", "heatmap backward", TN[t], bestb, 3 * bytes / bestb / 1e6);
     for (void *p : {x, y, r, ro}) CK(cudaFree(p));
     for (float *p : {tmp, dh, dsc, dmean, dvar, w, b, co, pr, co2, dw, db}) CK(cudaFree(p));
     CK(cudaFree(s1)), CK(cudaFree(s2));
@@ -576,12 +592,16 @@ static void t_adam_time(void)
     CK(cudaMemset(p, 0, n * 4)), CK(cudaMemset(g, 0, n * 4)), CK(cudaMemset(m, 0, n * 4)), CK(cudaMemset(v, 0, n * 4));
     int *fin;
     CK(cudaMalloc(&fin, 4));
+    double *dsc;
+    CK(cudaMalloc(&dsc, 2 * sizeof(double)));
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0)), CK(cudaEventCreate(&e1));
     float best = 1e30f, bu = 1e30f;
     for (int rep = 0; rep < 5; rep++) {
         float ms;
-        rn_adam_args h = {1e-3, 0.9, 0.999, 1e-8, rep + 1, fin};
+        double sc[2] = {1e-3 / (1 - pow(0.9, rep + 1)), sqrt(1 - pow(0.999, rep + 1))};
+        CK(cudaMemcpy(dsc, sc, sizeof sc, cudaMemcpyHostToDevice));
+        rn_adam_args h = {0.9, 0.999, 1e-8, dsc, fin};
         CK(cudaEventRecord(e0, K.stream));
         rn_cuda_unscale_check(&K, g, n, 0.5f, fin);
         CK(cudaEventRecord(e1, K.stream));
@@ -597,7 +617,7 @@ static void t_adam_time(void)
     }
     printf("time %-22s %-5s %8.3f ms  %7.0f GB/s\n", "unscale_check 34M", "fp32", bu, 8.0 * n / bu / 1e6);
     printf("time %-22s %-5s %8.3f ms  %7.0f GB/s\n", "adam 34M", "fp32", best, 28.0 * n / best / 1e6);
-    CK(cudaFree(p)), CK(cudaFree(g)), CK(cudaFree(m)), CK(cudaFree(v)), CK(cudaFree(fin));
+    CK(cudaFree(p)), CK(cudaFree(g)), CK(cudaFree(m)), CK(cudaFree(v)), CK(cudaFree(fin)), CK(cudaFree(dsc));
 }
 
 int main(int argc, char **argv)
@@ -614,14 +634,17 @@ int main(int argc, char **argv)
         t_pool_gap({2, 64, 13, 10}, t);
         t_pool_gap({1, 64, 8, 7}, t);
         t_pool_gap({2, 512, 3, 4}, t);
-        t_xy({2, 256, 6, 5}, t);
-        t_xy({1, 256, 4, 7}, t);
-        t_xy({3, 256, 64, 64}, t);
+        t_heat({2, 256, 6, 5}, t, 1, 1);
+        t_heat({1, 256, 4, 7}, t, 1, 1);
+        t_heat({3, 256, 64, 64}, t, 1, 1);
+        t_heat({2, 32, 5, 6}, t, 3, 4);
+        t_heat({1, 256, 16, 16}, t, 18, 16);
         t_layout(t);
     }
-    t_depth_loss(2, 512, 1);
-    t_depth_loss(5, 2048, 1024);
-    t_depth_loss(128, 2048, 1);
+    t_linear_loss(2, 512, 1, 1, 1);
+    t_linear_loss(5, 2048, 1, 1, 1024);
+    t_linear_loss(128, 2048, 1, 1, 1);
+    t_linear_loss(4, 64, 3, 18, 2);
     t_adam_unscale(5003);
     t_adam_unscale(1 << 20);
     if (!quick) {

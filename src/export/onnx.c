@@ -5,6 +5,7 @@
 
 #include "core/afile.h"
 #include "export/export.h"
+#include "nn/net.h"
 
 #ifndef RN_HAVE_ONNX
 int rn_export_onnx_check(const char *path, rn_err *err)
@@ -224,43 +225,87 @@ static const char *backbone(gb *g, const char *x)
     return x;
 }
 
-/* Soft-argmax: softmax over the oh x ow positions, times the (x, y) of each position. */
-static const char *xy_branch(gb *g, const char *feat, int oh, int ow)
+/* The net's deconv stack (nn/net.h): ConvTranspose 4x4/2 -> BN -> ReLU each. */
+static const char *deconvs(gb *g, const char *x)
 {
-    const char *x = feat;
-    for (int i = 0; i < 3; i++) {
-        const char *pre = str(g, "root.deconv_layers.%d", 3 * i);
+    const rn_net *net = g->p->net;
+    for (int i = 0; i < net->ndeconv; i++) {
+        const char *pre = str(g, "%s.%d", net->deconv, 3 * i);
         Onnx__NodeProto *n = node(g, "ConvTranspose", pre, (const char *const[]){x, param(g, "%s.weight", pre), NULL});
         window(g, n, 4, 2, 1);
-        x = op1(g, "Relu", bn(g, n->output[0], str(g, "root.deconv_layers.%d", 3 * i + 1)),
-                str(g, "root.deconv_layers.%d", 3 * i + 2));
+        x = op1(g, "Relu", bn(g, n->output[0], str(g, "%s.%d", net->deconv, 3 * i + 1)),
+                str(g, "%s.%d", net->deconv, 3 * i + 2));
     }
-    const char *in[] = {x, param(g, "root.xy_layer.weight"), param(g, "root.xy_layer.bias"), NULL};
-    Onnx__NodeProto *n = node(g, "Conv", "root.xy_layer", in);
-    window(g, n, 1, 1, 0);
-    Onnx__NodeProto *fl = node(g, "Flatten", "root.heatmap", (const char *const[]){n->output[0], NULL});
-    attr_int(g, fl, "axis", 1);
-    Onnx__NodeProto *sm = node(g, "Softmax", "root.softmax", (const char *const[]){fl->output[0], NULL});
-    attr_int(g, sm, "axis", 1);
-    float *grid = al(g, (size_t)oh * ow * 2 * sizeof *grid); /* (oh*ow, 2): column, row of each position */
-    for (int r = 0; r < oh; r++)
-        for (int c = 0; c < ow; c++) grid[2 * (r * ow + c)] = (float)c, grid[2 * (r * ow + c) + 1] = (float)r;
-    int64_t gd[2] = {(int64_t)oh * ow, 2};
-    const char *gn = init_tensor(g, "root.grid", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, gd, grid,
-                                 (size_t)oh * ow * 2 * sizeof *grid);
-    return op2(g, "MatMul", sm->output[0], gn, "root.coord_xy");
+    return x;
 }
 
-/* depth = depth_layer(GAP(feat)) * k. */
-static const char *depth_branch(gb *g, const char *feat)
+/* A 1x1 Conv with the layer's weight and bias. */
+static const char *conv1x1(gb *g, const char *x, const rn_head_layer *l)
 {
-    const char *gap = op1(g, "GlobalAveragePool", feat, "root.gap");
-    const char *in[] = {gap, param(g, "root.depth_layer.weight"), param(g, "root.depth_layer.bias"), NULL};
-    Onnx__NodeProto *n = node(g, "Conv", "root.depth_layer", in);
+    const char *in[] = {x, param(g, "%s.weight", l->param), param(g, "%s.bias", l->param), NULL};
+    Onnx__NodeProto *n = node(g, "Conv", l->param, in);
     window(g, n, 1, 1, 0);
-    Onnx__NodeProto *fl = node(g, "Flatten", "root.gamma", (const char *const[]){n->output[0], NULL});
+    return n->output[0];
+}
+
+/* x reshaped to (N, d1, d2) (an int64 shape initializer; 0 keeps N). */
+static const char *reshape3(gb *g, const char *x, int64_t d1, int64_t d2, const char *name)
+{
+    int64_t *shape = al(g, 3 * sizeof *shape), dims[1] = {3}; /* the initializer keeps the pointer */
+    shape[0] = 0, shape[1] = d1, shape[2] = d2;
+    const char *sn = init_tensor(g, str(g, "%s.shape", name), ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, dims, shape,
+                                 3 * sizeof *shape);
+    return op2(g, "Reshape", x, sn, name);
+}
+
+/* A heat-map layer: one softmax over each group's D x oh x ow logits, times the (column, row[, bin]) of each
+ * position: (N, G, 2), or (N, G, 3) when D > 1. */
+static const char *heatmap_branch(gb *g, const rn_head_layer *l, const char *top, int oh, int ow)
+{
+    int64_t V = (int64_t)l->bins * oh * ow, nd = l->bins > 1 ? 3 : 2;
+    const char *lg = reshape3(g, conv1x1(g, top, l), l->groups, V, str(g, "%s.heatmap", l->param));
+    Onnx__NodeProto *sm = node(g, "Softmax", str(g, "%s.softmax", l->param), (const char *const[]){lg, NULL});
+    attr_int(g, sm, "axis", 2);
+    float *grid = al(g, (size_t)(V * nd) * sizeof *grid); /* (V, nd): column, row (, bin) of each position */
+    for (int64_t p = 0; p < V; p++) {
+        grid[p * nd] = (float)(p % ow), grid[p * nd + 1] = (float)(p / ow % oh);
+        if (nd == 3) grid[p * nd + 2] = (float)(p / ((int64_t)oh * ow));
+    }
+    int64_t gd[2] = {V, nd};
+    const char *gn = init_tensor(g, str(g, "%s.grid", l->param), ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, gd, grid,
+                                 (size_t)(V * nd) * sizeof *grid);
+    return op2(g, "MatMul", sm->output[0], gn, str(g, "%s.coord", l->param));
+}
+
+/* A GAP layer: linear(GAP(feat)), times k when the layer says so: (N, O, 1). */
+static const char *gap_branch(gb *g, const rn_head_layer *l, const char *feat)
+{
+    const char *gap = op1(g, "GlobalAveragePool", feat, str(g, "%s.gap", l->param));
+    Onnx__NodeProto *fl = node(g, "Flatten", str(g, "%s.out", l->param), (const char *const[]){conv1x1(g, gap, l), NULL});
     attr_int(g, fl, "axis", 1);
-    return op2(g, "Mul", fl->output[0], "k_value", "root.depth");
+    const char *y = l->scale_k ? op2(g, "Mul", fl->output[0], "k_value", str(g, "%s.times_k", l->param)) : fl->output[0];
+    return reshape3(g, y, l->groups, 1, str(g, "%s.rows", l->param));
+}
+
+/* The head layers into the output rows (N, K, 3) flattened to (N, 3K): a heat-map layer's columns first,
+ * then a GAP layer's (the layouts of nn/net.h's nets: RootNet (x, y | depth), a 3D heat map alone). */
+static const char *head(gb *g, const char *feat, int oh, int ow)
+{
+    const rn_net *net = g->p->net;
+    const rn_head_layer *h = rn_net_layer(net, RN_HEAD_HEATMAP), *d = rn_net_layer(net, RN_HEAD_GAP_LINEAR);
+    const char *parts[3] = {NULL, NULL, NULL};
+    int np = 0;
+    if (h) parts[np++] = heatmap_branch(g, h, deconvs(g, feat), oh, ow);
+    if (d) parts[np++] = gap_branch(g, d, feat);
+    const char *rows = parts[0];
+    if (np == 2) {
+        Onnx__NodeProto *cat = node(g, "Concat", "rows", parts);
+        attr_int(g, cat, "axis", 2);
+        rows = cat->output[0];
+    }
+    Onnx__NodeProto *fl = node(g, "Flatten", "coord", (const char *const[]){rows, NULL});
+    attr_int(g, fl, "axis", 1);
+    return fl->output[0];
 }
 
 /* A float tensor value (N, d1, d2, ...) with N dynamic. */
@@ -291,19 +336,17 @@ static Onnx__ValueInfoProto *value_info(gb *g, const char *name, int ndim, const
 
 static Onnx__GraphProto *graph(gb *g, int h, int w)
 {
-    const char *feat = backbone(g, "input_img");
-    const char *xy = xy_branch(g, feat, h / 4, w / 4), *depth = depth_branch(g, feat);
-    Onnx__NodeProto *cat = node(g, "Concat", "coord", (const char *const[]){xy, depth, NULL});
-    attr_int(g, cat, "axis", 1);
+    const rn_net *net = g->p->net;
+    head(g, backbone(g, "input_img"), h / 4, w / 4);
     Onnx__GraphProto *gr = al(g, sizeof *gr);
     onnx__graph_proto__init(gr);
-    gr->name = str(g, "RootNet_ResNet%d", g->p->depth);
-    gr->doc_string = str(g, "RootNet (Moon et al., ICCV 2019), eval mode. input_img: (N, 3, %d, %d) RGB, normalised "
-                            "with ImageNet mean/std outside the model; k_value: (N, 1); coord: (N, 3) = x, y on the "
-                            "%dx%d output grid, depth (mm)", h, w, h / 4, w / 4);
+    gr->name = str(g, "%s_ResNet%d", net->name, g->p->depth);
+    gr->doc_string = str(g, "%s (rootnet's nets/%s.c), eval mode. input_img: (N, 3, %d, %d) RGB, normalised with "
+                            "ImageNet mean/std outside the model; k_value: (N, 1); coord: (N, %d) = %d rows of 3: %s "
+                            "(output grid %dx%d)", net->name, net->name, h, w, 3 * net->K, net->K, net->doc, h / 4, w / 4);
     gr->n_node = g->n_node, gr->node = g->node;
     gr->n_initializer = g->n_init, gr->initializer = g->init;
-    int64_t di[4] = {0, 3, h, w}, dk[2] = {0, 1}, dc[2] = {0, 3};
+    int64_t di[4] = {0, 3, h, w}, dk[2] = {0, 1}, dc[2] = {0, 3 * net->K};
     gr->n_input = 2;
     gr->input = al(g, 2 * sizeof *gr->input);
     gr->input[0] = value_info(g, "input_img", 4, di);
