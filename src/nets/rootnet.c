@@ -17,6 +17,7 @@ static const char *const ROWS[] = {"Pelvis"};
 
 static const rn_net ROOTNET = {
     .name = "rootnet",
+    .title = "RootNet",
     .doc = "the root (pelvis): x, y on the output grid (input / 4), depth in mm (gamma * k)",
     .deconv = "root.deconv_layers",
     .ndeconv = 3,

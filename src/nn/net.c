@@ -18,7 +18,16 @@ const rn_net *rn_net_find(const char *name)
     return NULL;
 }
 
-const char *rn_net_names(void) { return "rootnet"; }
+const char *rn_net_names(char *buf, size_t n, int titles)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < NNETS && at < n; i++) {
+        int w = snprintf(buf + at, n - at, "%s%s", i ? " or " : "", titles ? NETS[i]()->title : NETS[i]()->name);
+        at += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
 
 const rn_head_layer *rn_net_layer(const rn_net *net, rn_head_kind kind)
 {

@@ -16,6 +16,8 @@
 #ifndef RN_NN_NET_H
 #define RN_NN_NET_H
 
+#include <stddef.h>
+
 #define RN_NET_MAX_DECONV 4
 
 typedef enum rn_head_kind {
@@ -38,6 +40,7 @@ typedef struct rn_head_layer {
 
 typedef struct rn_net {
     const char *name;      /* "rootnet": the --net value and the snapshot's config key `net` */
+    const char *title;     /* "RootNet": in messages */
     const char *doc;       /* what the output rows are */
     const char *deconv;    /* the deconv stack's prefix: <deconv>.<3i>.weight, its BN <deconv>.<3i+1> */
     int ndeconv;           /* 1 .. RN_NET_MAX_DECONV */
@@ -55,8 +58,9 @@ typedef struct rn_net {
 const rn_net *rn_net_default(void);
 /* The network of that name, NULL if there is none. */
 const rn_net *rn_net_find(const char *name);
-/* "rootnet": the names, for error lines. */
-const char *rn_net_names(void);
+/* Into buf (n bytes): every net's name ("rootnet"), or with titles its title ("RootNet"), joined by
+ * " or ", for error lines; returns buf. */
+const char *rn_net_names(char *buf, size_t n, int titles);
 /* The network whose head parameters has(name, ctx) finds all of (the first head layer's weight
  * of each net, in registry order); NULL when none matches. */
 const rn_net *rn_net_guess(int (*has)(const char *name, void *ctx), void *ctx);

@@ -1,5 +1,7 @@
 #include "nn/weights.h"
 
+#include "nn/net.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -89,7 +91,8 @@ int rn_weights_tensor_in(rn_params *p, float *dst, const rn_tensor *t, size_t n,
     return rc;
 }
 
-static int is_head(const char *name) { return !strncmp(name, "root.", 5); }
+/* A parameter of the net's own (deconvs, head), not of the backbone an ImageNet file holds. */
+static int is_head(const char *name) { return strncmp(name, "backbone.", 9) != 0; }
 
 int rn_weights_apply(rn_params *p, const rn_tensors *ts, const char *path, rn_rng *rng, rn_err *err)
 {
@@ -102,7 +105,8 @@ int rn_weights_apply(rn_params *p, const rn_tensors *ts, const char *path, rn_rn
         if (!name[0]) continue;
         int i = rn_params_find(p, name);
         if (i < 0)
-            rc = rn_err_set(err, "%s: unknown parameter '%s' for a ResNet-%d RootNet", path, ts->t[k].name, p->depth);
+            rc = rn_err_set(err, "%s: unknown parameter '%s' for a ResNet-%d %s", path, ts->t[k].name, p->depth,
+                            p->net->title);
         else if (seen[i])
             rc = rn_err_set(err, "%s: parameter '%s' given twice", path, name);
         else if (!(rc = load_entry(p, i, &ts->t[k], path, err)))
@@ -138,11 +142,13 @@ int rn_weights_from_tensors(rn_params *p, const rn_tensors *ts, const char *path
     has_ctx ctx = {ts, kind_of(ts)};
     int found = rn_params_guess_depth(has_name, &ctx);
     int rc = 0;
+    char nets[128];
     if (!found)
-        rc = rn_err_set(err, "%s: not a RootNet or torchvision ResNet state_dict (no backbone layers found)", path);
+        rc = rn_err_set(err, "%s: not a %s or torchvision ResNet state_dict (no backbone layers found)", path,
+                        rn_net_names(nets, sizeof nets, 1));
     else if (depth && depth != found)
         rc = rn_err_set(err, "%s: holds a ResNet-%d backbone, but ResNet-%d was asked for", path, found, depth);
-    else if (!(rc = rn_params_build(p, found, err))) {
+    else if (!(rc = rn_params_build_net(p, rn_net_guess(has_name, &ctx), found, err))) {
         rc = rn_weights_apply(p, ts, path, rng, err);
         if (rc) rn_params_free(p);
     }
