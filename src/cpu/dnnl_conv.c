@@ -1,5 +1,5 @@
 /* The cpu device's convolutions on oneDNN 2.6 (cpu/dnnl.h). Every oneDNN
- * call of rootnet lives in this file.
+ * call of rootnet lives in this file and dnnl_prim.c.
  *
  * Each rn_dnnl_conv owns its primitives (fwd, bwd_data, bwd_weights), the weight
  * reorders (user -> fwd format, user -> bwd_data format, diff weights ->
@@ -10,228 +10,13 @@
  * activations, diff weights in primitive format) lives in buffers shared by
  * every conv of a backend, grown at create time. Those shared buffers mean
  * that the convs of one backend must not run concurrently. A stride-2 4x4
- * pad-1 deconvolution runs its forward as four convolutions (rn_phases).
+ * pad-1 deconvolution runs its forward as four convolutions (rn_phases). The backend, its buffers,
+ * primitives and staging are dnnl_prim.c's.
  */
-#include "cpu/dnnl.h"
+#include "cpu/dnnl_int.h"
 
-#include <dnnl.h>
-#include <dnnl_debug.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
-
-enum { BUF_SCRATCH, BUF_STAGE_SRC, BUF_STAGE_DDST, BUF_DW, BUF_WFOLD, BUF_PHASE, BUF_WPHASE, BUF_COUNT };
-
-typedef struct rn_buf {
-    void *p;
-    size_t n;
-} rn_buf;
-
-struct rn_dnnl {
-    dnnl_engine_t eng;
-    dnnl_stream_t strm;
-    rn_buf buf[BUF_COUNT]; /* shared transient buffers, grown by rn_dnnl_conv_create */
-    const rn_dnnl_conv *ddst_conv; /* whose diff_dst BUF_STAGE_DDST holds (bwd_weights), or NULL */
-    const void *ddst_ptr;     /* and from which user pointer */
-};
-
-/* A primitive with its scratchpad memory (bound to the shared scratchpad). */
-typedef struct rn_prim {
-    dnnl_primitive_desc_t pd;
-    dnnl_primitive_t p;
-    dnnl_memory_t scratch;
-} rn_prim;
-
-/* A user tensor staged into a primitive's own md in a shared buffer.
- * r.p == NULL when the primitive takes the user tensor as is. */
-typedef struct rn_stage {
-    rn_prim r;
-    dnnl_memory_t m;
-    int buf;
-} rn_stage;
-
-/* The forward of a stride-2 4x4 pad-1 deconvolution as four 2x2 stride-1 convolutions, one per
- * output phase (a, b) in {0,1}^2 (phases_fit): output pixel (2m+a, 2j+b) takes input rows m-1+a,
- * m+a and columns j-1+b, j+b only, with the deconv's taps 3-a-2r, 3-b-2t (r, t in {0,1}). Phase k =
- * 2a+b is a convolution with padding (1-a, 1-b) before and (a, b) after, weights gathered from the
- * deconv's; it writes the shared phase buffer, whose reorder puts it into dst's rows 2m+a and
- * columns 2j+b (a strided view of dst). oneDNN 2.6 runs these convs at ~95 % of the fp32 peak where
- * its deconvolution reaches 55-80 %, and takes their bias and ReLU as post-ops. */
-typedef struct rn_phases {
-    rn_prim op[4], rw[4], put[4];  /* convs, weights iohw -> conv format, phase buffer -> dst view */
-    dnnl_memory_t m_w[4], m_view[4]; /* weights in conv format (owned), dst views (bound per call) */
-    dnnl_memory_t m_wu, m_out;       /* one phase's gathered weights and output (shared buffers) */
-    void *w[4];
-    char name[96];                   /* impl name of the forward */
-} rn_phases;
-
-struct rn_dnnl_conv {
-    rn_conv base;                    /* the device's view (nn/device.h); first */
-    rn_dnnl *be;
-    rn_conv_shape s;
-    rn_prim op[3];                   /* fwd, bwd_data, bwd_weights; op[1].p NULL if not made */
-    rn_prim rw_fwd, rw_bwd, rdw;     /* weights user->fwd, user->bwd_data, diff prim->user (+=) */
-    rn_stage st_fwd_src, st_bwd_ddst, st_bww_src, st_bww_ddst;
-    dnnl_memory_t m_src, m_dst, m_dsrc, m_ddst, m_wu; /* user buffers, bound per call */
-    dnnl_memory_t m_wf, m_wb, m_dwp; /* weights fwd / bwd_data (owned), diff weights (shared) */
-    void *wf, *wb;
-    dnnl_memory_t m_bias, m_wfold;   /* fused epilogue: bias (owned), folded weights (shared, user layout) */
-    float *bias;                     /* (OC) */
-    void *keep_src;                  /* bf16 training: forward's staged src, owned, reused by bwd_weights */
-    const void *kept_src_ptr;        /* user src pointer of the copy in keep_src */
-    int ddst_shared;                 /* bwd_data and bwd_weights stage diff_dst identically */
-    rn_phases *ph;                   /* the forward as four phase convs, or NULL (op[0] runs it) */
-};
-
-/* Aborts on a failing oneDNN call in a step function: every shape and
- * format was validated at create time, so this is an invariant. */
-#define RN_DNNL_CHECK(call)                                                                 \
-    do {                                                                                    \
-        dnnl_status_t st_ = (call);                                                         \
-        if (st_ != dnnl_success) {                                                          \
-            fprintf(stderr, "rootnet: internal error at %s:%d: %s failed: %s\n", __FILE__, \
-                    __LINE__, #call, dnnl_status2str(st_));                                 \
-            abort();                                                                        \
-        }                                                                                   \
-    } while (0)
-
-#define RN_DNNL_TRY(call, what)                                                             \
-    do {                                                                                    \
-        dnnl_status_t st_ = (call);                                                         \
-        if (st_ != dnnl_success) return rn_err_set(err, "oneDNN: %s: %s", (what),           \
-                                                   dnnl_status2str(st_));                   \
-    } while (0)
-
-/* ---- shared buffers ---- */
-
-static void *aligned_bytes(size_t n)
-{
-    void *p = NULL;
-    size_t sz = (n + 63) / 64 * 64;
-    if (posix_memalign(&p, 64, sz ? sz : 64)) {
-        fprintf(stderr, "rootnet: out of memory allocating %zu bytes at %s:%d\n", n, __FILE__, __LINE__);
-        abort();
-    }
-    return p;
-}
-
-static void buf_grow(rn_buf *b, size_t n)
-{
-    if (n <= b->n) return;
-    free(b->p);
-    b->p = aligned_bytes(n);
-    b->n = n;
-}
-
-/* ---- backend ---- */
-
-int rn_dnnl_create(rn_dnnl **out, rn_err *err)
-{
-    *out = NULL;
-    rn_dnnl *be = rn_xcalloc(1, sizeof *be);
-    dnnl_status_t st = dnnl_engine_create(&be->eng, dnnl_cpu, 0);
-    if (st == dnnl_success) st = dnnl_stream_create(&be->strm, be->eng, dnnl_stream_default_flags);
-    if (st != dnnl_success) {
-        rn_dnnl_destroy(be);
-        return rn_err_set(err, "oneDNN: cannot create CPU engine/stream: %s", dnnl_status2str(st));
-    }
-    *out = be;
-    return 0;
-}
-
-void rn_dnnl_destroy(rn_dnnl *be)
-{
-    if (!be) return;
-    if (be->strm) dnnl_stream_destroy(be->strm);
-    if (be->eng) dnnl_engine_destroy(be->eng);
-    for (int i = 0; i < BUF_COUNT; i++) free(be->buf[i].p);
-    free(be);
-}
-
-size_t rn_dnnl_shared_bytes(const rn_dnnl *be)
-{
-    size_t n = 0;
-    for (int i = 0; i < BUF_COUNT; i++) n += be->buf[i].n;
-    return n;
-}
-
-/* ---- primitives ---- */
-
-/* Creates the primitive of p->pd and its scratchpad memory; grows the shared scratchpad. */
-static int prim_finish(rn_prim *p, rn_dnnl *be, rn_err *err)
-{
-    RN_DNNL_TRY(dnnl_primitive_create(&p->p, p->pd), "primitive creation");
-    const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
-    if (!md) return rn_err_set(err, "oneDNN: scratchpad query failed");
-    RN_DNNL_TRY(dnnl_memory_create(&p->scratch, md, be->eng, DNNL_MEMORY_NONE), "scratchpad memory");
-    buf_grow(&be->buf[BUF_SCRATCH], dnnl_memory_desc_get_size(md));
-    return 0;
-}
-
-static int reorder_create(rn_prim *p, rn_dnnl *be, const dnnl_memory_desc_t *from,
-                          const dnnl_memory_desc_t *to, const_dnnl_primitive_attr_t attr, rn_err *err)
-{
-    RN_DNNL_TRY(dnnl_reorder_primitive_desc_create(&p->pd, from, be->eng, to, be->eng, attr), "reorder");
-    return prim_finish(p, be, err);
-}
-
-static void prim_destroy(rn_prim *p)
-{
-    if (p->scratch) dnnl_memory_destroy(p->scratch);
-    if (p->p) dnnl_primitive_destroy(p->p);
-    if (p->pd) dnnl_primitive_desc_destroy(p->pd);
-    memset(p, 0, sizeof *p);
-}
-
-static void bind(dnnl_memory_t m, const void *ptr)
-{
-    RN_DNNL_CHECK(dnnl_memory_set_data_handle(m, (void *)(uintptr_t)ptr));
-}
-
-/* Runs p with args (n of them, room for one more) plus the shared scratchpad. */
-static void prim_run(rn_dnnl *be, rn_prim *p, int n, dnnl_exec_arg_t *args)
-{
-    bind(p->scratch, be->buf[BUF_SCRATCH].p);
-    args[n] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, p->scratch};
-    RN_DNNL_CHECK(dnnl_primitive_execute(p->p, be->strm, n + 1, args));
-    RN_DNNL_CHECK(dnnl_stream_wait(be->strm));
-}
-
-static void reorder_run(rn_dnnl *be, rn_prim *p, dnnl_memory_t from, dnnl_memory_t to)
-{
-    dnnl_exec_arg_t a[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    prim_run(be, p, 2, a);
-}
-
-/* ---- staging of user activations into a primitive's md ---- */
-
-static int stage_create(rn_stage *st, rn_dnnl *be, const dnnl_memory_desc_t *user,
-                        const dnnl_memory_desc_t *want, int buf, const_dnnl_primitive_attr_t attr,
-                        rn_err *err)
-{
-    st->buf = buf;
-    if (dnnl_memory_desc_equal(user, want)) return 0;
-    if (reorder_create(&st->r, be, user, want, attr, err)) return -1;
-    RN_DNNL_TRY(dnnl_memory_create(&st->m, want, be->eng, DNNL_MEMORY_NONE), "staging memory");
-    buf_grow(&be->buf[buf], dnnl_memory_desc_get_size(want));
-    return 0;
-}
-
-/* Returns the memory to hand to the primitive: user itself, or its staged copy. */
-static dnnl_memory_t stage_run(rn_dnnl *be, rn_stage *st, dnnl_memory_t user)
-{
-    if (!st->r.p) return user;
-    bind(st->m, be->buf[st->buf].p);
-    reorder_run(be, &st->r, user, st->m);
-    return st->m;
-}
-
-static void stage_destroy(rn_stage *st)
-{
-    prim_destroy(&st->r);
-    if (st->m) dnnl_memory_destroy(st->m);
-    st->m = NULL;
-}
 
 /* ---- descriptors ---- */
 
@@ -305,7 +90,7 @@ static int op_create(rn_dnnl_conv *c, const rn_mds *d, int dir, const_dnnl_primi
         return rn_err_set(err, "oneDNN: no %s%s %s primitive for this shape: %s",
                           c->s.compute == RN_COMPUTE_BF16 ? "bf16 " : "", c->s.transposed ? "deconvolution" : "convolution",
                           DIR_NAME[dir], dnnl_status2str(st));
-    return pd_only ? 0 : prim_finish(&c->op[dir], c->be, err);
+    return pd_only ? 0 : rn_dnnl_prim_finish(&c->op[dir], c->be, err);
 }
 
 static const dnnl_memory_desc_t *op_md(const rn_dnnl_conv *c, int dir, dnnl_query_t q)
@@ -317,8 +102,8 @@ static const dnnl_memory_desc_t *op_md(const rn_dnnl_conv *c, int dir, dnnl_quer
 static int weights_owned(rn_dnnl *be, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *want, rn_prim *r,
                          dnnl_memory_t *m, void **buf, const_dnnl_primitive_attr_t attr, rn_err *err)
 {
-    if (reorder_create(r, be, from, want, attr, err)) return -1;
-    *buf = aligned_bytes(dnnl_memory_desc_get_size(want));
+    if (rn_dnnl_reorder_create(r, be, from, want, attr, err)) return -1;
+    *buf = rn_dnnl_aligned_bytes(dnnl_memory_desc_get_size(want));
     memset(*buf, 0, dnnl_memory_desc_get_size(want));
     RN_DNNL_TRY(dnnl_memory_create(m, want, be->eng, *buf), "weights memory");
     return 0;
@@ -343,13 +128,13 @@ static int diff_weights_create(rn_dnnl_conv *c, const rn_mds *d, rn_err *err)
     if (st == dnnl_success) st = dnnl_post_ops_create(&po);
     if (st == dnnl_success) st = dnnl_post_ops_append_sum(po, 1.0f);
     if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr, po);
-    int rc = st == dnnl_success ? reorder_create(&c->rdw, c->be, dw, &d->w, attr, err)
+    int rc = st == dnnl_success ? rn_dnnl_reorder_create(&c->rdw, c->be, dw, &d->w, attr, err)
                                 : rn_err_set(err, "oneDNN: accumulate attr: %s", dnnl_status2str(st));
     if (po) dnnl_post_ops_destroy(po);
     if (attr) dnnl_primitive_attr_destroy(attr);
     if (rc) return -1;
     RN_DNNL_TRY(dnnl_memory_create(&c->m_dwp, dw, c->be->eng, DNNL_MEMORY_NONE), "diff weights memory");
-    buf_grow(&c->be->buf[BUF_DW], dnnl_memory_desc_get_size(dw));
+    rn_dnnl_buf_grow(&c->be->buf[BUF_DW], dnnl_memory_desc_get_size(dw));
     return 0;
 }
 
@@ -414,13 +199,13 @@ static int phase_create(rn_dnnl_conv *c, const rn_mds *d, int k, const_dnnl_prim
     RN_DNNL_TRY(dnnl_convolution_forward_desc_init(&od, dnnl_forward_inference, dnnl_convolution_direct, &d->p_src,
                                                    &d->ph_w, bias, &d->ph_out, one, lo, hi), "phase conv");
     RN_DNNL_TRY(dnnl_primitive_desc_create(&p->op[k].pd, &od, attr, c->be->eng, NULL), "phase conv");
-    if (prim_finish(&p->op[k], c->be, err)) return -1;
+    if (rn_dnnl_prim_finish(&p->op[k], c->be, err)) return -1;
     if (!dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(p->op[k].pd, dnnl_query_src_md, 0),
                                 op_md(c, 0, dnnl_query_src_md)))
         return rn_err_set(err, "oneDNN: phase conv %d wants another src format than the deconvolution", k);
     const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(p->op[k].pd, dnnl_query_weights_md, 0);
     if (weights_owned(c->be, &d->ph_wu, want, &p->rw[k], &p->m_w[k], &p->w[k], rattr, err)) return -1;
-    if (phase_view_md(&view, d, &c->s, k, err) || reorder_create(&p->put[k], c->be, &d->ph_out, &view, rattr, err))
+    if (phase_view_md(&view, d, &c->s, k, err) || rn_dnnl_reorder_create(&p->put[k], c->be, &d->ph_out, &view, rattr, err))
         return -1;
     RN_DNNL_TRY(dnnl_memory_create(&p->m_view[k], &view, c->be->eng, DNNL_MEMORY_NONE), "phase view memory");
     return 0;
@@ -434,8 +219,8 @@ static int phases_build(rn_dnnl_conv *c, const rn_mds *d, const_dnnl_primitive_a
         if (phase_create(c, d, k, attr, rattr, err)) return -1;
     RN_DNNL_TRY(dnnl_memory_create(&p->m_wu, &d->ph_wu, c->be->eng, DNNL_MEMORY_NONE), "phase weights memory");
     RN_DNNL_TRY(dnnl_memory_create(&p->m_out, &d->ph_out, c->be->eng, DNNL_MEMORY_NONE), "phase output memory");
-    buf_grow(&c->be->buf[BUF_WPHASE], 4 * dnnl_memory_desc_get_size(&d->ph_wu));
-    buf_grow(&c->be->buf[BUF_PHASE], dnnl_memory_desc_get_size(&d->ph_out));
+    rn_dnnl_buf_grow(&c->be->buf[BUF_WPHASE], 4 * dnnl_memory_desc_get_size(&d->ph_wu));
+    rn_dnnl_buf_grow(&c->be->buf[BUF_PHASE], dnnl_memory_desc_get_size(&d->ph_out));
     const char *name = NULL;
     dnnl_primitive_desc_query(p->op[0].pd, dnnl_query_impl_info_str, 0, &name);
     snprintf(p->name, sizeof p->name, "phases:%s", name ? name : "unknown");
@@ -459,9 +244,9 @@ static void phases_destroy(rn_phases *p)
 {
     if (!p) return;
     for (int k = 0; k < 4; k++) {
-        prim_destroy(&p->op[k]);
-        prim_destroy(&p->rw[k]);
-        prim_destroy(&p->put[k]);
+        rn_dnnl_prim_destroy(&p->op[k]);
+        rn_dnnl_prim_destroy(&p->rw[k]);
+        rn_dnnl_prim_destroy(&p->put[k]);
         if (p->m_w[k]) dnnl_memory_destroy(p->m_w[k]);
         if (p->m_view[k]) dnnl_memory_destroy(p->m_view[k]);
         free(p->w[k]);
@@ -492,8 +277,8 @@ static void phases_set_weights(rn_dnnl_conv *c, const float *w)
     const size_t ic_oc = (size_t)c->s.ic * c->s.oc;
     phase_weights_gather(g, w, ic_oc);
     for (int k = 0; k < 4; k++) {
-        bind(p->m_wu, g + (size_t)k * ic_oc * 4);
-        reorder_run(c->be, &p->rw[k], p->m_wu, p->m_w[k]);
+        rn_dnnl_bind(p->m_wu, g + (size_t)k * ic_oc * 4);
+        rn_dnnl_reorder_run(c->be, &p->rw[k], p->m_wu, p->m_w[k]);
     }
 }
 
@@ -501,13 +286,13 @@ static void phases_set_weights(rn_dnnl_conv *c, const float *w)
 static void phases_forward(rn_dnnl_conv *c, void *dst, dnnl_memory_t src, int bias)
 {
     rn_phases *p = c->ph;
-    bind(p->m_out, c->be->buf[BUF_PHASE].p);
+    rn_dnnl_bind(p->m_out, c->be->buf[BUF_PHASE].p);
     for (int k = 0; k < 4; k++) {
         dnnl_exec_arg_t a[5] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->m_w[k]}, {DNNL_ARG_DST, p->m_out},
                                 {DNNL_ARG_BIAS, c->m_bias}};
-        prim_run(c->be, &p->op[k], bias ? 4 : 3, a);
-        bind(p->m_view[k], dst);
-        reorder_run(c->be, &p->put[k], p->m_out, p->m_view[k]);
+        rn_dnnl_prim_run(c->be, &p->op[k], bias ? 4 : 3, a);
+        rn_dnnl_bind(p->m_view[k], dst);
+        rn_dnnl_reorder_run(c->be, &p->put[k], p->m_out, p->m_view[k]);
     }
 }
 
@@ -517,12 +302,12 @@ static int fwd_bwd_data_create(rn_dnnl_conv *c, const rn_mds *d, const_dnnl_prim
 {
     if (op_create(c, d, 0, fattr, c->ph != NULL, err)) return -1;
     if (c->ph ? phases_create(c, d, err) : weights_create(c, d, 0, &c->rw_fwd, &c->m_wf, &c->wf, attr, err)) return -1;
-    if (stage_create(&c->st_fwd_src, c->be, &d->src, op_md(c, 0, dnnl_query_src_md), BUF_STAGE_SRC, attr, err))
+    if (rn_dnnl_stage_create(&c->st_fwd_src, c->be, &d->src, op_md(c, 0, dnnl_query_src_md), BUF_STAGE_SRC, attr, err))
         return -1;
     if (c->s.no_bwd_data || c->s.src_plain || c->s.forward_only) return 0;
     if (op_create(c, d, 1, attr, 0, err)) return -1;
     if (weights_create(c, d, 1, &c->rw_bwd, &c->m_wb, &c->wb, attr, err)) return -1;
-    return stage_create(&c->st_bwd_ddst, c->be, &d->dst, op_md(c, 1, dnnl_query_diff_dst_md), BUF_STAGE_DDST, attr,
+    return rn_dnnl_stage_create(&c->st_bwd_ddst, c->be, &d->dst, op_md(c, 1, dnnl_query_diff_dst_md), BUF_STAGE_DDST, attr,
                         err);
 }
 
@@ -533,7 +318,7 @@ static void staging_share(rn_dnnl_conv *c)
 {
     if (c->st_fwd_src.r.p && c->st_bww_src.r.p &&
         dnnl_memory_desc_equal(op_md(c, 0, dnnl_query_src_md), op_md(c, 2, dnnl_query_src_md)))
-        c->keep_src = aligned_bytes(dnnl_memory_desc_get_size(op_md(c, 0, dnnl_query_src_md)));
+        c->keep_src = rn_dnnl_aligned_bytes(dnnl_memory_desc_get_size(op_md(c, 0, dnnl_query_src_md)));
     c->ddst_shared = c->st_bwd_ddst.r.p && c->st_bww_ddst.r.p &&
                      dnnl_memory_desc_equal(op_md(c, 1, dnnl_query_diff_dst_md), op_md(c, 2, dnnl_query_diff_dst_md));
 }
@@ -542,9 +327,9 @@ static int bwd_weights_create(rn_dnnl_conv *c, const rn_mds *d, const_dnnl_primi
 {
     if (op_create(c, d, 2, attr, 0, err)) return -1;
     if (diff_weights_create(c, d, err)) return -1;
-    if (stage_create(&c->st_bww_src, c->be, &d->src, op_md(c, 2, dnnl_query_src_md), BUF_STAGE_SRC, attr, err))
+    if (rn_dnnl_stage_create(&c->st_bww_src, c->be, &d->src, op_md(c, 2, dnnl_query_src_md), BUF_STAGE_SRC, attr, err))
         return -1;
-    if (stage_create(&c->st_bww_ddst, c->be, &d->dst, op_md(c, 2, dnnl_query_diff_dst_md), BUF_STAGE_DDST, attr,
+    if (rn_dnnl_stage_create(&c->st_bww_ddst, c->be, &d->dst, op_md(c, 2, dnnl_query_diff_dst_md), BUF_STAGE_DDST, attr,
                      err))
         return -1;
     staging_share(c);
@@ -554,11 +339,11 @@ static int bwd_weights_create(rn_dnnl_conv *c, const rn_mds *d, const_dnnl_primi
 /* Fused epilogue: the owned bias and the shared buffer the folded weights are made in. */
 static int fold_create(rn_dnnl_conv *c, const rn_mds *d, rn_err *err)
 {
-    c->bias = aligned_bytes((size_t)c->s.oc * sizeof *c->bias);
+    c->bias = rn_dnnl_aligned_bytes((size_t)c->s.oc * sizeof *c->bias);
     memset(c->bias, 0, (size_t)c->s.oc * sizeof *c->bias);
     RN_DNNL_TRY(dnnl_memory_create(&c->m_bias, &d->bias, c->be->eng, c->bias), "bias memory");
     RN_DNNL_TRY(dnnl_memory_create(&c->m_wfold, &d->w, c->be->eng, DNNL_MEMORY_NONE), "folded weights memory");
-    buf_grow(&c->be->buf[BUF_WFOLD], dnnl_memory_desc_get_size(&d->w));
+    rn_dnnl_buf_grow(&c->be->buf[BUF_WFOLD], dnnl_memory_desc_get_size(&d->w));
     return 0;
 }
 
@@ -608,15 +393,15 @@ int rn_dnnl_conv_create(rn_dnnl_conv **out, rn_dnnl *be, const rn_conv_shape *s,
 void rn_dnnl_conv_destroy(rn_dnnl_conv *c)
 {
     if (!c) return;
-    for (int i = 0; i < 3; i++) prim_destroy(&c->op[i]);
+    for (int i = 0; i < 3; i++) rn_dnnl_prim_destroy(&c->op[i]);
     phases_destroy(c->ph);
-    prim_destroy(&c->rw_fwd);
-    prim_destroy(&c->rw_bwd);
-    prim_destroy(&c->rdw);
-    stage_destroy(&c->st_fwd_src);
-    stage_destroy(&c->st_bwd_ddst);
-    stage_destroy(&c->st_bww_src);
-    stage_destroy(&c->st_bww_ddst);
+    rn_dnnl_prim_destroy(&c->rw_fwd);
+    rn_dnnl_prim_destroy(&c->rw_bwd);
+    rn_dnnl_prim_destroy(&c->rdw);
+    rn_dnnl_stage_destroy(&c->st_fwd_src);
+    rn_dnnl_stage_destroy(&c->st_bwd_ddst);
+    rn_dnnl_stage_destroy(&c->st_bww_src);
+    rn_dnnl_stage_destroy(&c->st_bww_ddst);
     dnnl_memory_t ms[] = {c->m_src, c->m_dst, c->m_dsrc, c->m_ddst, c->m_wu, c->m_wf, c->m_wb, c->m_dwp,
                           c->m_bias, c->m_wfold};
     for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
@@ -643,10 +428,10 @@ const char *rn_dnnl_conv_impl_name(const rn_dnnl_conv *c, int direction)
 
 void rn_dnnl_conv_set_weights(rn_dnnl_conv *c, const float *w)
 {
-    bind(c->m_wu, w);
+    rn_dnnl_bind(c->m_wu, w);
     if (c->ph) phases_set_weights(c, w);
-    else reorder_run(c->be, &c->rw_fwd, c->m_wu, c->m_wf);
-    if (c->rw_bwd.p) reorder_run(c->be, &c->rw_bwd, c->m_wu, c->m_wb);
+    else rn_dnnl_reorder_run(c->be, &c->rw_fwd, c->m_wu, c->m_wf);
+    if (c->rw_bwd.p) rn_dnnl_reorder_run(c->be, &c->rw_bwd, c->m_wu, c->m_wb);
 }
 
 void rn_dnnl_conv_set_weights_folded(rn_dnnl_conv *c, const float *w, const float *scale, const float *bias)
@@ -667,8 +452,8 @@ void rn_dnnl_conv_set_weights_folded(rn_dnnl_conv *c, const float *w, const floa
         phases_set_weights(c, f);
         return;
     }
-    bind(c->m_wfold, f);
-    reorder_run(c->be, &c->rw_fwd, c->m_wfold, c->m_wf);
+    rn_dnnl_bind(c->m_wfold, f);
+    rn_dnnl_reorder_run(c->be, &c->rw_fwd, c->m_wfold, c->m_wf);
 }
 
 /* dst = ReLU(dst + bias) per channel (nChw16c, fp32 or bf16): a fused deconv's epilogue. */
@@ -698,80 +483,80 @@ void rn_dnnl_conv_forward_fused(rn_dnnl_conv *c, void *dst, const void *src, con
     RN_ASSERT(s->epilogue && !res == !(s->epilogue & RN_EPI_SUM));
     if (res && res != dst)
         memcpy(dst, res, (size_t)s->n * s->oc * s->oh * s->ow * (s->act == RN_ACT_BF16 ? 2 : 4));
-    bind(c->m_src, src);
-    bind(c->m_dst, dst);
-    dnnl_memory_t sm = stage_run(c->be, &c->st_fwd_src, c->m_src);
+    rn_dnnl_bind(c->m_src, src);
+    rn_dnnl_bind(c->m_dst, dst);
+    dnnl_memory_t sm = rn_dnnl_stage_run(c->be, &c->st_fwd_src, c->m_src);
     if (c->ph) {
         phases_forward(c, dst, sm, 1);
         return;
     }
     if (s->transposed) {
         dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, c->m_wf}, {DNNL_ARG_DST, c->m_dst}};
-        prim_run(c->be, &c->op[0], 3, a);
+        rn_dnnl_prim_run(c->be, &c->op[0], 3, a);
         deconv_epilogue(c, dst);
         return;
     }
     dnnl_exec_arg_t a[5] = {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, c->m_wf}, {DNNL_ARG_BIAS, c->m_bias},
                             {DNNL_ARG_DST, c->m_dst}};
-    prim_run(c->be, &c->op[0], 4, a);
+    rn_dnnl_prim_run(c->be, &c->op[0], 4, a);
 }
 
 void rn_dnnl_conv_forward(rn_dnnl_conv *c, void *dst, const void *src)
 {
     RN_ASSERT(!c->s.epilogue);
-    bind(c->m_src, src);
-    bind(c->m_dst, dst);
+    rn_dnnl_bind(c->m_src, src);
+    rn_dnnl_bind(c->m_dst, dst);
     dnnl_memory_t s = c->m_src;
     if (c->keep_src) {
         s = c->st_fwd_src.m;
-        bind(s, c->keep_src);
-        reorder_run(c->be, &c->st_fwd_src.r, c->m_src, s);
+        rn_dnnl_bind(s, c->keep_src);
+        rn_dnnl_reorder_run(c->be, &c->st_fwd_src.r, c->m_src, s);
         c->kept_src_ptr = src;
     } else {
-        s = stage_run(c->be, &c->st_fwd_src, c->m_src);
+        s = rn_dnnl_stage_run(c->be, &c->st_fwd_src, c->m_src);
     }
     if (c->ph) {
         phases_forward(c, dst, s, 0);
         return;
     }
     dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, c->m_wf}, {DNNL_ARG_DST, c->m_dst}};
-    prim_run(c->be, &c->op[0], 3, a);
+    rn_dnnl_prim_run(c->be, &c->op[0], 3, a);
 }
 
 void rn_dnnl_conv_backward_data(rn_dnnl_conv *c, void *diff_src, const void *diff_dst)
 {
     RN_ASSERT(c->op[1].p);
-    bind(c->m_ddst, diff_dst);
-    bind(c->m_dsrc, diff_src);
+    rn_dnnl_bind(c->m_ddst, diff_dst);
+    rn_dnnl_bind(c->m_dsrc, diff_src);
     dnnl_memory_t dd;
     if (c->ddst_shared && c->be->ddst_conv == c && c->be->ddst_ptr == diff_dst) {
         dd = c->st_bww_ddst.m; /* still bound to BUF_STAGE_DDST, which holds this diff_dst */
     } else {
-        dd = stage_run(c->be, &c->st_bwd_ddst, c->m_ddst);
+        dd = rn_dnnl_stage_run(c->be, &c->st_bwd_ddst, c->m_ddst);
         c->be->ddst_conv = NULL;
     }
     dnnl_exec_arg_t a[4] = {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, c->m_wb}, {DNNL_ARG_DIFF_SRC, c->m_dsrc}};
-    prim_run(c->be, &c->op[1], 3, a);
+    rn_dnnl_prim_run(c->be, &c->op[1], 3, a);
 }
 
 void rn_dnnl_conv_backward_weights(rn_dnnl_conv *c, float *diff_w, const void *src, const void *diff_dst)
 {
     RN_ASSERT(c->op[2].p);
-    bind(c->m_src, src);
-    bind(c->m_ddst, diff_dst);
-    bind(c->m_wu, diff_w);
-    bind(c->m_dwp, c->be->buf[BUF_DW].p);
+    rn_dnnl_bind(c->m_src, src);
+    rn_dnnl_bind(c->m_ddst, diff_dst);
+    rn_dnnl_bind(c->m_wu, diff_w);
+    rn_dnnl_bind(c->m_dwp, c->be->buf[BUF_DW].p);
     dnnl_memory_t s;
     if (c->keep_src && c->kept_src_ptr == src) {
         s = c->st_fwd_src.m;
-        bind(s, c->keep_src);
+        rn_dnnl_bind(s, c->keep_src);
     } else {
-        s = stage_run(c->be, &c->st_bww_src, c->m_src);
+        s = rn_dnnl_stage_run(c->be, &c->st_bww_src, c->m_src);
     }
-    dnnl_memory_t dd = stage_run(c->be, &c->st_bww_ddst, c->m_ddst);
+    dnnl_memory_t dd = rn_dnnl_stage_run(c->be, &c->st_bww_ddst, c->m_ddst);
     c->be->ddst_conv = c->st_bww_ddst.r.p ? c : NULL;
     c->be->ddst_ptr = diff_dst;
     dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, s}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_WEIGHTS, c->m_dwp}};
-    prim_run(c->be, &c->op[2], 3, a);
-    reorder_run(c->be, &c->rdw, c->m_dwp, c->m_wu);
+    rn_dnnl_prim_run(c->be, &c->op[2], 3, a);
+    rn_dnnl_reorder_run(c->be, &c->rdw, c->m_dwp, c->m_wu);
 }
