@@ -247,9 +247,9 @@ $(BUILD)/bench_annot: $(BUILD)/bench/bench_annot.o $(BUILD)/librootnet.a
 $(BUILD)/bench/bench_data: $(BUILD)/bench/bench_data.o $(BUILD)/librootnet.a
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/librootnet.a $(LDLIBS)
 
-# This CPU's fp32 FMA and bf16 dot-product limits (bench/bench_peak.c); the benchmarks judge against them.
-$(BUILD)/bench_peak: $(BUILD)/bench/bench_peak.o
-	$(CC) $(LDFLAGS) -o $@ $< -lpthread
+# This CPU's fp32 FMA, bf16 and int8 dot-product limits (bench/bench_peak.c); the benchmarks judge against them.
+$(BUILD)/bench_peak: $(BUILD)/bench/bench_peak.o $(BUILD)/src/core/cpu_isa.o
+	$(CC) $(LDFLAGS) -o $@ $^ -lpthread
 
 # ---- The CUDA device's collectives over NCCL (src/cuda/cuda_comm.h says how cuda_device.c wires them) ----
 # For the CUDA device library's rules: compile CUDA_COMM_SRC with the C compiler and CUDA_COMM_CU with nvcc

@@ -48,7 +48,10 @@ done
 run --version
 check test "$rc" -eq 0
 check grep -Eqx "rootnet [[:alnum:]._+-]+ \(devices: [a-z ]+\)" "$tmp/o"
-check test "$(lines "$tmp/o")" -eq 1
+check grep -Eqx "cpu: .+: fp32 (avx512|avx2|sse), bf16 (amx_bf16|avx512_bf16|emulated), int8 (amx_int8|avx512_vnni|avx_vnni|none)" "$tmp/o"
+check test "$(lines "$tmp/o")" -eq 2
+RN_CPU_ISA=avx2 run --version
+check grep -Eq "^cpu: .+: fp32 avx2, bf16 emulated, int8 none \(RN_CPU_ISA\)$" "$tmp/o"
 run
 check test "$rc" -eq 2
 check grep -q "^usage: rootnet <command>" "$tmp/e"

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit.h"
+#include "core/cpu_isa.h"
 #include "nn/device.h"
 
 #ifndef RN_VERSION
@@ -66,7 +67,11 @@ int main(int argc, char **argv)
         return RN_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("rootnet %s (devices: %s)\n", RN_VERSION, rn_device_names());
+        rn_cpu_isa isa;
+        char line[128];
+        rn_cpu_isa_detect(&isa);
+        printf("rootnet %s (devices: %s)\ncpu: %s: %s\n", RN_VERSION, rn_device_names(), isa.model,
+               rn_cpu_isa_line(&isa, line, sizeof line));
         return 0;
     }
     const command *c = find_command(is_help(argv[1]) && argc > 2 ? argv[2] : argv[1]);
