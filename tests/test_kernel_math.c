@@ -149,7 +149,7 @@ static void red_replay(double *s0, double *s1, int mode, const void *x, const vo
                     size_t i = r * C + c;
                     float dyv = mode == RN_KM_RED_BNB ? rn_km_ld(dy, t, i) : 0.0f;
                     float rov = mode == RN_KM_RED_BNB && ro ? rn_km_ld(ro, t, i) : 0.0f;
-                    float auxv = mode == RN_KM_RED_BNB ? aux[c] : mode == RN_KM_RED_XYDW ? aux[r] : 0.0f;
+                    float auxv = mode == RN_KM_RED_BNB ? aux[c] : mode == RN_KM_RED_PWDW ? aux[r] : 0.0f;
                     rn_km_red_step(&u, &v, mode, rn_km_ld(x, t, i), dyv, rov, ro != NULL, auxv);
                 }
                 pa += u, pb += v;
@@ -427,7 +427,7 @@ static void heat_backward_replay(void *da, float *dw, float *db, const float *dr
     }
     double *s = rn_xmalloc((size_t)C * sizeof *s);
     if (P == 1) {
-        red_replay(s, NULL, RN_KM_RED_XYDW, ax, NULL, NULL, prob, t, elems(a) / C, C);
+        red_replay(s, NULL, RN_KM_RED_PWDW, ax, NULL, NULL, prob, t, elems(a) / C, C);
         for (int c = 0; c < C; c++) dw[c] += (float)s[c];
     } else {
         for (int q = 0; q < P; q++)

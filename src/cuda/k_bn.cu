@@ -1,5 +1,5 @@
 /* BatchNorm kernels (cuda/kernels.h) and the deterministic two-level
- * per-channel reduction that BN's sums and the xy head's dw share.
+ * per-channel reduction that BN's sums and a one-output pointwise conv's dw (k_head.cu) share.
  *
  * The reduction over the rows (N*H*W) of an NHWC activation, per channel:
  * block (ct, p) takes 32 (or 64: two a thread) channels and the p-th chunk of
@@ -49,7 +49,7 @@ __global__ void k_red_partial(double *part, const void *x, const void *dy, const
             if (MODE == RED_BNB && ro) ld_chan<T, CV>(rov, ro, i);
             for (int j = 0; j < CV; j++)
                 rn_km_red_step(&s0[j], &s1[j], MODE, xv[j], dyv[j], rov[j], ro != NULL,
-                               MODE == RED_XYDW ? aux[r] : mean[j]);
+                               MODE == RED_PWDW ? aux[r] : mean[j]);
         }
     for (int j = 0; j < CV; j++) sh[0][ty][tx * CV + j] = s0[j], sh[1][ty][tx * CV + j] = s1[j];
     __syncthreads();
@@ -63,7 +63,7 @@ __global__ void k_red_partial(double *part, const void *x, const void *dy, const
 }
 
 /* The P partials of a channel: a warp per channel, lane l adding partials l, l + 32, ... in order,
- * then a butterfly (every lane ends with the same sum); sums (2C [+1]) for BN, dw += for the xy head. */
+ * then a butterfly (every lane ends with the same sum); sums (2C [+1]) for BN, dw += for a one-output pointwise conv. */
 __global__ void k_red_final(double *sums, float *dw, const double *part, int P, int C, int mode, size_t rows)
 {
     int lane = threadIdx.x % 32;
@@ -76,7 +76,7 @@ __global__ void k_red_final(double *sums, float *dw, const double *part, int P, 
             b += __shfl_xor_sync(0xffffffffu, b, off);
         }
         if (lane) continue;
-        if (mode == RED_XYDW) {
+        if (mode == RED_PWDW) {
             dw[c] += (float)a;
             continue;
         }
@@ -115,10 +115,10 @@ void rn_k_channel_reduce(const rn_cuda_kctx *k, int mode, int t, double *sums, f
     dim3 grid((unsigned)ct, (unsigned)P);
     if (cv == 2 && mode == RED_BN) red_launch<RED_BN, 2>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
     else if (cv == 2 && mode == RED_BNB) red_launch<RED_BNB, 2>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
-    else if (cv == 2) red_launch<RED_XYDW, 2>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
+    else if (cv == 2) red_launch<RED_PWDW, 2>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
     else if (mode == RED_BN) red_launch<RED_BN, 1>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
     else if (mode == RED_BNB) red_launch<RED_BNB, 1>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
-    else red_launch<RED_XYDW, 1>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
+    else red_launch<RED_PWDW, 1>(k, t, grid, part, x, dy, ro, aux, rows, per, C);
     k_red_final<<<rn_k_grid(k, (size_t)C * 32), RN_K_THREADS, 0, k->stream>>>(sums, dw, part, P, C, mode, rows);
 }
 

@@ -56,8 +56,8 @@ static inline unsigned rn_k_grid(const rn_cuda_kctx *k, size_t n)
 
 /* The two-level per-channel reduction over rows x C of the NHWC activation x (type t), k_bn.cu:
  * RED_BN: sums (2C + 1) = (sum x, sum x^2, rows); RED_BNB: sums (2C) = (sum dz, sum dz (x - aux[c]))
- * with dz = dy masked by ro > 0 when ro; RED_XYDW: dw[c] += sum aux[row] x. */
-enum { RED_BN = RN_KM_RED_BN, RED_BNB = RN_KM_RED_BNB, RED_XYDW = RN_KM_RED_XYDW };
+ * with dz = dy masked by ro > 0 when ro; RED_PWDW: dw[c] += sum aux[row] x. */
+enum { RED_BN = RN_KM_RED_BN, RED_BNB = RN_KM_RED_BNB, RED_PWDW = RN_KM_RED_PWDW };
 void rn_k_channel_reduce(const rn_cuda_kctx *k, int mode, int t, double *sums, float *dw, const void *x,
                          const void *dy, const void *ro, const float *aux, size_t rows, int C);
 

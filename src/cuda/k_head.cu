@@ -196,7 +196,7 @@ extern "C" void rn_cuda_pointwise_backward(const rn_cuda_kctx *k, void *dx, floa
     size_t packs = vec ? n / 8 : n;
     RN_K_LAUNCH_TV(a->type, vec, k_pw_da, rn_k_grid(k, packs), RN_K_THREADS, k, dx, dy, w, packs, a->c, HW, O);
     /* output 0's dw: the channel reduction with dl as each row's factor (O == 1: dy is (rows)) */
-    if (O == 1) rn_k_channel_reduce(k, RED_XYDW, a->type, NULL, dw, x, NULL, NULL, dy, rows, a->c);
+    if (O == 1) rn_k_channel_reduce(k, RED_PWDW, a->type, NULL, dw, x, NULL, NULL, dy, rows, a->c);
     else RN_K_LAUNCH_T(a->type, k_pw_dw, rn_k_grid(k, (size_t)O * a->c), RN_K_THREADS, k, dw, dy, x, rows, a->c, HW, O,
                        0);
     if ((size_t)a->n * O * sizeof(double) > RN_K_SMALL_BYTES) {

@@ -197,8 +197,8 @@ RN_HD void rn_km_red_plan(int *P, size_t *per, size_t rows, int C, size_t cap_do
 
 /* The modes of the channel reduction and one row's step: RN_KM_RED_BN (sum x, sum x^2),
  * RN_KM_RED_BNB (sum dz, sum dz (x - aux)) with dz = dy masked by ro > 0 when has_ro, aux the
- * channel's mean; RN_KM_RED_XYDW (sum aux x), aux the row's logit gradient. */
-enum { RN_KM_RED_BN = 0, RN_KM_RED_BNB = 1, RN_KM_RED_XYDW = 2 };
+ * channel's mean; RN_KM_RED_PWDW (sum aux x), aux the row's logit gradient. */
+enum { RN_KM_RED_BN = 0, RN_KM_RED_BNB = 1, RN_KM_RED_PWDW = 2 };
 
 /* ---- BatchNorm ---- */
 
