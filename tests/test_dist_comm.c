@@ -329,7 +329,7 @@ static int run(result *r, rn_dist *d, int sync_bn, int device)
     if (fake_params(&p, f, device, &err)) return fprintf(stderr, "%s\n", err.msg), -1;
     if (device) setenv("CUDA_VISIBLE_DEVICES", rn_dist_rank(d) ? "1" : "0", 1); /* one "GPU" per rank */
     rn_model m;
-    rn_model_opts o = {.threads = 1, .compute = RN_COMPUTE_F32, .grad_ready = rn_dist_grad_ready(d),
+    rn_model_opts o = {.threads = 1, .compute = RN_NUM_F32, .grad_ready = rn_dist_grad_ready(d),
                        .reduce = sync_bn ? rn_dist_bn_reduce(d) : (rn_device_reduce){0}};
     int rc = rn_model_create(&m, &p, N, S, S, &o, &err) || rn_dist_grads_setup(d, &p, rn_dist_bucket_floats(BUCKET_MB), &err) ||
              rn_dist_bcast_params(d, &p, &err);

@@ -96,28 +96,29 @@ static void reserve_inputs(rn_predictor *pr, const rn_predict_in *in)
 }
 
 int rn_predict_model_create(rn_model *m, rn_params *p, int batch, int size, const char *device, int threads,
-                            rn_compute compute, int no_fold, rn_err *err)
+                            rn_precision precision, int no_fold, rn_err *err)
 {
-    rn_model_opts mo = {.device = device, .threads = threads, .compute = compute, .inference = 1, .fold = !no_fold};
+    rn_model_opts mo = {.device = device, .threads = threads, .inference = 1, .fold = !no_fold};
+    rn_policy_apply(rn_policy_get(precision), &mo);
     return rn_model_create(m, p, batch, size, size, &mo, err);
 }
 
-/* A model for the input buffers' batch and size with in's device, threads and
- * compute: the one held when it matches, else a new one. */
+/* A model for the input buffers' batch and size with in's device, threads,
+ * precision and folding: the one held when it matches, else a new one. */
 static int ensure_model(rn_predictor *pr, const rn_predict_in *in, rn_err *err)
 {
     const char *dev = in->device ? in->device : "";
     if (pr->cap == pr->rows && pr->m.H == pr->size && !strcmp(pr->device, dev) &&
-        pr->m.opts.threads == in->threads && pr->m.opts.compute == in->compute &&
-        pr->m.opts.fold == !in->no_fold)
+        pr->m.opts.threads == in->threads && pr->precision == in->precision && pr->m.opts.fold == !in->no_fold)
         return 0;
     if (pr->cap) rn_model_destroy(&pr->m);
     pr->cap = 0;
     if (strlen(dev) >= sizeof pr->device) return rn_err_set(err, "device '%s': unknown", dev);
-    if (rn_predict_model_create(&pr->m, pr->p, pr->rows, pr->size, in->device, in->threads, in->compute, in->no_fold,
-                                err))
+    if (rn_predict_model_create(&pr->m, pr->p, pr->rows, pr->size, in->device, in->threads, in->precision,
+                                in->no_fold, err))
         return -1;
     rn_model_sync_weights(&pr->m);
+    pr->precision = in->precision;
     snprintf(pr->device, sizeof pr->device, "%s", dev);
     pr->m.opts.device = pr->device;
     pr->cap = pr->rows;

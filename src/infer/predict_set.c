@@ -20,7 +20,7 @@
 
 void rn_pset_opts_default(rn_pset_opts *o)
 {
-    *o = (rn_pset_opts){.input_size = 256, .batch = 16, .workers = 1, .compute = RN_COMPUTE_F32, .progress = 1,
+    *o = (rn_pset_opts){.input_size = 256, .batch = 16, .workers = 1, .precision = RN_PREC_FP32, .progress = 1,
                         .log_every = 100, .log = stderr};
 }
 
@@ -107,7 +107,7 @@ static int forward_all(run_state *r, rn_params *p, rn_err *err)
     cfg.crop.fast_decode = o->fast_decode;
     cfg.crop.exif_orient = 1;
     rn_model m;
-    if (rn_predict_model_create(&m, p, N, S, o->device, o->threads, o->compute, o->no_fold, err)) return -1;
+    if (rn_predict_model_create(&m, p, N, S, o->device, o->threads, o->precision, o->no_fold, err)) return -1;
     rn_model_sync_weights(&m);
     rn_loader *ld = NULL;
     int rc = rn_loader_create(&ld, &cfg, err);

@@ -37,7 +37,7 @@ struct rn_tester {
 
 void rn_test_opts_default(rn_test_opts *o)
 {
-    *o = (rn_test_opts){.input_size = 256, .batch = 16, .workers = 1, .compute = RN_COMPUTE_F32, .ap_thr = 250.0,
+    *o = (rn_test_opts){.input_size = 256, .batch = 16, .workers = 1, .precision = RN_PREC_FP32, .ap_thr = 250.0,
                         .progress = 1};
 }
 
@@ -112,7 +112,7 @@ static int build_runtime(rn_tester *t, rn_err *err)
 {
     const rn_test_opts *o = &t->o;
     int N = o->batch < (int)t->n ? o->batch : (int)t->n, S = o->input_size;
-    if (rn_predict_model_create(&t->m, t->p, N, S, o->device, o->threads, o->compute, o->no_fold, err)) return -1;
+    if (rn_predict_model_create(&t->m, t->p, N, S, o->device, o->threads, o->precision, o->no_fold, err)) return -1;
     t->have_model = 1;
     t->sets[0] = &t->ds;
     rn_loader_cfg cfg;

@@ -23,7 +23,7 @@ typedef struct plan {
     int n, cap;        /* counting: how many so far; assigning: the next to hand out */
     int t0, t1;        /* the lifetime of the activations and gradients planned now (life()) */
     int last;          /* the step's last time: statistics, head buffers and inputs live [0, last] */
-    rn_act_type act;
+    rn_numtype act;
 } plan;
 
 const char *rn_mem_kind_name(rn_mem_kind k)
@@ -480,7 +480,7 @@ static int open_device(rn_model *m, rn_err *err)
     int rc = dev->ops->supports(dev, o->compute, o->act)
                  ? 0
                  : rn_err_set(err, "device %s: does not run this precision (conv compute %d, %s activations)", name,
-                              (int)o->compute, o->act == RN_ACT_BF16 ? "bf16" : "fp32");
+                              (int)o->compute, o->act == RN_NUM_BF16 ? "bf16" : "fp32");
     if (!rc && !p->dev) rc = rn_params_to_device(p, dev, err);
     if (rc && !p->dev) rn_device_destroy(dev); /* not p's (yet) */
     if (rc) return -1;
@@ -505,7 +505,7 @@ static int model_plan(rn_model *m, rn_params *p, int N, int H, int W, const rn_m
     m->OH = H / 4, m->OW = W / 4, m->FH = H / 32, m->FW = W / 32;
     m->loss_scale = 1.0f;
     if (o->fold && !o->inference) return rn_err_set(err, "folded BN is for inference models only");
-    if (o->fold && o->compute == RN_COMPUTE_BF16) m->opts.act = RN_ACT_BF16;
+    if (o->fold && o->compute == RN_NUM_BF16) m->opts.act = RN_NUM_BF16;
     if (open_device(m, err) || build_structure(m, err)) return -1;
     m->opts.prefetch = o->prefetch && o->pinned_inputs && !o->inference && OP(m)->upload_async; /* else no use */
     plan pl = {.dev = m->dev, .act = m->opts.act, .last = t_last(m)};

@@ -17,21 +17,21 @@ typedef struct ref_conv {
 /* Elements of an activation; the reference stores fp32 only. */
 static size_t elems(const rn_act_shape *a)
 {
-    RN_ASSERT(a->type == RN_ACT_F32);
+    RN_ASSERT(a->type == RN_NUM_F32);
     return (size_t)a->n * a->c * a->h * a->w;
 }
 
 /* H * W of an fp32 activation. */
 static int plane(const rn_act_shape *a)
 {
-    RN_ASSERT(a->type == RN_ACT_F32);
+    RN_ASSERT(a->type == RN_NUM_F32);
     return a->h * a->w;
 }
 
-static int supports(rn_device *dev, rn_compute compute, rn_act_type act)
+static int supports(rn_device *dev, rn_numtype compute, rn_numtype act)
 {
     (void)dev;
-    return compute == RN_COMPUTE_F32 && act == RN_ACT_F32;
+    return compute == RN_NUM_F32 && act == RN_NUM_F32;
 }
 
 static void *buf_alloc(rn_device *dev, size_t bytes)
@@ -258,7 +258,7 @@ static void add(rn_device *dev, void *y, const void *x, const rn_act_shape *a)
 static void maxpool_forward(rn_device *dev, void *y, const void *x, const rn_act_shape *a, int oh, int ow)
 {
     (void)dev;
-    RN_ASSERT(a->type == RN_ACT_F32);
+    RN_ASSERT(a->type == RN_NUM_F32);
     rn_ref_maxpool_forward(y, x, a->n, a->c, a->h, a->w, oh, ow);
 }
 
@@ -266,7 +266,7 @@ static void maxpool_backward(rn_device *dev, void *dx, const void *dy, const voi
                              int ow)
 {
     (void)dev;
-    RN_ASSERT(a->type == RN_ACT_F32);
+    RN_ASSERT(a->type == RN_NUM_F32);
     rn_ref_maxpool_backward(dx, dy, x, a->n, a->c, a->h, a->w, oh, ow);
 }
 
@@ -286,7 +286,7 @@ static void xy_forward(rn_device *dev, float *coord, float *prob, const void *a_
                        const rn_act_shape *a)
 {
     (void)dev;
-    RN_ASSERT(a->type == RN_ACT_F32);
+    RN_ASSERT(a->type == RN_NUM_F32);
     rn_ref_xy_forward(coord, prob, a_in, w, b, a->n, a->c, a->h, a->w);
 }
 
@@ -294,7 +294,7 @@ static void xy_backward(rn_device *dev, void *da, float *dw, float *db, const fl
                         const void *a_in, const float *w, const rn_act_shape *a)
 {
     (void)dev;
-    RN_ASSERT(a->type == RN_ACT_F32);
+    RN_ASSERT(a->type == RN_NUM_F32);
     rn_ref_xy_backward(da, dw, db, dcoord, prob, a_in, w, a->n, a->c, a->h, a->w);
 }
 
