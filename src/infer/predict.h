@@ -79,13 +79,6 @@ void rn_predictor_free(rn_predictor *pr);
 /* rn_predict_roots with pr's model: 0, -1 (bad input), or RN_PREDICT_EMODEL
  * when the model cannot be built (device, precision), each with err set. */
 #define RN_PREDICT_EMODEL (-2)
-/* The eval model of every inference path (rn_predictor, infer/predict_set.h,
- * infer/tester.h): batch x 3 x size x size inputs, forward only, BN folded
- * and epilogues fused unless no_fold, on device (NULL: cpu) with threads
- * (0: OpenMP's) and the precision policy. Weights not synced yet (rn_model_sync_weights). */
-int rn_predict_model_create(rn_model *m, rn_params *p, int batch, int size, const char *device, int threads,
-                            rn_precision precision, int no_fold, rn_err *err);
-
 int rn_predictor_run(rn_predictor *pr, rn_person_root *out, rn_predict_info *info, const rn_predict_in *in,
                      rn_err *err);
 
