@@ -160,10 +160,10 @@ static void keep(fake *f, int rc, const char *what)
     if (rc != MPI_SUCCESS && !f->failed) f->failed = 1, rn_err_set(&f->first, "fake %s failed", what);
 }
 
-static void f_allreduce(rn_device *dev, void *buf, size_t n, rn_red_type t, float scale)
+static void f_allreduce(rn_device *dev, void *buf, size_t n, rn_numtype t, float scale)
 {
     fake *f = FAKE(dev);
-    int f64 = t == RN_RED_F64;
+    int f64 = t == RN_NUM_F64;
     size_t bytes = n * (f64 ? sizeof(double) : sizeof(float)), at = stash(f, bytes);
     unsigned char *h = f->host + at;
     RN_ASSERT(f->joined && n <= INT32_MAX);

@@ -176,11 +176,11 @@ typedef struct replica {
     int rc;
 } replica;
 
-static int reduce2(void *ctx, rn_device *dev, void *vbuf, size_t n, rn_red_type t, rn_err *err)
+static int reduce2(void *ctx, rn_device *dev, void *vbuf, size_t n, rn_numtype t, rn_err *err)
 {
     replica *r = ctx;
     (void)err;
-    RN_ASSERT(t == RN_RED_F64);
+    RN_ASSERT(t == RN_NUM_F64);
     double *buf = malloc(n * sizeof *buf), *tmp = malloc(n * sizeof *tmp); /* host copies: any device */
     dev->ops->download(dev, buf, vbuf, n * sizeof *buf);
     r->sh->slot[r->id] = buf;

@@ -117,15 +117,13 @@ typedef struct rn_adam_args {
     const int *finite;
 } rn_adam_args;
 
-typedef enum { RN_RED_F64 = 0, RN_RED_F32 = 1 } rn_red_type;
-
-/* The reduce hook: sums buf[0 .. n) (device memory of type t) in place over all
+/* The reduce hook: sums buf[0 .. n) (device memory of type t: RN_NUM_F64 or RN_NUM_F32) in place over all
  * replicas: MPI today (on host memory), NCCL later. Returns 0, or -1 with err.
  * The model calls it for SyncBN's sums, the distribution for gradient buckets.
  * replicas: how many models the sum runs over (each with the same batch size;
  * 0 counts as 1), so that the model knows SyncBN's count without reading it. */
 typedef struct rn_device_reduce {
-    int (*fn)(void *ctx, rn_device *dev, void *buf, size_t n, rn_red_type t, rn_err *err);
+    int (*fn)(void *ctx, rn_device *dev, void *buf, size_t n, rn_numtype t, rn_err *err);
     void *ctx;
     int replicas;
 } rn_device_reduce;

@@ -620,7 +620,7 @@ static double bn_count(const rn_model *m, const rn_act_shape *a)
 static void bn_reduce(rn_model *m, double *buf, size_t n)
 {
     rn_err ignore = {{0}};
-    if (m->opts.reduce.fn) (void)m->opts.reduce.fn(m->opts.reduce.ctx, m->dev, buf, n, RN_RED_F64, &ignore);
+    if (m->opts.reduce.fn) (void)m->opts.reduce.fn(m->opts.reduce.ctx, m->dev, buf, n, RN_NUM_F64, &ignore);
 }
 
 /* conv, then BN statistics (train) or running statistics (eval) folded into
