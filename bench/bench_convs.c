@@ -24,9 +24,9 @@ typedef struct cfg {
     double peak_f32, peak_bf16;
 } cfg;
 
-static double peak_of(const cfg *g, rn_compute cm)
+static double peak_of(const cfg *g, rn_numtype cm)
 {
-    return cm == RN_COMPUTE_BF16 ? g->peak_bf16 : g->peak_f32;
+    return cm == RN_NUM_BF16 ? g->peak_bf16 : g->peak_f32;
 }
 
 typedef struct layer {
@@ -66,7 +66,7 @@ static const layer LAYERS[] = {
 };
 #define N_LAYERS (sizeof LAYERS / sizeof LAYERS[0])
 
-static rn_conv_shape layer_shape(const layer *l, int n, rn_compute cm)
+static rn_conv_shape layer_shape(const layer *l, int n, rn_numtype cm)
 {
     return (rn_conv_shape){.n = n, .ic = l->ic, .ih = l->ih, .iw = l->ih, .oc = l->oc, .oh = l->oh, .ow = l->oh,
                            .kh = l->k, .kw = l->k, .sh = l->s, .sw = l->s, .ph = l->p, .pw = l->p,
@@ -128,7 +128,7 @@ typedef struct totals {
     double t[4], flops[3];
 } totals;
 
-static int bench_layer(rn_device *be, const layer *l, const cfg *g, rn_compute cm, totals *tot, rn_rng *r)
+static int bench_layer(rn_device *be, const layer *l, const cfg *g, rn_numtype cm, totals *tot, rn_rng *r)
 {
     int n = g->n;
     rn_conv_shape s = layer_shape(l, n, cm);
@@ -141,7 +141,7 @@ static int bench_layer(rn_device *be, const layer *l, const cfg *g, rn_compute c
     bufs b;
     bufs_init(&b, &s, r);
     double peak = peak_of(g, cm), fl = layer_flops(l, n);
-    printf("%-5s %-24s x%d", cm == RN_COMPUTE_BF16 ? "bf16" : "fp32", l->name, l->count);
+    printf("%-5s %-24s x%d", cm == RN_NUM_BF16 ? "bf16" : "fp32", l->name, l->count);
     for (int dir = 0; dir < 4; dir++) {
         if (dir == 1 && l->plain) {
             printf(" | %24s", "-");
@@ -163,7 +163,7 @@ static int bench_layer(rn_device *be, const layer *l, const cfg *g, rn_compute c
     return 0;
 }
 
-static int bench_compute(rn_device *be, const cfg *g, rn_compute cm, rn_rng *r)
+static int bench_compute(rn_device *be, const cfg *g, rn_numtype cm, rn_rng *r)
 {
     int n = g->n;
     totals tot = {0};
@@ -177,15 +177,15 @@ static int bench_compute(rn_device *be, const cfg *g, rn_compute cm, rn_rng *r)
     const char *names[3] = {"forward", "backward_data", "backward_weights"};
     for (int d = 0; d < 3; d++)
         printf("%s network %-16s %8.1f ms/step  %6.1f GFLOP/s  %3.0f%% of peak  (%.2f GMAC/img)\n",
-               cm == RN_COMPUTE_BF16 ? "bf16" : "fp32", names[d], 1e3 * tot.t[d], tot.flops[d] / tot.t[d] * 1e-9,
+               cm == RN_NUM_BF16 ? "bf16" : "fp32", names[d], 1e3 * tot.t[d], tot.flops[d] / tot.t[d] * 1e-9,
                100.0 * tot.flops[d] / tot.t[d] * 1e-9 / peak, tot.flops[d] / 2e9 / n);
-    printf("%s network set_weights      %8.1f ms/step\n", cm == RN_COMPUTE_BF16 ? "bf16" : "fp32", 1e3 * tot.t[3]);
+    printf("%s network set_weights      %8.1f ms/step\n", cm == RN_NUM_BF16 ? "bf16" : "fp32", 1e3 * tot.t[3]);
     printf("%s network conv total       %8.1f ms/step (fwd + bwd_data + bwd_weights + set_weights, batch %d)\n",
-           cm == RN_COMPUTE_BF16 ? "bf16" : "fp32", 1e3 * (tot.t[0] + tot.t[1] + tot.t[2] + tot.t[3]), n);
+           cm == RN_NUM_BF16 ? "bf16" : "fp32", 1e3 * (tot.t[0] + tot.t[1] + tot.t[2] + tot.t[3]), n);
     printf("{\"bench\": \"convs\", \"compute\": \"%s\", \"batch\": %d, \"fwd_ms\": %.2f, \"bwd_data_ms\": %.2f, "
            "\"bwd_weights_ms\": %.2f, \"set_weights_ms\": %.2f, \"fwd_gflops\": %.1f, \"bwd_data_gflops\": %.1f, "
            "\"bwd_weights_gflops\": %.1f}\n\n",
-           cm == RN_COMPUTE_BF16 ? "bf16" : "fp32", n, 1e3 * tot.t[0], 1e3 * tot.t[1], 1e3 * tot.t[2], 1e3 * tot.t[3],
+           cm == RN_NUM_BF16 ? "bf16" : "fp32", n, 1e3 * tot.t[0], 1e3 * tot.t[1], 1e3 * tot.t[2], 1e3 * tot.t[3],
            tot.flops[0] / tot.t[0] * 1e-9, tot.flops[1] / tot.t[1] * 1e-9, tot.flops[2] / tot.t[2] * 1e-9);
     return 0;
 }
@@ -230,7 +230,7 @@ int main(int argc, char **argv)
     cfg g = {.n = (int)batch, .iters = (int)iters, .only = only, .peak_f32 = pf, .peak_bf16 = pb};
     printf("bench_convs: batch %d, 256x256 input, best of %d, peaks fp32 %.0f / bf16 %.0f GFLOP/s\n", g.n, g.iters,
            pf, pb);
-    int rc = (do32 && bench_compute(be, &g, RN_COMPUTE_F32, &r)) || (do16 && bench_compute(be, &g, RN_COMPUTE_BF16, &r));
+    int rc = (do32 && bench_compute(be, &g, RN_NUM_F32, &r)) || (do16 && bench_compute(be, &g, RN_NUM_BF16, &r));
     rn_device_destroy(be);
     return rc ? 1 : 0;
 }

@@ -137,7 +137,7 @@ static void t_bn(Sh a, int t, int relu)
 {
     char sh[48];
     snprintf(sh, sizeof sh, "%dx%dx%dx%d%s", a.n, a.c, a.h, a.w, relu ? "+r" : "");
-    rn_act_shape as = {a.n, a.c, a.h, a.w, (rn_act_type)t};
+    rn_act_shape as = {a.n, a.c, a.h, a.w, (rn_numtype)t};
     int C = a.c, HW = a.h * a.w;
     size_t n = a.e(), rows = n / C;
     auto x = rnd(n, 0.7, 1.5, t), x2 = rnd(n, 0, 1, t), r = rnd(n, 0, 1, t), d0 = rnd(n, 0, 1, t);
@@ -232,7 +232,7 @@ static void t_pool_gap(Sh a, int t)
 {
     char sh[48];
     snprintf(sh, sizeof sh, "%dx%dx%dx%d", a.n, a.c, a.h, a.w);
-    rn_act_shape as = {a.n, a.c, a.h, a.w, (rn_act_type)t};
+    rn_act_shape as = {a.n, a.c, a.h, a.w, (rn_numtype)t};
     int OH = (a.h - 1) / 2 + 1, OW = (a.w - 1) / 2 + 1, C = a.c, HW = a.h * a.w;
     Sh ao = {a.n, C, OH, OW};
     size_t n = a.e(), no = ao.e();
@@ -272,7 +272,7 @@ static void t_heat(Sh a, int t, int G, int D)
 {
     char sh[64];
     snprintf(sh, sizeof sh, "%dx%dx%dx%d G=%d D=%d", a.n, a.c, a.h, a.w, G, D);
-    rn_act_shape as = {a.n, a.c, a.h, a.w, (rn_act_type)t};
+    rn_act_shape as = {a.n, a.c, a.h, a.w, (rn_numtype)t};
     int C = a.c, P = G * D, HW = a.h * a.w;
     size_t n = a.e(), np = (size_t)a.n * P * HW, R = 3 * (size_t)a.n * G;
     auto x = rnd(n, 0, 1, t), w = rnd((size_t)P * C, 0, 2 / sqrt(C), 0), b = rnd(P, 0, 1, 0), dc = rnd(R, 0, 1, 0);
@@ -414,8 +414,8 @@ static void t_layout(int t)
     auto x = rnd((size_t)N * C * H * W, 0, 1, t);
     float *dx = dput(x.data(), x.size()), *back = dput<float>(NULL, (size_t)N * cp * H * W);
     void *act = dput<unsigned char>(NULL, (size_t)N * cp * H * W * 4);
-    rn_cuda_act_from_nchw(&K, act, (rn_act_type)t, cp, dx, N, C, H, W);
-    rn_act_shape as = {N, cp, H, W, (rn_act_type)t};
+    rn_cuda_act_from_nchw(&K, act, (rn_numtype)t, cp, dx, N, C, H, W);
+    rn_act_shape as = {N, cp, H, W, (rn_numtype)t};
     rn_cuda_act_to_nchw(&K, back, act, &as);
     sync();
     auto gb = dget(back, (size_t)N * cp * H * W);
@@ -430,7 +430,7 @@ static void t_layout(int t)
         auto w = rnd((size_t)D0 * D1 * KH * KW, 0, 1, 0), sc = rnd(tr ? D1 : D0, 0, 1, 0);
         float *dw = dput(w.data(), w.size()), *dsc = dput(sc.data(), sc.size());
         void *kr = dput<unsigned char>(NULL, (size_t)D0 * KH * KW * dp * 4);
-        rn_cuda_weight_to_krsc(&K, kr, (rn_act_type)t, dw, dsc, tr, D0, D1, KH, KW, dp);
+        rn_cuda_weight_to_krsc(&K, kr, (rn_numtype)t, dw, dsc, tr, D0, D1, KH, KW, dp);
         sync();
         auto gk = dget((unsigned char *)kr, (size_t)D0 * KH * KW * dp * (t ? 2 : 4));
         size_t bad = 0;
@@ -448,7 +448,7 @@ static void t_layout(int t)
         /* grad add back */
         auto dw0 = rnd(w.size(), 0, 1, 0);
         float *ddw = dput(dw0.data(), w.size());
-        rn_cuda_weight_grad_add(&K, ddw, kr, (rn_act_type)t, 1.0f, D0, D1, KH, KW, dp);
+        rn_cuda_weight_grad_add(&K, ddw, kr, (rn_numtype)t, 1.0f, D0, D1, KH, KW, dp);
         sync();
         auto gdw = dget(ddw, w.size());
         std::vector<float> wdw = dw0;
@@ -467,7 +467,7 @@ static void t_layout(int t)
     auto v = rnd(n, 0, 100, 0);
     float *dv = dput(v.data(), n);
     void *dc = dput<unsigned char>(NULL, n * 4);
-    rn_cuda_cast_f32(&K, dc, (rn_act_type)t, dv, n);
+    rn_cuda_cast_f32(&K, dc, (rn_numtype)t, dv, n);
     rn_cuda_fill(&K, dv, 0.25f, n - 1);
     sync();
     auto gc = dget((unsigned char *)dc, n * (t ? 2 : 4));
@@ -481,7 +481,7 @@ static void t_layout(int t)
     }
     report("cast_f32 + fill", sh, t, (double)bad, 0);
     Sh a = {2, 64, 5, 3};
-    rn_act_shape aa = {2, 64, 5, 3, (rn_act_type)t};
+    rn_act_shape aa = {2, 64, 5, 3, (rn_numtype)t};
     auto bx = rnd(a.e(), 0, 1, t), br = rnd(a.e(), 0, 1, t), bias = rnd(64, 0, 1, 0);
     std::vector<float> want(a.e());
     rn_ref_bias_add_relu(want.data(), bx.data(), bias.data(), br.data(), 1, 2, 64, 15);
@@ -499,7 +499,7 @@ static void t_layout(int t)
 static void t_big(int t)
 {
     Sh a = {128, 256, 64, 64};
-    rn_act_shape as = {a.n, a.c, a.h, a.w, (rn_act_type)t};
+    rn_act_shape as = {a.n, a.c, a.h, a.w, (rn_numtype)t};
     size_t n = a.e(), bytes = n * (t ? 2 : 4);
     int C = a.c;
     void *x, *y, *r, *ro;
@@ -508,8 +508,8 @@ static void t_big(int t)
     CK(cudaMalloc(&tmp, n * 4));
     auto h = rnd(1 << 20, 0.3, 1, 0);
     float *dh = dput(h.data(), h.size());
-    for (size_t off = 0; off < n; off += h.size()) rn_cuda_cast_f32(&K, (char *)x + off * (t ? 2 : 4), (rn_act_type)t, dh, h.size());
-    for (size_t off = 0; off < n; off += h.size()) rn_cuda_cast_f32(&K, (char *)r + off * (t ? 2 : 4), (rn_act_type)t, dh + 7, h.size() - 8);
+    for (size_t off = 0; off < n; off += h.size()) rn_cuda_cast_f32(&K, (char *)x + off * (t ? 2 : 4), (rn_numtype)t, dh, h.size());
+    for (size_t off = 0; off < n; off += h.size()) rn_cuda_cast_f32(&K, (char *)r + off * (t ? 2 : 4), (rn_numtype)t, dh + 7, h.size() - 8);
     CK(cudaMemcpy(ro, x, bytes, cudaMemcpyDeviceToDevice));
     double *s1 = dput<double>(NULL, 2 * C + 1), *s2 = dput<double>(NULL, 2 * C + 1);
     auto sc = rnd(C, 1, 0.1, 0);

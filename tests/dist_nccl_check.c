@@ -47,8 +47,8 @@ int main(void)
              "cudaMalloc");
     cudaMemcpy(gf, hf, sizeof hf, cudaMemcpyHostToDevice);
     cudaMemcpy(gd, hd, sizeof hd, cudaMemcpyHostToDevice);
-    rn_cuda_allreduce(&d.base, gf, NF, RN_RED_F32, 0.5f);
-    rn_cuda_allreduce(&d.base, gd, ND, RN_RED_F64, 1.0f);
+    rn_cuda_allreduce(&d.base, gf, NF, RN_NUM_F32, 0.5f);
+    rn_cuda_allreduce(&d.base, gd, ND, RN_NUM_F64, 1.0f);
     rn_cuda_broadcast(&d.base, gd, sizeof hd, 0);
     RN_CHECK(d.comm.stream && d.comm.stream != s && d.comm.pending, "the collectives are on a stream of their own");
     rn_cuda_comm_wait(&d.base);
@@ -62,7 +62,7 @@ int main(void)
              (double)(hf[7] * 0.5f));
     RN_CHECK(!memcmp(od, hd, sizeof hd), "F64 all-reduce and broadcast: unchanged on one rank");
     RN_CHECK(!rn_cuda_comm_check(&d.base, &err), "comm_check clean: %s", err.msg);
-    rn_cuda_allreduce(&bare.base, gf, NF, RN_RED_F32, 1.0f);
+    rn_cuda_allreduce(&bare.base, gf, NF, RN_NUM_F32, 1.0f);
     RN_CHECK(rn_cuda_comm_check(&bare.base, &err) && strstr(err.msg, "without a communicator"),
              "an all-reduce before comm_init is reported: %s", err.msg);
     rn_cuda_broadcast(&d.base, gf, 16, 5);

@@ -202,7 +202,7 @@ static void check_shape(rn_device *be, rn_conv_shape s, rn_rng *r)
     ref_conv(ry, rdx, rdw, t.x, t.w, t.dy, &s);
     rn_err err = {0};
     rn_conv *c = NULL;
-    s.compute = RN_COMPUTE_F32;
+    s.compute = RN_NUM_F32;
     int rc = rn_conv_create(&c, be, &s, &err);
     RN_CHECK(rc == 0, "%s: create failed: %s", d, err.msg);
     if (rc) return;
@@ -223,7 +223,7 @@ static void check_shape(rn_device *be, rn_conv_shape s, rn_rng *r)
 
     check_forward_only(be, s, &t, ry);
     rn_conv *cb = NULL;
-    s.compute = RN_COMPUTE_BF16;
+    s.compute = RN_NUM_BF16;
     rc = rn_conv_create(&cb, be, &s, &err);
     RN_CHECK(rc == 0, "%s: bf16 create failed: %s", d, err.msg);
     if (rc == 0) {
@@ -240,7 +240,7 @@ static void check_shape(rn_device *be, rn_conv_shape s, rn_rng *r)
     }
     /* The first conv must still work after later creates grew the shared buffers. */
     rn_conv *c2 = NULL;
-    s.compute = RN_COMPUTE_F32;
+    s.compute = RN_NUM_F32;
     rc = rn_conv_create(&c2, be, &(rn_conv_shape){.n = 8, .ic = 64, .ih = 32, .iw = 32, .oc = 64, .oh = 32, .ow = 32,
                                                    .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1}, &err);
     RN_CHECK(rc == 0, "big conv create: %s", err.msg);
@@ -292,7 +292,7 @@ static void check_bad_shapes(rn_device *be)
     s = shape(2, 16, 8, 8, 16, 3, 1, 1, 0);
     check_bad(be, (s.ph = -1, s), "negative padding");
     s = shape(2, 16, 8, 8, 16, 3, 1, 1, 0);
-    check_bad(be, (s.compute = (rn_compute)7, s), "unknown compute");
+    check_bad(be, (s.compute = (rn_numtype)7, s), "unknown compute");
     s = shape(2, 16, 4, 4, 16, 4, 2, 1, 1);
     check_bad(be, (s.ow = 9, s), "deconv ow mismatch (output_padding)");
     s = shape(2, 3, 8, 8, 16, 4, 2, 1, 1);

@@ -187,7 +187,7 @@ static void hand_bn(rn_device *d)
 {
     const rn_device_ops *op = d->ops;
     /* One channel, x = 1, 2, 3, 4 as (N, C, H, W) = (2, 1, 1, 2): mean 2.5, biased var 1.25, unbiased 5/3. */
-    rn_act_shape a = {2, 1, 1, 2, RN_ACT_F32};
+    rn_act_shape a = {2, 1, 1, 2, RN_NUM_F32};
     float x[4] = {1, 2, 3, 4}, mean, var, y[4];
     double sums[3];
     op->bn_sums(d, sums, x, &a);
@@ -239,7 +239,7 @@ static void hand_bn(rn_device *d)
 static void hand_pool_gap(rn_device *d)
 {
     const rn_device_ops *op = d->ops;
-    rn_act_shape a = {1, 1, 3, 3, RN_ACT_F32};
+    rn_act_shape a = {1, 1, 3, 3, RN_NUM_F32};
     /* All-equal 3x3 input: PyTorch routes each output's gradient to the first
      * element of its window in scan order: (0,0), (0,1), (1,0), (1,1). */
     float x[9], y[4], dy[4] = {1, 2, 3, 4}, dx[9];
@@ -256,7 +256,7 @@ static void hand_pool_gap(rn_device *d)
     double wy2[4] = {-1, -2, -4, -5};
     report("hand maxpool forward", "negative 1x1x3x3", "fp32", scaled_err(y, wy2, 4, 1), 0);
     float g[2], gx[6] = {1, 2, 3, 4, 5, 6}, gd[2] = {3, 6}, gdx[6] = {1, 1, 1, 1, 1, 1};
-    rn_act_shape ag = {2, 1, 1, 3, RN_ACT_F32};
+    rn_act_shape ag = {2, 1, 1, 3, RN_NUM_F32};
     op->gap_forward(d, g, gx, &ag);
     double wg[2] = {2, 5};
     report("hand gap forward", "2x1x3", "fp32", scaled_err(g, wg, 2, 1), 0);
@@ -271,7 +271,7 @@ static void hand_pool_gap(rn_device *d)
 static void hand_heatmap(rn_device *d)
 {
     const rn_device_ops *op = d->ops;
-    rn_act_shape a2 = {2, 1, 2, 3, RN_ACT_F32};
+    rn_act_shape a2 = {2, 1, 2, 3, RN_NUM_F32};
     /* a = 0: uniform softmax over a 2x3 grid, x = mean column = 1, y = mean row = 0.5. */
     float a[12] = {0}, w = 1, b = 3, out[6] = {0, 0, 7, 0, 0, 7}, lg[12];
     a[6 + 2] = 40; /* sample 1, channel 0, position (0, 2): dominates */
@@ -296,7 +296,7 @@ static void hand_heatmap(rn_device *d)
     double wdl[4] = {-0.125, -0.125, 0.125, 0.125};
     report("hand softargmax backward", "G=2 D=2 dz", "fp32", scaled_err(pv, wdl, 4, 1), 1e-7);
     /* pointwise with two outputs at one position: y = (1 + 2, 0.5 - 2 + 1) */
-    rn_act_shape a1 = {1, 2, 1, 1, RN_ACT_F32};
+    rn_act_shape a1 = {1, 2, 1, 1, RN_NUM_F32};
     float x2[2] = {1, 2}, w2[4] = {1, 1, 0.5f, -1}, b2[2] = {0, 1}, y2[2], dy2[2] = {1, 2}, dx2[2];
     float dw2[4] = {0}, db2[2] = {0};
     op->pointwise_forward(d, y2, x2, w2, b2, &a1, 2);
@@ -700,29 +700,29 @@ static void finite_differences(rn_rng *r)
 
 typedef struct prec {
     const char *name;
-    rn_compute compute;
-    rn_act_type act;
+    rn_numtype compute;
+    rn_numtype act;
 } prec;
 
 static const prec PRECS[] = {
-    {"fp32", RN_COMPUTE_F32, RN_ACT_F32},
-    {"bf16", RN_COMPUTE_BF16, RN_ACT_F32},
-    {"bf16-o2", RN_COMPUTE_BF16, RN_ACT_BF16},
-    {"fp16", RN_COMPUTE_F16, RN_ACT_F32},    /* CUDA only: cpu and ref say skipped */
-    {"fp16-o2", RN_COMPUTE_F16, RN_ACT_F16},
+    {"fp32", RN_NUM_F32, RN_NUM_F32},
+    {"bf16", RN_NUM_BF16, RN_NUM_F32},
+    {"bf16-o2", RN_NUM_BF16, RN_NUM_BF16},
+    {"fp16", RN_NUM_F16, RN_NUM_F32},    /* CUDA only: cpu and ref say skipped */
+    {"fp16-o2", RN_NUM_F16, RN_NUM_F16},
 };
 
 /* The unit roundoff of storing in t (0 for fp32). */
-static double unit_of(rn_act_type t) { return t == RN_ACT_BF16 ? U16 : t == RN_ACT_F16 ? U11 : 0; }
+static double unit_of(rn_numtype t) { return t == RN_NUM_BF16 ? U16 : t == RN_NUM_F16 ? U11 : 0; }
 
 /* The unit roundoff of a conv's compute type. */
-static double unit_of_compute(rn_compute c) { return c == RN_COMPUTE_BF16 ? U16 : c == RN_COMPUTE_F16 ? U11 : 0; }
+static double unit_of_compute(rn_numtype c) { return c == RN_NUM_BF16 ? U16 : c == RN_NUM_F16 ? U11 : 0; }
 
 /* v rounded to nearest even in t (itself for fp32). */
-static float round_to(rn_act_type t, float v)
+static float round_to(rn_numtype t, float v)
 {
-    if (t == RN_ACT_BF16) return rn_bf16_to_f32(rn_bf16_from_f32(v));
-    if (t == RN_ACT_F16) return rn_km_f16_to_f32(rn_km_f32_to_f16(v));
+    if (t == RN_NUM_BF16) return rn_bf16_to_f32(rn_bf16_from_f32(v));
+    if (t == RN_NUM_F16) return rn_km_f16_to_f32(rn_km_f32_to_f16(v));
     return v;
 }
 
@@ -767,10 +767,10 @@ static void cmp(const pair *pr, const char *op, const char *shape, const float *
 
 /* Device k of the pair (0 under test, 1 reference) and the activation type it runs. */
 static rn_device *pick(const pair *pr, int k) { return k ? pr->ref : pr->dev; }
-static rn_act_type pick_act(const pair *pr, int k) { return k ? RN_ACT_F32 : pr->p.act; }
+static rn_numtype pick_act(const pair *pr, int k) { return k ? RN_NUM_F32 : pr->p.act; }
 
 /* n values ~ N(mean, sd), each exactly representable in t (both devices see the same input). */
-static float *act_rand(size_t n, double mean, double sd, rn_act_type t, rn_rng *r)
+static float *act_rand(size_t n, double mean, double sd, rn_numtype t, rn_rng *r)
 {
     float *v = randn(n, sd, r);
     for (size_t i = 0; i < n; i++) {
@@ -836,7 +836,7 @@ static rn_conv *conv_for(const pair *pr, int k, const rn_conv_shape *s, const ch
 {
     rn_device *d = pick(pr, k);
     rn_conv_shape sk = *s;
-    sk.compute = k ? RN_COMPUTE_F32 : pr->p.compute;
+    sk.compute = k ? RN_NUM_F32 : pr->p.compute;
     sk.act = pick_act(pr, k);
     rn_conv *c = NULL;
     rn_err err = {0};
@@ -856,7 +856,7 @@ static void x_conv(const pair *pr, rn_conv_shape s, rn_rng *r)
     size_t nx = (size_t)s.n * s.ic * s.ih * s.iw, ny = (size_t)s.n * s.oc * s.oh * s.ow;
     size_t nw = (size_t)s.oc * s.ic * s.kh * s.kw;
     int fan_in = (s.transposed ? s.oc : s.ic) * s.kh * s.kw;
-    float gs = pr->p.compute == RN_COMPUTE_F16 ? 4096.0f : 1.0f;
+    float gs = pr->p.compute == RN_NUM_F16 ? 4096.0f : 1.0f;
     float *x = s.src_plain ? randn(nx, 1, r) : act_rand(nx, 0, 1, pr->p.act, r), *w = randu(nw, 1 / sqrt(fan_in), r);
     float *dy = act_rand(ny, 0, 1, pr->p.act, r), *dw0 = randu(nw, 0.5, r);
     for (size_t i = 0; i < ny; i++) dy[i] *= gs; /* exact: a power of two */
@@ -1042,7 +1042,7 @@ static void x_bn_apply(const pair *pr, rn_act_shape a, rn_rng *r)
 {
     size_t n = act_n(&a);
     int C = a.c;
-    rn_act_type t = pr->p.act;
+    rn_numtype t = pr->p.act;
     float *x1 = act_rand(n, 0, 1, t, r), *x2 = act_rand(n, 0, 1, t, r), *res = act_rand(n, 0, 1, t, r);
     float *sc = randn(2 * (size_t)C, 1, r), *sh = randn(2 * (size_t)C, 0.5, r), *d0 = act_rand(n, 0, 1, t, r);
     float *yrelu = act_rand(n, 0, 1, t, r);
@@ -1084,7 +1084,7 @@ static void x_bn_backward(const pair *pr, rn_act_shape a, int relu, rn_rng *r)
 {
     size_t n = act_n(&a);
     int C = a.c, HW = a.h * a.w;
-    rn_act_type t = pr->p.act;
+    rn_numtype t = pr->p.act;
     float *x = act_rand(n, 0.5, 1.5, t, r), *dy = act_rand(n, 0, 1, t, r), *gamma = randn(C, 1, r);
     float *mean = fvec(C), *var = fvec(C), *dg0 = randn(C, 1, r), *db0 = randn(C, 1, r), *ro = fvec(n);
     double *hs = rn_xmalloc(2 * (size_t)C * sizeof *hs);
@@ -1430,7 +1430,7 @@ static void cross_precision(const pair *pr, rn_rng *r)
     for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) x_conv(pr, convs[i], r);
     fused_convs(pr);
     deconv_phases(pr);
-    if (pr->p.compute != RN_COMPUTE_F32 && pr->p.act == RN_ACT_F32) {
+    if (pr->p.compute != RN_NUM_F32 && pr->p.act == RN_NUM_F32) {
         printf("     (%s: fp32 activations, so every op but the convs is the fp32 call checked above)\n", pr->p.name);
         return;
     }

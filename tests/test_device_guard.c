@@ -123,7 +123,7 @@ static int run_step(run *r, const char *name)
     memset(r, 0, sizeof *r);
     if (rn_params_build(&r->p, 18, &err)) return -1;
     rn_params_init(&r->p, &rng);
-    rn_model_opts o = {.device = name, .threads = 1, .compute = RN_COMPUTE_F32};
+    rn_model_opts o = {.device = name, .threads = 1, .compute = RN_NUM_F32};
     if (rn_model_create(&r->m, &r->p, N, S, S, &o, &err)) {
         fprintf(stderr, "%s: %s\n", name, err.msg);
         rn_params_free(&r->p);
@@ -240,7 +240,7 @@ static void test_scaled_waits(void)
     rn_model m;
     RN_CHECK(!rn_params_build(&p, 18, &err), "params: %s", err.msg);
     rn_params_init(&p, &rng);
-    rn_model_opts o = {.device = "ref-guard", .threads = 1, .compute = RN_COMPUTE_F32};
+    rn_model_opts o = {.device = "ref-guard", .threads = 1, .compute = RN_NUM_F32};
     if (rn_model_create(&m, &p, N, S, S, &o, &err)) {
         RN_CHECK(0, "ref-guard model: %s", err.msg);
         rn_params_free(&p);
@@ -323,7 +323,7 @@ static int gmodel_make(gmodel *g, const char *dev, int graph, int fold)
     rn_rng_seed(&rng, 13);
     if (rn_params_build(&g->p, 18, &err)) return -1;
     rn_params_init(&g->p, &rng);
-    rn_model_opts o = {.device = dev, .threads = 1, .compute = RN_COMPUTE_F32, .graph = graph, .inference = fold,
+    rn_model_opts o = {.device = dev, .threads = 1, .compute = RN_NUM_F32, .graph = graph, .inference = fold,
                        .fold = fold};
     if (!rn_model_create(&g->m, &g->p, N, GS, GS, &o, &err)) {
         if (fold) rn_model_sync_weights(&g->m);
@@ -472,7 +472,7 @@ static void test_prefetch_steps(void)
     rn_rng_seed(&rng, 13);
     RN_ASSERT(!rn_params_build(&gd.p, 18, &err));
     rn_params_init(&gd.p, &rng);
-    rn_model_opts o = {.device = "ref-guard", .threads = 1, .compute = RN_COMPUTE_F32, .graph = 1,
+    rn_model_opts o = {.device = "ref-guard", .threads = 1, .compute = RN_NUM_F32, .graph = 1,
                        .pinned_inputs = 1, .prefetch = 1};
     RN_CHECK(!rn_model_create(&gd.m, &gd.p, N, GS, GS, &o, &err), "a prefetching model on ref-guard: %s", err.msg);
     RN_CHECK(gd.m.opts.prefetch && gd.m.in[1][0] && !ref.m.opts.prefetch, "two input sets on ref-guard, none on ref");

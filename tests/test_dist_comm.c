@@ -160,10 +160,10 @@ static void keep(fake *f, int rc, const char *what)
     if (rc != MPI_SUCCESS && !f->failed) f->failed = 1, rn_err_set(&f->first, "fake %s failed", what);
 }
 
-static void f_allreduce(rn_device *dev, void *buf, size_t n, rn_red_type t, float scale)
+static void f_allreduce(rn_device *dev, void *buf, size_t n, rn_numtype t, float scale)
 {
     fake *f = FAKE(dev);
-    int f64 = t == RN_RED_F64;
+    int f64 = t == RN_NUM_F64;
     size_t bytes = n * (f64 ? sizeof(double) : sizeof(float)), at = stash(f, bytes);
     unsigned char *h = f->host + at;
     RN_ASSERT(f->joined && n <= INT32_MAX);
@@ -329,7 +329,7 @@ static int run(result *r, rn_dist *d, int sync_bn, int device)
     if (fake_params(&p, f, device, &err)) return fprintf(stderr, "%s\n", err.msg), -1;
     if (device) setenv("CUDA_VISIBLE_DEVICES", rn_dist_rank(d) ? "1" : "0", 1); /* one "GPU" per rank */
     rn_model m;
-    rn_model_opts o = {.threads = 1, .compute = RN_COMPUTE_F32, .grad_ready = rn_dist_grad_ready(d),
+    rn_model_opts o = {.threads = 1, .compute = RN_NUM_F32, .grad_ready = rn_dist_grad_ready(d),
                        .reduce = sync_bn ? rn_dist_bn_reduce(d) : (rn_device_reduce){0}};
     int rc = rn_model_create(&m, &p, N, S, S, &o, &err) || rn_dist_grads_setup(d, &p, rn_dist_bucket_floats(BUCKET_MB), &err) ||
              rn_dist_bcast_params(d, &p, &err);

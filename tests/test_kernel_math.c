@@ -31,12 +31,12 @@
 #define RED_CAP ((((size_t)32 << 20) - ((size_t)1 << 20)) / sizeof(double))
 
 typedef struct ty {
-    rn_act_type t;
+    rn_numtype t;
     const char *name;
     double u; /* unit roundoff of the storage type (0: fp32, judged as U32 multiples) */
 } ty;
 
-static const ty TYPES[] = {{RN_ACT_F32, "fp32", 0}, {RN_ACT_BF16, "bf16", 1.0 / 256}, {RN_ACT_F16, "fp16", 1.0 / 2048}};
+static const ty TYPES[] = {{RN_NUM_F32, "fp32", 0}, {RN_NUM_BF16, "bf16", 1.0 / 256}, {RN_NUM_F16, "fp16", 1.0 / 2048}};
 
 static void report(const char *op, const char *shape, const char *prec, double err, double tol, const char *what)
 {
@@ -69,20 +69,20 @@ static size_t bit_diffs(const float *got, const float *want, size_t n)
 static void judge(const ty *y, int exact, const char *op, const char *shape, const float *got, const float *want,
                   size_t n, double k32, int out_act)
 {
-    if (y->t == RN_ACT_F32 && exact) report(op, shape, y->name, (double)bit_diffs(got, want, n), 0, "bits");
+    if (y->t == RN_NUM_F32 && exact) report(op, shape, y->name, (double)bit_diffs(got, want, n), 0, "bits");
     else report(op, shape, y->name, scaled_err(got, want, n), k32 * U32 + (out_act ? y->u : 0), "err");
 }
 
 static float *fvec(size_t n) { return rn_xcalloc(n ? n : 1, sizeof(float)); }
 
 /* n values ~ N(mean, sd), each exactly representable in t. */
-static float *act_rand(size_t n, double mean, double sd, rn_act_type t, rn_rng *r)
+static float *act_rand(size_t n, double mean, double sd, rn_numtype t, rn_rng *r)
 {
     float *v = fvec(n);
     for (size_t i = 0; i < n; i++) {
         v[i] = (float)(mean + sd * rn_rng_normal(r));
-        if (t == RN_ACT_BF16) v[i] = rn_bf16_to_f32(rn_bf16_from_f32(v[i]));
-        if (t == RN_ACT_F16) v[i] = rn_km_f16_to_f32(rn_km_f32_to_f16(v[i]));
+        if (t == RN_NUM_BF16) v[i] = rn_bf16_to_f32(rn_bf16_from_f32(v[i]));
+        if (t == RN_NUM_F16) v[i] = rn_km_f16_to_f32(rn_km_f32_to_f16(v[i]));
     }
     return v;
 }
@@ -115,14 +115,14 @@ static size_t nhwc(shp a, size_t i_nchw)
     return (n * hw + p) * a.c + c;
 }
 
-static void *to_act(const float *nchw, shp a, rn_act_type t)
+static void *to_act(const float *nchw, shp a, rn_numtype t)
 {
-    void *d = rn_xcalloc(elems(a) ? elems(a) : 1, rn_act_size(t));
+    void *d = rn_xcalloc(elems(a) ? elems(a) : 1, rn_numtype_size(t));
     for (size_t i = 0; i < elems(a); i++) rn_km_st_f32(d, t, nhwc(a, i), nchw[i]);
     return d;
 }
 
-static float *from_act(const void *d, shp a, rn_act_type t)
+static float *from_act(const void *d, shp a, rn_numtype t)
 {
     float *v = fvec(elems(a));
     for (size_t i = 0; i < elems(a); i++) v[i] = rn_km_ld(d, t, nhwc(a, i));
@@ -133,7 +133,7 @@ static float *from_act(const void *d, shp a, rn_act_type t)
 
 /* k_bn.cu's two-level reduction: s0, s1 (C) per channel. */
 static void red_replay(double *s0, double *s1, int mode, const void *x, const void *dy, const void *ro,
-                       const float *aux, rn_act_type t, size_t rows, int C)
+                       const float *aux, rn_numtype t, size_t rows, int C)
 {
     int P;
     size_t per;
@@ -219,7 +219,7 @@ static void bn_apply(const ty *y, shp a, rn_rng *r)
     label(sh, a);
     size_t n = elems(a);
     int C = a.c, HW = a.h * a.w;
-    rn_act_type t = y->t;
+    rn_numtype t = y->t;
     float *x1 = act_rand(n, 0, 1, t, r), *x2 = act_rand(n, 0, 1, t, r), *res = act_rand(n, 0, 1, t, r);
     float *sc = randn(2 * (size_t)C, 1, r), *sf = randn(2 * (size_t)C, 0.5, r), *d0 = act_rand(n, 0, 1, t, r);
     float *yr = act_rand(n, 0, 1, t, r), *want = fvec(n);
@@ -270,7 +270,7 @@ static void bn_backward(const ty *y, shp a, int relu, rn_rng *r)
     snprintf(sh, sizeof sh, "%s%s", label(lab, a), relu ? " +relu" : "");
     size_t n = elems(a), rows = n / a.c;
     int C = a.c, HW = a.h * a.w;
-    rn_act_type t = y->t;
+    rn_numtype t = y->t;
     float *x = act_rand(n, 0.5, 1.5, t, r), *dy = act_rand(n, 0, 1, t, r), *gamma = randn(C, 1, r);
     float *mean = fvec(C), *var = fvec(C), *dg0 = randn(C, 1, r), *db0 = randn(C, 1, r), *ro = fvec(n);
     double *hs = rn_xmalloc(2 * (size_t)C * sizeof *hs), *gs = rn_xmalloc(2 * (size_t)C * sizeof *gs);
@@ -280,8 +280,8 @@ static void bn_backward(const ty *y, shp a, int relu, rn_rng *r)
         int c = (int)(i / HW % C);
         float v = (float)((x[i] - mean[c]) / sqrt(var[c] + RN_KM_BN_EPS) * gamma[c]);
         ro[i] = v > 0 ? v : 0;
-        if (t == RN_ACT_BF16) ro[i] = rn_bf16_to_f32(rn_bf16_from_f32(ro[i]));
-        if (t == RN_ACT_F16) ro[i] = rn_km_f16_to_f32(rn_km_f32_to_f16(ro[i]));
+        if (t == RN_NUM_BF16) ro[i] = rn_bf16_to_f32(rn_bf16_from_f32(ro[i]));
+        if (t == RN_NUM_F16) ro[i] = rn_km_f16_to_f32(rn_km_f32_to_f16(ro[i]));
     }
     void *ax = to_act(x, a, t), *ady = to_act(dy, a, t), *aro = relu ? to_act(ro, a, t) : NULL, *adx = to_act(x, a, t);
     const float *rop = relu ? ro : NULL;
@@ -319,7 +319,7 @@ static void maxpool(const ty *y, shp a, rn_rng *r)
     int OH = (a.h - 1) / 2 + 1, OW = (a.w - 1) / 2 + 1, C = a.c;
     shp ao = {a.n, C, OH, OW};
     size_t n = elems(a), no = elems(ao);
-    rn_act_type t = y->t;
+    rn_numtype t = y->t;
     float *x = act_rand(n, 0, 1, t, r), *dy = act_rand(no, 0, 1, t, r), *wy = fvec(no), *wdx = fvec(n);
     for (size_t i = 0; i < n; i++) x[i] = roundf(x[i] * 2) / 2; /* ties in most windows */
     rn_ref_maxpool_forward(wy, x, a.n, C, a.h, a.w, OH, OW);
@@ -346,7 +346,7 @@ static void gap(const ty *y, shp a, rn_rng *r)
     label(sh, a);
     int C = a.c, HW = a.h * a.w;
     size_t n = elems(a), nc = (size_t)a.n * C;
-    rn_act_type t = y->t;
+    rn_numtype t = y->t;
     float *x = act_rand(n, 0.5, 1, t, r), *dout = randn(nc, 1, r), *dx0 = act_rand(n, 0, 1, t, r);
     float *wo = fvec(nc), *go = fvec(nc), *wdx = fvec(n);
     rn_ref_gap_forward(wo, x, a.n, C, HW);
@@ -371,7 +371,7 @@ static void gap(const ty *y, shp a, rn_rng *r)
 
 /* k_head.cu's pointwise forward and soft-argmax forward on the host: logits per row and output, then
  * each heat map's softmax in the kernel's tree. y: (N, P, HW); rows of 3. */
-static void heat_forward_replay(float *rows, float *prob, const void *ax, rn_act_type t, const float *w, const float *b,
+static void heat_forward_replay(float *rows, float *prob, const void *ax, rn_numtype t, const float *w, const float *b,
                                 shp a, int G, int D)
 {
     int C = a.c, HW = a.h * a.w, P = G * D, T = RN_KM_HEAD_THREADS, V = D * HW;
@@ -405,7 +405,7 @@ static void heat_forward_replay(float *rows, float *prob, const void *ax, rn_act
 
 /* k_head.cu's soft-argmax backward (prob := dlogits) and pointwise backward on the host. */
 static void heat_backward_replay(void *da, float *dw, float *db, const float *drows, float *prob, const void *ax,
-                                 rn_act_type t, const float *w, shp a, int G, int D)
+                                 rn_numtype t, const float *w, shp a, int G, int D)
 {
     int C = a.c, HW = a.h * a.w, P = G * D, T = RN_KM_HEAD_THREADS, V = D * HW;
     double v[RN_KM_HEAD_THREADS];
@@ -459,7 +459,7 @@ static void heat(const ty *y, shp a, int G, int D, rn_rng *r)
     snprintf(sh + strlen(sh), sizeof sh - strlen(sh), " G=%d D=%d", G, D);
     int C = a.c, P = G * D;
     size_t n = elems(a), np = (size_t)a.n * P * a.h * a.w, R = 3 * (size_t)a.n * G;
-    rn_act_type t = y->t;
+    rn_numtype t = y->t;
     float *x = act_rand(n, 0, 1, t, r), *w = randn((size_t)P * C, 2 / sqrt(C), r), *b = randn(P, 1, r);
     float *dc = randn(R, 1, r), *dw0 = randn((size_t)P * C, 1, r), *db0 = randn(P, 1, r);
     /* rows (R), prob (np), da (n), dw (PC), db (P), dlogits (np) */
@@ -724,14 +724,14 @@ static void conversions(void)
     /* a double rounds once: just above a bf16/fp16 midpoint goes up (through float it would tie to even) */
     double mid16 = 1.0 + 1.0 / 256, above = mid16 + ldexp(1, -40), mid11 = 1.0 + 1.0 / 2048;
     size_t obad = 0;
-    obad += rn_km_to16(RN_ACT_BF16, above) != 0x3f81;
-    obad += rn_km_to16(RN_ACT_BF16, mid16) != 0x3f80;
-    obad += rn_km_to16(RN_ACT_BF16, mid16 - ldexp(1, -40)) != 0x3f80;
-    obad += rn_km_to16(RN_ACT_F16, mid11 + ldexp(1, -40)) != 0x3c01;
-    obad += rn_km_to16(RN_ACT_F16, mid11) != 0x3c00;
-    obad += rn_km_to16(RN_ACT_F16, -(mid11 + ldexp(1, -40))) != 0xbc01;
-    obad += rn_km_to16(RN_ACT_BF16, 1e300) != 0x7f80;
-    obad += rn_km_to16(RN_ACT_F16, 1e-300) != 0;
+    obad += rn_km_to16(RN_NUM_BF16, above) != 0x3f81;
+    obad += rn_km_to16(RN_NUM_BF16, mid16) != 0x3f80;
+    obad += rn_km_to16(RN_NUM_BF16, mid16 - ldexp(1, -40)) != 0x3f80;
+    obad += rn_km_to16(RN_NUM_F16, mid11 + ldexp(1, -40)) != 0x3c01;
+    obad += rn_km_to16(RN_NUM_F16, mid11) != 0x3c00;
+    obad += rn_km_to16(RN_NUM_F16, -(mid11 + ldexp(1, -40))) != 0xbc01;
+    obad += rn_km_to16(RN_NUM_BF16, 1e300) != 0x7f80;
+    obad += rn_km_to16(RN_NUM_F16, 1e-300) != 0;
     report("double rounds once (round to odd)", "8 hand values", "16-bit", (double)obad, 0, "wrong");
 }
 

@@ -30,7 +30,7 @@ typedef struct run {
 } run;
 
 /* One forward and backward of a ResNet-depth on device `name` (same weights and inputs every time). */
-static int run_step(run *r, int depth, const char *name, rn_compute compute, rn_act_type act, int poison)
+static int run_step(run *r, int depth, const char *name, rn_numtype compute, rn_numtype act, int poison)
 {
     rn_err err = {{0}};
     rn_rng rng;
@@ -111,8 +111,8 @@ static void test_guarded(int depth)
     char what[64];
     snprintf(what, sizeof what, "ResNet-%d ref vs ref-guard, poisoned", depth);
     run ref, gd;
-    int ok = !run_step(&ref, depth, "ref", RN_COMPUTE_F32, RN_ACT_F32, 0);
-    ok = ok && !run_step(&gd, depth, "ref-guard", RN_COMPUTE_F32, RN_ACT_F32, 1);
+    int ok = !run_step(&ref, depth, "ref", RN_NUM_F32, RN_NUM_F32, 0);
+    ok = ok && !run_step(&gd, depth, "ref-guard", RN_NUM_F32, RN_NUM_F32, 1);
     RN_CHECK(ok, "%s: both ran", what);
     if (!ok) return;
     same_results(&ref, &gd, what);
@@ -125,11 +125,11 @@ static void test_guarded(int depth)
 static void test_cpu_bf16(void)
 {
     run a, b;
-    if (run_step(&a, 50, "cpu", RN_COMPUTE_BF16, RN_ACT_BF16, 0)) {
+    if (run_step(&a, 50, "cpu", RN_NUM_BF16, RN_NUM_BF16, 0)) {
         printf("cpu bf16-o2 not here: skipped\n");
         return;
     }
-    RN_CHECK(!run_step(&b, 50, "cpu", RN_COMPUTE_BF16, RN_ACT_BF16, 1), "cpu bf16-o2 poisoned ran");
+    RN_CHECK(!run_step(&b, 50, "cpu", RN_NUM_BF16, RN_NUM_BF16, 1), "cpu bf16-o2 poisoned ran");
     same_results(&a, &b, "ResNet-50 cpu bf16-o2, poisoned");
     check_plan(&b.m, "ResNet-50 cpu bf16-o2");
     run_free(&a);
@@ -142,7 +142,7 @@ static void test_plan_only(void)
     rn_err err = {{0}};
     rn_params p;
     RN_ASSERT(!rn_params_build(&p, 50, &err));
-    rn_model_opts o = {.device = "ref", .threads = 1, .compute = RN_COMPUTE_F32};
+    rn_model_opts o = {.device = "ref", .threads = 1, .compute = RN_NUM_F32};
     rn_model_mem mem, inf;
     rn_model m;
     int ok = !rn_model_plan(&mem, &p, N, S, S, &o, &err) && !rn_model_create(&m, &p, N, S, S, &o, &err);

@@ -5,6 +5,7 @@
  * algorithms); built only with it (Makefile). */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,10 +30,27 @@ static void test_policy(void)
 {
     rn_precision id;
     rn_err err = {{0}};
-    RN_CHECK(!rn_precision_parse("bf16", &id, &err) && id == RN_PREC_BF16, "parse bf16");
-    RN_CHECK(!rn_precision_parse("bf16-o2", &id, &err) && id == RN_PREC_BF16_O2, "parse bf16-o2");
-    RN_CHECK(rn_precision_parse("fp8", &id, &err) && strstr(err.msg, "fp8") && strstr(err.msg, "bf16-o2"),
+    RN_CHECK(!rn_precision_parse("bf16", RN_PREC_ALL, &id, &err) && id == RN_PREC_BF16, "parse bf16");
+    RN_CHECK(!rn_precision_parse("bf16-o2", RN_PREC_ALL, &id, &err) && id == RN_PREC_BF16_O2, "parse bf16-o2");
+    RN_CHECK(!rn_precision_parse("fp16-o2", RN_PREC_ALL, &id, &err) && id == RN_PREC_FP16_O2, "parse fp16-o2");
+    RN_CHECK(!rn_precision_parse(NULL, RN_PREC_INFER, &id, &err) && id == RN_PREC_FP32, "NULL: fp32");
+    RN_CHECK(rn_precision_parse("fp8", RN_PREC_ALL, &id, &err) &&
+                 !strcmp(err.msg, "precision 'fp8': expected fp32, bf16, bf16-o2, fp16 or fp16-o2"),
              "bad precision named: %s", err.msg);
+    /* the inference commands' set: one message, listing what they take */
+    RN_CHECK(!rn_precision_parse("bf16", RN_PREC_INFER, &id, &err) && id == RN_PREC_BF16, "infer: bf16");
+    const char *not_infer[] = {"bf16-o2", "fp16", "fp16-o2", "BF16", ""};
+    for (size_t i = 0; i < sizeof not_infer / sizeof not_infer[0]; i++) {
+        char want[96];
+        snprintf(want, sizeof want, "precision '%s': expected fp32 or bf16", not_infer[i]);
+        id = RN_PREC_COUNT;
+        RN_CHECK(rn_precision_parse(not_infer[i], RN_PREC_INFER, &id, &err) && !strcmp(err.msg, want) &&
+                     id == RN_PREC_COUNT,
+                 "infer refuses '%s': %s", not_infer[i], err.msg);
+    }
+    RN_CHECK(rn_precision_parse("fp32", 1u << RN_PREC_BF16, &id, &err) &&
+                 !strcmp(err.msg, "precision 'fp32': expected bf16"),
+             "a set of one: %s", err.msg);
     for (int i = 0; i < RN_PREC_COUNT; i++) {
         const rn_policy *p = rn_policy_get((rn_precision)i);
         RN_CHECK(p->master == RN_NUM_F32 && p->norm == RN_NUM_F32, "%s keeps master weights and BN in f32", p->name);
@@ -50,15 +68,15 @@ static void test_policy(void)
              "fp16-o2 rejected on CPU: %s", err.msg);
     rn_model_opts o16 = {0};
     rn_policy_apply(rn_policy_get(RN_PREC_FP16_O2), &o16);
-    RN_CHECK(o16.compute == RN_COMPUTE_F16 && o16.act == RN_ACT_F16, "fp16-o2: fp16 compute and fp16 activations");
+    RN_CHECK(o16.compute == RN_NUM_F16 && o16.act == RN_NUM_F16, "fp16-o2: fp16 compute and fp16 activations");
 
     rn_model_opts o = {0};
     rn_policy_apply(rn_policy_get(RN_PREC_BF16), &o);
-    RN_CHECK(o.compute == RN_COMPUTE_BF16, "bf16 -> bf16 conv compute");
+    RN_CHECK(o.compute == RN_NUM_BF16, "bf16 -> bf16 conv compute");
     rn_policy_apply(rn_policy_get(RN_PREC_FP32), &o);
-    RN_CHECK(o.compute == RN_COMPUTE_F32, "fp32 -> f32 conv compute");
+    RN_CHECK(o.compute == RN_NUM_F32, "fp32 -> f32 conv compute");
     rn_conv_shape s = {.n = 1, .ic = 16, .ih = 8, .iw = 8, .oc = 16, .oh = 8, .ow = 8, .kh = 3, .kw = 3,
-                       .sh = 1, .sw = 1, .ph = 1, .pw = 1, .compute = RN_COMPUTE_F16};
+                       .sh = 1, .sw = 1, .ph = 1, .pw = 1, .compute = RN_NUM_F16};
     rn_conv *c = NULL;
     RN_CHECK(rn_conv_create(&c, cpu_dev, &s, &err) && strstr(err.msg, "CUDA") && !c, "oneDNN rejects f16: %s", err.msg);
 }
@@ -206,7 +224,7 @@ static void fill_inputs(inputs *in)
     }
 }
 
-static int make_model_n(rn_model *m, rn_params *p, int n, rn_compute c, rn_act_type act, rn_profile *prof)
+static int make_model_n(rn_model *m, rn_params *p, int n, rn_numtype c, rn_numtype act, rn_profile *prof)
 {
     rn_err err = {{0}};
     rn_model_opts o = {.threads = 0, .compute = c, .act = act};
@@ -219,14 +237,14 @@ static int make_model_n(rn_model *m, rn_params *p, int n, rn_compute c, rn_act_t
     return 0;
 }
 
-static int make_model_act(rn_model *m, rn_params *p, rn_compute c, rn_act_type act, rn_profile *prof)
+static int make_model_act(rn_model *m, rn_params *p, rn_numtype c, rn_numtype act, rn_profile *prof)
 {
     return make_model_n(m, p, NB, c, act, prof);
 }
 
-static int make_model(rn_model *m, rn_params *p, rn_compute c, rn_profile *prof)
+static int make_model(rn_model *m, rn_params *p, rn_numtype c, rn_profile *prof)
 {
-    return make_model_act(m, p, c, RN_ACT_F32, prof);
+    return make_model_act(m, p, c, RN_NUM_F32, prof);
 }
 
 static double rel_err(const float *a, const float *ref, size_t n)
@@ -243,7 +261,7 @@ static double rel_err(const float *a, const float *ref, size_t n)
 static void test_bf16_forward(rn_params *p, const inputs *in)
 {
     rn_model a, b;
-    if (make_model(&a, p, RN_COMPUTE_F32, NULL) || make_model(&b, p, RN_COMPUTE_BF16, NULL)) {
+    if (make_model(&a, p, RN_NUM_F32, NULL) || make_model(&b, p, RN_NUM_BF16, NULL)) {
         RN_CHECK(0, "models");
         return;
     }
@@ -316,7 +334,7 @@ static int o2_tensors_beyond(const rn_params *p, const float *g2, const float *g
 
 /* One train-mode forward + backward of compute c / activations act; the
  * gradients are copied to g. Returns the loss, or NAN. */
-static double grads_of(rn_params *p, const inputs *in, rn_compute c, rn_act_type act, float *g, float *feat)
+static double grads_of(rn_params *p, const inputs *in, rn_numtype c, rn_numtype act, float *g, float *feat)
 {
     rn_model m;
     if (make_model_act(&m, p, c, act, NULL)) return NAN;
@@ -344,9 +362,9 @@ static void test_o2(rn_params *p, const inputs *in)
     size_t nf = (size_t)NB * p->feat_ch;
     float *g32 = malloc(p->n_param * sizeof *g32), *g1 = malloc(p->n_param * sizeof *g1);
     float *g2 = malloc(p->n_param * sizeof *g2), *f32 = malloc(nf * 4), *f1 = malloc(nf * 4), *f2 = malloc(nf * 4);
-    double l32 = grads_of(p, in, RN_COMPUTE_F32, RN_ACT_F32, g32, f32);
-    double l1 = grads_of(p, in, RN_COMPUTE_BF16, RN_ACT_F32, g1, f1);
-    double l2 = grads_of(p, in, RN_COMPUTE_BF16, RN_ACT_BF16, g2, f2);
+    double l32 = grads_of(p, in, RN_NUM_F32, RN_NUM_F32, g32, f32);
+    double l1 = grads_of(p, in, RN_NUM_BF16, RN_NUM_F32, g1, f1);
+    double l2 = grads_of(p, in, RN_NUM_BF16, RN_NUM_BF16, g2, f2);
     RN_CHECK(isfinite(l32) && isfinite(l1) && isfinite(l2), "o2 models: %g %g %g", l32, l1, l2);
     double w1, m1, w2, m2;
     grad_errors(p, g1, g32, &w1, &m1);
@@ -388,7 +406,7 @@ static int scaled_step(rn_tuning *t, rn_model *m, rn_adam *opt, const inputs *in
 static void test_model_scaling(rn_params *p, const inputs *in)
 {
     rn_model m;
-    if (make_model(&m, p, RN_COMPUTE_F32, NULL)) return;
+    if (make_model(&m, p, RN_NUM_F32, NULL)) return;
     float *g1 = malloc(p->n_param * sizeof *g1);
     rn_model_zero_grad(&m);
     rn_model_forward(&m, in->x, in->k, 1);
@@ -439,7 +457,7 @@ static void test_model_scaling(rn_params *p, const inputs *in)
 static void test_k_not_quantised(rn_params *p, const inputs *in)
 {
     rn_model m;
-    if (make_model(&m, p, RN_COMPUTE_F32, NULL)) return;
+    if (make_model(&m, p, RN_NUM_F32, NULL)) return;
     inputs q = *in;
     for (int n = 0; n < NB; n++) q.k[n] = rintf(in->k[n]) + 0.5f;
     float d0[NB], base[NB];
@@ -478,7 +496,7 @@ static void test_quantise(rn_params *p, const inputs *in)
     printf("rounding k: mean depth error %.4f mm at 5 m; fp32 rounding %.2g mm\n", err_mm, noise_mm);
     RN_CHECK(err_mm > 100 * noise_mm, "rounded k worsens depth by %.3g mm (> 100 x fp32's %.2g mm)", err_mm, noise_mm);
     rn_model m;
-    if (make_model(&m, p, RN_COMPUTE_F32, NULL)) return;
+    if (make_model(&m, p, RN_NUM_F32, NULL)) return;
     inputs q = *in;
     for (int n = 0; n < NB; n++) q.d[n] = 0, q.t[3 * n] = rintf(in->t[3 * n]), q.t[3 * n + 1] = rintf(in->t[3 * n + 1]);
     rn_model_forward(&m, in->x, in->k, 1);
@@ -500,7 +518,7 @@ static void test_profile_model(rn_params *p, const inputs *in)
     rn_profile pr;
     rn_profile_init(&pr, 4096);
     rn_model m;
-    if (make_model(&m, p, RN_COMPUTE_F32, &pr)) return;
+    if (make_model(&m, p, RN_NUM_F32, &pr)) return;
     rn_model_zero_grad(&m);
     double t0 = rn_prof_now();
     int sp = rn_prof_begin(&pr, "forward", "step", 0);
@@ -664,7 +682,7 @@ static void test_staging_reuse(void)
     rn_device *be;
     rn_conv *c, *o;
     rn_conv_shape s = {.n = 2, .ic = 32, .ih = 12, .iw = 12, .oc = 48, .oh = 12, .ow = 12, .kh = 3, .kw = 3,
-                       .sh = 1, .sw = 1, .ph = 1, .pw = 1, .compute = RN_COMPUTE_BF16};
+                       .sh = 1, .sw = 1, .ph = 1, .pw = 1, .compute = RN_NUM_BF16};
     if (rn_device_create(&be, "cpu", 0, &err) || rn_conv_create(&c, be, &s, &err) || rn_conv_create(&o, be, &s, &err)) {
         RN_CHECK(0, "bf16 convs: %s", err.msg);
         return;
@@ -707,7 +725,7 @@ static void test_hooks(rn_params *p, const inputs *in)
     rn_tuning t;
     rn_err err = {{0}};
     rn_model m;
-    if (rn_tuning_setup(&t, &tf, 0, &err) || make_model(&m, p, RN_COMPUTE_F32, NULL)) {
+    if (rn_tuning_setup(&t, &tf, 0, &err) || make_model(&m, p, RN_NUM_F32, NULL)) {
         RN_CHECK(0, "setup: %s", err.msg);
         return;
     }

@@ -105,7 +105,7 @@ static void test_ops(rn_device *dev)
     }
     for (int c = 0; c < C; c++) gamma[c] = (float)(0.5 + rn_rng_uniform(&r));
     bn_ref(rmean, rvar, rdg, rdb, rdx, x, dy, relu, gamma);
-    rn_act_shape all = {N, C, HW, 1, RN_ACT_F32}, a2 = {2, C, HW, 1, RN_ACT_F32}, a4 = {N - 2, C, HW, 1, RN_ACT_F32};
+    rn_act_shape all = {N, C, HW, 1, RN_NUM_F32}, a2 = {2, C, HW, 1, RN_NUM_F32}, a4 = {N - 2, C, HW, 1, RN_NUM_F32};
     /* the halves as their own tensors (no assumption about the device's layout) */
     void *dx_all = dact(dev, x, &all), *dy_all = dact(dev, dy, &all), *dr_all = dact(dev, relu, &all);
     void *dx_a = dact(dev, x, &a2), *dy_a = dact(dev, dy, &a2), *dr_a = dact(dev, relu, &a2);
@@ -176,11 +176,11 @@ typedef struct replica {
     int rc;
 } replica;
 
-static int reduce2(void *ctx, rn_device *dev, void *vbuf, size_t n, rn_red_type t, rn_err *err)
+static int reduce2(void *ctx, rn_device *dev, void *vbuf, size_t n, rn_numtype t, rn_err *err)
 {
     replica *r = ctx;
     (void)err;
-    RN_ASSERT(t == RN_RED_F64);
+    RN_ASSERT(t == RN_NUM_F64);
     double *buf = malloc(n * sizeof *buf), *tmp = malloc(n * sizeof *tmp); /* host copies: any device */
     dev->ops->download(dev, buf, vbuf, n * sizeof *buf);
     r->sh->slot[r->id] = buf;
@@ -231,7 +231,7 @@ static void test_model(const char *dn)
     rn_err err = {{0}};
     rn_params p;
     rn_model m;
-    rn_model_opts o = {.device = dn, .threads = 1, .compute = RN_COMPUTE_F32};
+    rn_model_opts o = {.device = dn, .threads = 1, .compute = RN_NUM_F32};
     int ok = !params_make(&p, &err) && !rn_model_create(&m, &p, B, S, S, &o, &err);
     RN_CHECK(ok, "%s: whole-batch model: %s", dn, err.msg);
     if (!ok) return;
@@ -249,7 +249,7 @@ static void test_model(const char *dn)
         replica *q = &rep[i];
         memset(q, 0, sizeof *q);
         q->sh = &sh, q->id = i;
-        rn_model_opts ro = {.device = dn, .threads = 1, .compute = RN_COMPUTE_F32, .reduce = {reduce2, q, 2}};
+        rn_model_opts ro = {.device = dn, .threads = 1, .compute = RN_NUM_F32, .reduce = {reduce2, q, 2}};
 
         q->rc = params_make(&q->p, &err) || rn_model_create(&q->m, &q->p, B / 2, S, S, &ro, &err);
         RN_CHECK(!q->rc, "replica %d: %s", i, err.msg);

@@ -20,7 +20,7 @@
 struct rootnet_predictor {
     rn_params p;
     rn_predictor pr;
-    rn_predict_in base;     /* device, threads, compute, input size: copied into every call */
+    rn_predict_in base;     /* device, threads, precision, input size: copied into every call */
     char device[32];
     rn_err err;             /* last call's message, "" after a success */
 };
@@ -90,20 +90,16 @@ static rootnet_status apply_options(rootnet_predictor *h, const rootnet_options 
         rn_err_set(err, "options.device '%.40s...': unknown device", o->device);
         return ROOTNET_ERR_DEVICE;
     }
-    rn_precision prec = RN_PREC_FP32;
-    if (o->precision && rn_precision_parse(o->precision, &prec, err)) return ROOTNET_ERR_ARGUMENT;
-    const rn_policy *pol = rn_policy_get(prec);
-    if (pol->act_storage != RN_NUM_F32) {
-        rn_err_set(err, "options.precision '%s': not for prediction (use fp32 or bf16)", o->precision);
+    rn_precision prec;
+    if (rn_precision_parse(o->precision, RN_PREC_INFER, &prec, err)) {
+        rn_err_prefix(err, "options");
         return ROOTNET_ERR_ARGUMENT;
     }
-    if (rn_policy_check_device(pol, o->device, err)) return ROOTNET_ERR_DEVICE;
-    rn_model_opts mo = {0};
-    rn_policy_apply(pol, &mo);
+    if (rn_policy_check_device(rn_policy_get(prec), o->device, err)) return ROOTNET_ERR_DEVICE;
     if (o->device) snprintf(h->device, sizeof h->device, "%s", o->device);
     h->base.device = o->device ? h->device : NULL;
     h->base.threads = o->threads;
-    h->base.compute = mo.compute;
+    h->base.precision = prec;
     return ROOTNET_OK;
 }
 

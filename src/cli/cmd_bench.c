@@ -11,6 +11,7 @@
 #include "cli/model_common.h"
 #include "cli/tuning_flags.h"
 #include "core/profile.h"
+#include "infer/infer_model.h"
 #include "train/assemble.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -165,21 +166,15 @@ static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_train_r
     return 0;
 }
 
-/* The inference model: the training step's options (train/assemble.h) for a folded eval forward. */
+/* The inference model (infer/infer_model.h) on the training step's device, tuning and threads
+ * (train/assemble.h), with rank 0's weights. */
 static int infer_model(rn_model *m, const bench_cfg *c, const rn_train_env *env, rn_params *p, rn_err *err)
 {
-    rn_model_opts mo = rn_train_env_model_opts(env);
-    mo.inference = 1;
-    mo.fold = !c->no_fold;
-    mo.grad_ready = (rn_model_grad_ready){0};
-    mo.pinned_inputs = rn_train_env_pin(env) != NULL;
-    if (rn_model_create(m, p, (int)c->b, (int)c->size, (int)c->size, &mo, err)) return -1;
+    rn_infer_cfg ic = {.base = rn_train_env_model_opts(env), .precision = env->tn->policy->id, .fold = !c->no_fold,
+                       .batch = (int)c->b, .h = (int)c->size, .w = (int)c->size};
+    ic.base.pinned_inputs = rn_train_env_pin(env) != NULL;
+    if (rn_dist_bcast_params(env->dist, p, err) || rn_infer_model_open(m, p, &ic, err)) return -1;
     rn_tuning_attach(env->tn, m);
-    if (rn_dist_bcast_params(env->dist, p, err)) {
-        rn_model_destroy(m);
-        return -1;
-    }
-    rn_model_sync_weights(m); /* a training step syncs at its start */
     return 0;
 }
 

@@ -41,7 +41,7 @@ static int parse_boxes(double (*boxes)[4], const demo_cli *c, rn_err *err)
 static int fill_in(rn_predict_in *in, double (*boxes)[4], const demo_cli *c, rn_err *err)
 {
     memset(in, 0, sizeof *in);
-    if (rn_eval_flags_check(&c->ev, &in->compute, err)) return -1;
+    if (rn_eval_flags_check(&c->ev, &in->precision, err)) return -1;
     if (parse_boxes(boxes, c, err)) return -1;
     if (c->focal && rn_predict_parse_numbers(in->f, 2, c->focal, "--focal", err)) return -1;
     if (c->focal && rn_focal_check(in->f, err)) return rn_err_prefix(err, "--focal");

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/exit.h"
 #include "cli/model_common.h"
+#include "infer/infer_model.h"
 #include "io/tensors.h"
 #include "nn/model.h"
 #include "nn/weights.h"
@@ -44,7 +45,8 @@ int rn_cmd_forward(int argc, char **argv)
         return rn_args_misuse(flags, argv, syn, "--snapshot, --images, --k and --output are required");
     if (fold && !eval) return rn_args_misuse(flags, argv, syn, "--fold needs --eval (folding uses the running statistics)");
     rn_precision prec;
-    if (rn_precision_parse(precision, &prec, &err) || rn_policy_check_device(rn_policy_get(prec), device, &err))
+    if (rn_precision_parse(precision, RN_PREC_ALL, &prec, &err) ||
+        rn_policy_check_device(rn_policy_get(prec), device, &err))
         return rn_cli_fail("forward", RN_EXIT_USAGE, &err);
     rn_cli_input x, k;
     int64_t xd[3], want[3] = {3, -1, -1};
@@ -60,12 +62,10 @@ int rn_cmd_forward(int argc, char **argv)
     rn_rng_seed(&rng, 1);
     int rc = rn_weights_load(&p, weights, (int)backbone, &rng, &err);
     if (!rc) {
-        rn_model_opts mo = {.device = device, .threads = (int)threads, .compute = RN_COMPUTE_F32, .inference = 1};
-        rn_policy_apply(rn_policy_get(prec), &mo);
-        mo.fold = fold;
-        rc = rn_model_create(&m, &p, (int)x.n, (int)xd[1], (int)xd[2], &mo, &err);
+        rn_infer_cfg c = {.base = {.device = device, .threads = (int)threads}, .precision = prec, .fold = fold,
+                          .batch = (int)x.n, .h = (int)xd[1], .w = (int)xd[2]};
+        rc = rn_infer_model_open(&m, &p, &c, &err);
         if (!rc) {
-            rn_model_sync_weights(&m);
             rn_model_forward(&m, x.d, k.d, !eval);
             rc = write_coords(out, rn_model_coords(&m), m.N, &err);
             rn_model_destroy(&m);

@@ -27,7 +27,7 @@ static int fill_opts(rn_pset_opts *o, const predict_cli *c, rn_err *err)
     if (c->format && !strcmp(c->format, "xyxy")) o->xyxy = 1;
     else if (c->format && strcmp(c->format, "xywh"))
         return rn_err_set(err, "--bbox-format '%s': expected xywh or xyxy", c->format);
-    if (rn_eval_flags_check(&c->ev, &o->compute, err)) return -1;
+    if (rn_eval_flags_check(&c->ev, &o->precision, err)) return -1;
     if (c->focal && rn_predict_parse_numbers(o->f, 2, c->focal, "--focal", err)) return -1;
     if (c->focal && rn_focal_check(o->f, err)) return rn_err_prefix(err, "--focal");
     if (c->princpt && rn_predict_parse_numbers(o->c, 2, c->princpt, "--princpt", err)) return -1;

@@ -68,7 +68,7 @@ static int fill_opts(rn_test_opts *o, const test_cli *c, rn_err *err)
     rn_test_opts_default(o);
     if (c->gt_bbox && c->det_bbox) return rn_err_set(err, "--use-gt-bbox and --det-bbox exclude each other");
     if (!(c->ap_thr > 0) || c->ap_thr > 1e9) return rn_err_set(err, "--ap-thr %g: must be > 0 (mm)", c->ap_thr);
-    if (rn_eval_flags_check(&c->ev, &o->compute, err)) return -1;
+    if (rn_eval_flags_check(&c->ev, &o->precision, err)) return -1;
     o->no_fold = c->ev.no_fold;
     o->testset = c->testset;
     o->data_dir = c->data_dir;

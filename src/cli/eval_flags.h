@@ -2,7 +2,7 @@
  *
  *   typedef struct my_cli { const char *snapshot; rn_eval_flags ev; } my_cli;
  *   rn_flag flags[] = {RN_FLAG_STR("--snapshot", &c.snapshot, "..."), RN_EVAL_FLAGS(&c.ev), {0}};
- *   if (rn_eval_flags_check(&c.ev, &compute, &err)) return rn_cli_fail("demo", RN_EXIT_USAGE, &err);  // before any load
+ *   if (rn_eval_flags_check(&c.ev, &precision, &err)) return rn_cli_fail("demo", RN_EXIT_USAGE, &err);  // before any load
  *   ... rn_weights_load_eval(&p, &s, c.snapshot, (int)c.ev.backbone, (int)c.ev.input_size, c.ev.fast_decode, &err)
  */
 #ifndef RN_CLI_EVAL_FLAGS_H
@@ -10,11 +10,11 @@
 
 #include "cli/args.h"
 #include "core/status.h"
-#include "nn/device.h"
+#include "nn/precision.h"
 
 typedef struct rn_eval_flags {
     const char *device;    /* NULL: cpu */
-    const char *precision; /* NULL: fp32 (infer/predict.h rn_predict_parse_precision) */
+    const char *precision; /* NULL: fp32; fp32 | bf16 (nn/precision.h: RN_PREC_INFER) */
     long input_size;       /* 0: the snapshot's */
     long backbone;         /* 0: the snapshot's depth */
     long threads;          /* 0: OMP_NUM_THREADS */
@@ -33,9 +33,9 @@ typedef struct rn_eval_flags {
         RN_FLAG_BOOL("--no-fold", &(ev)->no_fold, "unfused eval forward (default: BN folded into the convs, fused epilogues)")
 
 /* The cheap checks of these flags, before a snapshot is read: --input-size a
- * multiple of 32 in 32..2048, --precision fp32 or bf16 (into *compute), and
+ * multiple of 32 in 32..2048, --precision fp32 or bf16 (into *prec), and
  * --device built in and able to run that precision (the device's supports).
  * 0, or -1 with one line in err (a usage error: RN_EXIT_USAGE). */
-int rn_eval_flags_check(const rn_eval_flags *ev, rn_compute *compute, rn_err *err);
+int rn_eval_flags_check(const rn_eval_flags *ev, rn_precision *prec, rn_err *err);
 
 #endif

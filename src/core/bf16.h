@@ -5,8 +5,7 @@
  *   rn_bf16 h = rn_bf16_from_f32(1.00390625f);   // a tie: rounds to 1.0f's pattern 0x3f80
  *   float f = rn_bf16_to_f32(h);                 // 1.0f
  *
- * rn_act_type names the storage type of the activations (nn/device.h,
- * nn/model.h): fp32, bf16 under the bf16-o2 policy, fp16 under fp16-o2.
+ * Which number type a tensor holds is core/numtype.h's rn_numtype.
  */
 #ifndef RN_CORE_BF16_H
 #define RN_CORE_BF16_H
@@ -16,9 +15,6 @@
 #include <string.h>
 
 typedef uint16_t rn_bf16;
-
-/* RN_ACT_F16 (IEEE binary16) is a CUDA device's (fp16-o2); cpu and ref do not store it. */
-typedef enum { RN_ACT_F32 = 0, RN_ACT_BF16 = 1, RN_ACT_F16 = 2 } rn_act_type;
 
 static inline float rn_bf16_to_f32(rn_bf16 h)
 {
@@ -36,8 +32,5 @@ static inline rn_bf16 rn_bf16_from_f32(float f)
     uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     return (rn_bf16)(nan ? (u >> 16) | 0x40u : rounded);
 }
-
-/* Bytes of one element. */
-static inline size_t rn_act_size(rn_act_type t) { return t == RN_ACT_F32 ? sizeof(float) : sizeof(rn_bf16); }
 
 #endif

@@ -32,7 +32,7 @@ static cpu_device *cpu(rn_device *dev) { return (cpu_device *)dev; }
 
 /* The float kernel fn or its bf16 twin fn##_bf16, by the activation type of a. */
 #define ACT_CALL(dev, a, fn, ...) \
-    WITH_THREADS(dev, (a)->type == RN_ACT_BF16 ? fn##_bf16(__VA_ARGS__) : fn(__VA_ARGS__))
+    WITH_THREADS(dev, (a)->type == RN_NUM_BF16 ? fn##_bf16(__VA_ARGS__) : fn(__VA_ARGS__))
 
 static size_t numel(const rn_act_shape *a) { return (size_t)a->n * a->c * a->h * a->w; }
 
@@ -44,11 +44,11 @@ static void cpu_destroy(rn_device *dev)
     free(dev);
 }
 
-static int cpu_supports(rn_device *dev, rn_compute compute, rn_act_type act)
+static int cpu_supports(rn_device *dev, rn_numtype compute, rn_numtype act)
 {
     (void)dev;
-    if (compute == RN_COMPUTE_F16) return 0;
-    return act == RN_ACT_F32 || compute == RN_COMPUTE_BF16;
+    if (compute == RN_NUM_F16) return 0;
+    return act == RN_NUM_F32 || compute == RN_NUM_BF16;
 }
 
 static void *cpu_alloc(rn_device *dev, size_t bytes)
@@ -68,7 +68,7 @@ static size_t cpu_act_bytes(rn_device *dev, const rn_act_shape *a)
 {
     (void)dev;
     size_t ch = a->c, cp = (ch + L - 1) / L * L;
-    return (size_t)a->n * cp * a->h * a->w * rn_act_size(a->type);
+    return (size_t)a->n * cp * a->h * a->w * rn_numtype_size(a->type);
 }
 
 static void cpu_copy(rn_device *dev, void *dst, const void *src, size_t bytes)
@@ -102,7 +102,7 @@ static void cpu_act_upload(rn_device *dev, void *dst, const float *src, const rn
         for (int c = 0; c < a->c; c++)
             for (size_t p = 0; p < hw; p++) {
                 float v = src[((size_t)n * a->c + c) * hw + p];
-                if (a->type == RN_ACT_BF16) ((rn_bf16 *)dst)[blk(a, n, c, p)] = rn_bf16_from_f32(v);
+                if (a->type == RN_NUM_BF16) ((rn_bf16 *)dst)[blk(a, n, c, p)] = rn_bf16_from_f32(v);
                 else ((float *)dst)[blk(a, n, c, p)] = v;
             }
 }
@@ -116,7 +116,7 @@ static void cpu_act_download(rn_device *dev, float *dst, const void *src, const 
             for (size_t p = 0; p < hw; p++) {
                 size_t i = blk(a, n, c, p);
                 dst[((size_t)n * a->c + c) * hw + p] =
-                    a->type == RN_ACT_BF16 ? rn_bf16_to_f32(((const rn_bf16 *)src)[i]) : ((const float *)src)[i];
+                    a->type == RN_NUM_BF16 ? rn_bf16_to_f32(((const rn_bf16 *)src)[i]) : ((const float *)src)[i];
             }
 }
 

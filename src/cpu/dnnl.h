@@ -11,7 +11,7 @@
  *
  * Layouts. Activations and their gradients are blocked, nChw16c:
  *   element (n, c, h, w) lives at ((n * C/16 + c/16) * H * W + h * W + w) * 16 + c % 16,
- * with C a multiple of 16, in fp32 or, with s.act = RN_ACT_BF16, bf16. The one
+ * with C a multiple of 16, in fp32 or, with s.act = RN_NUM_BF16, bf16. The one
  * exception is a conv with src_plain = 1 (the network input, C = 3), whose src
  * is plain NCHW fp32. Weights and weight gradients are in PyTorch's layout
  * (nn/device.h); the convs reorder internally.

@@ -32,8 +32,8 @@ static int mds_init(rn_mds *d, const rn_conv_shape *s, rn_err *err)
 {
     const dnnl_dims_t src = {s->n, s->ic, s->ih, s->iw}, dst = {s->n, s->oc, s->oh, s->ow};
     const dnnl_dims_t w = {s->oc, s->ic, s->kh, s->kw};
-    const dnnl_data_type_t ct = s->compute == RN_COMPUTE_BF16 ? dnnl_bf16 : dnnl_f32;
-    const dnnl_data_type_t at = s->act == RN_ACT_BF16 ? dnnl_bf16 : dnnl_f32;
+    const dnnl_data_type_t ct = s->compute == RN_NUM_BF16 ? dnnl_bf16 : dnnl_f32;
+    const dnnl_data_type_t at = s->act == RN_NUM_BF16 ? dnnl_bf16 : dnnl_f32;
     const dnnl_format_tag_t stag = s->src_plain ? dnnl_nchw : dnnl_nChw16c;
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->src, 4, src, s->src_plain ? dnnl_f32 : at, stag), "src md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->dst, 4, dst, at, dnnl_nChw16c), "dst md");
@@ -88,7 +88,7 @@ static int op_create(rn_dnnl_conv *c, const rn_mds *d, int dir, const_dnnl_primi
     if (st == dnnl_success) st = dnnl_primitive_desc_create(&c->op[dir].pd, &od, attr, c->be->eng, dir ? c->op[0].pd : NULL);
     if (st != dnnl_success)
         return rn_err_set(err, "oneDNN: no %s%s %s primitive for this shape: %s",
-                          c->s.compute == RN_COMPUTE_BF16 ? "bf16 " : "", c->s.transposed ? "deconvolution" : "convolution",
+                          c->s.compute == RN_NUM_BF16 ? "bf16 " : "", c->s.transposed ? "deconvolution" : "convolution",
                           DIR_NAME[dir], dnnl_status2str(st));
     return pd_only ? 0 : rn_dnnl_prim_finish(&c->op[dir], c->be, err);
 }
@@ -371,10 +371,10 @@ int rn_dnnl_conv_create(rn_dnnl_conv **out, rn_dnnl *be, const rn_conv_shape *s,
 {
     *out = NULL;
     if (rn_conv_shape_check(s, err)) return -1;
-    if (s->compute == RN_COMPUTE_F16) return rn_err_set(err, "oneDNN backend: fp16 compute needs the CUDA backend");
-    if (s->act == RN_ACT_BF16 && s->compute != RN_COMPUTE_BF16)
+    if (s->compute == RN_NUM_F16) return rn_err_set(err, "oneDNN backend: fp16 compute needs the CUDA backend");
+    if (s->act == RN_NUM_BF16 && s->compute != RN_NUM_BF16)
         return rn_err_set(err, "oneDNN backend: bf16 activations need bf16 compute");
-    if (s->algo == RN_ALGO_WINOGRAD && (s->transposed || s->compute != RN_COMPUTE_F32))
+    if (s->algo == RN_ALGO_WINOGRAD && (s->transposed || s->compute != RN_NUM_F32))
         return rn_err_set(err, "oneDNN backend: Winograd is only for fp32 Conv2d");
     rn_dnnl_conv *c = rn_xcalloc(1, sizeof *c);
     c->be = be;
@@ -461,7 +461,7 @@ static void deconv_epilogue(const rn_dnnl_conv *c, void *dst)
 {
     const rn_conv_shape *s = &c->s;
     const long hw = (long)s->oh * s->ow, blocks = (long)s->n * (s->oc / 16);
-    const int relu = (s->epilogue & RN_EPI_RELU) != 0, bf = s->act == RN_ACT_BF16;
+    const int relu = (s->epilogue & RN_EPI_RELU) != 0, bf = s->act == RN_NUM_BF16;
 #pragma omp parallel for
     for (long nb = 0; nb < blocks; nb++) {
         const float *b = c->bias + (nb % (s->oc / 16)) * 16;
@@ -482,7 +482,7 @@ void rn_dnnl_conv_forward_fused(rn_dnnl_conv *c, void *dst, const void *src, con
     const rn_conv_shape *s = &c->s;
     RN_ASSERT(s->epilogue && !res == !(s->epilogue & RN_EPI_SUM));
     if (res && res != dst)
-        memcpy(dst, res, (size_t)s->n * s->oc * s->oh * s->ow * (s->act == RN_ACT_BF16 ? 2 : 4));
+        memcpy(dst, res, (size_t)s->n * s->oc * s->oh * s->ow * (s->act == RN_NUM_BF16 ? 2 : 4));
     rn_dnnl_bind(c->m_src, src);
     rn_dnnl_bind(c->m_dst, dst);
     dnnl_memory_t sm = rn_dnnl_stage_run(c->be, &c->st_fwd_src, c->m_src);

@@ -135,7 +135,7 @@ void rn_cuda_comm_wait(rn_device *dev)
               cudaStreamWaitEvent(c->compute, c->join, 0));
 }
 
-void rn_cuda_allreduce(rn_device *dev, void *buf, size_t n, rn_red_type t, float scale)
+void rn_cuda_allreduce(rn_device *dev, void *buf, size_t n, rn_numtype t, float scale)
 {
     rn_cuda_comm *c = rn_cuda_device_comm(dev);
     if (c->failed) return;
@@ -143,7 +143,7 @@ void rn_cuda_allreduce(rn_device *dev, void *buf, size_t n, rn_red_type t, float
         c->failed = 1, rn_err_set(&c->first, "%s: an all-reduce without a communicator (comm_init)", dev->name);
         return;
     }
-    int f64 = t == RN_RED_F64;
+    int f64 = t == RN_NUM_F64;
     cudaStream_t s = fork_stream(c);
     keep_nccl(c, "ncclAllReduce", ncclAllReduce(buf, buf, n, f64 ? ncclDouble : ncclFloat, ncclSum, c->comm, s));
     if (!c->failed && scale != 1.0f)

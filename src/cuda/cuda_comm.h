@@ -75,7 +75,7 @@ rn_cuda_comm *rn_cuda_device_comm(rn_device *dev);
 size_t rn_cuda_comm_id(rn_device *dev, void *id, rn_err *err);
 int rn_cuda_comm_init(rn_device *dev, const void *id, size_t id_bytes, int rank, int size, rn_err *err);
 void rn_cuda_comm_destroy(rn_device *dev);
-void rn_cuda_allreduce(rn_device *dev, void *buf, size_t n, rn_red_type t, float scale);
+void rn_cuda_allreduce(rn_device *dev, void *buf, size_t n, rn_numtype t, float scale);
 void rn_cuda_broadcast(rn_device *dev, void *buf, size_t bytes, int root);
 int rn_cuda_comm_check(rn_device *dev, rn_err *err);
 void rn_cuda_comm_wait(rn_device *dev);

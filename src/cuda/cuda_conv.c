@@ -39,7 +39,7 @@
 
 typedef struct cuda_conv {
     rn_conv base;                     /* first */
-    rn_act_type ct;                   /* the compute type: x, y, filter in cuDNN */
+    rn_numtype ct;                   /* the compute type: x, y, filter in cuDNN */
     int mixed;                        /* fp32 activations, ct bf16 or fp16 */
     cudnnTensorDescriptor_t xd, yd;   /* cuDNN's x and y (see the top), type ct */
     cudnnTensorDescriptor_t xa, ya;   /* the same in the activation type (mixed only) */
@@ -57,20 +57,20 @@ typedef struct cuda_conv {
 
 static const float ONE = 1.0f, ZERO = 0.0f;
 
-static cudnnDataType_t data_type(rn_act_type t)
+static cudnnDataType_t data_type(rn_numtype t)
 {
-    return t == RN_ACT_BF16 ? CUDNN_DATA_BFLOAT16 : t == RN_ACT_F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+    return t == RN_NUM_BF16 ? CUDNN_DATA_BFLOAT16 : t == RN_NUM_F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
 }
 
 static size_t weight_bytes(const cuda_conv *c)
 {
     const rn_conv_shape *s = &c->base.s;
-    return (size_t)c->d0 * s->kh * s->kw * c->d1pad * rn_act_size(c->ct);
+    return (size_t)c->d0 * s->kh * s->kw * c->d1pad * rn_numtype_size(c->ct);
 }
 
-static rn_act_type compute_type(const rn_conv_shape *s)
+static rn_numtype compute_type(const rn_conv_shape *s)
 {
-    return s->compute == RN_COMPUTE_BF16 ? RN_ACT_BF16 : s->compute == RN_COMPUTE_F16 ? RN_ACT_F16 : s->act;
+    return s->compute == RN_NUM_BF16 ? RN_NUM_BF16 : s->compute == RN_NUM_F16 ? RN_NUM_F16 : s->act;
 }
 
 /* Which cuDNN directions s runs: 0 forward, 1 backward-data, 2 backward-filter. */
@@ -83,9 +83,9 @@ static void directions(const rn_conv_shape *s, int need[3])
 }
 
 /* fp32 without TF32 runs with FMA math only; half types on tensor cores. */
-static cudnnMathType_t find_math(const rn_cuda_device *d, rn_act_type t)
+static cudnnMathType_t find_math(const rn_cuda_device *d, rn_numtype t)
 {
-    if (t != RN_ACT_F32) return CUDNN_TENSOR_OP_MATH;
+    if (t != RN_NUM_F32) return CUDNN_TENSOR_OP_MATH;
     return d->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
 }
 
@@ -100,15 +100,15 @@ typedef struct cand {
 } cand;
 
 /* A result usable here: it ran, within the workspace cap, the right math, deterministic unless any. */
-static int usable(const rn_cuda_device *d, rn_act_type t, const cand *r, int any)
+static int usable(const rn_cuda_device *d, rn_numtype t, const cand *r, int any)
 {
     if (r->status != CUDNN_STATUS_SUCCESS || (!any && r->det != CUDNN_DETERMINISTIC) || r->mem > d->ws_cap) return 0;
-    return t != RN_ACT_F32 || d->tf32 || r->math == CUDNN_FMA_MATH || r->math == CUDNN_DEFAULT_MATH;
+    return t != RN_NUM_F32 || d->tf32 || r->math == CUDNN_FMA_MATH || r->math == CUDNN_DEFAULT_MATH;
 }
 
-static cudnnMathType_t run_math(const rn_cuda_device *d, rn_act_type t, cudnnMathType_t m)
+static cudnnMathType_t run_math(const rn_cuda_device *d, rn_numtype t, cudnnMathType_t m)
 {
-    return t == RN_ACT_F32 && !d->tf32 ? CUDNN_FMA_MATH : m;
+    return t == RN_NUM_F32 && !d->tf32 ? CUDNN_FMA_MATH : m;
 }
 
 static const char *DIR_NAME[3] = {"forward", "backward-data", "backward-filter"};
@@ -275,14 +275,14 @@ static int grow(rn_cuda_device *d, void **buf, size_t *have, size_t bytes)
 static int buffers(rn_cuda_device *d, cuda_conv *c, rn_err *err)
 {
     const rn_conv_shape *s = &c->base.s;
-    size_t es = rn_act_size(c->ct), out = (size_t)s->n * s->oc * s->oh * s->ow;
+    size_t es = rn_numtype_size(c->ct), out = (size_t)s->n * s->oc * s->oh * s->ow;
     size_t in = (size_t)s->n * s->ic * s->ih * s->iw;
     c->wk = rn_cuda_malloc(d, weight_bytes(c));
     int ok = c->wk != NULL;
     if (!s->forward_only) ok = ok && !grow(d, &d->dw, &d->dw_bytes, weight_bytes(c));
     if (s->src_plain) ok = ok && (c->in = rn_cuda_malloc(d, (size_t)s->n * s->ih * s->iw * c->d1pad * es)) != NULL;
     if (s->epilogue) ok = ok && (c->bias = rn_cuda_malloc(d, (size_t)s->oc * sizeof(float))) != NULL;
-    if (ok && s->epilogue) ok = !grow(d, &d->tmp, &d->tmp_bytes, out * rn_act_size(s->act));
+    if (ok && s->epilogue) ok = !grow(d, &d->tmp, &d->tmp_bytes, out * rn_numtype_size(s->act));
     if (ok && c->mixed) /* cuDNN's x and y: the Conv2d's input and output, a ConvTranspose2d's the other way */
         ok = !grow(d, &d->mx, &d->mx_bytes, (s->transposed ? out : in) * es) &&
              !grow(d, &d->my, &d->my_bytes, (s->transposed ? in : out) * es);
@@ -499,7 +499,7 @@ void rn_cuda_conv_backward_weights(rn_device *dev, rn_conv *conv, float *diff_w,
     const void *x = s->src_plain ? c->in : cast_in(d, c, d->mx, s->transposed ? diff_dst : src, x_elems(s));
     const void *dy = cast_in(d, c, d->my, s->transposed ? src : diff_dst, y_elems(s));
     /* a 16-bit weight gradient is formed unscaled (nn/kernel_math.h: rn_km_wgrad_alpha) */
-    float scale = c->ct == RN_ACT_F32 ? 1.0f : conv->grad_scale, alpha = rn_km_wgrad_alpha(scale);
+    float scale = c->ct == RN_NUM_F32 ? 1.0f : conv->grad_scale, alpha = rn_km_wgrad_alpha(scale);
     RN_CUDNN_CHECK(cudnnSetConvolutionMathType(c->cd, c->a.math[2]));
     RN_CUDNN_CHECK(cudnnConvolutionBackwardFilter(d->cudnn, &alpha, c->xd, x, c->yd, dy, c->cd,
                                                   (cudnnConvolutionBwdFilterAlgo_t)c->a.algo[2], d->workspace,

@@ -27,11 +27,11 @@
 /* ---- capabilities, buffers ---- */
 
 /* fp32 activations with fp32, bf16 or fp16 convs; bf16/fp16 activations with convs of their own type. */
-static int cuda_supports(rn_device *dev, rn_compute compute, rn_act_type act)
+static int cuda_supports(rn_device *dev, rn_numtype compute, rn_numtype act)
 {
     (void)dev;
-    return act == RN_ACT_F32 || (compute == RN_COMPUTE_BF16 && act == RN_ACT_BF16) ||
-           (compute == RN_COMPUTE_F16 && act == RN_ACT_F16);
+    return act == RN_NUM_F32 || (compute == RN_NUM_BF16 && act == RN_NUM_BF16) ||
+           (compute == RN_NUM_F16 && act == RN_NUM_F16);
 }
 
 static void *cuda_alloc(rn_device *dev, size_t bytes) { return rn_cuda_malloc(rn_cuda(dev), bytes); }
@@ -43,7 +43,7 @@ static size_t numel(const rn_act_shape *a) { return (size_t)a->n * a->c * a->h *
 static size_t cuda_act_bytes(rn_device *dev, const rn_act_shape *a)
 {
     (void)dev;
-    return numel(a) * rn_act_size(a->type);
+    return numel(a) * rn_numtype_size(a->type);
 }
 
 /* From pageable memory cudaMemcpyAsync returns once src is staged; from pinned memory (host_alloc) the copy

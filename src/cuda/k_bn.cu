@@ -17,7 +17,7 @@ enum { RED_TX = RN_KM_RED_TX, RED_TY = RN_KM_RED_TY };
 template <int T, int CV>
 __device__ __forceinline__ void ld_chan(float *f, const void *p, size_t i)
 {
-    if (CV == 2 && T == RN_ACT_F32) {
+    if (CV == 2 && T == RN_NUM_F32) {
         float2 v = *(const float2 *)((const float *)p + i);
         f[0] = v.x, f[1] = v.y;
     } else if (CV == 2) {
@@ -91,12 +91,12 @@ static void red_launch(const rn_cuda_kctx *k, int t, dim3 grid, double *part, co
                        const void *ro, const float *aux, size_t rows, size_t per, int C)
 {
     dim3 block(RED_TX, RED_TY);
-    if (t == RN_ACT_BF16)
-        k_red_partial<RN_ACT_BF16, MODE, CV><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
-    else if (t == RN_ACT_F16)
-        k_red_partial<RN_ACT_F16, MODE, CV><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
+    if (t == RN_NUM_BF16)
+        k_red_partial<RN_NUM_BF16, MODE, CV><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
+    else if (t == RN_NUM_F16)
+        k_red_partial<RN_NUM_F16, MODE, CV><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
     else
-        k_red_partial<RN_ACT_F32, MODE, CV><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
+        k_red_partial<RN_NUM_F32, MODE, CV><<<grid, block, 0, k->stream>>>(part, x, dy, ro, aux, rows, per, C);
 }
 
 static int aligned8(const void *p) { return ((uintptr_t)p & 7u) == 0; }

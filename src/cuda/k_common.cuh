@@ -34,24 +34,24 @@ static inline unsigned rn_k_grid(const rn_cuda_kctx *k, size_t n)
 #define RN_K_TID() ((size_t)blockIdx.x * blockDim.x + threadIdx.x)
 #define RN_K_STRIDE() ((size_t)gridDim.x * blockDim.x)
 
-/* kern<T>(args) on the stream for activation type t (RN_ACT_F32, RN_ACT_BF16 or RN_ACT_F16). */
+/* kern<T>(args) on the stream for activation type t (RN_NUM_F32, RN_NUM_BF16 or RN_NUM_F16). */
 #define RN_K_LAUNCH_T(t, kern, grid, block, k, ...)                                                   \
     do {                                                                                              \
-        if ((t) == RN_ACT_BF16) kern<RN_ACT_BF16><<<(grid), (block), 0, (k)->stream>>>(__VA_ARGS__);  \
-        else if ((t) == RN_ACT_F16) kern<RN_ACT_F16><<<(grid), (block), 0, (k)->stream>>>(__VA_ARGS__); \
-        else kern<RN_ACT_F32><<<(grid), (block), 0, (k)->stream>>>(__VA_ARGS__);                     \
+        if ((t) == RN_NUM_BF16) kern<RN_NUM_BF16><<<(grid), (block), 0, (k)->stream>>>(__VA_ARGS__);  \
+        else if ((t) == RN_NUM_F16) kern<RN_NUM_F16><<<(grid), (block), 0, (k)->stream>>>(__VA_ARGS__); \
+        else kern<RN_NUM_F32><<<(grid), (block), 0, (k)->stream>>>(__VA_ARGS__);                     \
     } while (0)
 
 /* kern<T, V> with V = 8 when vec (every pointer 16-byte aligned, C % 8 == 0), else V = 1. */
 #define RN_K_LAUNCH_TV(t, vec, kern, grid, block, k, ...)                                                  \
     do {                                                                                                   \
         cudaStream_t s_ = (k)->stream;                                                                     \
-        if ((vec) && (t) == RN_ACT_BF16) kern<RN_ACT_BF16, 8><<<(grid), (block), 0, s_>>>(__VA_ARGS__);    \
-        else if ((vec) && (t) == RN_ACT_F16) kern<RN_ACT_F16, 8><<<(grid), (block), 0, s_>>>(__VA_ARGS__); \
-        else if (vec) kern<RN_ACT_F32, 8><<<(grid), (block), 0, s_>>>(__VA_ARGS__);                        \
-        else if ((t) == RN_ACT_BF16) kern<RN_ACT_BF16, 1><<<(grid), (block), 0, s_>>>(__VA_ARGS__);        \
-        else if ((t) == RN_ACT_F16) kern<RN_ACT_F16, 1><<<(grid), (block), 0, s_>>>(__VA_ARGS__);          \
-        else kern<RN_ACT_F32, 1><<<(grid), (block), 0, s_>>>(__VA_ARGS__);                                 \
+        if ((vec) && (t) == RN_NUM_BF16) kern<RN_NUM_BF16, 8><<<(grid), (block), 0, s_>>>(__VA_ARGS__);    \
+        else if ((vec) && (t) == RN_NUM_F16) kern<RN_NUM_F16, 8><<<(grid), (block), 0, s_>>>(__VA_ARGS__); \
+        else if (vec) kern<RN_NUM_F32, 8><<<(grid), (block), 0, s_>>>(__VA_ARGS__);                        \
+        else if ((t) == RN_NUM_BF16) kern<RN_NUM_BF16, 1><<<(grid), (block), 0, s_>>>(__VA_ARGS__);        \
+        else if ((t) == RN_NUM_F16) kern<RN_NUM_F16, 1><<<(grid), (block), 0, s_>>>(__VA_ARGS__);          \
+        else kern<RN_NUM_F32, 1><<<(grid), (block), 0, s_>>>(__VA_ARGS__);                                 \
     } while (0)
 
 /* The two-level per-channel reduction over rows x C of the NHWC activation x (type t), k_bn.cu:
@@ -73,7 +73,7 @@ static inline int rn_k_vec8(int C, const void *a, const void *b, const void *c, 
 template <int T, int V>
 __device__ __forceinline__ void rn_k_ldv(float *f, const void *p, size_t i0)
 {
-    if (V == 8 && T == RN_ACT_F32) {
+    if (V == 8 && T == RN_NUM_F32) {
         const float4 *q = (const float4 *)((const float *)p + i0);
         float4 a = q[0], b = q[1];
         f[0] = a.x, f[1] = a.y, f[2] = a.z, f[3] = a.w, f[4] = b.x, f[5] = b.y, f[6] = b.z, f[7] = b.w;
@@ -104,7 +104,7 @@ __device__ __forceinline__ void rn_k_ldc(float *f, const float *p, int c0)
 template <int T, int V>
 __device__ __forceinline__ void rn_k_stv(void *p, size_t i0, const double *d)
 {
-    if (V == 8 && T == RN_ACT_F32) {
+    if (V == 8 && T == RN_NUM_F32) {
         float4 *q = (float4 *)((float *)p + i0);
         q[0] = make_float4((float)d[0], (float)d[1], (float)d[2], (float)d[3]);
         q[1] = make_float4((float)d[4], (float)d[5], (float)d[6], (float)d[7]);

@@ -81,17 +81,17 @@ static void chan_launch(const rn_cuda_kctx *k, const rn_act_shape *a, void *y, c
     if (!e.packs) return;
     unsigned grid = rn_k_grid(k, e.packs);
     cudaStream_t s = k->stream;
-    rn_act_type t = a->type;
+    rn_numtype t = a->type;
     size_t n = e.packs;
     int C = a->c;
-    if (e.vec && t == RN_ACT_BF16)
-        k_chan<RN_ACT_BF16, 8, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
-    else if (e.vec && t == RN_ACT_F16)
-        k_chan<RN_ACT_F16, 8, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
-    else if (e.vec) k_chan<RN_ACT_F32, 8, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
-    else if (t == RN_ACT_BF16) k_chan<RN_ACT_BF16, 1, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
-    else if (t == RN_ACT_F16) k_chan<RN_ACT_F16, 1, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
-    else k_chan<RN_ACT_F32, 1, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
+    if (e.vec && t == RN_NUM_BF16)
+        k_chan<RN_NUM_BF16, 8, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
+    else if (e.vec && t == RN_NUM_F16)
+        k_chan<RN_NUM_F16, 8, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
+    else if (e.vec) k_chan<RN_NUM_F32, 8, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
+    else if (t == RN_NUM_BF16) k_chan<RN_NUM_BF16, 1, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
+    else if (t == RN_NUM_F16) k_chan<RN_NUM_F16, 1, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
+    else k_chan<RN_NUM_F32, 1, OP, NP><<<grid, RN_K_THREADS, 0, s>>>(y, x, x2, p, flag, n, C);
 }
 
 extern "C" void rn_cuda_bn_apply(const rn_cuda_kctx *k, void *y, const void *x, const float *scale,
@@ -168,7 +168,7 @@ __global__ void k_cast_f32(void *dst, const float *src, size_t n)
     for (size_t i = RN_K_TID(); i < n; i += RN_K_STRIDE()) rn_km_st_f32(dst, T, i, src[i]);
 }
 
-extern "C" void rn_cuda_cast_f32(const rn_cuda_kctx *k, void *dst, rn_act_type t, const float *src, size_t n)
+extern "C" void rn_cuda_cast_f32(const rn_cuda_kctx *k, void *dst, rn_numtype t, const float *src, size_t n)
 {
     if (!n) return;
     RN_K_LAUNCH_T(t, k_cast_f32, rn_k_grid(k, n), RN_K_THREADS, k, dst, src, n);

@@ -40,7 +40,7 @@ __global__ void k_from_nhwc(float *dst, const void *src, int acc, float scale, s
     }
 }
 
-extern "C" void rn_cuda_act_from_nchw(const rn_cuda_kctx *k, void *dst, rn_act_type t, int cpad, const float *src,
+extern "C" void rn_cuda_act_from_nchw(const rn_cuda_kctx *k, void *dst, rn_numtype t, int cpad, const float *src,
                                       int N, int C, int H, int W)
 {
     size_t n = (size_t)N * H * W * cpad;
@@ -57,7 +57,7 @@ extern "C" void rn_cuda_act_to_nchw(const rn_cuda_kctx *k, float *dst, const voi
                   a->h * a->w, a->c);
 }
 
-extern "C" void rn_cuda_weight_to_krsc(const rn_cuda_kctx *k, void *dst, rn_act_type t, const float *w,
+extern "C" void rn_cuda_weight_to_krsc(const rn_cuda_kctx *k, void *dst, rn_numtype t, const float *w,
                                        const float *scale, int transposed, int D0, int D1, int KH, int KW, int d1pad)
 {
     size_t n = (size_t)D0 * KH * KW * d1pad;
@@ -67,7 +67,7 @@ extern "C" void rn_cuda_weight_to_krsc(const rn_cuda_kctx *k, void *dst, rn_act_
                   d1pad);
 }
 
-extern "C" void rn_cuda_weight_grad_add(const rn_cuda_kctx *k, float *diff_w, const void *g, rn_act_type gt,
+extern "C" void rn_cuda_weight_grad_add(const rn_cuda_kctx *k, float *diff_w, const void *g, rn_numtype gt,
                                         float scale, int D0, int D1, int KH, int KW, int d1pad)
 {
     size_t n = (size_t)D0 * D1 * KH * KW;

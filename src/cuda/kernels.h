@@ -15,9 +15,9 @@
  * more.
  *
  * Layout. Activations ("act", void *) are NHWC, element (n, c, h, w) at
- * ((n * H + h) * W + w) * C + c, of type a->type: float (RN_ACT_F32), bf16
- * (RN_ACT_BF16) or IEEE half (RN_ACT_F16), 2 bytes each for the last two;
- * act bytes = N*H*W*C * rn_act_size(type), no padding, 16-byte aligned base
+ * ((n * H + h) * W + w) * C + c, of type a->type: float (RN_NUM_F32), bf16
+ * (RN_NUM_BF16) or IEEE half (RN_NUM_F16), 2 bytes each for the last two;
+ * act bytes = N*H*W*C * rn_numtype_size(type), no padding, 16-byte aligned base
  * (alloc gives 64). Everything else is plain float, sums double.
  *
  * Numerics (src/nn/kernel_math.h holds every kernel's per-element arithmetic,
@@ -137,25 +137,25 @@ void rn_cuda_unscale_check(const rn_cuda_kctx *k, float *grad, size_t n, float i
 /* An activation from plain NCHW fp32 (device memory: the staging buffer act_upload fills)
  * into the device layout: dst act (N, cpad, H, W) NHWC of type t, channels c..cpad-1 = 0
  * (cpad >= c; cpad = c normally, more to pad the network input for cuDNN). */
-void rn_cuda_act_from_nchw(const rn_cuda_kctx *k, void *dst, rn_act_type t, int cpad,
+void rn_cuda_act_from_nchw(const rn_cuda_kctx *k, void *dst, rn_numtype t, int cpad,
                            const float *src /* (N, C, H, W) fp32 */, int N, int C, int H, int W);
 /* The inverse (act_download's device half): dst plain NCHW fp32 from act (N, C, H, W) of type a->type. */
 void rn_cuda_act_to_nchw(const rn_cuda_kctx *k, float *dst /* (N, C, H, W) fp32 */, const void *src,
                          const rn_act_shape *a);
 /* dst[i] = src[i] rounded to t (F32: a copy), n elements. */
-void rn_cuda_cast_f32(const rn_cuda_kctx *k, void *dst, rn_act_type t, const float *src, size_t n);
+void rn_cuda_cast_f32(const rn_cuda_kctx *k, void *dst, rn_numtype t, const float *src, size_t n);
 /* PyTorch weights to cuDNN's NHWC filter (KRSC), type t: w is (D0, D1, KH, KW) -- (OC, IC, KH, KW)
  * for a Conv2d, (IC, OC, KH, KW) for a ConvTranspose2d, which cuDNN runs as the backward-data of a
  * conv with K = D0 = IC and C = D1 = OC; dst is (D0, KH, KW, d1pad), dst[a][r][s][b] = w[a][b][r][s],
  * b >= D1 zero (d1pad >= D1). scale: NULL, or the folded BN's (output channel) scale: each weight
  * is first multiplied by scale[oc] in float (oc = a for a Conv2d, b when transposed), as
  * conv_set_weights_folded says. */
-void rn_cuda_weight_to_krsc(const rn_cuda_kctx *k, void *dst, rn_act_type t, const float *w, const float *scale,
+void rn_cuda_weight_to_krsc(const rn_cuda_kctx *k, void *dst, rn_numtype t, const float *w, const float *scale,
                             int transposed, int D0, int D1, int KH, int KW, int d1pad);
 /* diff_w (D0, D1, KH, KW) PyTorch layout fp32 += g (D0, KH, KW, d1pad) KRSC of type gt (a cuDNN
  * backward-filter result formed at 1 / scale) times scale (rn_km_wgrad_restore), channels b >= D1
  * ignored. Accumulates: each element read, widened, multiplied, added in float, written once. */
-void rn_cuda_weight_grad_add(const rn_cuda_kctx *k, float *diff_w, const void *g, rn_act_type gt, float scale, int D0,
+void rn_cuda_weight_grad_add(const rn_cuda_kctx *k, float *diff_w, const void *g, rn_numtype gt, float scale, int D0,
                              int D1, int KH, int KW, int d1pad);
 /* A fused inference conv's epilogue when cuDNN's own cannot be used: y = x + bias[c] (+ r if r)
  * (then ReLU if relu), summed in double as ref's rn_ref_bias_add_relu, rounded once to a->type;

@@ -386,7 +386,7 @@ static void start_buckets(rn_dist *d, size_t off)
     while (d->started < d->nb && d->lo[d->started] >= off && !d->failed) {
         int b = d->started++;
         if (dev)
-            dev->ops->allreduce(dev, d->grad + d->lo[b], d->hi[b] - d->lo[b], RN_RED_F32, 1.0f / (float)d->size);
+            dev->ops->allreduce(dev, d->grad + d->lo[b], d->hi[b] - d->lo[b], RN_NUM_F32, 1.0f / (float)d->size);
         else if (host_bucket_start(d, b))
             d->started--; /* the failed bucket holds no request */
     }
@@ -451,7 +451,7 @@ double rn_dist_comm_seconds(rn_dist *d, int reset)
 
 /* SyncBN's sums: on the device (its all-reduce, in place, no wait), in place on device
  * memory that is host memory (cpu, ref), else through the host copy sized at setup. */
-static int bn_reduce(void *ctx, rn_device *dev, void *buf, size_t n, rn_red_type t, rn_err *err)
+static int bn_reduce(void *ctx, rn_device *dev, void *buf, size_t n, rn_numtype t, rn_err *err)
 {
     rn_dist *d = ctx;
     if (d->size == 1 || d->failed) return rn_dist_check(d, err);
@@ -461,12 +461,12 @@ static int bn_reduce(void *ctx, rn_device *dev, void *buf, size_t n, rn_red_type
         return 0;
     }
     RN_ASSERT(n <= INT32_MAX);
-    size_t bytes = n * (t == RN_RED_F64 ? sizeof(double) : sizeof(float));
+    size_t bytes = n * (t == RN_NUM_F64 ? sizeof(double) : sizeof(float));
     if (!dev->host_memory) bn_host_reserve(d, n); /* sized at setup: grows only if called before it */
     void *h = dev->host_memory ? buf : d->bn_host;
     if (h != buf) dev->ops->download(dev, h, buf, bytes);
     busy_begin(d, "MPI_Allreduce of SyncBN sums");
-    int rc = MPI_Allreduce(MPI_IN_PLACE, h, (int)n, t == RN_RED_F64 ? MPI_DOUBLE : MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, h, (int)n, t == RN_NUM_F64 ? MPI_DOUBLE : MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     busy_end(d);
     if (h != buf && rc == MPI_SUCCESS) dev->ops->upload(dev, buf, h, bytes);
     if (rc != MPI_SUCCESS) fail_keep(d, rc, "MPI_Allreduce of SyncBN sums");

@@ -12,6 +12,7 @@
 #include "data/load/loader.h"
 #include "data/sets/bbox.h"
 #include "eval/metrics.h"
+#include "infer/infer_model.h"
 #include "nn/model.h"
 
 static int probe(rn_predict_info *info, const rn_predict_in *in, rn_err *err)
@@ -95,29 +96,21 @@ static void reserve_inputs(rn_predictor *pr, const rn_predict_in *in)
     pr->k = rn_xcalloc((size_t)pr->rows, sizeof *pr->k);
 }
 
-int rn_predict_model_create(rn_model *m, rn_params *p, int batch, int size, const char *device, int threads,
-                            rn_compute compute, int no_fold, rn_err *err)
-{
-    rn_model_opts mo = {.device = device, .threads = threads, .compute = compute, .inference = 1, .fold = !no_fold};
-    return rn_model_create(m, p, batch, size, size, &mo, err);
-}
-
-/* A model for the input buffers' batch and size with in's device, threads and
- * compute: the one held when it matches, else a new one. */
+/* A model for the input buffers' batch and size with in's device, threads,
+ * precision and folding: the one held when it matches, else a new one. */
 static int ensure_model(rn_predictor *pr, const rn_predict_in *in, rn_err *err)
 {
     const char *dev = in->device ? in->device : "";
     if (pr->cap == pr->rows && pr->m.H == pr->size && !strcmp(pr->device, dev) &&
-        pr->m.opts.threads == in->threads && pr->m.opts.compute == in->compute &&
-        pr->m.opts.fold == !in->no_fold)
+        pr->m.opts.threads == in->threads && pr->precision == in->precision && pr->m.opts.fold == !in->no_fold)
         return 0;
     if (pr->cap) rn_model_destroy(&pr->m);
     pr->cap = 0;
     if (strlen(dev) >= sizeof pr->device) return rn_err_set(err, "device '%s': unknown", dev);
-    if (rn_predict_model_create(&pr->m, pr->p, pr->rows, pr->size, in->device, in->threads, in->compute, in->no_fold,
-                                err))
-        return -1;
-    rn_model_sync_weights(&pr->m);
+    rn_infer_cfg c = {.base = {.device = in->device, .threads = in->threads}, .precision = in->precision,
+                      .fold = !in->no_fold, .batch = pr->rows, .h = pr->size, .w = pr->size};
+    if (rn_infer_model_open(&pr->m, pr->p, &c, err)) return -1;
+    pr->precision = in->precision;
     snprintf(pr->device, sizeof pr->device, "%s", dev);
     pr->m.opts.device = pr->device;
     pr->cap = pr->rows;

@@ -23,6 +23,7 @@
 #include "nn/device.h"
 #include "nn/model.h"
 #include "nn/params.h"
+#include "nn/precision.h"
 
 #define RN_DEMO_FOCAL 1500.0
 #define RN_PREDICT_MAX_BOXES 64
@@ -41,7 +42,7 @@ typedef struct rn_predict_in {
     const char *device;      /* "cpu" (NULL) | "ref" */
     int threads;             /* compute threads, 0: OpenMP's setting */
     int fast_decode;         /* 1: JPEG decoded at 1/2..1/8 size for big boxes (rn_crop_cfg); 0: full size */
-    rn_compute compute;      /* RN_COMPUTE_F32 or BF16 (rn_predict_parse_precision) */
+    rn_precision precision;  /* RN_PREC_FP32 (0) or RN_PREC_BF16 (rn_precision_parse with RN_PREC_INFER) */
     int no_fold;             /* 1: the unfused eval forward; 0: BN folded, fused convs (nn/model.h) */
 } rn_predict_in;
 
@@ -57,7 +58,7 @@ int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, c
  *   rn_predictor_free(&pr);
  *
  * The model is rebuilt only when in->n exceeds its batch (it grows to n), or
- * the device, threads, compute or input size change; rows beyond n are padding
+ * the device, threads, precision, folding or input size change; rows beyond n are padding
  * as a loader's short last batch's are (rn_batch_pad, data/loader.h: zero
  * images, k 1), their outputs ignored.
  * Borrows p (not freed; call rn_predictor_free and init again after changing
@@ -66,18 +67,12 @@ typedef struct rn_predictor {
     rn_params *p;
     int cap;          /* batch of m, 0: no model yet */
     char device[32];  /* m's device as asked for ("" for the default) */
+    rn_precision precision; /* m's policy */
     rn_model m;
     rn_crop_ctx ctx;
     int rows, size;   /* x and k hold rows crops of size x size (the model is built for them) */
     float *x, *k;     /* (rows, 3, size, size), (rows) */
 } rn_predictor;
-
-/* The eval model of every inference path (rn_predictor, infer/predict_set.h,
- * infer/tester.h): batch x 3 x size x size inputs, forward only, BN folded
- * and epilogues fused unless no_fold, on device (NULL: cpu) with threads
- * (0: OpenMP's) and compute. Weights not synced yet (rn_model_sync_weights). */
-int rn_predict_model_create(rn_model *m, rn_params *p, int batch, int size, const char *device, int threads,
-                            rn_compute compute, int no_fold, rn_err *err);
 
 void rn_predictor_init(rn_predictor *pr, rn_params *p);
 void rn_predictor_free(rn_predictor *pr);
@@ -95,8 +90,6 @@ int rn_predict_box(double out[4], const double box[4], int width, int height, rn
 int rn_predict_box_int(double out[4], const double box[4], int integral, int width, int height, rn_err *err);
 
 /* Parses "a,b,..." (exactly n finite numbers) into v; flag names the value in messages. */
-/* --precision of the inference commands: "fp32" or "bf16" (convs and activations in bf16). */
-int rn_predict_parse_precision(rn_compute *out, const char *s, rn_err *err);
 int rn_predict_parse_numbers(double *v, int n, const char *s, const char *flag, rn_err *err);
 /* Parses a --bbox value: "x,y,w,h", or with xyxy "x1,y1,x2,y2" (x2 >= x1,
  * y2 >= y1), converted to x, y, w, h. */

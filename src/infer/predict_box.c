@@ -8,14 +8,6 @@
 #include "data/sets/bbox.h"
 #include "infer/predict.h"
 
-int rn_predict_parse_precision(rn_compute *out, const char *s, rn_err *err)
-{
-    if (!strcmp(s, "fp32")) *out = RN_COMPUTE_F32;
-    else if (!strcmp(s, "bf16")) *out = RN_COMPUTE_BF16;
-    else return rn_err_set(err, "--precision: '%s' is not fp32 or bf16", s);
-    return 0;
-}
-
 int rn_predict_parse_numbers(double *v, int n, const char *s, const char *flag, rn_err *err)
 {
     const char *p = s;

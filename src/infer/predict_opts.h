@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "nn/device.h"
+#include "nn/precision.h"
 
 #define RN_PSET_REPORT 20
 
@@ -39,7 +40,7 @@ typedef struct rn_pset_opts {
     double score_thr;           /* keep score >= thr (0) */
     int input_size, batch, workers, threads, fast_decode;
     const char *device;         /* "cpu" (NULL) | "ref" */
-    rn_compute compute;         /* RN_COMPUTE_F32 | RN_COMPUTE_BF16 (opt-in) */
+    rn_precision precision;     /* RN_PREC_FP32 | RN_PREC_BF16 (opt-in) */
     int no_fold;                /* 1: unfused eval forward (default: BN folded, as test does) */
     const char *output;         /* output folder, created */
     const char *draw;           /* NULL, or a folder (created) for one picture per image with people (as demo's) */

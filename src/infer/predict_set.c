@@ -11,6 +11,7 @@
 #include "data/load/loader.h"
 #include "eval/metrics.h"
 #include "eval/results.h"
+#include "infer/infer_model.h"
 #include "infer/predict.h"
 #include "infer/predict_inputs.h"
 #include "infer/tester.h"
@@ -20,7 +21,7 @@
 
 void rn_pset_opts_default(rn_pset_opts *o)
 {
-    *o = (rn_pset_opts){.input_size = 256, .batch = 16, .workers = 1, .compute = RN_COMPUTE_F32, .progress = 1,
+    *o = (rn_pset_opts){.input_size = 256, .batch = 16, .workers = 1, .precision = RN_PREC_FP32, .progress = 1,
                         .log_every = 100, .log = stderr};
 }
 
@@ -107,8 +108,9 @@ static int forward_all(run_state *r, rn_params *p, rn_err *err)
     cfg.crop.fast_decode = o->fast_decode;
     cfg.crop.exif_orient = 1;
     rn_model m;
-    if (rn_predict_model_create(&m, p, N, S, o->device, o->threads, o->compute, o->no_fold, err)) return -1;
-    rn_model_sync_weights(&m);
+    rn_infer_cfg c = {.base = {.device = o->device, .threads = o->threads}, .precision = o->precision,
+                      .fold = !o->no_fold, .batch = N, .h = S, .w = S};
+    if (rn_infer_model_open(&m, p, &c, err)) return -1;
     rn_loader *ld = NULL;
     int rc = rn_loader_create(&ld, &cfg, err);
     if (!rc) rc = rn_loader_start(ld, 0, 0, err);

@@ -13,7 +13,7 @@
 #include "data/load/loader.h"
 #include "data/sets/descriptor.h"
 #include "eval/results.h"
-#include "infer/predict.h"
+#include "infer/infer_model.h"
 #include "io/file.h"
 #include "nn/model.h"
 
@@ -37,7 +37,7 @@ struct rn_tester {
 
 void rn_test_opts_default(rn_test_opts *o)
 {
-    *o = (rn_test_opts){.input_size = 256, .batch = 16, .workers = 1, .compute = RN_COMPUTE_F32, .ap_thr = 250.0,
+    *o = (rn_test_opts){.input_size = 256, .batch = 16, .workers = 1, .precision = RN_PREC_FP32, .ap_thr = 250.0,
                         .progress = 1};
 }
 
@@ -112,7 +112,9 @@ static int build_runtime(rn_tester *t, rn_err *err)
 {
     const rn_test_opts *o = &t->o;
     int N = o->batch < (int)t->n ? o->batch : (int)t->n, S = o->input_size;
-    if (rn_predict_model_create(&t->m, t->p, N, S, o->device, o->threads, o->compute, o->no_fold, err)) return -1;
+    rn_infer_cfg c = {.base = {.device = o->device, .threads = o->threads}, .precision = o->precision,
+                      .fold = !o->no_fold, .batch = N, .h = S, .w = S};
+    if (rn_infer_model_open(&t->m, t->p, &c, err)) return -1;
     t->have_model = 1;
     t->sets[0] = &t->ds;
     rn_loader_cfg cfg;

@@ -36,6 +36,7 @@
 #include "eval/metrics.h"
 #include "nn/device.h"
 #include "nn/params.h"
+#include "nn/precision.h"
 
 typedef struct rn_test_opts {
     const char *testset;     /* "MuPoTS", "Human36M" or "PW3D" */
@@ -47,7 +48,7 @@ typedef struct rn_test_opts {
     int threads;             /* compute threads, 0: OpenMP's setting */
     int workers;             /* loader threads (1) */
     int fast_decode;         /* 1: JPEGs decoded at 1/2..1/8 size for big boxes (rn_crop_cfg); 0: full size */
-    rn_compute compute;      /* RN_COMPUTE_F32 (default) or BF16 */
+    rn_precision precision;  /* RN_PREC_FP32 (default) or RN_PREC_BF16 */
     int no_fold;             /* 1: the unfused eval forward; 0 (default): BN folded, fused convs */
     const char *result_dir;  /* where the result JSON goes; NULL: not written */
     const char *gt_path;     /* MuPoTS GT roots; NULL: data_dir/MuPoTS/data/MuPoTS-3D.json */

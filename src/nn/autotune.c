@@ -99,7 +99,7 @@ void rn_autotune_close(rn_autotune *t)
 
 static int has_choice(const rn_conv_shape *s)
 {
-    return !s->transposed && s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->compute == RN_COMPUTE_F32;
+    return !s->transposed && s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->compute == RN_NUM_F32;
 }
 
 /* Buffers for timing one shape: src, dst, diff_src, diff_dst, weights, diff weights. */
@@ -111,7 +111,7 @@ typedef struct tbufs {
  * (activation buffers as plain floats: the pattern's layout does not matter). */
 static int tbufs_init(tbufs *tb, rn_device *dev, const rn_conv_shape *s, rn_err *err)
 {
-    rn_act_shape in = {s->n, s->ic, s->ih, s->iw, RN_ACT_F32}, out = {s->n, s->oc, s->oh, s->ow, RN_ACT_F32};
+    rn_act_shape in = {s->n, s->ic, s->ih, s->iw, RN_NUM_F32}, out = {s->n, s->oc, s->oh, s->ow, RN_NUM_F32};
     size_t n[6] = {dev->ops->act_bytes(dev, &in), dev->ops->act_bytes(dev, &out), 0, 0,
                    (size_t)s->oc * s->ic * s->kh * s->kw * sizeof(float), 0};
     n[2] = n[0], n[3] = n[1], n[5] = n[4];

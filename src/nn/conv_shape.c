@@ -32,7 +32,7 @@ static int sizes_check(const rn_conv_shape *s, rn_err *err)
 
 static int kind_check(const rn_conv_shape *s, rn_err *err)
 {
-    if (s->compute != RN_COMPUTE_F32 && s->compute != RN_COMPUTE_BF16 && s->compute != RN_COMPUTE_F16)
+    if (s->compute != RN_NUM_F32 && s->compute != RN_NUM_BF16 && s->compute != RN_NUM_F16)
         return rn_err_set(err, "conv shape: unknown compute mode %d", (int)s->compute);
     if (s->algo < RN_ALGO_DIRECT || s->algo >= RN_ALGO_COUNT)
         return rn_err_set(err, "conv shape: unknown algorithm %d", (int)s->algo);

@@ -5,7 +5,7 @@
  *   rn_device *dev;
  *   if (rn_device_create(&dev, "cpu", threads, &err)) ...;   // "cpu" (oneDNN) | "ref" (plain C) | "cuda[:N]"
  *   const rn_device_ops *op = dev->ops;
- *   rn_act_shape a = {.n = 2, .c = 64, .h = 48, .w = 32, .type = RN_ACT_F32};
+ *   rn_act_shape a = {.n = 2, .c = 64, .h = 48, .w = 32, .type = RN_NUM_F32};
  *   void *x = op->alloc(dev, op->act_bytes(dev, &a));        // activations: the device's layout
  *   float *mean = op->alloc(dev, 64 * sizeof(float));        // everything else: plain arrays
  *   op->act_upload(dev, x, host_nchw, &a);                   // plain NCHW fp32 on the host
@@ -57,6 +57,7 @@
 #include <stddef.h>
 
 #include "core/bf16.h"
+#include "core/numtype.h"
 #include "core/status.h"
 
 /* BatchNorm's epsilon (PyTorch's default). */
@@ -69,12 +70,6 @@
 typedef struct rn_device rn_device;
 typedef struct rn_device_ops rn_device_ops;
 typedef struct rn_conv rn_conv;
-
-typedef enum {
-    RN_COMPUTE_F32 = 0,  /* fp32 everywhere */
-    RN_COMPUTE_BF16 = 1, /* fp32 storage, convs compute in bf16 */
-    RN_COMPUTE_F16 = 2,  /* fp32 storage, fp16 compute (a CUDA device; cpu and ref reject it) */
-} rn_compute;
 
 typedef enum {
     RN_ALGO_DIRECT = 0,   /* the device's default implementation */
@@ -92,9 +87,10 @@ typedef struct rn_conv_shape {
                            input); a Conv2d that never needs diff_src */
     int no_bwd_data;    /* 1: backward-data is never called */
     int forward_only;   /* 1: inference; neither backward call is made */
-    rn_compute compute;
-    rn_act_type act;    /* type of dst, diff_src, diff_dst and (unless src_plain) src:
-                           RN_ACT_F32, or RN_ACT_BF16 (bf16-o2; needs RN_COMPUTE_BF16) */
+    rn_numtype compute; /* the math: RN_NUM_F32, RN_NUM_BF16 (inputs rounded to bf16) or RN_NUM_F16 (a CUDA
+                           device; cpu and ref reject it); storage stays as act says */
+    rn_numtype act;     /* type of dst, diff_src, diff_dst and (unless src_plain) src:
+                           RN_NUM_F32, or RN_NUM_BF16 (bf16-o2; needs compute RN_NUM_BF16) */
     rn_conv_algo algo;  /* RN_ALGO_DIRECT unless autotuned (nn/autotune.h) */
     int epilogue;       /* 0, or a fused inference conv (needs forward_only): RN_EPI_BIAS, optionally
                            | RN_EPI_SUM (Conv2d only) | RN_EPI_RELU; see conv_forward_fused */
@@ -106,7 +102,7 @@ enum { RN_EPI_BIAS = 1, RN_EPI_SUM = 2, RN_EPI_RELU = 4 };
 /* An activation tensor: (n, c, h, w) of element type `type`, in the device's layout. */
 typedef struct rn_act_shape {
     int n, c, h, w;
-    rn_act_type type;
+    rn_numtype type;
 } rn_act_shape;
 
 /* Adam's constant hyper-parameters for one update (PyTorch's torch.optim.Adam, no
@@ -121,15 +117,13 @@ typedef struct rn_adam_args {
     const int *finite;
 } rn_adam_args;
 
-typedef enum { RN_RED_F64 = 0, RN_RED_F32 = 1 } rn_red_type;
-
-/* The reduce hook: sums buf[0 .. n) (device memory of type t) in place over all
+/* The reduce hook: sums buf[0 .. n) (device memory of type t: RN_NUM_F64 or RN_NUM_F32) in place over all
  * replicas: MPI today (on host memory), NCCL later. Returns 0, or -1 with err.
  * The model calls it for SyncBN's sums, the distribution for gradient buckets.
  * replicas: how many models the sum runs over (each with the same batch size;
  * 0 counts as 1), so that the model knows SyncBN's count without reading it. */
 typedef struct rn_device_reduce {
-    int (*fn)(void *ctx, rn_device *dev, void *buf, size_t n, rn_red_type t, rn_err *err);
+    int (*fn)(void *ctx, rn_device *dev, void *buf, size_t n, rn_numtype t, rn_err *err);
     void *ctx;
     int replicas;
 } rn_device_reduce;

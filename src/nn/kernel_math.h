@@ -5,9 +5,9 @@
  * lives here (no loops over tensors, no memory management), so that what the
  * host test runs is exactly what the GPU runs.
  *
- *   float x = rn_km_ld(src, RN_ACT_BF16, i);                // widen one activation element
+ *   float x = rn_km_ld(src, RN_NUM_BF16, i);                // widen one activation element
  *   double v = rn_km_bn_apply(x, scale[c], shift[c], 1);     // BN + ReLU, in double as ref
- *   rn_km_st(dst, RN_ACT_BF16, i, v);                        // round once (nearest even)
+ *   rn_km_st(dst, RN_NUM_BF16, i, v);                        // round once (nearest even)
  *
  * Storage types: float, bf16 (the top half of a float, core/bf16.h's rounding)
  * and IEEE binary16 ("f16"), both held as uint16_t. Conversions round to
@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "core/bf16.h"
+#include "core/numtype.h"
 
 #ifdef __CUDACC__
 #include <cuda_fp16.h>
@@ -127,32 +128,32 @@ RN_HD float rn_km_f64_to_f32_odd(double d)
 
 /* ---- activation elements ---- */
 
-/* A 16-bit element (t: RN_ACT_BF16 or RN_ACT_F16) widened, and a double rounded once to one. */
-RN_HD float rn_km_from16(int t, uint16_t h) { return t == RN_ACT_BF16 ? rn_km_bf16_to_f32(h) : rn_km_f16_to_f32(h); }
+/* A 16-bit element (t: RN_NUM_BF16 or RN_NUM_F16) widened, and a double rounded once to one. */
+RN_HD float rn_km_from16(int t, uint16_t h) { return t == RN_NUM_BF16 ? rn_km_bf16_to_f32(h) : rn_km_f16_to_f32(h); }
 RN_HD uint16_t rn_km_to16(int t, double v)
 {
     float f = rn_km_f64_to_f32_odd(v);
-    return t == RN_ACT_BF16 ? rn_km_f32_to_bf16(f) : rn_km_f32_to_f16(f);
+    return t == RN_NUM_BF16 ? rn_km_f32_to_bf16(f) : rn_km_f32_to_f16(f);
 }
 
 /* Element i of an activation of type t, widened to float (exact). */
 RN_HD float rn_km_ld(const void *p, int t, size_t i)
 {
-    if (t == RN_ACT_F32) return ((const float *)p)[i];
+    if (t == RN_NUM_F32) return ((const float *)p)[i];
     return rn_km_from16(t, ((const uint16_t *)p)[i]);
 }
 
 /* Stores a float value, rounded once to t. */
 RN_HD void rn_km_st_f32(void *p, int t, size_t i, float v)
 {
-    if (t == RN_ACT_F32) ((float *)p)[i] = v;
-    else ((uint16_t *)p)[i] = t == RN_ACT_BF16 ? rn_km_f32_to_bf16(v) : rn_km_f32_to_f16(v);
+    if (t == RN_NUM_F32) ((float *)p)[i] = v;
+    else ((uint16_t *)p)[i] = t == RN_NUM_BF16 ? rn_km_f32_to_bf16(v) : rn_km_f32_to_f16(v);
 }
 
 /* Stores a double value, rounded once to t. */
 RN_HD void rn_km_st(void *p, int t, size_t i, double v)
 {
-    if (t == RN_ACT_F32) ((float *)p)[i] = (float)v;
+    if (t == RN_NUM_F32) ((float *)p)[i] = (float)v;
     else ((uint16_t *)p)[i] = rn_km_to16(t, v);
 }
 

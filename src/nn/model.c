@@ -169,7 +169,7 @@ static int open_device(rn_model *m, rn_err *err)
     int rc = dev->ops->supports(dev, o->compute, o->act)
                  ? 0
                  : rn_err_set(err, "device %s: does not run this precision (conv compute %d, %s activations)", name,
-                              (int)o->compute, o->act == RN_ACT_BF16 ? "bf16" : "fp32");
+                              (int)o->compute, o->act == RN_NUM_BF16 ? "bf16" : "fp32");
     if (!rc && !p->dev) rc = rn_params_to_device(p, dev, err);
     if (rc && !p->dev) rn_device_destroy(dev); /* not p's (yet) */
     if (rc) return -1;
@@ -197,7 +197,7 @@ static int model_plan(rn_model *m, rn_params *p, int N, int H, int W, const rn_m
     m->OH = H / 4, m->OW = W / 4, m->FH = H / 32, m->FW = W / 32;
     m->loss_scale = 1.0f;
     if (o->fold && !o->inference) return rn_err_set(err, "folded BN is for inference models only");
-    if (o->fold && o->compute == RN_COMPUTE_BF16) m->opts.act = RN_ACT_BF16;
+    if (o->fold && o->compute == RN_NUM_BF16) m->opts.act = RN_NUM_BF16;
     if (open_device(m, err) || build_structure(m, err)) return -1;
     m->opts.prefetch = o->prefetch && o->pinned_inputs && !o->inference && OP(m)->upload_async; /* else no use */
     plan pl = {.dev = m->dev, .act = m->opts.act, .last = rn_t_last(m)};
@@ -312,7 +312,7 @@ static double bn_count(const rn_model *m, const rn_act_shape *a)
 static void bn_reduce(rn_model *m, double *buf, size_t n)
 {
     rn_err ignore = {{0}};
-    if (m->opts.reduce.fn) (void)m->opts.reduce.fn(m->opts.reduce.ctx, m->dev, buf, n, RN_RED_F64, &ignore);
+    if (m->opts.reduce.fn) (void)m->opts.reduce.fn(m->opts.reduce.ctx, m->dev, buf, n, RN_NUM_F64, &ignore);
 }
 
 /* conv, then BN statistics (train) or running statistics (eval) folded into

@@ -3,7 +3,7 @@
  *
  *   rn_params p; rn_params_build(&p, 50, &err); rn_params_init(&p, &rng);
  *   rn_model m;
- *   rn_model_opts o = {.device = "cpu", .threads = 2, .compute = RN_COMPUTE_F32};  // .inference = 1: forward only
+ *   rn_model_opts o = {.device = "cpu", .threads = 2, .compute = RN_NUM_F32};  // .inference = 1: forward only
  *   rn_model_create(&m, &p, 32, 256, 256, &o, &err);
  *   rn_model_sync_weights(&m);                   // after loading or updating p
  *   rn_model_forward(&m, images, k, 1);          // 1: train-mode BN
@@ -70,8 +70,8 @@ typedef struct rn_model_opts {
     rn_device *dev;     /* or an open device to run on (the model holds it too); its name wins over .device */
 
     int threads;        /* compute threads of its device, 0 = OpenMP's default */
-    rn_compute compute; /* conv compute precision */
-    rn_act_type act;    /* activation storage: RN_ACT_F32, or RN_ACT_BF16 (bf16-o2; needs RN_COMPUTE_BF16) */
+    rn_numtype compute; /* conv compute precision */
+    rn_numtype act;    /* activation storage: RN_NUM_F32, or RN_NUM_BF16 (bf16-o2; needs RN_NUM_BF16) */
     int inference;      /* 1: forward only (no backward primitives; train-mode BN still allowed) */
     int fold;           /* 1 (needs inference): eval forwards only, each BN folded into its conv's
                            weights and a bias, ReLU and the residual add fused into the conv

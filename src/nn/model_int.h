@@ -21,7 +21,7 @@ typedef struct plan {
     int n, cap;        /* counting: how many so far; assigning: the next to hand out */
     int t0, t1;        /* the lifetime of the activations and gradients planned now (life()) */
     int last;          /* the step's last time: statistics, head buffers and inputs live [0, last] */
-    rn_act_type act;
+    rn_numtype act;
 } plan;
 
 /* The step's phases (model.h's memory plan): the stem, each block, each deconv, the head layers.

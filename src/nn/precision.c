@@ -1,5 +1,6 @@
 #include "nn/precision.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const rn_policy POLICIES[RN_PREC_COUNT] = {
@@ -15,14 +16,33 @@ static const rn_policy POLICIES[RN_PREC_COUNT] = {
                          RN_SCALE_DYNAMIC, "fp16 compute and fp16 activation storage need a CUDA device"},
 };
 
-int rn_precision_parse(const char *s, rn_precision *out, rn_err *err)
+/* "fp32, bf16 or bf16-o2": the names of the policies in accept. */
+static void accepted_names(char *buf, size_t len, unsigned accept)
 {
+    int last = 0;
     for (int i = 0; i < RN_PREC_COUNT; i++)
-        if (s && !strcmp(s, POLICIES[i].name)) {
+        if (accept >> i & 1u) last = i;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < RN_PREC_COUNT && used < len; i++) {
+        if (!(accept >> i & 1u)) continue;
+        int w = snprintf(buf + used, len - used, "%s%s", !used ? "" : i == last ? " or " : ", ", POLICIES[i].name);
+        if (w < 0) return;
+        used += (size_t)w;
+    }
+}
+
+int rn_precision_parse(const char *s, unsigned accept, rn_precision *out, rn_err *err)
+{
+    if (!s) s = POLICIES[RN_PREC_FP32].name;
+    for (int i = 0; i < RN_PREC_COUNT; i++)
+        if ((accept >> i & 1u) && !strcmp(s, POLICIES[i].name)) {
             *out = (rn_precision)i;
             return 0;
         }
-    return rn_err_set(err, "precision '%s': expected fp32, bf16, bf16-o2, fp16 or fp16-o2", s ? s : "(null)");
+    char names[128];
+    accepted_names(names, sizeof names, accept);
+    return rn_err_set(err, "precision '%s': expected %s", s, names);
 }
 
 const rn_policy *rn_policy_get(rn_precision id)
@@ -31,28 +51,9 @@ const rn_policy *rn_policy_get(rn_precision id)
     return &POLICIES[id];
 }
 
-const char *rn_numtype_name(rn_numtype t)
-{
-    static const char *names[] = {"f32", "bf16", "f16"};
-    return t >= RN_NUM_F32 && t <= RN_NUM_F16 ? names[t] : "?";
-}
-
-static rn_compute compute_of(const rn_policy *pol)
-{
-    return pol->conv_compute == RN_NUM_BF16 ? RN_COMPUTE_BF16
-           : pol->conv_compute == RN_NUM_F16 ? RN_COMPUTE_F16
-                                             : RN_COMPUTE_F32;
-}
-
-static rn_act_type act_of(const rn_policy *pol)
-{
-    return pol->act_storage == RN_NUM_BF16 ? RN_ACT_BF16 : pol->act_storage == RN_NUM_F16 ? RN_ACT_F16 : RN_ACT_F32;
-}
-
-
 int rn_policy_check(const rn_policy *pol, rn_device *dev, rn_err *err)
 {
-    if (dev->ops->supports(dev, compute_of(pol), act_of(pol))) return 0;
+    if (dev->ops->supports(dev, pol->conv_compute, pol->act_storage)) return 0;
     return rn_err_set(err, "precision %s: not available on device '%s': %s", pol->name, dev->name, pol->missing);
 }
 
@@ -67,6 +68,6 @@ int rn_policy_check_device(const rn_policy *pol, const char *device, rn_err *err
 
 void rn_policy_apply(const rn_policy *pol, rn_model_opts *o)
 {
-    o->compute = compute_of(pol);
-    o->act = act_of(pol);
+    o->compute = pol->conv_compute;
+    o->act = pol->act_storage;
 }

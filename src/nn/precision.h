@@ -4,11 +4,11 @@
  * decides a precision.
  *
  *   rn_precision id;
- *   if (rn_precision_parse("bf16", &id, &err)) ...;           // fp32 | bf16 | bf16-o2 | fp16
+ *   if (rn_precision_parse("bf16", RN_PREC_ALL, &id, &err)) ...;  // fp32 | bf16 | bf16-o2 | fp16 | fp16-o2
  *   const rn_policy *pol = rn_policy_get(id);
  *   if (rn_policy_check_device(pol, "cpu", &err)) ...;        // can this device run it?
  *   rn_model_opts mo = {.threads = 2};
- *   rn_policy_apply(pol, &mo);                                // sets mo.compute
+ *   rn_policy_apply(pol, &mo);                                // sets mo.compute and mo.act
  *   rn_loss_scaler ls = pol->default_scaling == RN_SCALE_DYNAMIC ? rn_loss_scaler_dynamic()
  *                                                              : rn_loss_scaler_static(1);
  *
@@ -22,6 +22,7 @@
 #ifndef RN_NN_PRECISION_H
 #define RN_NN_PRECISION_H
 
+#include "core/numtype.h"
 #include "core/status.h"
 #include "nn/model.h"
 
@@ -35,7 +36,10 @@ typedef enum {
     RN_PREC_COUNT
 } rn_precision;
 
-typedef enum { RN_NUM_F32 = 0, RN_NUM_BF16 = 1, RN_NUM_F16 = 2 } rn_numtype;
+/* The policies a command accepts (rn_precision_parse), a mask of 1u << id: every one (train, step, bench,
+ * forward), or those that keep activations in fp32 (predict, test, demo, the C API). */
+#define RN_PREC_ALL ((1u << RN_PREC_COUNT) - 1u)
+#define RN_PREC_INFER ((1u << RN_PREC_FP32) | (1u << RN_PREC_BF16))
 
 typedef enum { RN_SCALE_NONE = 0, RN_SCALE_DYNAMIC = 1 } rn_scale_default;
 
@@ -50,10 +54,12 @@ typedef struct rn_policy {
     const char *missing;          /* why a device lacks it, for the error line */
 } rn_policy;
 
-/* "fp32", "bf16", "bf16-o2" or "fp16"; else -1 naming the accepted values. */
-int rn_precision_parse(const char *s, rn_precision *out, rn_err *err);
+/* The one parser of --precision (every command, the config file, the C API): s names a policy
+ * ("fp32", "bf16", "bf16-o2", "fp16", "fp16-o2"; NULL: fp32) in accept (RN_PREC_ALL, RN_PREC_INFER);
+ * else -1 with one line, "precision 'x': expected fp32 or bf16", listing accept. Whether a device
+ * runs it is rn_policy_check's. */
+int rn_precision_parse(const char *s, unsigned accept, rn_precision *out, rn_err *err);
 const rn_policy *rn_policy_get(rn_precision id);
-const char *rn_numtype_name(rn_numtype t);
 /* 0 if dev runs pol (its supports op), else -1 with one line saying why. */
 int rn_policy_check(const rn_policy *pol, rn_device *dev, rn_err *err);
 /* The same for the device of that name (NULL: the default), opened for the question;

@@ -17,21 +17,21 @@ typedef struct ref_conv {
 /* Elements of an activation; the reference stores fp32 only. */
 static size_t elems(const rn_act_shape *a)
 {
-    RN_ASSERT(a->type == RN_ACT_F32);
+    RN_ASSERT(a->type == RN_NUM_F32);
     return (size_t)a->n * a->c * a->h * a->w;
 }
 
 /* H * W of an fp32 activation. */
 static int plane(const rn_act_shape *a)
 {
-    RN_ASSERT(a->type == RN_ACT_F32);
+    RN_ASSERT(a->type == RN_NUM_F32);
     return a->h * a->w;
 }
 
-static int supports(rn_device *dev, rn_compute compute, rn_act_type act)
+static int supports(rn_device *dev, rn_numtype compute, rn_numtype act)
 {
     (void)dev;
-    return compute == RN_COMPUTE_F32 && act == RN_ACT_F32;
+    return compute == RN_NUM_F32 && act == RN_NUM_F32;
 }
 
 static void *buf_alloc(rn_device *dev, size_t bytes)
@@ -258,7 +258,7 @@ static void add(rn_device *dev, void *y, const void *x, const rn_act_shape *a)
 static void maxpool_forward(rn_device *dev, void *y, const void *x, const rn_act_shape *a, int oh, int ow)
 {
     (void)dev;
-    RN_ASSERT(a->type == RN_ACT_F32);
+    RN_ASSERT(a->type == RN_NUM_F32);
     rn_ref_maxpool_forward(y, x, a->n, a->c, a->h, a->w, oh, ow);
 }
 
@@ -266,7 +266,7 @@ static void maxpool_backward(rn_device *dev, void *dx, const void *dy, const voi
                              int ow)
 {
     (void)dev;
-    RN_ASSERT(a->type == RN_ACT_F32);
+    RN_ASSERT(a->type == RN_NUM_F32);
     rn_ref_maxpool_backward(dx, dy, x, a->n, a->c, a->h, a->w, oh, ow);
 }
 
@@ -286,7 +286,7 @@ static void pointwise_forward(rn_device *dev, float *y, const void *x, const flo
                               const rn_act_shape *a, int O)
 {
     (void)dev;
-    RN_ASSERT(a->type == RN_ACT_F32);
+    RN_ASSERT(a->type == RN_NUM_F32);
     rn_ref_pointwise_forward(y, x, w, b, a->n, a->c, plane(a), O);
 }
 
@@ -294,7 +294,7 @@ static void pointwise_backward(rn_device *dev, void *dx, float *dw, float *db, c
                                const float *w, const rn_act_shape *a, int O)
 {
     (void)dev;
-    RN_ASSERT(a->type == RN_ACT_F32);
+    RN_ASSERT(a->type == RN_NUM_F32);
     rn_ref_pointwise_backward(dx, dw, db, dy, x, w, a->n, a->c, plane(a), O);
 }
 

@@ -13,7 +13,7 @@ rn_train_env rn_train_env_make(rn_tuning *tn, rn_dist *d, int threads, int sync_
 
 rn_model_opts rn_train_env_model_opts(const rn_train_env *e)
 {
-    rn_model_opts mo = {.threads = e->threads, .compute = RN_COMPUTE_F32,
+    rn_model_opts mo = {.threads = e->threads, .compute = RN_NUM_F32,
                         .reduce = e->sync_bn ? rn_dist_bn_reduce(e->dist) : (rn_device_reduce){0},
                         .grad_ready = rn_dist_grad_ready(e->dist)};
     if (e->tn) rn_tuning_model_opts(e->tn, &mo);

@@ -31,8 +31,8 @@ static int scaler_setup(rn_tuning *t, const char *loss_scale, rn_err *err)
 int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err *err)
 {
     memset(t, 0, sizeof *t);
-    rn_precision id = RN_PREC_FP32;
-    if (f->precision && rn_precision_parse(f->precision, &id, err)) return -1;
+    rn_precision id;
+    if (rn_precision_parse(f->precision, RN_PREC_ALL, &id, err)) return -1;
     t->policy = rn_policy_get(id);
     t->device = f->device ? f->device : rn_device_default();
     if (rn_device_create(&t->dev, t->device, threads, err)) return -1;
