@@ -96,6 +96,7 @@ static rootnet_status apply_options(rootnet_predictor *h, const rootnet_options 
         return ROOTNET_ERR_ARGUMENT;
     }
     if (rn_policy_check_device(rn_policy_get(prec), o->device, err)) return ROOTNET_ERR_DEVICE;
+    rn_policy_say_emulated(rn_policy_get(prec), o->device);
     if (o->device) snprintf(h->device, sizeof h->device, "%s", o->device);
     h->base.device = o->device ? h->device : NULL;
     h->base.threads = o->threads;

@@ -48,6 +48,7 @@ int rn_cmd_forward(int argc, char **argv)
     if (rn_precision_parse(precision, RN_PREC_ALL, &prec, &err) ||
         rn_policy_check_device(rn_policy_get(prec), device, &err))
         return rn_cli_fail("forward", RN_EXIT_USAGE, &err);
+    rn_policy_say_emulated(rn_policy_get(prec), device);
     rn_cli_input x, k;
     int64_t xd[3], want[3] = {3, -1, -1};
     if (rn_cli_input_read(&x, images, "images", 3, want, xd, &err)) return rn_cli_fail("forward", RN_EXIT_FAIL, &err);

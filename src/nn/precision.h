@@ -65,6 +65,11 @@ int rn_policy_check(const rn_policy *pol, rn_device *dev, rn_err *err);
 /* The same for the device of that name (NULL: the default), opened for the question;
  * also fails when the device is not built in. */
 int rn_policy_check_device(const rn_policy *pol, const char *device, rn_err *err);
+/* When the policy's convs would be emulated on that device (NULL: the default one): bf16 compute on a
+ * cpu device whose CPU lacks AVX512_BF16 and AMX-BF16 (core/cpu_isa.h), one line on stderr saying so
+ * and how much slower it is expected to run; returns 1 then, else 0 (nothing said). The run goes on:
+ * the user asked for it. */
+int rn_policy_say_emulated(const rn_policy *pol, const char *device);
 /* Sets the model options the policy controls (conv compute type, activation storage). */
 void rn_policy_apply(const rn_policy *pol, rn_model_opts *o);
 

@@ -37,6 +37,7 @@ int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err 
     t->device = f->device ? f->device : rn_device_default();
     if (rn_device_create(&t->dev, t->device, threads, err)) return -1;
     if (rn_policy_check(t->policy, t->dev, err) || scaler_setup(t, f->loss_scale, err)) return -1;
+    rn_policy_say_emulated(t->policy, t->device);
     if (f->lr_scale && rn_lr_rule_parse(f->lr_scale, &t->lr_rule, err)) return -1;
     t->bind_cores = f->bind_cores;
     t->graph = f->graph;
