@@ -58,7 +58,7 @@ static const key_def KEYS[] = {
     {{"--dist-timeout", RN_TK_F64, "under mpirun: end the job when a collective takes longer, seconds (300)"}, F(dist_timeout)},
     {{"--device", RN_TK_STR, "cpu (default) | ref: the compute device of training and evaluation"}, F(device)},
     {{"--precision", RN_TK_STR, "fp32 (default) | bf16 (convs in bf16) | bf16-o2 (+ bf16 activations) | fp16"}, F(precision)},
-    {{"--loss-scale", RN_TK_STR, "N (static) | dynamic (default: none; fp16: dynamic)"}, F(loss_scale)},
+    {{"--loss-scale", RN_TK_STR, "N (static) | dynamic[:INIT[:WINDOW]] (default: none; fp16: dynamic)"}, F(loss_scale)},
     {{"--profile", RN_TK_STR, "write a Chrome-trace JSON here and print a per-layer table (rank 0)"}, F(profile)},
     {{"--autotune", RN_TK_STR, "conv algorithm cache file: time per shape once, reuse"}, F(autotune)},
     {{"--lr-scale", RN_TK_STR, "none (default) | linear: lr x global batch / 32 (batch x ranks)"}, F(lr_scale)},

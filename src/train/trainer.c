@@ -257,6 +257,13 @@ static int assemble(trainer *t, rn_err *err)
     t->have_rig = 1;
     if (t->pinned) t->rig.ctl.next = (rn_step_next){fetch_next, t}; /* the next batch beside each step */
     t->rig.opt.step = t->st.adam_step;
+    rn_loss_scaler *ls = t->rig.ctl.scaler;
+    if (ls && t->st.have_scaler && rn_loss_scaler_resume(ls, &t->st.scaler)) {
+        char line[160];
+        snprintf(line, sizeof line, "resumed loss scale %g (%ld clean steps, %ld of %ld steps skipped)",
+                 (double)ls->scale, ls->clean, ls->skipped, ls->steps);
+        emit(t, line);
+    }
     return 0;
 }
 
