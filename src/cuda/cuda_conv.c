@@ -263,7 +263,7 @@ static int describe(cuda_conv *c, rn_err *err)
 static int grow(rn_cuda_device *d, void **buf, size_t *have, size_t bytes)
 {
     if (*have >= bytes) return 0;
-    rn_cuda_free(d, *buf);
+    rn_cuda_release(d, *buf); /* a graph captured before may still read it */
     *have = 0;
     if (!(*buf = rn_cuda_malloc(d, bytes))) return -1;
     *have = bytes;

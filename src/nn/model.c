@@ -141,6 +141,14 @@ static size_t place(rn_model_buf *b, int n)
     return end;
 }
 
+/* opts.no_reuse: b[0 .. n) one after another. Returns the arena's size. */
+static size_t place_apart(rn_model_buf *b, int n)
+{
+    size_t end = 0;
+    for (int i = 0; i < n; i++) b[i].off = end, end += b[i].bytes;
+    return end;
+}
+
 /* The plan's invariant: every buffer inside the arena, no two that are live at one time overlapping. */
 static void plan_check(const rn_model_buf *b, int n, size_t arena)
 {
@@ -511,7 +519,7 @@ static int model_plan(rn_model *m, rn_params *p, int N, int H, int W, const rn_m
     plan pl = {.dev = m->dev, .act = m->opts.act, .last = t_last(m)};
     plan_all(m, &pl);
     m->bufs = pl.b, m->nbufs = pl.n;
-    m->arena_bytes = place(m->bufs, m->nbufs);
+    m->arena_bytes = o->no_reuse ? place_apart(m->bufs, m->nbufs) : place(m->bufs, m->nbufs);
     plan_check(m->bufs, m->nbufs, m->arena_bytes);
     m->mem = plan_mem(m->bufs, m->nbufs, m->arena_bytes, pl.last);
     m->mem.params = params_bytes(p);
@@ -822,6 +830,7 @@ void rn_model_run_graph(rn_model *m, rn_model_graph *gr, const double key[2], vo
     if ((!gr->g || gr->key[0] != key[0] || gr->key[1] != key[1]) && graph_capture(m, gr, key, ops, ctx, &err)) {
         fprintf(stderr, "rootnet: device %s: graph capture failed, running without graphs: %s\n", DEV(m)->name,
                 err.msg);
+        m->step_graph[0].failed = m->step_graph[1].failed = m->fwd_graph.failed = 1; /* one line, no retry */
         gr->failed = 1;
         ops(m, ctx);
         return;
