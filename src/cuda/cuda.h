@@ -74,6 +74,8 @@ typedef struct rn_cuda_device {
     int tf32;                 /* RN_CUDA_TF32=1: fp32 convs may use TF32 tensor cores */
     int find;                 /* RN_CUDA_FIND=1: conv algorithms by measurement (cudnnFind*), not cuDNN's
                                  heuristics: faster, but another process may measure another choice */
+    int benchmark;            /* RN_CUDA_BENCHMARK=1 (--cudnn-benchmark): measured, and the fastest algorithm
+                                 chosen deterministic or not (PyTorch's cudnn.benchmark): no bit-identical resume */
 
     int sync_each;            /* RN_CUDA_SYNC=1: every op waits for its work (names the failing op) */
     int verbose;              /* RN_CUDA_VERBOSE: 1 the GPU and libraries, 2 also each conv's algorithms */

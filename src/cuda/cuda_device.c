@@ -8,7 +8,9 @@
  * Loaded at run time as librootnet-cuda.so (nn/device_lib.h): the registry
  * calls create() through rn_cuda_device_lib, the only exported symbol.
  *
- * Environment, read once at create: RN_CUDA_TF32=1 lets fp32 convs use TF32
+ * Environment, read once at create (--cudnn-benchmark and --workspace-mb set the two: train/tuning.h):
+ * RN_CUDA_BENCHMARK=1 measures every conv's algorithms and takes the fastest, deterministic or not
+ * (PyTorch's cudnn.benchmark; a resumed run is then not bit-identical), RN_CUDA_TF32=1 lets fp32 convs use TF32
  * (said on stderr; off by default), RN_CUDA_SYNC=1 waits after every op (the
  * first failing op is named), RN_CUDA_WORKSPACE_MB (default 1024) caps cuDNN's
  * workspace (grown to what the chosen algorithms need), RN_CUDA_VERBOSE=1 prints the GPU and
@@ -374,7 +376,11 @@ static int cuda_open(rn_cuda_device *d, rn_err *err)
     d->k.scratch = rn_cuda_malloc(d, d->k.scratch_bytes);
     if (!d->k.scratch) return rn_err_set(err, "device %s: out of GPU memory for the kernels' scratch", d->name);
     d->tf32 = env_long("RN_CUDA_TF32", 0) == 1;
-    d->find = env_long("RN_CUDA_FIND", 0) == 1;
+    d->benchmark = env_long("RN_CUDA_BENCHMARK", 0) == 1;
+    d->find = env_long("RN_CUDA_FIND", 0) == 1 || d->benchmark;
+    if (d->benchmark)
+        fprintf(stderr, "rootnet: device %s: cuDNN benchmark mode (--cudnn-benchmark): each conv's fastest measured "
+                        "algorithm, deterministic or not: repeated and resumed runs may differ\n", d->name);
 
     d->sync_each = env_long("RN_CUDA_SYNC", 0) == 1;
     d->verbose = (int)env_long("RN_CUDA_VERBOSE", 0);

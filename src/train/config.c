@@ -65,6 +65,8 @@ static const key_def KEYS[] = {
     {{"--bind-cores", RN_TK_BOOL, "pin compute thread i to the i-th allowed core"}, F(bind_cores)},
     {{"--graph", RN_TK_BOOL, "each training step and inference batch as one captured device graph (cuda; off by default: unmeasured on a GPU)"}, F(graph)},
     {{"--no-prefetch", RN_TK_BOOL, "the next batch uploaded beside each step (cuda, from pinned memory; one batch of inputs more device memory): off"}, F(no_prefetch)},
+    {{"--cudnn-benchmark", RN_TK_BOOL, "cuda: each conv's fastest measured algorithm, deterministic or not (PyTorch's cudnn.benchmark); breaks bit-identical resume"}, F(cudnn_benchmark)},
+    {{"--workspace-mb", RN_TK_INT, "cuda: cap on cuDNN's workspace in MiB (1024)"}, F(workspace_mb)},
     {{"--eval-epoch", RN_TK_BOOL, "after each epoch: test on --testset (GT boxes), log the metric, keep snapshot_best"}, F(eval_epoch)},
 };
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
