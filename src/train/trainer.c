@@ -305,6 +305,8 @@ static int save_snapshot(trainer *t, int epoch, int next_epoch, int next_batch, 
     rn_snapshot_path(path, sizeof path, t->dir_snap, next_batch ? next_epoch : epoch, batch_in_name);
     t->st.epoch = epoch, t->st.loader_epoch = next_epoch, t->st.loader_batch = next_batch;
     t->st.adam_step = t->rig.opt.step;
+    t->st.have_scaler = t->rig.ctl.scaler != NULL; /* the scaler's state, resumed by assemble() */
+    if (t->st.have_scaler) t->st.scaler = *t->rig.ctl.scaler;
     rn_snapshot_hook hook = {NULL, NULL};
     if (++t->snapshots_written == t->cfg->kill_in_snapshot) hook.fn = kill_hook;
     span(t, "snapshot", 1);
