@@ -232,7 +232,7 @@ $(BUILD)/tests/test_dist_comm: LDLIBS += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl
 test: all
 	BUILD=$(BUILD) bash tests/run.sh
 
-bench: all $(BUILD)/bench_convs $(BUILD)/bench_annot $(BUILD)/bench/bench_data $(BUILD)/bench_peak
+bench: all $(BUILD)/bench_convs $(BUILD)/bench_annot $(BUILD)/bench/bench_data $(BUILD)/bench_peak $(BUILD)/fp16_trace
 	BUILD=$(BUILD) bash bench/run.sh
 
 # Per-layer conv benchmark (bench/bench_convs.c); run build/bench_convs --help.
@@ -245,6 +245,10 @@ $(BUILD)/bench_annot: $(BUILD)/bench/bench_annot.o $(BUILD)/librootnet.a
 
 # Data pipeline benchmark (bench/bench_data.c); run bench/bench_data.sh.
 $(BUILD)/bench/bench_data: $(BUILD)/bench/bench_data.o $(BUILD)/librootnet.a
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/librootnet.a $(LDLIBS)
+
+# What an fp16-o2 step would store, step by step, from a float32 run (bench/fp16_trace.c; tools/fp16_sim.py reads it).
+$(BUILD)/fp16_trace: $(BUILD)/bench/fp16_trace.o $(BUILD)/librootnet.a
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/librootnet.a $(LDLIBS)
 
 # This CPU's fp32 FMA, bf16 and int8 dot-product limits (bench/bench_peak.c); the benchmarks judge against them.
@@ -321,4 +325,4 @@ clean:
 	rm -rf build build-asan build-fuzz $(BUNDLE_BUILD) $(BUNDLE)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CUDA_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/bench/bench_convs.d $(BUILD)/bench/bench_annot.d \
-	$(BUILD)/bench/bench_data.d $(BUILD)/bench/bench_peak.d $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/tests/fuzz/%.d)
+	$(BUILD)/bench/bench_data.d $(BUILD)/bench/bench_peak.d $(BUILD)/bench/fp16_trace.d $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/tests/fuzz/%.d)

@@ -11,28 +11,34 @@
 #   bash bench/device_check.sh --dry-run [OUT]   # here, no GPU: builds the bundle, checks it and every step's
 #                                                # inputs, runs the steps with ref in place of cuda (tiny cases)
 #
-# Steps, in order (q: also in --quick), each under its own time limit; the summary, printed last and kept in
-# OUT/summary.txt, names the card and says pass/fail per step with the first failing op, shape or line:
+# Steps, in run order (q: also in --quick; the numbers are the steps' names), each under its own time limit and
+# planned by the time model below (the dry run prints it for both modes); the answers the check exists for
+# (ops, resume, the fp32 question) run before PyTorch. The summary, printed last and kept in OUT/summary.txt,
+# names the card, says PASS/FAIL/SKIP per step with the first failing op, shape or line, a PASS/FAIL/not run
+# line per must-show, the per-conv table (top ten by time), workspace and peak memory against PyTorch's:
 #   1 env     q  nvidia-smi, the driver, the cuDNN the device loaded, torch's CUDA/cuDNN/NCCL
-#   2 bf16    q  rootnet bench bf16-o2 train b128 (ResNet-50 256x256), every conv's cuDNN candidates and choice
-#                (RN_CUDA_VERBOSE=2) and implementation (--convs), peak memory
-#   2g graph  q  the same with --graph: each step one CUDA graph, captured at step 2 and replayed; FAIL when a
-#                capture fails (the step then runs without one)
-#   3 fp16    q  rootnet bench fp16-o2 train b128, 16 steps on one batch: skipped steps only among the first 8,
-#                and the loss falls
-#   4 fp32       rootnet bench fp32 (TF32 off) train b128 with --profile: each layer's device time beside its
-#                conv algorithms (the slowest listed in the summary)
-#   5 infer      rootnet bench bf16-o2 infer b128, and with --graph
-#   6 torch   q  tools/bench_torch.py --device cuda in this run: the peer of every rootnet row above (quick: bf16
-#                train b128 only)
 #   7 ops     q  tests/test_backend_ops, cuda:0 against ref: every op, shape and precision (fp16 included)
 #   7n nccl   q  tests/dist_nccl_check: the device's collectives over NCCL on one GPU, on their own stream
 #                until comm_wait (a dry run: the binary loads and says skipped, exit 77)
 #   8 train   q  train + test + predict on synthetic data; kill -9 at iteration 13 + --continue must end
 #                bit-identical to the uninterrupted run (tools/snapcmp.py)
+#   4 fp32    q  rootnet bench fp32 (TF32 off) train b128 with RN_CUDA_FIND=1 and RN_CUDA_VERBOSE=2: every conv's
+#                candidates with their measured time and workspace, deterministic or not, and the choice (full:
+#                also --profile, each layer's device time)
+#   2 bf16    q  rootnet bench bf16-o2 train b128 (ResNet-50 256x256), every conv's cuDNN candidates and choice
+#                (RN_CUDA_VERBOSE=2) and implementation (--convs), peak memory
+#   3 fp16    q  rootnet bench fp16-o2 train b128 --init he, FP16_STEPS steps on one batch: tools/fp16_rule.py (the
+#                scaler settled: the last 6 steps applied, at a scale of 256 or more; the loss falls)
+#   2g graph  q  bf16-o2 with --graph: each step one CUDA graph, captured at step 2 and replayed; FAIL when a
+#                capture fails (the step then runs without one, said in one line)
+#   6 torch   q  tools/bench_torch.py --device cuda in this run: the peer of every rootnet row above (quick: bf16
+#                train b128 only)
+#   5 infer      rootnet bench bf16-o2 infer b128, and with --graph
 #   9 memcheck   compute-sanitizer memcheck on one tiny training step and one inference batch
-#  10 compile    torch.compile bf16 train and infer b128 (it compiles for about a minute)
 #  11 parity     tests/t_parity.sh on cuda, fp32 with TF32 off, against float64 PyTorch
+#   4b fp32-bench  fp32 train b128 with --cudnn-benchmark (the fastest algorithms, deterministic or not, as
+#                PyTorch's cudnn.benchmark), while time is left
+#  10 compile    torch.compile bf16 train and infer b128 (it compiles for about a minute), while time is left
 #  12 rest       bf16-o2 train b128 with --no-prefetch (what uploading the next batch beside each step gains), then
 #                the batch-32 rows, rootnet and PyTorch, while time is left
 # OUT holds summary.txt, one log per step (N-name.log) and bench.jsonl (every benchmark row, both programs).
@@ -89,6 +95,43 @@ runs() {
     return 1
 }
 
+# The time model: each step's expected seconds on the GPU machine, in run order (what the budget is planned
+# with; runs STEP skips a step whose estimate no longer fits). The basis: shared/NOTES-gpu.md's rates (bf16
+# ~30 ms and fp32 ~0.5-2 s a ResNet-50 b128 step, cuDNN's measured choice a few seconds a shape at b128),
+# ~3 s to start a CUDA process with cuDNN, PyTorch's import and cudnn.benchmark autotune ~20 s; every step
+# prints its elapsed time, so a run corrects the model. A "+" step runs only with time left (not planned).
+MODEL_QUICK="1-env:8 7-ops:25 7n-nccl:4 8-train:25 4-fp32:30 2-bf16:15 3-fp16:12 2g-graph:12 6-torch:30"
+MODEL_FULL="1-env:8 7-ops:25 7n-nccl:4 8-train:25 4-fp32:45 2-bf16:15 3-fp16:12 2g-graph:12 5-infer:15 5g-graph:10
+    6-torch:70 9-memcheck:40 11-parity:45 +4b-fp32-bench:30 +10-compile:75 +12-rest:30"
+FP16_STEPS=30 # the fp16 run's steps, warm-up included (tools/fp16_sim.py: the scaler settles well before)
+# est STEP: the model's seconds for STEP in this mode (0 when it is not in it).
+est() {
+    local m=$MODEL_FULL w
+    [ "$QUICK" = 1 ] && m=$MODEL_QUICK
+    for w in $m; do
+        w=${w#+}
+        [ "${w%%:*}" = "$1" ] && { echo "${w##*:}"; return; }
+    done
+    echo 0
+}
+# time_model NAME MODEL BUDGET: prints the plan (each step, the planned total, the extras) and fails when the
+# planned steps exceed BUDGET.
+time_model() {
+    local name=$1 model=$2 budget=$3 total=0 extra=0 w line=""
+    for w in $model; do
+        case $w in
+        +*) extra=$((extra + ${w##*:})); line="$line ${w%%:*} ${w##*:}" ;;
+        *) total=$((total + ${w##*:})); line="$line ${w%%:*} ${w##*:}" ;;
+        esac
+    done
+    echo "time model $name:$line s; planned $total s of the $budget s budget$([ $extra -gt 0 ] && echo ", $extra s more (+) only with time left")"
+    [ $total -le $budget ]
+}
+if [ "$DRY" = 1 ]; then
+    time_model "--quick" "$MODEL_QUICK" 170 && time_model "full" "$MODEL_FULL" 340 ||
+        { echo "device_check: the time model does not fit its budget" >&2; exit 1; }
+fi
+
 if [ "$DRY" = 1 ]; then
     DEV=ref; OPS_DEV=ref; PY=${PY:-/usr/bin/python3}
     echo "== dry run: make bundle (here, no GPU; every step on ref, tiny cases)"
@@ -131,6 +174,7 @@ rn_bench() {
     prec_flag=${prec_flag%-profiled} # fp32-find, bf16-o2-profiled, bf16-o2-graph: rows labelled apart from the
     prec_flag=${prec_flag%-graph}    # headline ones
     prec_flag=${prec_flag%-noprefetch}
+    prec_flag=${prec_flag%-benchmark}
     [ "$DRY" = 1 ] && prec_flag=fp32 # ref computes fp32 only: the flags and the JSON are checked
     limit "$secs" "$RN" bench --device "$DEV" --mode "$mode" $NET --batch "$b" --precision "$prec_flag" "$@" \
         > "$WORK/row.json" 2>> "$OUT/$name.log"
@@ -176,75 +220,8 @@ else
     CARD=${CARD:-unknown card}
 fi
 
-# ---- 2. bf16-o2 training, batch 128: the headline row, with every conv's algorithm ----
-RN_CUDA_VERBOSE=2 rn_bench 2-bf16 bf16-o2 train $B 60 --iters 10 --warmup 3 --convs
-rc=$?
-loaded=$(grep -o 'cuDNN [0-9.]* loaded[^,]*' "$OUT/2-bf16.log" | head -1)
-result "2 bf16" "$(row_ok $rc)" "train b$B: $(last_row); $(grep -c 'algos ' "$OUT/2-bf16.log") cuDNN choices logged${loaded:+; $loaded}"
-
-# ---- 2g. the same step as one CUDA graph (--graph: off by default until this row shows it pays) ----
-# graph_row NAME MODE: the --graph row of MODE (a dry run: on ref-guard, which captures as a GPU does);
-# FAIL when it fails, a capture failed or the steps did not run from a graph ("graph": 0).
-graph_row() {
-    local name=$1 mode=$2 rc fails dev=$DEV
-    [ "$DRY" = 1 ] && dev=ref-guard
-    DEV=$dev rn_bench "$name" bf16-o2-graph "$mode" $B 40 --iters 10 --warmup 3 --graph
-    rc=$?
-    fails=$(grep -c 'graph capture failed' "$OUT/$name.log")
-    [ "$fails" -gt 0 ] && rc=1
-    [ $rc -eq 0 ] && ! tail -1 "$J" | grep -q '"graph": 1' && { echo "the steps did not run from a graph" >> "$OUT/$name.log"; rc=1; }
-    result "${name%%-*} graph" "$(row_ok $rc)" "$mode b$B --graph: $(last_row); $fails failed captures$([ "$fails" -gt 0 ] && echo ": $(grep -m1 'graph capture failed' "$OUT/$name.log" | head -c 200)")"
-}
-runs "2g graph" 60 && graph_row 2g-graph train
-
-# ---- 3. fp16-o2 training: no skipped step after the first few, the loss falls ----
-rn_bench 3-fp16 fp16-o2 train $B 60 --iters 13 --warmup 3
-rc=$?
-fp16=$(tail -1 "$J" | "$PY" -c '
-import json, sys
-r = json.loads(sys.stdin.read())
-if "error" in r: print("FAIL", r["error"]); sys.exit()
-sk, ls = r["skipped_steps"], r["losses"]
-late = [s for s in sk if s > 8]
-done = [l for i, l in enumerate(ls) if i + 1 not in sk]
-falls = len(done) >= 2 and done[-1] < done[0]
-print("PASS" if not late and falls else "FAIL", "%d steps, skipped %s (allowed: steps 1-8), loss %s -> %s, final scale %g"
-      % (len(ls), sk or "none", "%.4g" % done[0] if done else "-", "%.4g" % done[-1] if done else "-", r["loss_scale"]))')
-result "3 fp16" "${fp16%% *}" "${fp16#* }"
-
-# ---- 4. fp32 training: each layer's device time and its conv algorithms ----
-if [ "$QUICK" = 0 ] && runs "4 fp32" 40; then
-    RN_CUDA_VERBOSE=2 rn_bench 4-fp32 fp32 train $B 70 --iters 5 --warmup 2 --convs --profile "$OUT/4-fp32-profile.json"
-    rc=$?
-    line="train b$B: $(last_row)"
-    # the same with cuDNN's measured choice (RN_CUDA_FIND=1): is the heuristics' pick what is slow?
-    has_time 30 && RN_CUDA_FIND=1 rn_bench 4-fp32-find fp32-find train $B 50 --iters 5 --warmup 2 --convs &&
-        line="$line; RN_CUDA_FIND=1: $(last_row)"
-    result "4 fp32" "$(row_ok $rc)" "$line; per-layer times in 4-fp32.log, the slowest in the summary"
-    # the bf16 step's own per-layer times, a short run
-    has_time 25 && rn_bench 4-bf16-profile bf16-o2-profiled train $B 30 --iters 3 --warmup 1 --convs \
-        --profile "$OUT/4-bf16-profile.json"
-fi
-
-# ---- 5. bf16-o2 inference, batch 128 ----
-if [ "$QUICK" = 0 ] && runs "5 infer" 20; then
-    rn_bench 5-infer bf16-o2 infer $B 40 --iters 10 --warmup 3
-    rc=$?
-    result "5 infer" "$(row_ok $rc)" "infer b$B: $(last_row)"
-    has_time 30 && graph_row 5g-graph infer
-fi
-
-# ---- 6. PyTorch on the same GPU, the same rows ----
-if runs "6 torch" 30; then
-    suite="bf16:train:128"
-    [ "$QUICK" = 0 ] && suite="bf16:train:128,fp16:train:128,fp32:train:128,bf16:infer:128"
-    torch_suite 6-torch 100 "$suite"
-    rc=$?
-    result "6 torch" "$(row_ok $rc)" "$([ $DRY = 1 ] && echo "dry run: bench_torch.py --help" || echo "$(grep -c '"impl": "pytorch"' "$J") PyTorch rows ($suite)")"
-fi
-
 # ---- 7. op tests: every op, shape and precision against ref ----
-if runs "7 ops" 20; then
+if runs "7 ops" "$(est 7-ops)"; then
     limit 90 env LD_LIBRARY_PATH="$LIBPATH" RN_TEST_DEVICES="$OPS_DEV" "$BUNDLE/bin/test_backend_ops" > "$OUT/7-ops.log" 2>&1
     rc=$?
     first=$(grep -m1 -E '^FAIL|rror|Abort|Segmentation' "$OUT/7-ops.log" | head -c 240)
@@ -252,7 +229,7 @@ if runs "7 ops" 20; then
 fi
 
 # ---- 7n. the collectives over NCCL on one GPU ----
-if runs "7n nccl" 10; then
+if runs "7n nccl" "$(est 7n-nccl)"; then
     limit 30 env LD_LIBRARY_PATH="$LIBPATH" "$BUNDLE/bin/dist_nccl_check" > "$OUT/7n-nccl.log" 2>&1
     rc=$?
     [ "$DRY" = 1 ] && [ $rc -eq 77 ] && rc=0 # no GPU here: it loaded and said skipped
@@ -305,7 +282,7 @@ step8() {
     echo "predict: exit $rc; $(head -c 300 "$W/pred/bbox_root_output.json" 2> /dev/null)"
     [ $rc -eq 0 ] && [ -s "$W/pred/bbox_root_output.json" ] || { echo "FAILED: predict"; return 1; }
 }
-if runs "8 train" 25; then
+if runs "8 train" "$(est 8-train)"; then
     export -f step8
     EPOCHS=3 KILL=13 # 5 iterations an epoch: killed in epoch 2, resumed from its mid-epoch snapshot
     [ "$DRY" = 1 ] && EPOCHS=2 KILL=7
@@ -316,11 +293,77 @@ if runs "8 train" 25; then
     result "8 train" "$(row_ok $rc)" "exit $rc; $(grep -c '^identical' "$OUT/8-train.log")/2 resume identities${first:+; first: $first}"
 fi
 
+# ---- 4. fp32 training, batch 128: every conv's algorithm with its time and workspace, deterministic or not ----
+# RN_CUDA_FIND=1: cuDNN measures every candidate (RN_CUDA_VERBOSE=2 logs each with its time, workspace and
+# whether it is deterministic, and the one chosen: the fastest deterministic); the summary's per-conv table
+# (top ten by time) reads it. The full check adds the per-layer profile and the --cudnn-benchmark row (4b).
+if runs "4 fp32" "$(est 4-fp32)"; then
+    its="--iters 3 --warmup 1"
+    [ "$QUICK" = 0 ] && its="--iters 5 --warmup 2 --profile $OUT/4-fp32-profile.json"
+    RN_CUDA_FIND=1 RN_CUDA_VERBOSE=2 rn_bench 4-fp32 fp32 train $B 70 $its --convs
+    rc=$?
+    result "4 fp32" "$(row_ok $rc)" "train b$B (RN_CUDA_FIND=1): $(last_row); $(grep -c 'algos ' "$OUT/4-fp32.log") cuDNN choices with their times in 4-fp32.log, the top ten in the summary"
+fi
+
+# ---- 2. bf16-o2 training, batch 128: the headline row, with every conv's algorithm ----
+if runs "2 bf16" "$(est 2-bf16)"; then
+    RN_CUDA_VERBOSE=2 rn_bench 2-bf16 bf16-o2 train $B 60 --iters 10 --warmup 3 --convs
+    rc=$?
+    loaded=$(grep -o 'cuDNN [0-9.]* loaded[^,]*' "$OUT/2-bf16.log" | head -1)
+    result "2 bf16" "$(row_ok $rc)" "train b$B: $(last_row); $(grep -c 'algos ' "$OUT/2-bf16.log") cuDNN choices logged${loaded:+; $loaded}"
+fi
+
+# ---- 2g. the same step as one CUDA graph (--graph: off by default until this row shows it pays) ----
+# graph_row NAME MODE: the --graph row of MODE (a dry run: on ref-guard, which captures as a GPU does);
+# FAIL when it fails, a capture failed or the steps did not run from a graph ("graph": 0).
+graph_row() {
+    local name=$1 mode=$2 rc fails dev=$DEV
+    [ "$DRY" = 1 ] && dev=ref-guard
+    DEV=$dev rn_bench "$name" bf16-o2-graph "$mode" $B 40 --iters 10 --warmup 3 --graph
+    rc=$?
+    fails=$(grep -c 'graph capture failed' "$OUT/$name.log")
+    [ "$fails" -gt 0 ] && rc=1
+    [ $rc -eq 0 ] && ! tail -1 "$J" | grep -q '"graph": 1' && { echo "the steps did not run from a graph" >> "$OUT/$name.log"; rc=1; }
+    result "${name%%-*} graph" "$(row_ok $rc)" "$mode b$B --graph: $(last_row); $fails failed captures$([ "$fails" -gt 0 ] && echo ": $(grep -m1 'graph capture failed' "$OUT/$name.log" | head -c 200)")"
+}
+
+# ---- 3. fp16-o2 training: the dynamic scaler settles, the loss falls (tools/fp16_rule.py) ----
+# FP16_STEPS steps on one batch from `--init he` (backbone convs at a pretrained network's scale): with the
+# authors' N(0, 0.001) everywhere the first update makes conv1's weight gradient 9.2e4, past fp16's 65504
+# at any scale, so a working device skips every later step (tools/fp16_sim.py over bench/fp16_trace.c's
+# float32 trace, README). The rule (tools/fp16_rule.py) passes a scaler that has settled and a falling
+# loss, and fails the first H200 run's bug (every step skipped).
+if runs "3 fp16" "$(est 3-fp16)"; then
+    rn_bench 3-fp16 fp16-o2 train $B 60 --iters $((FP16_STEPS - 3)) --warmup 3 --init he
+    fp16=$(tail -1 "$J" | "$PY" tools/fp16_rule.py - $([ "$DRY" = 1 ] && echo --min-scale 1)) # ref: fp32, scale 1
+    result "3 fp16" "${fp16%% *}" "${fp16#* }"
+fi
+
+# ---- 2g. the bf16 step as one CUDA graph (graph_row above) ----
+runs "2g graph" "$(est 2g-graph)" && graph_row 2g-graph train
+
+# ---- 5. bf16-o2 inference, batch 128 ----
+if [ "$QUICK" = 0 ] && runs "5 infer" "$(est 5-infer)"; then
+    rn_bench 5-infer bf16-o2 infer $B 40 --iters 10 --warmup 3
+    rc=$?
+    result "5 infer" "$(row_ok $rc)" "infer b$B: $(last_row)"
+    runs "5g graph" "$(est 5g-graph)" && graph_row 5g-graph infer
+fi
+
+# ---- 6. PyTorch on the same GPU, the same rows ----
+if runs "6 torch" "$(est 6-torch)"; then
+    suite="bf16:train:128"
+    [ "$QUICK" = 0 ] && suite="bf16:train:128,fp16:train:128,fp32:train:128,bf16:infer:128"
+    torch_suite 6-torch 100 "$suite"
+    rc=$?
+    result "6 torch" "$(row_ok $rc)" "$([ $DRY = 1 ] && echo "dry run: bench_torch.py --help" || echo "$(grep -c '"impl": "pytorch"' "$J") PyTorch rows ($suite)")"
+fi
+
 if [ "$QUICK" = 0 ]; then
     # ---- 9. compute-sanitizer memcheck ----
     if [ "$DRY" = 1 ]; then
         result "9 memcheck" SKIP "dry run: no GPU (on the GPU: compute-sanitizer --tool memcheck on bench train and infer)"
-    elif runs "9 memcheck" 40; then
+    elif runs "9 memcheck" "$(est 9-memcheck)"; then
         rc=0
         for mode in train infer; do
             limit 45 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 "$RN" bench --device cuda \
@@ -332,14 +375,8 @@ if [ "$QUICK" = 0 ]; then
         first=$(grep -m1 -E 'Invalid|ERROR SUMMARY: [1-9]|CUDA error|cuDNN error|rror:|Abort' "$OUT/9-memcheck.log" | head -c 240)
         result "9 memcheck" "$(row_ok $rc)" "rc $rc; $(grep -m1 'ERROR SUMMARY' "$OUT/9-memcheck.log")${first:+; first: $first}"
     fi
-    # ---- 10. torch.compile (the second bar of the bf16 rows) ----
-    if runs "10 compile" 70; then
-        torch_suite 10-compile 110 "bf16c:train:128,bf16c:infer:128"
-        rc=$?
-        result "10 compile" "$(row_ok $rc)" "$(grep -c '"setting": "bf16c"' "$J") torch.compile rows"
-    fi
     # ---- 11. parity with float64 PyTorch (fp32, TF32 off: the device's default) ----
-    if runs "11 parity" 60; then
+    if runs "11 parity" "$(est 11-parity)"; then
         cases="18 192 128 3;50 256 256 2"
         [ "$DRY" = 1 ] && cases="18 64 64 2" # ref is plain C: a small case
         PARITY_DEVICE=$DEV PARITY_CASES="$cases" limit 120 bash tests/t_parity.sh > "$OUT/11-parity.log" 2>&1
@@ -347,8 +384,20 @@ if [ "$QUICK" = 0 ]; then
         first=$(grep -m1 -E '^FAIL|FAIL case|Traceback|Abort|rror:|CUDA error|cuDNN error' "$OUT/11-parity.log" | head -c 240)
         result "11 parity" "$(row_ok $rc)" "rc $rc, $(tail -1 "$OUT/11-parity.log" | head -c 80)${first:+; first: $first}"
     fi
+    # ---- 4b. fp32 with --cudnn-benchmark: the fastest algorithms, deterministic or not (PyTorch's baseline) ----
+    if runs "4b fp32-bench" "$(est 4b-fp32-bench)"; then
+        RN_CUDA_VERBOSE=2 rn_bench 4b-fp32-bench fp32-benchmark train $B 60 --iters 5 --warmup 2 --convs --cudnn-benchmark
+        rc=$?
+        result "4b fp32-bench" "$(row_ok $rc)" "train b$B --cudnn-benchmark: $(last_row)"
+    fi
+    # ---- 10. torch.compile (the second bar of the bf16 rows) ----
+    if runs "10 compile" "$(est 10-compile)"; then
+        torch_suite 10-compile 110 "bf16c:train:128,bf16c:infer:128"
+        rc=$?
+        result "10 compile" "$(row_ok $rc)" "$(grep -c '"setting": "bf16c"' "$J") torch.compile rows"
+    fi
     # ---- 12. the batch-32 rows while time is left ----
-    if runs "12 rest" 30; then
+    if runs "12 rest" "$(est 12-rest)"; then
         n=0
         rn_bench 12-rest bf16-o2-noprefetch train $B 30 --iters 10 --warmup 3 --no-prefetch && n=$((n + 1))
         for r in bf16-o2:train fp32:train bf16-o2:infer; do
@@ -361,13 +410,37 @@ if [ "$QUICK" = 0 ]; then
     fi
 fi
 
+# must_shows: one line per must-show of the check, PASS / FAIL / not run, from its step's line.
+must_shows() {
+    local name step st r
+    while IFS='|' read -r name step; do
+        st="not run"
+        for r in "${RESULT[@]}"; do
+            [ "${r%% *}" = "${step%% *}" ] && [ "$(echo "$r" | awk '{print $2}')" = "${step#* }" ] &&
+                st=$(echo "$r" | awk '{print $3}')
+        done
+        [ "$st" = SKIP ] && st="not run (skipped)"
+        printf 'must-show %-62s %s\n' "$name:" "$st"
+    done << 'EOF2'
+op tests: every op, shape and precision = ref|7 ops
+kill -9 + --continue bit-identical on the device|8 train
+fp32 b128 with each conv's algorithm, time and workspace|4 fp32
+fp16-o2: the scaler settles, the loss falls (fp16_rule.py)|3 fp16
+graph capture: no failed capture, steps from a graph|2g graph
+bf16-o2 train b128 row|2 bf16
+PyTorch on the same card|6 torch
+EOF2
+}
+
 # ---- summary ----
 {
     echo "device check $(date -u +%FT%TZ)$([ $QUICK = 1 ] && echo ' --quick'), card: $CARD, $(elapsed) s of a $BUDGET s budget, logs in $OUT"
-    printf '%s\n' "${RESULT[@]}" | sort -n
-    "$PY" tools/device_summary.py "$J" "$CARD" "$OUT/4-fp32.log" "$OUT/4-bf16-profile.log"
+    printf '%s\n' "${RESULT[@]}"
+    must_shows
+    "$PY" tools/device_summary.py "$J" "$CARD" "$OUT/4-fp32.log" --algos "$OUT/4-fp32.log" \
+        --algos "$OUT/2-bf16.log"
 } > "$SUM" 2>&1
 cat "$SUM"
-! grep -qE '^[0-9]+ [a-z0-9]+ +FAIL' "$SUM"
+! grep -qE '^[0-9]+[a-z]* [a-z0-9-]+ +FAIL' "$SUM"
 }
 main "$@"

@@ -537,6 +537,146 @@ static void test_graph_forward(void)
     gmodel_free(&gd);
 }
 
+/* A 3x3 conv shape for the capture tests. */
+static rn_conv_shape small_conv(void)
+{
+    return (rn_conv_shape){.n = 1, .ic = 16, .ih = 8, .iw = 8, .oc = 16, .oh = 8, .ow = 8, .kh = 3, .kw = 3, .sh = 1,
+                           .sw = 1, .ph = 1, .pw = 1, .compute = RN_NUM_F32, .act = RN_NUM_F32};
+}
+
+/* In a child: a graph captured and alive, then a conv created (conv = 1) or a buffer allocated (0);
+ * 1 if the guard stopped the child with its one line (into *line). */
+static int create_after_capture_dies(int conv, char *line, size_t len)
+{
+    char path[] = "/tmp/rn_guard_XXXXXX";
+    int fd = mkstemp(path);
+    RN_ASSERT(fd >= 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd, 2);
+        rn_device *dev;
+        rn_err err = {{0}};
+        if (rn_device_create(&dev, "ref-guard", 1, &err)) _exit(3);
+        const rn_device_ops *op = dev->ops;
+        float *buf = op->alloc(dev, 64);
+        void *g = NULL;
+        if (op->graph_begin(dev, &err)) _exit(4);
+        op->fill(dev, buf, 1.0f, 4);
+        if (op->graph_end(dev, &g, &err) || !g) _exit(5);
+        rn_conv *c = NULL;
+        rn_conv_shape cs = small_conv();
+        if (conv)
+            (void)op->conv_create(dev, &c, &cs, &err);
+        else
+            (void)op->alloc(dev, 64);
+        _exit(0);
+    }
+    int st = 0;
+    RN_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
+    FILE *f = fopen(path, "r");
+    line[0] = 0;
+    if (f && !fgets(line, (int)len, f)) line[0] = 0;
+    if (f) fclose(f);
+    close(fd);
+    unlink(path);
+    return WIFSIGNALED(st) && strstr(line, "while 1 captured graph lives");
+}
+
+/* A conv or a buffer created while a captured graph lives stops the process with one line (on a GPU
+ * it may move the buffers the graph holds); once the graph is destroyed both are fine. Inside a
+ * capture, a conv_create fails the capture (graph_end). */
+static void test_create_after_capture(void)
+{
+    char line[400];
+    RN_CHECK(create_after_capture_dies(1, line, sizeof line), "conv after a capture stops the test: %s", line);
+    RN_CHECK(create_after_capture_dies(0, line, sizeof line), "alloc after a capture stops the test: %s", line);
+    rn_device *dev;
+    rn_err err = {{0}};
+    RN_CHECK(!rn_device_create(&dev, "ref-guard", 1, &err), "ref-guard opens: %s", err.msg);
+    const rn_device_ops *op = dev->ops;
+    float *buf = op->alloc(dev, 64);
+    void *g = NULL;
+    rn_conv *c = NULL;
+    rn_conv_shape cs = small_conv();
+    RN_CHECK(!op->graph_begin(dev, &err), "capture begins");
+    RN_CHECK(!op->conv_create(dev, &c, &cs, &err), "conv_create: %s", err.msg);
+    int rc = op->graph_end(dev, &g, &err);
+    RN_CHECK(rc && !g && strstr(err.msg, "a conv_create inside a graph capture"), "a conv_create fails the capture: %s",
+             err.msg);
+    op->conv_destroy(dev, c);
+    RN_CHECK(!op->graph_begin(dev, &err), "capture begins");
+    op->fill(dev, buf, 2.0f, 4);
+    RN_CHECK(!op->graph_end(dev, &g, &err) && g, "a fill captures: %s", err.msg);
+    op->graph_destroy(dev, g);
+    c = NULL;
+    RN_CHECK(!op->conv_create(dev, &c, &cs, &err) && c, "a conv once the graph is destroyed: %s", err.msg);
+    op->conv_destroy(dev, c);
+    op->free(dev, buf);
+    rn_device_destroy(dev);
+}
+
+/* The planted step: the model's forward, then a fill and a download (a waiting call: illegal in a capture). */
+typedef struct planted {
+    rn_device *dev;
+    float *buf;
+    float host;
+    int step;
+} planted;
+
+static void planted_ops(rn_model *m, void *ctx)
+{
+    planted *pl = ctx;
+    rn_model_forward_ops(m);
+    pl->dev->ops->fill(pl->dev, pl->buf, (float)pl->step, 1);
+    pl->dev->ops->download(pl->dev, &pl->host, pl->buf, sizeof pl->host);
+}
+
+/* An illegal call inside a capture: the model falls back to running without graphs with one line (every step's
+ * ops ran, none from a graph, no second capture tried, the model's other graphs given up too). */
+static void test_capture_fallback(void)
+{
+    gmodel gd;
+    if (gmodel_make(&gd, "ref-guard", 1, 0)) return;
+    rn_device *dev = gd.m.dev;
+    planted pl = {.dev = dev, .buf = dev->ops->alloc(dev, 64)};
+    float *x = rn_xcalloc((size_t)N * 3 * GS * GS, sizeof *x), k[N], t[N * 3];
+    char path[] = "/tmp/rn_fallback_XXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    RN_ASSERT(fd >= 0 && saved >= 0);
+    fflush(stderr);
+    dup2(fd, 2);
+    int ran = 1;
+    for (int s = 1; s <= 4; s++) {
+        graph_batch(x, k, t, s);
+        rn_model_stage(&gd.m, x, k, 1);
+        pl.step = s;
+        double key[2] = {1, 0};
+        rn_model_run_graph(&gd.m, &gd.m.step_graph[s & 1], key, planted_ops, &pl);
+        ran &= pl.host == (float)s;
+    }
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char line[600] = "", more[600];
+    FILE *f = fopen(path, "r");
+    int lines = 0;
+    while (f && fgets(lines ? more : line, sizeof line, f)) lines++;
+    if (f) fclose(f);
+    close(fd);
+    unlink(path);
+    printf("fallback line: %s", line);
+    RN_CHECK(lines == 1 && strstr(line, "graph capture failed, running without graphs") &&
+                 strstr(line, "a waiting call (download) inside a graph capture"),
+             "a planted download fails the capture: one line (%d): %s", lines, line);
+    RN_CHECK(ran, "every step's ops ran (the fallback runs them without a graph)");
+    RN_CHECK(!gd.m.step_graph[0].g && !gd.m.step_graph[1].g && rn_ref_guard_launches(dev) == 0,
+             "no graph kept or launched (%ld launches)", rn_ref_guard_launches(dev));
+    dev->ops->free(dev, pl.buf);
+    free(x);
+    gmodel_free(&gd);
+}
+
 /* What a capture refuses: a waiting call or an alloc inside it fails graph_end with one line. */
 static void test_graph_refusals(void)
 {
@@ -580,6 +720,8 @@ int main(void)
     test_model();
     test_scaled_waits();
     test_graph_refusals();
+    test_create_after_capture();
+    test_capture_fallback();
     test_graph_steps();
     test_prefetch_steps();
     test_graph_forward();

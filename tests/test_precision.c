@@ -137,6 +137,22 @@ static void test_scaler_trace(void)
     RN_CHECK(rn_loss_scale_parse("-2", &st, &err) && strstr(err.msg, "-2"), "reject -2: %s", err.msg);
     RN_CHECK(rn_loss_scale_parse("12x", &st, &err), "reject 12x");
     RN_CHECK(rn_loss_scale_parse("inf", &st, &err), "reject inf");
+    RN_CHECK(!rn_loss_scale_parse("dynamic:1024:3", &st, &err) && st.dynamic && st.scale == 1024 && st.window == 3 &&
+                 st.max_scale == 16777216.0f, "parse dynamic:1024:3");
+    RN_CHECK(!rn_loss_scale_parse("dynamic:0x1p100", &st, &err) && st.scale == 0x1p100f && st.max_scale == 0x1p100f &&
+                 st.window == 2000, "parse dynamic:2^100: the maximum follows");
+    const char *bad[] = {"dynamic:", "dynamic:0", "dynamic:8:0", "dynamic:8:", "dynamic:8:2x", "dynamicx", "8:2"};
+    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++)
+        RN_CHECK(rn_loss_scale_parse(bad[i], &st, &err), "reject %s", bad[i]);
+    /* resume: a dynamic scaler takes over scale, clean steps and counts; a static one the counts only */
+    rn_loss_scaler saved = rn_loss_scaler_dynamic(), d = rn_loss_scaler_dynamic(), fixed = rn_loss_scaler_static(4);
+    saved.scale = 256, saved.clean = 7, saved.steps = 30, saved.skipped = 9, saved.last_skipped = 1;
+    RN_CHECK(rn_loss_scaler_resume(&d, &saved) == 1 && d.scale == 256 && d.clean == 7 && d.steps == 30 &&
+                 d.skipped == 9 && d.last_skipped == 1, "resume dynamic");
+    RN_CHECK(rn_loss_scaler_resume(&fixed, &saved) == 0 && fixed.scale == 4 && fixed.steps == 30 && fixed.skipped == 9,
+             "resume static: the configured scale stays");
+    saved.scale = 0x1p30f, d = rn_loss_scaler_dynamic();
+    RN_CHECK(rn_loss_scaler_resume(&d, &saved) == 1 && d.scale == d.max_scale, "resume holds the scale to its bounds");
 }
 
 /* The step's optimizer phase (train/step.c): unscale + check into the flag, Adam skipped on

@@ -32,6 +32,7 @@ static double median(const double *t, long n)
 
 typedef struct bench_cfg {
     const char *mode;
+    const char *init; /* "authors" (default) | "he": rn_params_init_backbone_he after the authors' init */
     long depth, size, b, iters, warmup, threads;
     int sync_bn, no_fold, convs, plan_only;
     double bucket_mb;
@@ -234,6 +235,7 @@ static int bench_run(const bench_cfg *c, rn_tuning *tn, rn_dist *d, rn_err *err)
     rn_rng rng;
     rn_rng_seed(&rng, 7 + (uint64_t)rn_dist_rank(d));
     rn_params_init(&p, &rng);
+    if (!strcmp(c->init, "he")) rn_params_init_backbone_he(&p, &rng);
     int rc = bench_model(c, tn, &p, &rng, d, err);
     rn_params_free(&p);
     return rc;
@@ -241,7 +243,7 @@ static int bench_run(const bench_cfg *c, rn_tuning *tn, rn_dist *d, rn_err *err)
 
 int rn_cmd_bench(int argc, char **argv)
 {
-    bench_cfg c = {.mode = "train", .depth = 50, .size = 256, .b = 8, .iters = 5, .warmup = 1};
+    bench_cfg c = {.mode = "train", .init = "authors", .depth = 50, .size = 256, .b = 8, .iters = 5, .warmup = 1};
     rn_tuning_flags tf = {0};
     char prec[256];
     rn_cli_precision_help(prec, sizeof prec);
@@ -254,6 +256,7 @@ int rn_cmd_bench(int argc, char **argv)
         RN_FLAG_RANGE("--iters", &c.iters, 1, 1000000, "timed steps (5)"),
         RN_FLAG_RANGE("--warmup", &c.warmup, 0, 1000000, "untimed steps first (1)"),
         RN_FLAG_RANGE("--threads", &c.threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
+        RN_FLAG_STR("--init", &c.init, "authors (default: every conv N(0, 0.001)) | he: backbone convs He-normal, as pretrained weights' scale (nn/params.h)"),
         RN_FLAG_BOOL("--no-fold", &c.no_fold, "infer: the unfused eval forward (default: BN folded, fused convs)"),
         RN_FLAG_BOOL("--convs", &c.convs, "print each conv's shape and the implementation chosen (stderr)"),
         RN_FLAG_BOOL("--plan-only", &c.plan_only, "print the model's memory plan (plan_mb) and run nothing"),
@@ -266,8 +269,10 @@ int rn_cmd_bench(int argc, char **argv)
                       "   (mpirun -np K rootnet bench ...: data parallel, batch per rank)";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
-    if ((strcmp(c.mode, "train") && strcmp(c.mode, "infer")) || c.iters < 1 || c.warmup < 0 || c.b < 1) {
-        fprintf(stderr, "rootnet bench: --mode must be train or infer, --iters >= 1, --warmup >= 0, --batch >= 1\n");
+    if ((strcmp(c.mode, "train") && strcmp(c.mode, "infer")) || c.iters < 1 || c.warmup < 0 || c.b < 1 ||
+        (strcmp(c.init, "authors") && strcmp(c.init, "he"))) {
+        fprintf(stderr, "rootnet bench: --mode must be train or infer, --init authors or he, --iters >= 1, --warmup >= 0, "
+                        "--batch >= 1\n");
         rn_args_usage(stderr, "bench", syn, flags);
         return RN_EXIT_USAGE;
     }

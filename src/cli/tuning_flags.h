@@ -21,12 +21,14 @@ void rn_cli_precision_help(char *buf, size_t len);
 #define RN_TUNING_FLAGS(tf, precision_help)                                                                    \
     RN_FLAG_STR("--device", &(tf)->device, "cpu (default) | ref: the compute device (nn/device.h)"),          \
         RN_FLAG_STR("--precision", &(tf)->precision, (precision_help)),                                       \
-        RN_FLAG_STR("--loss-scale", &(tf)->loss_scale, "N (static) | dynamic (default: none; a dynamic one for a precision that needs it)"), \
+        RN_FLAG_STR("--loss-scale", &(tf)->loss_scale, "N (static) | dynamic[:INIT[:WINDOW]] (default: none; a dynamic one for a precision that needs it)"), \
         RN_FLAG_STR("--profile", &(tf)->profile, "write a Chrome-trace JSON here and print a per-layer table"), \
         RN_FLAG_STR("--autotune", &(tf)->autotune, "conv algorithm cache file: time per shape once, reuse"),  \
         RN_FLAG_STR("--lr-scale", &(tf)->lr_scale, "none (default) | linear: lr x global batch / 32"),        \
         RN_FLAG_BOOL("--bind-cores", &(tf)->bind_cores, "pin compute thread i to the i-th allowed core"),       \
         RN_FLAG_BOOL("--graph", &(tf)->graph, "each training step and inference batch as one captured device graph (cuda; off by default: unmeasured on a GPU)"), \
-        RN_FLAG_BOOL("--no-prefetch", &(tf)->no_prefetch, "the next batch uploaded beside each step (cuda, from pinned memory; one batch of inputs more device memory): off")
+        RN_FLAG_BOOL("--no-prefetch", &(tf)->no_prefetch, "the next batch uploaded beside each step (cuda, from pinned memory; one batch of inputs more device memory): off"), \
+        RN_FLAG_BOOL("--cudnn-benchmark", &(tf)->cudnn_benchmark, "cuda: each conv's fastest measured algorithm, deterministic or not (PyTorch's cudnn.benchmark); breaks bit-identical resume"), \
+        RN_FLAG_RANGE("--workspace-mb", &(tf)->workspace_mb, 0, 1048576, "cuda: cap on cuDNN's workspace in MiB (1024)")
 
 #endif

@@ -11,7 +11,8 @@
  *   rn_cuda_kernels(&d->k, ...); rn_cuda_launched(d, "bn_sums");  // after every launcher
  *
  * Ops return nothing, so a failing call inside an op aborts with one line
- * ("rootnet: CUDA error at file:line: call: status"); calls that can fail for
+ * ("rootnet: CUDA error at file:line: call: status"), except inside a graph capture,
+ * where it is recorded and fails graph_end (the model then runs without graphs); calls that can fail for
  * a reason the caller can act on (create, conv_create) return it in an rn_err.
  * Kernels run asynchronously: a kernel's fault surfaces at the next call that
  * waits; with RN_CUDA_SYNC=1 every op waits for its own work, so the first
@@ -62,6 +63,9 @@ typedef struct rn_cuda_device {
     size_t mx_bytes, my_bytes; /* type, grown by conv_create */
     void *dw;                 /* a backward-filter result before it is added into the gradient (one for every conv: */
     size_t dw_bytes;          /* on the one stream each is added before the next is formed), grown by conv_create */
+    int graphs;               /* instantiated graphs alive (graph_end .. graph_destroy) */
+    void **retired;           /* shared buffers replaced while a graph lived: a graph may still read them, */
+    size_t nretired, cap_retired; /* so they are freed once no graph lives (rn_cuda_release) */
     rn_cuda_alloc *allocs;    /* every cudaMalloc held, for mem_peak */
     size_t nallocs, cap_allocs, held, peak;
     rn_cuda_algos *algos;     /* measured choices, one per conv shape */
@@ -70,6 +74,8 @@ typedef struct rn_cuda_device {
     int tf32;                 /* RN_CUDA_TF32=1: fp32 convs may use TF32 tensor cores */
     int find;                 /* RN_CUDA_FIND=1: conv algorithms by measurement (cudnnFind*), not cuDNN's
                                  heuristics: faster, but another process may measure another choice */
+    int benchmark;            /* RN_CUDA_BENCHMARK=1 (--cudnn-benchmark): measured, and the fastest algorithm
+                                 chosen deterministic or not (PyTorch's cudnn.benchmark): no bit-identical resume */
 
     int sync_each;            /* RN_CUDA_SYNC=1: every op waits for its work (names the failing op) */
     int verbose;              /* RN_CUDA_VERBOSE: 1 the GPU and libraries, 2 also each conv's algorithms */
@@ -86,6 +92,16 @@ int rn_cudnn_ok_at(cudnnStatus_t s, const char *call, const char *file, int line
 #define RN_CUDA_OK(call, err) rn_cuda_ok_at((call), #call, __FILE__, __LINE__, (err))
 #define RN_CUDNN_OK(call, err) rn_cudnn_ok_at((call), #call, __FILE__, __LINE__, (err))
 
+/* A graph capture on the calling thread (cuda_device.c's graph_begin .. graph_end; the capture mode is
+ * CUDA's thread-local one, and the checks take no device, so the record is the thread's): between start
+ * and stop a failing check above (RN_CUDA_CHECK, RN_CUDNN_CHECK, rn_cuda_launched) does not abort but
+ * records its line, and stop returns the first one (-1 with err; 0 when none failed). capture_fail records
+ * a failure of the device's own (a buffer that would have to grow inside the capture). */
+void rn_cuda_capture_start(void);
+int rn_cuda_capture_stop(rn_err *err);
+int rn_cuda_capturing(void);
+void rn_cuda_capture_fail(const char *what);
+
 /* After a kernel launcher: checks the launch (and with sync_each the work), naming op. */
 void rn_cuda_launched_at(rn_cuda_device *d, const char *op, const char *file, int line);
 #define rn_cuda_launched(d, op) rn_cuda_launched_at((d), (op), __FILE__, __LINE__)
@@ -95,6 +111,12 @@ rn_cuda_device *rn_cuda(rn_device *dev);
 /* Device memory counted in mem_peak: NULL when out of memory. */
 void *rn_cuda_malloc(rn_cuda_device *d, size_t bytes);
 void rn_cuda_free(rn_cuda_device *d, void *p);
+/* A shared buffer (workspace, staging, a conv's shared ones) being replaced: freed now when no graph
+ * lives, else kept until the last graph is destroyed (rn_cuda_graphs_add), so that no graph is left
+ * on freed memory. */
+void rn_cuda_release(rn_cuda_device *d, void *p);
+/* The live graph count changed by delta (+1 instantiated, -1 destroyed); at 0 the retired buffers go. */
+void rn_cuda_graphs_add(rn_cuda_device *d, int delta);
 
 /* cuda_conv.c: the conv ops of the table. */
 int rn_cuda_conv_create(rn_device *dev, rn_conv **out, const rn_conv_shape *s, rn_err *err);

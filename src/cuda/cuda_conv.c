@@ -152,23 +152,27 @@ static int find(rn_cuda_device *d, cuda_conv *c, int dir, cand r[8], rn_err *err
 static const char *algo_name(int dir, int algo);
 
 /* RN_CUDA_VERBOSE=2: one line per conv shape and direction: cuDNN's candidates in its order, each with
- * its workspace and why it was passed over, and the one chosen (what the device check reads). */
+ * its measured time (RN_CUDA_FIND or RN_CUDA_BENCHMARK; "-" from the heuristics), workspace and why it
+ * was passed over, and the one chosen with its time and workspace (what tools/device_summary.py reads). */
 static void log_choice(const rn_cuda_device *d, const cuda_conv *c, int dir, const cand *r, int n)
 {
     const rn_conv_shape *s = &c->base.s;
     static const char *TYPE[] = {"fp32", "bf16", "fp16"};
-    fprintf(stderr, "rootnet: device %s: algos %s%dx%d/%d %d->%d at %dx%d b%d %s %s: chose %s;", d->name,
-            s->transposed ? "deconv " : "", s->kh, s->kw, s->sh, s->ic, s->oc, s->ih, s->iw, s->n,
-            TYPE[c->ct < 3 ? c->ct : 0], DIR_NAME[dir], algo_name(dir, c->a.algo[dir]));
+    fprintf(stderr, "rootnet: device %s: algos %s%dx%d/%d %d->%d at %dx%d b%d %s %s: chose %s %.3fms %zuMiB%s;",
+            d->name, s->transposed ? "deconv " : "", s->kh, s->kw, s->sh, s->ic, s->oc, s->ih, s->iw, s->n,
+            TYPE[c->ct < 3 ? c->ct : 0], DIR_NAME[dir], algo_name(dir, c->a.algo[dir]),
+            d->find ? (double)c->a.ms[dir] : -1.0, c->a.mem[dir] >> 20, d->benchmark ? " (benchmark)" : "");
     for (int i = 0; i < n; i++)
-        fprintf(stderr, " %s %zuMiB%s%s%s", algo_name(dir, r[i].algo), r[i].mem >> 20,
+        fprintf(stderr, " %s %.3fms %zuMiB%s%s%s", algo_name(dir, r[i].algo), d->find ? (double)r[i].ms : -1.0,
+                r[i].mem >> 20,
                 r[i].status != CUDNN_STATUS_SUCCESS ? " (fails)" : "",
                 r[i].det != CUDNN_DETERMINISTIC ? " (nondet)" : "", r[i].mem > d->ws_cap ? " (over cap)" : "");
     fputc('\n', stderr);
 }
 
 /* Measures direction dir of c into c->a: the fastest deterministic algorithm (a resumed run must end
- * bit-identical); where cuDNN has none for the shape, the fastest at all, said once on stderr. */
+ * bit-identical); where cuDNN has none for the shape, the fastest at all, said once on stderr; in
+ * benchmark mode the fastest at all from the start. */
 static int measure(rn_cuda_device *d, cuda_conv *c, int dir, rn_err *err)
 {
     const rn_conv_shape *s = &c->base.s;
@@ -176,12 +180,12 @@ static int measure(rn_cuda_device *d, cuda_conv *c, int dir, rn_err *err)
     int n = find(d, c, dir, r, err);
     if (n < 0) return -1;
     c->a.algo[dir] = -1;
-    for (int any = 0; any < 2 && c->a.algo[dir] < 0; any++)
+    for (int any = d->benchmark; any < 2 && c->a.algo[dir] < 0; any++)
         for (int i = 0; i < n && c->a.algo[dir] < 0; i++)
             if (usable(d, c->ct, &r[i], any)) {
                 c->a.algo[dir] = r[i].algo, c->a.math[dir] = run_math(d, c->ct, r[i].math), c->a.ms[dir] = r[i].ms;
                 c->a.mem[dir] = r[i].mem;
-                if (any)
+                if (any && !d->benchmark)
                     fprintf(stderr, "rootnet: device %s: no deterministic cuDNN %s algorithm for the %s%dx%d %d->%d conv "
                                     "at %dx%d (batch %d): a non-deterministic one runs (repeated runs may differ)\n",
                             d->name, DIR_NAME[dir], s->transposed ? "transposed " : "", s->kh, s->kw, s->ic, s->oc,
@@ -263,7 +267,7 @@ static int describe(cuda_conv *c, rn_err *err)
 static int grow(rn_cuda_device *d, void **buf, size_t *have, size_t bytes)
 {
     if (*have >= bytes) return 0;
-    rn_cuda_free(d, *buf);
+    rn_cuda_release(d, *buf); /* a graph captured before may still read it */
     *have = 0;
     if (!(*buf = rn_cuda_malloc(d, bytes))) return -1;
     *have = bytes;

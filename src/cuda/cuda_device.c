@@ -8,7 +8,9 @@
  * Loaded at run time as librootnet-cuda.so (nn/device_lib.h): the registry
  * calls create() through rn_cuda_device_lib, the only exported symbol.
  *
- * Environment, read once at create: RN_CUDA_TF32=1 lets fp32 convs use TF32
+ * Environment, read once at create (--cudnn-benchmark and --workspace-mb set the two: train/tuning.h):
+ * RN_CUDA_BENCHMARK=1 measures every conv's algorithms and takes the fastest, deterministic or not
+ * (PyTorch's cudnn.benchmark; a resumed run is then not bit-identical), RN_CUDA_TF32=1 lets fp32 convs use TF32
  * (said on stderr; off by default), RN_CUDA_SYNC=1 waits after every op (the
  * first failing op is named), RN_CUDA_WORKSPACE_MB (default 1024) caps cuDNN's
  * workspace (grown to what the chosen algorithms need), RN_CUDA_VERBOSE=1 prints the GPU and
@@ -102,11 +104,16 @@ static void cuda_zero(rn_device *dev, void *buf, size_t bytes)
     RN_CUDA_CHECK(cudaMemsetAsync(buf, 0, bytes, d->stream));
 }
 
-/* The staging buffer of at least bytes (growing it waits: cudaFree synchronizes). */
+/* The staging buffer of at least bytes (growing it waits: cudaFree synchronizes; inside a graph capture
+ * it cannot grow: the capture fails, and the one buffer is returned for the ops it records, never run). */
 static float *stage(rn_cuda_device *d, size_t bytes)
 {
     if (d->stage_bytes >= bytes) return d->stage;
-    rn_cuda_free(d, d->stage);
+    if (rn_cuda_capturing()) {
+        rn_cuda_capture_fail("the staging buffer's growth (an alloc)");
+        return d->stage;
+    }
+    rn_cuda_release(d, d->stage);
     d->stage = rn_cuda_malloc(d, bytes);
     if (!d->stage) {
         fprintf(stderr, "rootnet: device %s: out of GPU memory for a %zu-byte staging buffer\n", d->name, bytes);
@@ -203,23 +210,29 @@ static int cuda_graph_begin(rn_device *dev, rn_err *err)
 {
     rn_cuda_device *d = rn_cuda(dev);
     if (d->sync_each) return rn_err_set(err, "device %s: RN_CUDA_SYNC=1 waits after every op, so no graphs", d->name);
-    return RN_CUDA_OK(cudaStreamBeginCapture(d->stream, cudaStreamCaptureModeThreadLocal), err) ? 0 : -1;
+    if (!RN_CUDA_OK(cudaStreamBeginCapture(d->stream, cudaStreamCaptureModeThreadLocal), err)) return -1;
+    rn_cuda_capture_start(); /* a failing call inside is recorded, not fatal */
+    return 0;
 }
 
-/* A failed capture leaves the stream out of capture mode and no sticky error. */
+/* A failed capture (a call CUDA forbids inside one, or any failing call of the ops captured: the first one's
+ * line in err) leaves the stream out of capture mode and no sticky error. */
 static int cuda_graph_end(rn_device *dev, void **graph, rn_err *err)
 {
     rn_cuda_device *d = rn_cuda(dev);
     cudaGraph_t g = NULL;
     cudaGraphExec_t ex = NULL;
     *graph = NULL;
-    int ok = RN_CUDA_OK(cudaStreamEndCapture(d->stream, &g), err) && RN_CUDA_OK(cudaGraphInstantiate(&ex, g, 0), err);
+    int inside = rn_cuda_capture_stop(err); /* the first failure inside, before EndCapture's own */
+    int ok = RN_CUDA_OK(cudaStreamEndCapture(d->stream, &g), inside ? &(rn_err){{0}} : err) && !inside &&
+             RN_CUDA_OK(cudaGraphInstantiate(&ex, g, 0), err);
     if (g) (void)cudaGraphDestroy(g);
     if (!ok) {
         (void)cudaGetLastError();
         return -1;
     }
     *graph = ex;
+    rn_cuda_graphs_add(d, 1);
     return 0;
 }
 
@@ -232,8 +245,10 @@ static void cuda_graph_launch(rn_device *dev, void *graph)
 
 static void cuda_graph_destroy(rn_device *dev, void *graph)
 {
-    (void)rn_cuda(dev);
-    if (graph) RN_CUDA_CHECK(cudaGraphExecDestroy((cudaGraphExec_t)graph));
+    rn_cuda_device *d = rn_cuda(dev);
+    if (!graph) return;
+    RN_CUDA_CHECK(cudaGraphExecDestroy((cudaGraphExec_t)graph));
+    rn_cuda_graphs_add(d, -1);
 }
 
 /* ---- the kernel ops (nn/device_ops.inc's KERNEL entries): each runs its launcher of cuda/kernels.h,
@@ -259,6 +274,8 @@ static void cuda_destroy(rn_device *dev)
     if (d->stream) (void)cudaStreamSynchronize(d->stream);
     rn_cuda_comm_destroy(dev); /* before the stream; fine without a communicator */
     rn_cuda_conv_release(d);
+    for (size_t i = 0; i < d->nretired; i++) rn_cuda_free(d, d->retired[i]);
+    free(d->retired);
     rn_cuda_free(d, d->stage);
     rn_cuda_free(d, d->workspace);
     rn_cuda_free(d, d->k.scratch);
@@ -359,7 +376,11 @@ static int cuda_open(rn_cuda_device *d, rn_err *err)
     d->k.scratch = rn_cuda_malloc(d, d->k.scratch_bytes);
     if (!d->k.scratch) return rn_err_set(err, "device %s: out of GPU memory for the kernels' scratch", d->name);
     d->tf32 = env_long("RN_CUDA_TF32", 0) == 1;
-    d->find = env_long("RN_CUDA_FIND", 0) == 1;
+    d->benchmark = env_long("RN_CUDA_BENCHMARK", 0) == 1;
+    d->find = env_long("RN_CUDA_FIND", 0) == 1 || d->benchmark;
+    if (d->benchmark)
+        fprintf(stderr, "rootnet: device %s: cuDNN benchmark mode (--cudnn-benchmark): each conv's fastest measured "
+                        "algorithm, deterministic or not: repeated and resumed runs may differ\n", d->name);
 
     d->sync_each = env_long("RN_CUDA_SYNC", 0) == 1;
     d->verbose = (int)env_long("RN_CUDA_VERBOSE", 0);

@@ -32,6 +32,31 @@ void *rn_cuda_malloc(rn_cuda_device *d, size_t bytes)
     return p;
 }
 
+void rn_cuda_release(rn_cuda_device *d, void *p)
+{
+    if (!p) return;
+    if (!d->graphs) {
+        rn_cuda_free(d, p);
+        return;
+    }
+    if (d->nretired == d->cap_retired) {
+        d->cap_retired = d->cap_retired ? 2 * d->cap_retired : 16;
+        void **r = realloc(d->retired, d->cap_retired * sizeof *r);
+        RN_ASSERT(r);
+        d->retired = r;
+    }
+    d->retired[d->nretired++] = p;
+}
+
+void rn_cuda_graphs_add(rn_cuda_device *d, int delta)
+{
+    d->graphs += delta;
+    RN_ASSERT(d->graphs >= 0);
+    if (d->graphs) return;
+    for (size_t i = 0; i < d->nretired; i++) rn_cuda_free(d, d->retired[i]);
+    d->nretired = 0;
+}
+
 void rn_cuda_free(rn_cuda_device *d, void *p)
 {
     if (!p) return;

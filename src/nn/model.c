@@ -203,7 +203,7 @@ static int model_plan(rn_model *m, rn_params *p, int N, int H, int W, const rn_m
     plan pl = {.dev = m->dev, .act = m->opts.act, .last = rn_t_last(m)};
     rn_plan_all(m, &pl);
     m->bufs = pl.b, m->nbufs = pl.n;
-    m->arena_bytes = rn_plan_place(m->bufs, m->nbufs);
+    m->arena_bytes = o->no_reuse ? rn_plan_place_apart(m->bufs, m->nbufs) : rn_plan_place(m->bufs, m->nbufs);
     rn_plan_check(m->bufs, m->nbufs, m->arena_bytes);
     m->mem = rn_plan_mem(m->bufs, m->nbufs, m->arena_bytes, pl.last);
     m->mem.params = params_bytes(p);
@@ -491,6 +491,7 @@ void rn_model_run_graph(rn_model *m, rn_model_graph *gr, const double key[2], vo
     if ((!gr->g || gr->key[0] != key[0] || gr->key[1] != key[1]) && graph_capture(m, gr, key, ops, ctx, &err)) {
         fprintf(stderr, "rootnet: device %s: graph capture failed, running without graphs: %s\n", DEV(m)->name,
                 err.msg);
+        m->step_graph[0].failed = m->step_graph[1].failed = m->fwd_graph.failed = 1; /* one line, no retry */
         gr->failed = 1;
         ops(m, ctx);
         return;

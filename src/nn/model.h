@@ -89,6 +89,8 @@ typedef struct rn_model_opts {
     int graph;          /* 1: where the device has graphs (nn/device_ops.inc: graph_begin), a training step
                            (train/step.c) and an inference model's forward run as one captured graph,
                            replayed from the second run on (rn_model_run_graph) */
+    int no_reuse;       /* diagnostics (bench/fp16_trace.c): no two planned buffers share memory, so after a step
+                           each holds the last value written to it (the arena is the plan without reuse) */
     int poison;         /* tests: backward fills with NaN every planned buffer it has finished with, and
                            each of its gradient buffers as it comes to life (checks the plan's lifetimes) */
 

@@ -44,6 +44,8 @@ void rn_plan_life(plan *pl, int t0, int t1);
 void rn_plan_all(rn_model *m, plan *pl);
 /* Offsets (largest first, each at the lowest offset clear of those live with it); the arena's size. */
 size_t rn_plan_place(rn_model_buf *b, int n);
+/* opts.no_reuse: one after another, no sharing. */
+size_t rn_plan_place_apart(rn_model_buf *b, int n);
 /* Asserts the plan's invariant: inside the arena, no two buffers live at one time overlapping. */
 void rn_plan_check(const rn_model_buf *b, int n, size_t arena);
 rn_model_mem rn_plan_mem(const rn_model_buf *b, int n, size_t arena, int last);

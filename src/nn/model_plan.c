@@ -101,6 +101,14 @@ size_t rn_plan_place(rn_model_buf *b, int n)
     return end;
 }
 
+/* opts.no_reuse: b[0 .. n) one after another. Returns the arena's size. */
+size_t rn_plan_place_apart(rn_model_buf *b, int n)
+{
+    size_t end = 0;
+    for (int i = 0; i < n; i++) b[i].off = end, end += b[i].bytes;
+    return end;
+}
+
 /* The plan's invariant: every buffer inside the arena, no two that are live at one time overlapping. */
 void rn_plan_check(const rn_model_buf *b, int n, size_t arena)
 {

@@ -255,6 +255,19 @@ void rn_params_upload(rn_params *p, void *dst, const void *src, size_t bytes)
         memcpy(dst, src, bytes);
 }
 
+void rn_params_init_backbone_he(rn_params *p, rn_rng *rng)
+{
+    for (int i = 0; i < p->n; i++) {
+        const rn_param_entry *e = &p->e[i];
+        if (e->kind != RN_P_CONV || strncmp(e->name, "backbone.", 9) || e->ndim != 4) continue;
+        double sd = sqrt(2.0 / (double)(e->shape[0] * e->shape[2] * e->shape[3]));
+        float *d = rn_xmalloc(e->numel * sizeof *d);
+        for (size_t j = 0; j < e->numel; j++) d[j] = (float)(sd * rn_rng_normal(rng));
+        rn_params_upload(p, rn_params_data(p, i), d, e->numel * sizeof *d);
+        free(d);
+    }
+}
+
 void rn_params_init(rn_params *p, rn_rng *rng)
 {
     for (int i = 0; i < p->n; i++) {

@@ -101,6 +101,12 @@ void rn_params_host_copy(rn_params *dst, const rn_params *p, int moments);
 /* The authors' init: N(0, 0.001) for every conv/deconv/head weight, head
  * biases 0, BN weight 1 and bias 0, running mean 0 and var 1, counters 0. */
 void rn_params_init(rn_params *p, rn_rng *rng);
+/* After rn_params_init: every backbone conv weight ("backbone.*") drawn again He-normal over its fan-out
+ * (N(0, 2 / (out channels x kh x kw)), torchvision's ResNet init), the scale of the ImageNet weights the
+ * authors start from; the head keeps the authors' N(0, 0.001). For benchmarks of realistic gradients
+ * (rootnet bench --init he, bench/fp16_trace.c): with N(0, 0.001) everywhere BN amplifies the tiny conv
+ * outputs' gradients, which fp16 cannot hold after the first update. */
+void rn_params_init_backbone_he(rn_params *p, rn_rng *rng);
 /* Index of the entry with this exact name, or -1. */
 int rn_params_find(const rn_params *p, const char *name);
 /* The entry's storage (param, stats: arena memory, see Memory); NULL for RN_P_BN_NBT. */

@@ -19,17 +19,46 @@ rn_loss_scaler rn_loss_scaler_dynamic(void)
                             .window = DYN_WINDOW};
 }
 
+/* A positive finite float at *s, ending at a ':' or the string's end: 0, or -1. */
+static int parse_scale(const char *s, const char **rest, double *v)
+{
+    char *end = NULL;
+    *v = strtod(s, &end);
+    *rest = end;
+    return end == s || (*end && *end != ':') || !(*v > 0) || !isfinite(*v) || *v > 3.0e38 ? -1 : 0;
+}
+
+/* "dynamic[:INIT[:WINDOW]]" after "dynamic" (at s): 0, or -1. */
+static int parse_dynamic(const char *s, rn_loss_scaler *out)
+{
+    *out = rn_loss_scaler_dynamic();
+    if (!*s) return 0;
+    double v;
+    if (*s++ != ':' || parse_scale(s, &s, &v)) return -1;
+    out->scale = (float)v;
+    out->max_scale = fmaxf(out->max_scale, out->scale);
+    if (!*s) return 0;
+    char *end = NULL;
+    long w = strtol(s + 1, &end, 10);
+    if (end == s + 1 || *end || w < 1) return -1;
+    out->window = w;
+    return 0;
+}
+
 int rn_loss_scale_parse(const char *s, rn_loss_scaler *out, rn_err *err)
 {
-    if (s && !strcmp(s, "dynamic")) {
-        *out = rn_loss_scaler_dynamic();
-        return 0;
+    double v = 0;
+    const char *rest = "";
+    int bad = !s;
+    if (!bad && !strncmp(s, "dynamic", 7)) {
+        bad = parse_dynamic(s + 7, out);
+    } else if (!bad) {
+        bad = parse_scale(s, &rest, &v) || *rest;
+        if (!bad) *out = rn_loss_scaler_static((float)v);
     }
-    char *end = NULL;
-    double v = s ? strtod(s, &end) : 0.0;
-    if (!s || end == s || *end || !(v > 0) || !isfinite(v) || v > 3.0e38)
-        return rn_err_set(err, "loss scale '%s': expected 'dynamic' or a positive number", s ? s : "(null)");
-    *out = rn_loss_scaler_static((float)v);
+    if (bad)
+        return rn_err_set(err, "loss scale '%s': expected 'dynamic' or a positive number (dynamic:INIT:WINDOW: "
+                          "the dynamic scale's start and its clean steps before doubling)", s ? s : "(null)");
     return 0;
 }
 
@@ -52,6 +81,15 @@ int rn_loss_scaler_update(rn_loss_scaler *s, int finite)
         s->scale = fminf(s->scale * 2.0f, s->max_scale);
         s->clean = 0;
     }
+    return 1;
+}
+
+int rn_loss_scaler_resume(rn_loss_scaler *s, const rn_loss_scaler *saved)
+{
+    s->steps = saved->steps, s->skipped = saved->skipped, s->last_skipped = saved->last_skipped;
+    if (!s->dynamic || !saved->dynamic) return 0;
+    s->scale = fminf(fmaxf(saved->scale, s->min_scale), s->max_scale);
+    s->clean = saved->clean < s->window ? saved->clean : 0;
     return 1;
 }
 

@@ -16,7 +16,7 @@
  * says every gradient was finite. The host reads the flag with the loss
  * (train/step.c), so the check costs no wait.
  *
- * Dynamic: start at 2^16; an overflow halves the scale (not below min) and
+ * Dynamic: start at 2^16 (or INIT); an overflow halves the scale (not below min) and
  * skips the step; `window` consecutive clean steps double it (not above
  * max). Static: the scale never changes; an overflow still skips the step.
  * A scale of 1 with a static scaler skips phase 1's multiply but still checks.
@@ -42,7 +42,8 @@ typedef struct rn_loss_scaler {
 
 rn_loss_scaler rn_loss_scaler_static(float scale);
 rn_loss_scaler rn_loss_scaler_dynamic(void);
-/* "dynamic" or a positive finite number ("128", "65536"); else -1, one line. */
+/* "dynamic", "dynamic:INIT" or "dynamic:INIT:WINDOW" (PyTorch GradScaler's init_scale and growth_interval;
+ * an INIT above 2^24 raises the maximum to it), or a positive finite number ("128", "65536"); else -1, one line. */
 int rn_loss_scale_parse(const char *s, rn_loss_scaler *out, rn_err *err);
 
 /* Phase 1: grad *= inv_scale (skipped when inv_scale == 1); *finite (dev's memory) = 1 if every
@@ -50,6 +51,10 @@ int rn_loss_scale_parse(const char *s, rn_loss_scaler *out, rn_err *err);
 void rn_grad_unscale_check(rn_device *dev, float *grad /* (n) */, size_t n, float inv_scale, int *finite);
 /* Records one step's outcome and updates the scale; returns finite. */
 int rn_loss_scaler_update(rn_loss_scaler *s, int finite);
+/* A resumed run (train/snapshot.h keeps the scaler): the counts (steps, skipped) from saved; when both
+ * are dynamic also the scale (held to s's bounds) and the clean-step count (a static scale stays the
+ * one configured). Returns 1 when the scale was taken over, 0 otherwise. */
+int rn_loss_scaler_resume(rn_loss_scaler *s, const rn_loss_scaler *saved);
 /* One log line: "loss scale S (dynamic), skipped K of N steps". */
 void rn_loss_scaler_log(const rn_loss_scaler *s, FILE *f);
 

@@ -21,15 +21,21 @@
  * graph_begin and graph_end each op is recorded with its arguments, not run
  * (the structs behind shape and Adam pointers copied, as a CUDA launcher reads
  * them when it is issued); graph_launch runs the record again. A waiting call,
- * an alloc or free, or a pageable upload inside a capture fails graph_end with
- * one line. So a step replayed from a graph gives ref's numbers only if
+ * an alloc or free, a conv created or destroyed, pinned memory or events made
+ * or freed, or a pageable upload inside a capture (each a call CUDA forbids
+ * while a stream is captured) fails graph_end with one line, and the model
+ * runs without graphs. So a step replayed from a graph gives ref's numbers only if
  * everything that changes between steps is in memory, not in an argument
- * (tests/test_device_guard.c).
+ * (tests/test_device_guard.c). A conv or a buffer created while a captured
+ * graph lives stops the process with one line: on a GPU it may grow the
+ * shared buffers (cuDNN's workspace) whose addresses the graph holds, so
+ * every conv and buffer is made before the first capture.
  *
  *   rootnet step --device ref-guard ...     # as --device ref, or a segfault
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -69,6 +75,7 @@ typedef struct guard {
     long allocs;       /* alloc calls so far */
     long launches;     /* graph_launch calls so far */
     ggraph *capture;   /* the graph being captured, or NULL */
+    int graphs;        /* captured graphs alive (graph_end .. graph_destroy) */
 } guard;
 
 /* Every live buffer to prot (PROT_READ | PROT_WRITE inside an op, PROT_NONE outside). */
@@ -290,11 +297,24 @@ static int regions_find(const region *r, int n, const void *p)
     return i;
 }
 
+/* A conv or buffer created while a captured graph lives: the process stops with one line (see the top). */
+static void after_capture(const guard *g, const char *what)
+{
+    if (!g->graphs) return;
+    fprintf(stderr, "rootnet: device ref-guard: %s while %d captured graph%s live%s: on a GPU it may move the "
+            "buffers a graph holds; create every conv and buffer before the first capture\n", what, g->graphs,
+            g->graphs > 1 ? "s" : "", g->graphs > 1 ? "" : "s");
+    abort();
+}
+
 static void *g_alloc(rn_device *dev, size_t bytes)
 {
     guard *g = (guard *)dev;
     g->allocs++;
-    if (g->capture) capture_fail(g->capture, "an alloc");
+    if (g->capture)
+        capture_fail(g->capture, "an alloc");
+    else
+        after_capture(g, "an alloc");
     void *p = map_pages(&bytes);
     if (!p) return NULL;
     regions_add(&g->r, &g->n, &g->cap, (region){p, bytes});
@@ -311,12 +331,30 @@ static void g_free(rn_device *dev, void *buf)
     g->r[i] = g->r[--g->n];
 }
 
+static int g_conv_create(rn_device *dev, rn_conv **out, const rn_conv_shape *s, rn_err *err)
+{
+    guard *g = (guard *)dev;
+    if (g->capture)
+        capture_fail(g->capture, "a conv_create");
+    else
+        after_capture(g, "a conv_create");
+    return g->ref->ops->conv_create(g->ref, out, s, err);
+}
+
+static void g_conv_destroy(rn_device *dev, rn_conv *c)
+{
+    guard *g = (guard *)dev;
+    if (g->capture) capture_fail(g->capture, "a conv_destroy");
+    g->ref->ops->conv_destroy(g->ref, c);
+}
+
 /* ---- pinned host memory ---- */
 
 static void *g_host_alloc(rn_device *dev, size_t bytes)
 {
     guard *g = (guard *)dev;
     void *p = NULL;
+    if (g->capture) capture_fail(g->capture, "a host_alloc");
     if (posix_memalign(&p, 64, bytes ? bytes : 64)) return NULL;
     regions_add(&g->pin, &g->npin, &g->cappin, (region){p, bytes});
     return p;
@@ -326,6 +364,7 @@ static void g_host_free(rn_device *dev, void *buf)
 {
     guard *g = (guard *)dev;
     if (!buf) return;
+    if (g->capture) capture_fail(g->capture, "a host_free");
     int i = regions_find(g->pin, g->npin, buf);
     free(buf);
     g->pin[i] = g->pin[--g->npin];
@@ -364,13 +403,13 @@ static void g_destroy(rn_device *dev)
  * the time the work before it finished, as a GPU's event would record it. */
 static void *g_events_create(rn_device *dev, int n)
 {
-    (void)dev;
+    if (capturing(dev)) capture_fail(capturing(dev), "an events_create");
     return n > 0 ? rn_xcalloc((size_t)n, sizeof(double)) : NULL;
 }
 
 static void g_events_destroy(rn_device *dev, void *ev)
 {
-    (void)dev;
+    if (capturing(dev)) capture_fail(capturing(dev), "an events_destroy");
     free(ev);
 }
 
@@ -409,6 +448,7 @@ static int g_graph_end(rn_device *dev, void **graph, rn_err *err)
         return -1;
     }
     *graph = gr;
+    g->graphs++;
     return 0;
 }
 
@@ -426,7 +466,7 @@ static void g_graph_launch(rn_device *dev, void *graph)
 
 static void g_graph_destroy(rn_device *dev, void *graph)
 {
-    (void)dev;
+    if (graph) ((guard *)dev)->graphs--;
     graph_free(graph);
 }
 
@@ -452,6 +492,8 @@ static rn_device_ops guard_ops(const rn_device_ops *ref)
     o.graph_end = g_graph_end;
     o.graph_launch = g_graph_launch;
     o.graph_destroy = g_graph_destroy;
+    o.conv_create = g_conv_create;
+    o.conv_destroy = g_conv_destroy;
     return o;
 }
 

@@ -58,13 +58,15 @@ static const key_def KEYS[] = {
     {{"--dist-timeout", RN_TK_F64, "under mpirun: end the job when a collective takes longer, seconds (300)"}, F(dist_timeout)},
     {{"--device", RN_TK_STR, "cpu (default) | ref: the compute device of training and evaluation"}, F(device)},
     {{"--precision", RN_TK_STR, "fp32 (default) | bf16 (convs in bf16) | bf16-o2 (+ bf16 activations) | fp16"}, F(precision)},
-    {{"--loss-scale", RN_TK_STR, "N (static) | dynamic (default: none; fp16: dynamic)"}, F(loss_scale)},
+    {{"--loss-scale", RN_TK_STR, "N (static) | dynamic[:INIT[:WINDOW]] (default: none; fp16: dynamic)"}, F(loss_scale)},
     {{"--profile", RN_TK_STR, "write a Chrome-trace JSON here and print a per-layer table (rank 0)"}, F(profile)},
     {{"--autotune", RN_TK_STR, "conv algorithm cache file: time per shape once, reuse"}, F(autotune)},
     {{"--lr-scale", RN_TK_STR, "none (default) | linear: lr x global batch / 32 (batch x ranks)"}, F(lr_scale)},
     {{"--bind-cores", RN_TK_BOOL, "pin compute thread i to the i-th allowed core"}, F(bind_cores)},
     {{"--graph", RN_TK_BOOL, "each training step and inference batch as one captured device graph (cuda; off by default: unmeasured on a GPU)"}, F(graph)},
     {{"--no-prefetch", RN_TK_BOOL, "the next batch uploaded beside each step (cuda, from pinned memory; one batch of inputs more device memory): off"}, F(no_prefetch)},
+    {{"--cudnn-benchmark", RN_TK_BOOL, "cuda: each conv's fastest measured algorithm, deterministic or not (PyTorch's cudnn.benchmark); breaks bit-identical resume"}, F(cudnn_benchmark)},
+    {{"--workspace-mb", RN_TK_INT, "cuda: cap on cuDNN's workspace in MiB (1024)"}, F(workspace_mb)},
     {{"--eval-epoch", RN_TK_BOOL, "after each epoch: test on --testset (GT boxes), log the metric, keep snapshot_best"}, F(eval_epoch)},
 };
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))

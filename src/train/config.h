@@ -65,6 +65,8 @@ typedef struct rn_train_cfg {
     int bind_cores;                           /* pin compute thread i to the i-th allowed core */
     int graph;                                /* steps and inference batches as device graphs (nn/model.h) */
     int no_prefetch;                          /* no next batch uploaded beside each step (nn/model.h: prefetch) */
+    int cudnn_benchmark;                      /* cuda: fastest algorithms, deterministic or not (train/tuning.h) */
+    int workspace_mb;                         /* cuda: cuDNN workspace cap in MiB, 0: the device's default */
     int eval_epoch;                           /* evaluate testset after each epoch, keep the best */
 } rn_train_cfg;
 

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -82,7 +83,13 @@ static int export_state(rn_tensors *ts, const rn_params *p, const rn_train_state
         rn_tensors_add(ts, "train.lr", RN_F64, 0, NULL, &st->lr, err) ||
         rn_tensors_add(ts, "train.loss", RN_F32, 1, &n, st->loss, err))
         return -1;
-    return 0;
+    if (!st->have_scaler) return 0;
+    const rn_loss_scaler *ls = &st->scaler;
+    int64_t six = 6, sc[6] = {ls->dynamic, ls->window, ls->clean, ls->steps, ls->skipped, ls->last_skipped};
+    return rn_tensors_add(ts, "train.loss_scale", RN_F32, 0, NULL, &ls->scale, err) ||
+                   rn_tensors_add(ts, "train.loss_scale_state", RN_I64, 1, &six, sc, err)
+               ? -1
+               : 0;
 }
 
 typedef struct hook_ctx {
@@ -162,6 +169,30 @@ static int load_moment(rn_params *p, float *buf, const rn_tensors *ts, const cha
     return 0;
 }
 
+/* The loss scaler's state where the snapshot holds it (have_scaler 0 where not: an older snapshot). */
+static int load_scaler(rn_train_state *st, const rn_tensors *ts, const char *path, rn_err *err)
+{
+    const rn_tensor *sc = rn_tensors_find(ts, "train.loss_scale"), *t = rn_tensors_find(ts, "train.loss_scale_state");
+    st->have_scaler = 0;
+    if (!sc && !t) return 0;
+    if (!sc || sc->dtype != RN_F32 || rn_tensor_numel(sc) != 1)
+        return rn_err_set(err, "%s: train.loss_scale is not an F32 scalar", path);
+    if (!t || t->dtype != RN_I64 || rn_tensor_numel(t) != 6)
+        return rn_err_set(err, "%s: train.loss_scale_state is not I64[6]", path);
+    int64_t v[6];
+    memcpy(v, t->data, sizeof v);
+    rn_loss_scaler *ls = &st->scaler;
+    *ls = v[0] ? rn_loss_scaler_dynamic() : rn_loss_scaler_static(1.0f);
+    memcpy(&ls->scale, sc->data, sizeof ls->scale);
+    ls->window = (long)v[1], ls->clean = (long)v[2], ls->steps = (long)v[3], ls->skipped = (long)v[4];
+    ls->last_skipped = v[5] != 0;
+    if (!(ls->scale > 0) || !isfinite(ls->scale) || v[2] < 0 || v[3] < 0 || v[4] < 0 || v[4] > v[3])
+        return rn_err_set(err, "%s: train.loss_scale holds an impossible state (scale %g, %lld of %lld steps skipped)",
+                          path, (double)ls->scale, (long long)v[4], (long long)v[3]);
+    st->have_scaler = 1;
+    return 0;
+}
+
 static int load_state(rn_train_state *st, const rn_tensors *ts, const char *path, rn_err *err)
 {
     int64_t ep = 0, le = 0, lb = 0;
@@ -181,7 +212,7 @@ static int load_state(rn_train_state *st, const rn_tensors *ts, const char *path
     memcpy(&st->lr, lr->data, 8);
     memcpy(st->loss, loss->data, loss->nbytes);
     st->epoch = (int)ep, st->loader_epoch = (int)le, st->loader_batch = (int)lb;
-    return 0;
+    return load_scaler(st, ts, path, err);
 }
 
 int rn_snapshot_load(const char *path, int depth, rn_params *p, rn_train_state *st, rn_err *err)

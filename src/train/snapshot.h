@@ -15,7 +15,10 @@
  * "train.loader_batch" (I64, the loader position of the next batch),
  * "train.iter" (I64, iterations done), "train.rng" (I64[4], the trainer's RNG
  * state), "train.lr" (F64), "train.loss" (F32[iter], the loss of every
- * iteration). Metadata: "format" = "rootnet-snapshot-1", "backbone",
+ * iteration); with a loss scaler (have_scaler) "train.loss_scale" (F32, the
+ * scale) and "train.loss_scale_state" (I64[6]: dynamic, window, clean steps,
+ * steps, skipped steps, last step skipped), optional: a snapshot without them
+ * (older, or a run without scaling) loads with have_scaler 0. Metadata: "format" = "rootnet-snapshot-1", "backbone",
  * "config" (key = value lines, as a config file), "checksum" (64-bit hash of
  * every tensor's name, dtype, shape and bytes, hex).
  *
@@ -36,6 +39,7 @@
 #include "core/status.h"
 #include "io/tensors.h"
 #include "nn/params.h"
+#include "optim/loss_scale.h"
 
 typedef struct rn_train_state {
     int epoch;             /* epoch of the snapshot (train.epoch) */
@@ -45,6 +49,8 @@ typedef struct rn_train_state {
     int64_t adam_step;
     double lr;
     rn_rng rng;
+    int have_scaler;       /* a loss scaler was in use (saved), or the snapshot holds one (loaded) */
+    rn_loss_scaler scaler; /* its state: rn_loss_scaler_resume takes it over */
     float *loss;           /* (cap) loss of iteration i at loss[i], i < iter */
     int64_t cap;
 } rn_train_state;

@@ -17,7 +17,9 @@ int rn_train_tuning_setup(rn_train_tuning *tt, const rn_train_cfg *c, int rank, 
                          .lr_scale = c->lr_scale,
                          .bind_cores = c->bind_cores,
                          .graph = c->graph,
-                         .no_prefetch = c->no_prefetch};
+                         .no_prefetch = c->no_prefetch,
+                         .cudnn_benchmark = c->cudnn_benchmark,
+                         .workspace_mb = c->workspace_mb};
     if (rn_tuning_setup(&tt->t, &f, rn_train_cfg_threads(c), err)) {
         rn_tuning_free(&tt->t);
         return -1;

@@ -257,6 +257,13 @@ static int assemble(trainer *t, rn_err *err)
     t->have_rig = 1;
     if (t->pinned) t->rig.ctl.next = (rn_step_next){fetch_next, t}; /* the next batch beside each step */
     t->rig.opt.step = t->st.adam_step;
+    rn_loss_scaler *ls = t->rig.ctl.scaler;
+    if (ls && t->st.have_scaler && rn_loss_scaler_resume(ls, &t->st.scaler)) {
+        char line[160];
+        snprintf(line, sizeof line, "resumed loss scale %g (%ld clean steps, %ld of %ld steps skipped)",
+                 (double)ls->scale, ls->clean, ls->skipped, ls->steps);
+        emit(t, line);
+    }
     return 0;
 }
 
@@ -298,6 +305,8 @@ static int save_snapshot(trainer *t, int epoch, int next_epoch, int next_batch, 
     rn_snapshot_path(path, sizeof path, t->dir_snap, next_batch ? next_epoch : epoch, batch_in_name);
     t->st.epoch = epoch, t->st.loader_epoch = next_epoch, t->st.loader_batch = next_batch;
     t->st.adam_step = t->rig.opt.step;
+    t->st.have_scaler = t->rig.ctl.scaler != NULL; /* the scaler's state, resumed by assemble() */
+    if (t->st.have_scaler) t->st.scaler = *t->rig.ctl.scaler;
     rn_snapshot_hook hook = {NULL, NULL};
     if (++t->snapshots_written == t->cfg->kill_in_snapshot) hook.fn = kill_hook;
     span(t, "snapshot", 1);

@@ -1,5 +1,7 @@
 #include "train/tuning.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/affinity.h"
@@ -28,6 +30,18 @@ static int scaler_setup(rn_tuning *t, const char *loss_scale, rn_err *err)
     return 0;
 }
 
+/* The cuda device reads its conv settings from the environment when it opens (src/cuda/cuda_device.c:
+ * RN_CUDA_BENCHMARK, RN_CUDA_WORKSPACE_MB): the flags set them for this process before it opens. */
+static void device_env(const rn_tuning_flags *f)
+{
+    char mb[32];
+    if (f->cudnn_benchmark) setenv("RN_CUDA_BENCHMARK", "1", 1);
+    if (f->workspace_mb > 0) {
+        snprintf(mb, sizeof mb, "%ld", f->workspace_mb);
+        setenv("RN_CUDA_WORKSPACE_MB", mb, 1);
+    }
+}
+
 int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err *err)
 {
     memset(t, 0, sizeof *t);
@@ -35,6 +49,7 @@ int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err 
     if (rn_precision_parse(f->precision, RN_PREC_ALL, &id, err)) return -1;
     t->policy = rn_policy_get(id);
     t->device = f->device ? f->device : rn_device_default();
+    device_env(f);
     if (rn_device_create(&t->dev, t->device, threads, err)) return -1;
     if (rn_policy_check(t->policy, t->dev, err) || scaler_setup(t, f->loss_scale, err)) return -1;
     rn_policy_say_emulated(t->policy, t->device);

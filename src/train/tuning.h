@@ -45,6 +45,9 @@ typedef struct rn_tuning_flags {
     int bind_cores;
     int graph;              /* 1: the models' opts.graph (nn/model.h) */
     int no_prefetch;        /* 1: no opts.prefetch (nn/model.h), which is on otherwise */
+    int cudnn_benchmark;    /* 1: cuda: each conv's fastest measured algorithm, deterministic or not (as PyTorch's
+                               cudnn.benchmark): faster, but a resumed run is no longer bit-identical */
+    long workspace_mb;      /* > 0: cuda: cap on cuDNN's workspace, MiB (default 1024) */
 } rn_tuning_flags;
 
 typedef struct rn_tuning {
