@@ -5,7 +5,7 @@
 bench.jsonl: one JSON row per benchmark, rootnet's (`rootnet bench` plus "impl": "rootnet" and the
 precision asked for) and PyTorch's (tools/bench_torch.py: "impl": "pytorch", "setting"). Prints the
 table of rootnet against PyTorch eager and torch.compile with the ratios, the issue's must-shows as
-met / NOT met / not measured, the fp16 steps, and from each log of `rootnet bench --profile --convs`
+PASS / FAIL / not run, the fp16 steps, and from each log of `rootnet bench --profile --convs`
 the slowest conv layers with the cuDNN algorithm of each direction. From each --algos log (RN_CUDA_VERBOSE=2's
 "algos" lines) the per-conv table: the ten slowest (shape, direction) choices by time with their algorithm and
 workspace, the fastest candidate deterministic or not, and the workspace the choices need; then each
