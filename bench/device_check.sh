@@ -211,7 +211,7 @@ ok=1
 grep -q 'not found' "$OUT/1-env.log" && ok=0
 if [ "$DRY" = 1 ]; then
     "$RN" --version | grep -q cuda || ok=0
-    result "1 env" "$([ $ok = 1 ] && echo PASS || echo FAIL)" "dry run: bundle loads its libraries ($(grep -c 'not found' "$OUT/1-env.log") missing); $("$RN" --version)"
+    result "1 env" "$([ $ok = 1 ] && echo PASS || echo FAIL)" "dry run: bundle loads its libraries ($(grep -c 'not found' "$OUT/1-env.log") missing); $("$RN" --version | paste -sd ";" -)"
 else
     { echo "--- nvidia-smi"; limit 20 nvidia-smi; } >> "$OUT/1-env.log" 2>&1 || ok=0
     CARD=$(limit 20 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2> /dev/null | head -1)
