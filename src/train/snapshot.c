@@ -322,19 +322,42 @@ int rn_snapshot_find_latest(char *out, size_t len, const char *dir, FILE *warn, 
     return found;
 }
 
+/* 1 when the snapshot at dir/s->name is complete and agrees with its name. */
+static int is_good(const char *dir, const snap_name *s)
+{
+    char path[1400];
+    rn_err e = {{0}};
+    snprintf(path, sizeof path, "%s/%s", dir, s->name);
+    return !check_candidate(path, s, &e);
+}
+
+/* Removes the snapshots v[i] with pick(v[i]) set beyond the newest `keep` complete ones among them: a damaged
+ * one never counts as kept (so no good one is removed for it) and is removed only once `keep` good ones are
+ * newer. */
+static void keep_newest_good(const char *dir, const snap_name *v, const unsigned char *pick, int n, int keep)
+{
+    int kept = 0;
+    char path[1400];
+    for (int i = 0; i < n; i++) {
+        if (!pick[i]) continue;
+        if (kept < keep) {
+            kept += is_good(dir, &v[i]);
+            continue;
+        }
+        snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
+        unlink(path);
+    }
+}
+
 void rn_snapshot_prune(const char *dir, int key_epoch, int key_batch, int keep)
 {
     int n;
     snap_name *v = list_snapshots(dir, &n);
-    int kept = 0;
-    char path[1400];
-    for (int i = 0; i < n; i++) {
-        int older = v[i].ke < key_epoch || (v[i].ke == key_epoch && v[i].kb < key_batch);
-        if (v[i].end || !older) continue;
-        if (++kept < keep) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
-        unlink(path);
-    }
+    unsigned char *pick = rn_xcalloc((size_t)n + 1, 1);
+    for (int i = 0; i < n; i++)
+        pick[i] = !v[i].end && (v[i].ke < key_epoch || (v[i].ke == key_epoch && v[i].kb < key_batch));
+    keep_newest_good(dir, v, pick, n, keep - 1);
+    free(pick);
     free(v);
 }
 
@@ -343,11 +366,9 @@ void rn_snapshot_prune_epochs(const char *dir, int epoch, int keep)
     if (keep <= 0) return;
     int n;
     snap_name *v = list_snapshots(dir, &n);
-    char path[1400];
-    for (int i = 0; i < n; i++) {
-        if (!v[i].end || v[i].ke - 1 > epoch - keep) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
-        unlink(path);
-    }
+    unsigned char *pick = rn_xcalloc((size_t)n + 1, 1);
+    for (int i = 0; i < n; i++) pick[i] = v[i].end && v[i].ke - 1 <= epoch;
+    keep_newest_good(dir, v, pick, n, keep);
+    free(pick);
     free(v);
 }
