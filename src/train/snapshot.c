@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/hash.h"
 #include "nn/weights.h"
 
 #define FORMAT_TAG "rootnet-snapshot-1"
@@ -47,20 +46,6 @@ int rn_snapshot_parse_name(const char *name, int *key_epoch, int *key_batch, int
         return 0;
     }
     return -1;
-}
-
-static uint64_t checksum(const rn_tensors *ts)
-{
-    uint64_t h = RN_FNV_OFFSET; /* the file's "checksum": never change it */
-    for (int i = 0; i < ts->n; i++) {
-        const rn_tensor *t = &ts->t[i];
-        int32_t head[2] = {(int32_t)t->dtype, t->ndim};
-        h = rn_fnvx64(h, t->name, strlen(t->name) + 1);
-        h = rn_fnvx64(h, head, sizeof head);
-        h = rn_fnvx64(h, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-        h = rn_fnvx64(h, t->data, t->nbytes);
-    }
-    return h;
 }
 
 static int add_i64(rn_tensors *ts, const char *name, int64_t v, rn_err *err)
@@ -108,7 +93,7 @@ int rn_snapshot_save(const char *path, const rn_params *p, const rn_train_state 
         snprintf(buf, sizeof buf, "%d", p->depth);
         rn_tensors_set_meta(&ts, "backbone", buf);
         rn_tensors_set_meta(&ts, "config", config_text ? config_text : "");
-        snprintf(buf, sizeof buf, "%016" PRIx64, checksum(&ts));
+        snprintf(buf, sizeof buf, "%016" PRIx64, rn_tensors_checksum(&ts));
         rn_tensors_set_meta(&ts, "checksum", buf);
         hook_ctx hc = {hook, ts.n};
         rc = rn_safetensors_write_hook(path, &ts, hook && hook->fn ? call_hook : NULL, &hc, err);
@@ -131,7 +116,7 @@ int rn_snapshot_read(rn_tensors *ts, const char *path, rn_err *err)
     for (int i = 0; !rc && REQUIRED[i]; i++)
         if (!rn_tensors_find(ts, REQUIRED[i])) rc = rn_err_set(err, "%s: snapshot lacks '%s'", path, REQUIRED[i]);
     if (!rc) {
-        snprintf(buf, sizeof buf, "%016" PRIx64, checksum(ts));
+        snprintf(buf, sizeof buf, "%016" PRIx64, rn_tensors_checksum(ts));
         if (!sum || strcmp(sum, buf))
             rc = rn_err_set(err, "%s: checksum mismatch (file says %s, contents hash to %s)", path, sum ? sum : "none", buf);
     }
