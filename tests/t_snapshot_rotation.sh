@@ -37,5 +37,13 @@ check grep -q "resuming from .*snapshot_2_3.safetensors" "$tmp/B.log"
 echo "end of epoch, after the resumed run: $(snaps "$tmp/B")"
 check test -f "$tmp/B/model_dump/snapshot_2.safetensors"
 check test -f "$tmp/B/model_dump/snapshot_0.safetensors"
+# A killed writer's snapshot temporary (a pid no process has) is removed when that snapshot is written again,
+# without --continue; a live writer's stays.
+sh -c 'exit 0' & wait $!; dead=$!
+mkdir -p "$tmp/C/model_dump"
+touch "$tmp/C/model_dump/snapshot_0.safetensors.tmp.$dead.Ab12Cd" "$tmp/C/model_dump/snapshot_0.safetensors.tmp.$$.Xy34Zw"
+train C --end-epoch 1 --lr-dec-epoch 1; check test $? -eq 0
+check test ! -e "$tmp/C/model_dump/snapshot_0.safetensors.tmp.$dead.Ab12Cd"
+check test -e "$tmp/C/model_dump/snapshot_0.safetensors.tmp.$$.Xy34Zw"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

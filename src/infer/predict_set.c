@@ -124,7 +124,8 @@ static int forward_all(run_state *r, rn_params *p, rn_err *err)
     return rc < 0 ? -1 : 0;
 }
 
-static int write_csv(const char *path, const rn_pin *in, const run_state *r, rn_err *err)
+/* The CSV's bytes into *buf (len bytes; free() it). */
+static int encode_csv(char **out, size_t *out_len, const char *path, const rn_pin *in, const run_state *r, rn_err *err)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -147,10 +148,25 @@ static int write_csv(const char *path, const rn_pin *in, const run_state *r, rn_
                 in->det[i][2], in->det[i][3]);
     }
     fclose(f);
-    rn_afile af;
-    int rc = rn_afile_open(&af, path, err) || rn_afile_write(&af, buf, len, err) || rn_afile_commit(&af, err) ? -1 : 0;
-    free(buf);
-    return rc;
+    *out = buf, *out_len = len;
+    return 0;
+}
+
+/* The JSON and the CSV written and fsync'd, then both renamed into place: replaced together or not at all. */
+static int write_pair(const rn_pset_summary *s, const char *json, size_t json_n, const char *csv, size_t csv_n,
+                      rn_err *err)
+{
+    rn_afile a, b;
+    if (rn_afile_open(&a, s->json_path, err)) return -1;
+    if (rn_afile_open(&b, s->csv_path, err)) {
+        rn_afile_abort(&a);
+        return -1;
+    }
+    if (rn_afile_write(&a, json, json_n, err) || rn_afile_write(&b, csv, csv_n, err)) {
+        rn_afile_abort(&a), rn_afile_abort(&b);
+        return -1;
+    }
+    return rn_afile_commit_pair(&a, &b, err);
 }
 
 static int write_outputs(rn_pset_summary *s, const rn_pin *in, const run_state *r, rn_err *err)
@@ -171,10 +187,12 @@ static int write_outputs(rn_pset_summary *s, const rn_pin *in, const run_state *
         kept[n++] = r->pred[i];
     }
     s->people = n;
-    int rc = rn_eval_results_write_det(s->json_path, RN_EVAL_MUPOTS, kept, det, n, err);
-    free(kept);
-    free(det);
-    return rc ? -1 : write_csv(s->csv_path, in, r, err);
+    char *json = NULL, *csv = NULL;
+    size_t json_n = 0, csv_n = 0;
+    int rc = rn_eval_results_encode_det(&json, &json_n, s->json_path, RN_EVAL_MUPOTS, kept, det, n, err) ||
+             encode_csv(&csv, &csv_n, s->csv_path, in, r, err) || write_pair(s, json, json_n, csv, csv_n, err);
+    free(kept), free(det), free(json), free(csv);
+    return rc ? -1 : 0;
 }
 
 static int check_opts(const rn_pset_opts *o, rn_err *err)
