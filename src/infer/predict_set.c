@@ -29,7 +29,7 @@ typedef struct run_state {
     rn_root_pred *pred; /* (n) */
     uint8_t *ok;        /* (n) */
     double (*img)[3];   /* (n) root x, y (px), depth (mm) */
-    size_t images_todo, images_done, people_done;
+    size_t images_todo, images_done, people_done, people_at_line;
     double t0;
     int tty;
 } run_state;
@@ -51,6 +51,7 @@ static void progress(run_state *r, int final)
     } else if (!final) {
         fprintf(o->log, "predict: %zu/%zu images, %zu/%zu people, %.1f people/s\n", r->images_done, r->images_todo,
                 r->people_done, r->in->n, rate);
+        r->people_at_line = r->people_done;
     }
     fflush(o->log);
 }
@@ -77,10 +78,11 @@ static void take_batch(run_state *r, const rn_batch *b, const rn_model *m)
         }
         r->people_done++;
         RN_ASSERT(im->left > 0);
-        if (--im->left == 0) {
-            r->images_done++;
-            if (!r->tty && o->log_every > 0 && r->images_done % (size_t)o->log_every == 0) progress(r, 0);
-        }
+        int line = 0;
+        if (--im->left == 0) r->images_done++, line = r->images_done % (size_t)(o->log_every > 0 ? o->log_every : 1) == 0;
+        /* an image of many people: a line every 10 x log_every people as well */
+        line |= r->people_done - r->people_at_line >= 10 * (size_t)o->log_every;
+        if (!r->tty && o->log_every > 0 && line) progress(r, 0);
     }
     if (r->tty) progress(r, 0);
 }
@@ -113,11 +115,12 @@ static int forward_all(run_state *r, rn_params *p, rn_err *err)
     int rc = rn_loader_create(&ld, &cfg, err);
     if (!rc) rc = rn_loader_start(ld, 0, 0, err);
     const rn_batch *b;
-    while (!rc && (rc = rn_loader_next(ld, &b, err)) == 1) {
+    while (!rc && !(o->stop && *o->stop) && (rc = rn_loader_next(ld, &b, err)) == 1) {
         rn_test_forward_batch(&m, b);
         take_batch(r, b, &m);
         rc = 0;
     }
+    in->s->interrupted = !rc && o->stop && *o->stop && r->people_done < in->n;
     if (r->tty) progress(r, 1);
     if (ld) rn_loader_free(ld);
     rn_model_destroy(&m);
@@ -187,6 +190,7 @@ static int write_outputs(rn_pset_summary *s, const rn_pin *in, const run_state *
         kept[n++] = r->pred[i];
     }
     s->people = n;
+    s->people_total = in->n;
     char *json = NULL, *csv = NULL;
     size_t json_n = 0, csv_n = 0;
     int rc = rn_eval_results_encode_det(&json, &json_n, s->json_path, RN_EVAL_MUPOTS, kept, det, n, err) ||
@@ -329,4 +333,7 @@ void rn_pset_summary_print(FILE *f, const rn_pset_summary *s)
                    "or half the box's): if the detector wrote x1,y1,x2,y2, add --bbox-format xyxy\n",
                 s->boxes_maybe_xyxy, plural(s->boxes_maybe_xyxy, "box", "boxes"));
     if (s->json_path[0]) fprintf(f, "predict: wrote %s and %s\n", s->json_path, s->csv_path);
+    if (s->interrupted)
+        fprintf(f, "predict: interrupted: the outputs hold the %zu %s finished of %zu; run again for the rest\n",
+                s->people, plural(s->people, "person", "people"), s->people_total);
 }
