@@ -126,7 +126,7 @@ int rn_cmd_predict(int argc, char **argv)
         RN_FLAG_STR("--focal", &c.focal, "fx,fy in pixels for every image (default: per image from --intrinsics, the images file, EXIF, else 1500)"),
         RN_FLAG_STR("--princpt", &c.princpt, "cx,cy in pixels for every image (default: the image centre)"),
         RN_FLAG_STR("--output", &c.output, "output folder: bbox_root_output.json and .csv (default .)"),
-        RN_FLAG_STR("--draw", &c.draw, "also draw each image's people into this folder (demo's picture, <image>.png)"),
+        RN_FLAG_STR("--draw", &c.draw, "also draw each image's people into this folder (demo's picture, <image less .jpg>.png)"),
         RN_FLAG_RANGE("--batch", &c.batch, 1, 4096, "people per forward (default 16)"),
         RN_FLAG_RANGE("--workers", &c.workers, 1, 64, "decoding threads (default 1)"),
         RN_EVAL_FLAGS(&c.ev),

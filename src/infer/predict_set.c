@@ -2,7 +2,9 @@
 #include "infer/predict_set.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -127,6 +129,20 @@ static int forward_all(run_state *r, rn_params *p, rn_err *err)
     return rc < 0 ? -1 : 0;
 }
 
+/* ",v" in the fewest significant digits that read back as v (as a float when is_float: v holds one), without an
+ * exponent between 1e-5 and 1e17. */
+static void put_num(FILE *f, double v, int is_float)
+{
+    char b[40];
+    for (int p = 1; p <= 17; p++) {
+        snprintf(b, sizeof b, "%.*g", p, v);
+        if (strchr(b, 'e') && fabs(v) >= 1e-5 && fabs(v) < 1e17 && p < 17) continue; /* 700, not 7e+02 */
+        double back = strtod(b, NULL);
+        if (is_float ? (float)back == (float)v : back == v) break;
+    }
+    fprintf(f, ",%s", b);
+}
+
 /* The CSV's bytes into *buf (len bytes; free() it). */
 static int encode_csv(char **out, size_t *out_len, const char *path, const rn_pin *in, const run_state *r, rn_err *err)
 {
@@ -143,12 +159,18 @@ static int encode_csv(char **out, size_t *out_len, const char *path, const rn_pi
         const rn_pimage *im = &in->img[s->subject];
         fputc('"', f);
         for (const char *c = im->name; *c; c++) fputs(*c == '"' ? "\"\"" : (char[2]){*c, 0}, f);
-        fprintf(f, "\",%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.9g,%.9g,%.9g,%.9g,%s",
-                (long long)q->image_id, q->score, q->bbox[0], q->bbox[1], q->bbox[2], q->bbox[3], r->img[i][0],
-                r->img[i][1], r->img[i][2], q->root_cam[0], q->root_cam[1], q->root_cam[2], s->f[0], s->f[1], s->c[0], s->c[1],
-                im->src);
-        fprintf(f, ",%lld,%.17g,%.17g,%.17g,%.17g\n", (long long)in->det_index[i], in->det[i][0], in->det[i][1],
-                in->det[i][2], in->det[i][3]);
+        fprintf(f, "\",%lld", (long long)q->image_id);
+        /* float32 values (score, box after process_bbox, intrinsics) and float64 ones, each in the fewest digits
+         * that read back as it: the user's 222.39 stays 222.39 */
+        const double fl[5] = {q->score, q->bbox[0], q->bbox[1], q->bbox[2], q->bbox[3]};
+        for (int k = 0; k < 5; k++) put_num(f, fl[k], 1);
+        const double db[6] = {r->img[i][0], r->img[i][1], r->img[i][2], q->root_cam[0], q->root_cam[1], q->root_cam[2]};
+        for (int k = 0; k < 6; k++) put_num(f, db[k], 0);
+        const double in4[4] = {s->f[0], s->f[1], s->c[0], s->c[1]};
+        for (int k = 0; k < 4; k++) put_num(f, in4[k], 1);
+        fprintf(f, ",%s,%lld", im->src, (long long)in->det_index[i]);
+        for (int k = 0; k < 4; k++) put_num(f, in->det[i][k], 0);
+        fputc('\n', f);
     }
     fclose(f);
     *out = buf, *out_len = len;
@@ -208,7 +230,28 @@ static int check_opts(const rn_pset_opts *o, rn_err *err)
     return 0;
 }
 
-/* draw/<image name, '/' as '_'>.png: demo's picture of image im's people. */
+/* Image name's length without its extension (.jpg, .jpeg, .png, any case; none: the whole name). */
+static size_t stem_len(const char *name)
+{
+    const char *dot = strrchr(name, '.'), *slash = strrchr(name, '/');
+    if (!dot || (slash && dot < slash)) return strlen(name);
+    return !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".png") ? (size_t)(dot - name)
+                                                                                             : strlen(name);
+}
+
+/* 1 when another image drawn has the same stem as image i (a.jpg beside a.png): then the full names are used. */
+static int stem_shared(const rn_pin *in, size_t i)
+{
+    const char *a = in->img[i].name;
+    size_t n = stem_len(a);
+    for (size_t j = 0; j < in->n_img; j++)
+        if (j != i && in->img[j].state > 0 && stem_len(in->img[j].name) == n && !strncmp(in->img[j].name, a, n))
+            return 1;
+    return 0;
+}
+
+/* draw/<image name less its extension, '/' as '_'>.png (the full name where two images share a stem): demo's
+ * picture of image im's people. */
 static void draw_image(const rn_pin *in, const run_state *r, size_t im_index, rn_person_root *people)
 {
     const rn_pimage *im = &in->img[im_index];
@@ -226,7 +269,8 @@ static void draw_image(const rn_pin *in, const run_state *r, size_t im_index, rn
                             .default_focal = !strcmp(im->src, "default"), .default_c = !im->have_c};
     char out[8192];
     int len = snprintf(out, sizeof out, "%s/", in->o->draw);
-    for (const char *c = im->name; *c && len < (int)sizeof out - 8; c++) out[len++] = *c == '/' ? '_' : *c;
+    size_t keep = stem_shared(in, im_index) ? strlen(im->name) : stem_len(im->name);
+    for (size_t k = 0; k < keep && len < (int)sizeof out - 8; k++) out[len++] = im->name[k] == '/' ? '_' : im->name[k];
     snprintf(out + len, sizeof out - (size_t)len, ".png");
     rn_err e = {{0}};
     if (rn_draw_people_file(im->path, people, n, &info, out, NULL, NULL, &e) && in->o->log)
@@ -317,7 +361,11 @@ void rn_pset_summary_print(FILE *f, const rn_pset_summary *s)
             plural(s->detections, "detection", "detections"), s->people, plural(s->people, "person", "people"),
             s->seconds);
     for (int i = 0; i < RN_PSKIP_N; i++)
-        if (s->skip[i]) fprintf(f, "predict: skipped %zu: %s\n", s->skip[i], rn_pskip_name((rn_pskip)i));
+        if (s->skip[i] && i != RN_PSKIP_EXIF) fprintf(f, "predict: skipped %zu: %s\n", s->skip[i], rn_pskip_name((rn_pskip)i));
+    if (s->skip[RN_PSKIP_EXIF])
+        fprintf(f, "predict: warning: %zu %s a broken EXIF, kept: focal 1500 px unless given, and no orientation where "
+                   "none could be read (the warnings above name them)\n", s->skip[RN_PSKIP_EXIF],
+                plural(s->skip[RN_PSKIP_EXIF], "image had", "images had"));
     if (s->images_default_focal)
         fprintf(f, "predict: warning: %zu %s no focal (no --focal, --intrinsics, images-file or EXIF entry), so "
                    "the authors' focal 1500 px was used: their depth is right only for that focal; with the true focal "
