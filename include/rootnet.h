@@ -155,6 +155,14 @@ ROOTNET_API rootnet_status rootnet_predict(rootnet_predictor *p, const rootnet_i
                                            int n, const rootnet_camera *camera, rootnet_root *out,
                                            rootnet_info *info);
 
+/* rootnet_predict on the image file at path (JPEG or PNG) loaded as `rootnet predict` loads it: a JPEG's EXIF
+ * orientation applied (boxes and principal point in its upright pixels), and, when camera is NULL or its
+ * focal 0, the focal from its EXIF (35 mm equivalent or focal-plane resolution; info->default_focal says when
+ * none was found and 1500 was used). The same boxes give the same roots as rootnet predict. */
+ROOTNET_API rootnet_status rootnet_predict_file(rootnet_predictor *p, const char *path, const rootnet_box *boxes,
+                                                int n, const rootnet_camera *camera, rootnet_root *out,
+                                                rootnet_info *info);
+
 /* The message of p's last failed call, "" after a success; owned by p, valid
  * until its next call. */
 ROOTNET_API const char *rootnet_last_error(const rootnet_predictor *p);

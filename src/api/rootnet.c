@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "data/image/exif_focal.h"
 #include "data/image/image.h"
+#include "data/sets/bbox.h"
 #include "infer/predict.h"
 #include "nn/precision.h"
 #include "nn/run_settings.h"
@@ -224,6 +226,75 @@ static rootnet_status predict(rootnet_predictor *h, const rootnet_image *image, 
     if (rc) return rc == RN_PREDICT_EMODEL ? ROOTNET_ERR_DEVICE : ROOTNET_ERR_INPUT;
     copy_results(out, info, r, n, &pi);
     return ROOTNET_OK;
+}
+
+/* v rounded to float (stored through a float, so that no optimisation keeps the double). */
+static double as_float(double v)
+{
+    volatile float x = (float)v;
+    return x;
+}
+
+/* The focal of the JPEG at path from its EXIF, as rootnet predict reads it (upright axes); 0 when none or broken. */
+static int exif_focal(double f[2], const char *path, rn_err *err)
+{
+    rn_bytes b = {0};
+    rn_image_info ii;
+    int found = 0;
+    if (rn_bytes_read(&b, path, err) || rn_image_probe(&ii, b.p, b.n, err)) {
+        rn_bytes_free(&b);
+        return rn_err_prefix(err, "%s", path);
+    }
+    if (ii.is_jpeg) {
+        int swap = rn_exif_orientation(b.p, b.n) >= 5;
+        rn_exif_focal ef;
+        rn_err e = {{0}};
+        if (!rn_exif_focal_read(&ef, b.p, b.n, swap ? ii.h : ii.w, swap ? ii.w : ii.h, &e) && !rn_focal_check(ef.f, &e))
+            f[0] = as_float(ef.f[swap]), f[1] = as_float(ef.f[!swap]), found = 1; /* floats, as predict holds them */
+    }
+    rn_bytes_free(&b);
+    return found;
+}
+
+/* rootnet_predict_file proper, on a handle this thread holds. */
+static rootnet_status predict_file(rootnet_predictor *h, const char *path, const rootnet_box *boxes, int n,
+                                   const rootnet_camera *camera, rootnet_root *out, rootnet_info *info)
+{
+    h->err.msg[0] = '\0';
+    const char *null = !path ? "path" : !boxes ? "boxes" : !out ? "out" : NULL;
+    if (null) rn_err_set(&h->err, "rootnet_predict_file: %s is NULL", null);
+    else if (n < 1 || n > RN_PREDICT_MAX_BOXES) rn_err_set(&h->err, "%d boxes: need 1..%d", n, RN_PREDICT_MAX_BOXES);
+    if (h->err.msg[0]) return ROOTNET_ERR_ARGUMENT;
+    double b[RN_PREDICT_MAX_BOXES][4];
+    for (int i = 0; i < n; i++) b[i][0] = boxes[i].x, b[i][1] = boxes[i].y, b[i][2] = boxes[i].w, b[i][3] = boxes[i].h;
+    rn_predict_in in = h->base;
+    in.image = path;
+    in.pixels = NULL;
+    in.boxes = (const double(*)[4])b;
+    in.n = n;
+    if (camera) {
+        memcpy(in.f, camera->focal, sizeof in.f);
+        memcpy(in.c, camera->princpt, sizeof in.c);
+        in.have_c = camera->has_princpt != 0;
+    }
+    if (!(in.f[0] > 0 && in.f[1] > 0) && exif_focal(in.f, path, &h->err) < 0) return ROOTNET_ERR_INPUT;
+    rn_person_root r[RN_PREDICT_MAX_BOXES];
+    rn_predict_info pi;
+    int rc = rn_predictor_run(&h->pr, r, &pi, &in, &h->err);
+    if (rc) return rc == RN_PREDICT_EMODEL ? ROOTNET_ERR_DEVICE : ROOTNET_ERR_INPUT;
+    copy_results(out, info, r, n, &pi);
+    return ROOTNET_OK;
+}
+
+ROOTNET_API rootnet_status rootnet_predict_file(rootnet_predictor *h, const char *path, const rootnet_box *boxes,
+                                                int n, const rootnet_camera *camera, rootnet_root *out,
+                                                rootnet_info *info)
+{
+    if (!h) return ROOTNET_ERR_ARGUMENT;
+    if (atomic_exchange_explicit(&h->busy, 1, memory_order_acquire)) return ROOTNET_ERR_BUSY;
+    rootnet_status st = predict_file(h, path, boxes, n, camera, out, info);
+    atomic_store_explicit(&h->busy, 0, memory_order_release);
+    return st;
 }
 
 ROOTNET_API rootnet_status rootnet_predict(rootnet_predictor *h, const rootnet_image *image, const rootnet_box *boxes,
