@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The C API loads an image file as rootnet predict does (issue 39): rootnet_predict_file on phone-style JPEGs
 # (EXIF orientation 6 and 3, a 35 mm focal) gives predict's roots to the last digit and its focal; a file
-# without EXIF gets the default focal, said in info. (0606e47 had no such call: an embedder decoding pixels
-# itself, as examples/predict_roots.c, lost the orientation and the EXIF focal.)
+# without EXIF gets the default focal, said in info; examples/predict_roots.c, which loads through it, gives
+# predict's root on the rotated photo. (0606e47 had no such call: an embedder decoding pixels itself, as
+# the example did, lost the orientation and the EXIF focal.)
 source tests/cli_lib.sh
 "$PY" -c "import PIL" 2> /dev/null || { echo "skipped: needs python3-pil"; exit 77; }
 make_weights
@@ -38,4 +39,19 @@ print(sys.argv[2], "C API == predict:", cam, "focal", f, rows[0]["focal_source"]
 PYEOF
     check "$name: the C API's root and focal equal predict's" $?
 done
+# examples/predict_roots.c, which now loads through rootnet_predict_file: predict's numbers on the rotated photo
+cc -std=c11 -Wall -Wextra -Werror examples/predict_roots.c -Iinclude -L"$BUILD" -lrootnet -Wl,-rpath,"$PWD/$BUILD" \
+    -o "$d/predict_roots" && "$d/predict_roots" "$W" --threads 1 --image "$d/im/r6.jpg" 20.5,40.5,120.5,250.5 \
+    > "$d/ex.txt" 2> /dev/null
+check "examples/predict_roots.c on r6.jpg" $?
+# the example takes the snapshot's input size (256 for these weights): predict at that size
+"$RN" predict --snapshot "$W" --threads 1 --boxes "$d/boxes.json" --image-dir "$d/im" --output "$d/out256" > /dev/null 2>&1
+"$PY" - "$d/out256/bbox_root_output.csv" "$d/ex.txt" <<'PYEOF'
+import csv, sys
+row = [r for r in csv.DictReader(open(sys.argv[1])) if r["file"] == "r6.jpg"][0]
+v = open(sys.argv[2]).read().split()
+cam = [float(x) for x in v[v.index("root_cam") + 1:][:3]]
+assert cam == [float(row[k]) for k in ("cam_x_mm", "cam_y_mm", "cam_z_mm")], (cam, row)
+PYEOF
+check "the example's root equals predict's on the rotated photo" $?
 finish
