@@ -6,9 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "data/image/exif_focal.h"
 #include "data/image/image.h"
-#include "data/sets/bbox.h"
 #include "infer/predict.h"
 #include "nn/precision.h"
 #include "nn/run_settings.h"
@@ -228,34 +226,6 @@ static rootnet_status predict(rootnet_predictor *h, const rootnet_image *image, 
     return ROOTNET_OK;
 }
 
-/* v rounded to float (stored through a float, so that no optimisation keeps the double). */
-static double as_float(double v)
-{
-    volatile float x = (float)v;
-    return x;
-}
-
-/* The focal of the JPEG at path from its EXIF, as rootnet predict reads it (upright axes); 0 when none or broken. */
-static int exif_focal(double f[2], const char *path, rn_err *err)
-{
-    rn_bytes b = {0};
-    rn_image_info ii;
-    int found = 0;
-    if (rn_bytes_read(&b, path, err) || rn_image_probe(&ii, b.p, b.n, err)) {
-        rn_bytes_free(&b);
-        return rn_err_prefix(err, "%s", path);
-    }
-    if (ii.is_jpeg) {
-        int swap = rn_exif_orientation(b.p, b.n) >= 5;
-        rn_exif_focal ef;
-        rn_err e = {{0}};
-        if (!rn_exif_focal_read(&ef, b.p, b.n, swap ? ii.h : ii.w, swap ? ii.w : ii.h, &e) && !rn_focal_check(ef.f, &e))
-            f[0] = as_float(ef.f[swap]), f[1] = as_float(ef.f[!swap]), found = 1; /* floats, as predict holds them */
-    }
-    rn_bytes_free(&b);
-    return found;
-}
-
 /* rootnet_predict_file proper, on a handle this thread holds. */
 static rootnet_status predict_file(rootnet_predictor *h, const char *path, const rootnet_box *boxes, int n,
                                    const rootnet_camera *camera, rootnet_root *out, rootnet_info *info)
@@ -277,7 +247,7 @@ static rootnet_status predict_file(rootnet_predictor *h, const char *path, const
         memcpy(in.c, camera->princpt, sizeof in.c);
         in.have_c = camera->has_princpt != 0;
     }
-    if (!(in.f[0] > 0 && in.f[1] > 0) && exif_focal(in.f, path, &h->err) < 0) return ROOTNET_ERR_INPUT;
+    if (!(in.f[0] > 0 && in.f[1] > 0) && rn_predict_exif_focal(in.f, path, &h->err) < 0) return ROOTNET_ERR_INPUT;
     rn_person_root r[RN_PREDICT_MAX_BOXES];
     rn_predict_info pi;
     int rc = rn_predictor_run(&h->pr, r, &pi, &in, &h->err);

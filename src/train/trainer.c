@@ -13,7 +13,6 @@
 
 #include "core/hash.h"
 #include "core/profile.h"
-#include "data/image/prep.h"
 #include "data/load/loader.h"
 #include "data/sets/descriptor.h"
 #include "io/file.h"
@@ -284,20 +283,8 @@ static void prep_report(trainer *t)
                 "DCT-scaled from their sources)\n", dir);
         return;
     }
-    size_t n = 0, found = 0;
-    int have = 0;
-    char src[8192], prep[4200], line[8400];
-    for (int s = 0; s < t->n_sets; s++)
-        for (size_t i = 0; i < t->sets[s].n; i++, n++) {
-            const rn_dataset *ds = &t->sets[s];
-            const char *rel = ds->strings + ds->samples[i].path_off;
-            if (!i || strcmp(rel, ds->strings + ds->samples[i - 1].path_off)) {
-                snprintf(src, sizeof src, "%s/%s", ds->data_dir, rel);
-                rn_prep_path(prep, sizeof prep, dir, src);
-                have = !access(prep, F_OK);
-            }
-            found += (size_t)have;
-        }
+    size_t n = 0, found = rn_loader_prep_found(t->set_ptr, t->n_sets, dir, &n);
+    char line[8400];
     if (found)
         snprintf(line, sizeof line, "--prep-dir %s: prepared frames for %zu of %zu training samples (the others decoded "
                  "from their sources)", dir, found, n);
