@@ -13,11 +13,16 @@ check "a 16000 x 16000 PNG" $?
 peak() { local name=$1; shift; /usr/bin/time -f %M -o "$d/$name.kb" "$@" > "$d/$name.out" 2> "$d/$name.err"; }
 size() { "$PY" -c "import struct,sys; b=open(sys.argv[1],'rb').read(24); print(*struct.unpack('>II', b[16:24]))" "$1"; }
 limit=$((1536 * 1024))
+# An ASan build keeps freed memory in quarantine and adds shadow memory: its peak is not the program's, so the
+# 1.5 GB is judged only on a plain build (the picture sizes and the refusal are checked on both).
+asan=0
+ldd "$RN" > "$d/ldd.txt" 2> /dev/null # read from a file: grep -q in a pipe can fail it by SIGPIPE under pipefail
+grep -q libasan "$d/ldd.txt" && asan=1 && echo "note: ASan build: peak memory reported, not judged"
 peak demo "$RN" demo --snapshot "$W" --input-size 64 --threads 1 --image "$d/big.png" --bbox 4000,3000,2000,6000 \
     --bbox 9000,2000,3000,8000 --output "$d/demo.png"
 rc=$?; kb=$(tail -1 "$d/demo.kb")
 check "demo on the PNG: exit $rc ($(tail -1 "$d/demo.err"))" $rc
-check "demo's peak memory $((kb / 1024)) MB < 1.5 GB" $(( kb >= limit ))
+check "demo's peak memory $((kb / 1024)) MB < 1.5 GB" $(( !asan && kb >= limit ))
 read -r w h < <(size "$d/demo.png")
 check "demo's picture ${w} x ${h}: at most 8192 x 4096" $(( w > 8192 || h > 4096 ))
 echo "demo: peak $((kb / 1024)) MB, picture $w x $h"
@@ -26,7 +31,7 @@ peak predict "$RN" predict --snapshot "$W" --input-size 64 --threads 1 --boxes "
     --output "$d/pred" --draw "$d/draw"
 rc=$?; kb=$(tail -1 "$d/predict.kb")
 check "predict --draw on the PNG: exit $rc ($(tail -1 "$d/predict.err"))" $rc
-check "predict --draw's peak memory $((kb / 1024)) MB < 1.5 GB" $(( kb >= limit ))
+check "predict --draw's peak memory $((kb / 1024)) MB < 1.5 GB" $(( !asan && kb >= limit ))
 pic=$(ls "$d/draw"/*.png 2> /dev/null | head -1)
 read -r w h < <(size "${pic:-/dev/null}" 2> /dev/null || echo "0 0")
 check "predict's picture ${w} x ${h}: at most 8192 x 4096" $(( w < 1 || w > 8192 || h > 4096 ))
