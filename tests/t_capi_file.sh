@@ -7,7 +7,11 @@
 source tests/cli_lib.sh
 "$PY" -c "import PIL" 2> /dev/null || { echo "skipped: needs python3-pil"; exit 77; }
 make_weights
-cc -std=c11 -Wall -Wextra -Werror tests/capi_file.c -Iinclude -L"$BUILD" -lrootnet -Wl,-rpath,"$PWD/$BUILD" \
+# an ASan build's library needs the sanitizer runtime in the program too (ldd read from a file: see t_capi.sh)
+ldd "$BUILD/librootnet.so" > "$d/ldd_so.txt" 2> /dev/null
+san=""
+grep -q libasan "$d/ldd_so.txt" && san="-fsanitize=address,undefined"
+cc -std=c11 -Wall -Wextra -Werror $san tests/capi_file.c -Iinclude -L"$BUILD" -lrootnet -Wl,-rpath,"$PWD/$BUILD" \
     -o "$d/capi_file" 2> "$d/cc.txt"
 ok=$?; check "tests/capi_file.c builds against $BUILD ($(head -1 "$d/cc.txt"))" $ok
 mkdir "$d/im"
@@ -40,7 +44,7 @@ PYEOF
     check "$name: the C API's root and focal equal predict's" $?
 done
 # examples/predict_roots.c, which now loads through rootnet_predict_file: predict's numbers on the rotated photo
-cc -std=c11 -Wall -Wextra -Werror examples/predict_roots.c -Iinclude -L"$BUILD" -lrootnet -Wl,-rpath,"$PWD/$BUILD" \
+cc -std=c11 -Wall -Wextra -Werror $san examples/predict_roots.c -Iinclude -L"$BUILD" -lrootnet -Wl,-rpath,"$PWD/$BUILD" \
     -o "$d/predict_roots" && "$d/predict_roots" "$W" --threads 1 --image "$d/im/r6.jpg" 20.5,40.5,120.5,250.5 \
     > "$d/ex.txt" 2> /dev/null
 check "examples/predict_roots.c on r6.jpg" $?

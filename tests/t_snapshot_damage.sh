@@ -17,7 +17,11 @@ cp "$d/train/model_dump/snapshot_0.safetensors" "$good"; cp "$good" "$bad"
 check "flip a weight bit" $?
 M="$d/data/MuPoTS"; IMGS="$M/data/MultiPersonTestSet"
 img=$(ls "$IMGS"/*/*.jpg | head -1)
-cc -std=c11 -Wall -Wextra -Werror examples/predict_roots.c -Iinclude -L"$BUILD" -lrootnet -ljpeg \
+# an ASan build's library needs the sanitizer runtime in the program too (ldd read from a file: see t_capi.sh)
+ldd "$BUILD/librootnet.so" > "$d/ldd_so.txt" 2> /dev/null
+san=""
+grep -q libasan "$d/ldd_so.txt" && san="-fsanitize=address,undefined"
+cc -std=c11 -Wall -Wextra -Werror $san examples/predict_roots.c -Iinclude -L"$BUILD" -lrootnet \
     -Wl,-rpath,"$PWD/$BUILD" -o "$d/predict_roots"
 check "examples/predict_roots.c builds against $BUILD" $?
 
