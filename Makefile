@@ -110,7 +110,7 @@ $(BUILD)/src/cpu/kernels.o: CFLAGS += -fno-math-errno
 STAMP_FLAGS := $(CC) $(CFLAGS) | library objects: $(LIB_CFLAGS) | nvcc: $(NVCC) $(NVCCFLAGS)
 
 .PHONY: all test bench asan fuzz fuzz-build clean install uninstall bundle FORCE
-all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices $(BUILD)/librootnet.so $(CUDA_LIB) $(CUDA_KERNELS)
+all: $(BUILD)/rootnet $(TEST_BIN) $(BUILD)/devices $(BUILD)/librootnet.so $(CUDA_LIB) $(CUDA_KERNELS) $(BUILD)/bench_peak
 
 # The stamps below are rewritten when what they record changes (FORCE), except in the check of
 # `make install` (RN_INSTALL_CHECK=1), which reads them as plain files and never rewrites them.

@@ -1,82 +1,23 @@
 /* predict_roots: an example program of rootnet's C API (include/rootnet.h).
- * One predictor runs over several JPEGs, each decoded here with libjpeg and
- * given to it as pixels with its boxes; each person's root is printed.
+ * One predictor runs over several images (JPEG or PNG), each loaded by the
+ * library as rootnet predict loads it (rootnet_predict_file: EXIF orientation
+ * applied, the EXIF focal where no --focal is given), with its boxes; each
+ * person's root is printed: predict's numbers for the same boxes.
  *
- *   cc predict_roots.c $(pkg-config --cflags --libs rootnet) -ljpeg -o predict_roots
+ *   cc predict_roots.c $(pkg-config --cflags --libs rootnet) -o predict_roots
  *   ./predict_roots SNAPSHOT [--threads N] --image A.jpg [--focal fx,fy] [--princpt cx,cy] x,y,w,h [x,y,w,h ...] \
  *                                          [--image B.jpg ...]
  *
  * One line per person: "A.jpg person I: root_img X Y DEPTH root_cam X Y Z"
  * (pixels, mm, all digits); exit 0, or 1 with one line on stderr saying what failed.
  */
-#include <errno.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jpeglib.h>
-
 #include <rootnet.h>
 
 #define MAX_BOXES 64
-
-typedef struct jpeg_fail {
-    struct jpeg_error_mgr mgr;
-    jmp_buf jump;
-    char msg[JMSG_LENGTH_MAX];
-} jpeg_fail;
-
-static void on_jpeg_error(j_common_ptr ci)
-{
-    jpeg_fail *f = (jpeg_fail *)ci->err;
-    f->mgr.format_message(ci, f->msg);
-    longjmp(f->jump, 1);
-}
-
-/* Decodes path into a malloc'ed RGB8 buffer (*rgb, rows 3 * width bytes). */
-static int decode_jpeg(unsigned char **rgb, int *width, int *height, const char *path)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        fprintf(stderr, "predict_roots: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    struct jpeg_decompress_struct ci;
-    jpeg_fail fail;
-    unsigned char *volatile px = NULL;
-    ci.err = jpeg_std_error(&fail.mgr);
-    fail.mgr.error_exit = on_jpeg_error;
-    if (setjmp(fail.jump)) {
-        fprintf(stderr, "predict_roots: %s: %s\n", path, fail.msg);
-        jpeg_destroy_decompress(&ci);
-        fclose(fp);
-        free(px);
-        return -1;
-    }
-    jpeg_create_decompress(&ci);
-    jpeg_stdio_src(&ci, fp);
-    jpeg_read_header(&ci, TRUE);
-    ci.out_color_space = JCS_RGB;
-    jpeg_start_decompress(&ci);
-    size_t stride = (size_t)3 * ci.output_width;
-    px = malloc(stride * ci.output_height);
-    if (!px) {
-        fprintf(stderr, "predict_roots: %s: out of memory\n", path);
-        jpeg_destroy_decompress(&ci);
-        fclose(fp);
-        return -1;
-    }
-    while (ci.output_scanline < ci.output_height) {
-        JSAMPROW row = px + stride * ci.output_scanline;
-        jpeg_read_scanlines(&ci, &row, 1);
-    }
-    jpeg_finish_decompress(&ci);
-    *rgb = px, *width = (int)ci.output_width, *height = (int)ci.output_height;
-    jpeg_destroy_decompress(&ci);
-    fclose(fp);
-    return 0;
-}
 
 static int parse_pair(double v[2], const char *s)
 {
@@ -126,17 +67,13 @@ static int parse_job(job *j, int argc, char **argv, int i)
     return j->n ? i : -1;
 }
 
-/* Decodes the image, predicts, prints; 0 or -1 (said on stderr). */
+/* Loads the image (as rootnet predict: EXIF orientation, EXIF focal), predicts, prints; 0 or -1 (said on stderr).
+ * A program that has the pixels already gives them to rootnet_predict as a rootnet_image instead. */
 static int run_job(rootnet_predictor *p, const job *j)
 {
-    unsigned char *rgb;
-    int w, h;
-    if (decode_jpeg(&rgb, &w, &h, j->image)) return -1;
-    rootnet_image img = {.rgb = rgb, .width = w, .height = h, .stride = (size_t)3 * w};
     rootnet_root roots[MAX_BOXES];
     rootnet_info info;
-    int rc = rootnet_predict(p, &img, j->boxes, j->n, j->have_cam ? &j->cam : NULL, roots, &info);
-    free(rgb);
+    int rc = rootnet_predict_file(p, j->image, j->boxes, j->n, j->have_cam ? &j->cam : NULL, roots, &info);
     if (rc) {
         fprintf(stderr, "predict_roots: %s: %s\n", j->image, rootnet_last_error(p));
         return -1;

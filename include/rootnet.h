@@ -29,7 +29,9 @@
  * depth_true = depth * sqrt(fx * fy) / 1500 (X, Y and Z scale alike).
  *
  * Threads: a predictor is used by one thread at a time (calls on one handle
- * must not overlap; its error message and buffers are per handle). Different
+ * must not overlap; its error message and buffers are per handle). A call
+ * made while another is in flight on the same handle is refused with
+ * ROOTNET_ERR_BUSY (an atomic flag), never run on the shared buffers. Different
  * predictors share nothing and may run concurrently on different threads:
  * the library keeps no global state. Compute threads (options.threads) are
  * set per call on the calling thread and restored afterwards.
@@ -73,6 +75,7 @@ typedef enum rootnet_status {
     ROOTNET_ERR_SNAPSHOT = 2, /* the snapshot cannot be read or is not a RootNet model */
     ROOTNET_ERR_INPUT = 3,    /* the image, a box or the intrinsics are unusable (the message names which) */
     ROOTNET_ERR_DEVICE = 4,   /* the device cannot run the model (unknown device, precision it lacks) */
+    ROOTNET_ERR_BUSY = 5,     /* another thread's call on this predictor is in flight; nothing done, no message set */
 } rootnet_status;
 
 typedef struct rootnet_predictor rootnet_predictor; /* opaque */
@@ -151,6 +154,14 @@ ROOTNET_API void rootnet_destroy(rootnet_predictor *p);
 ROOTNET_API rootnet_status rootnet_predict(rootnet_predictor *p, const rootnet_image *image, const rootnet_box *boxes,
                                            int n, const rootnet_camera *camera, rootnet_root *out,
                                            rootnet_info *info);
+
+/* rootnet_predict on the image file at path (JPEG or PNG) loaded as `rootnet predict` loads it: a JPEG's EXIF
+ * orientation applied (boxes and principal point in its upright pixels), and, when camera is NULL or its
+ * focal 0, the focal from its EXIF (35 mm equivalent or focal-plane resolution; info->default_focal says when
+ * none was found and 1500 was used). The same boxes give the same roots as rootnet predict. */
+ROOTNET_API rootnet_status rootnet_predict_file(rootnet_predictor *p, const char *path, const rootnet_box *boxes,
+                                                int n, const rootnet_camera *camera, rootnet_root *out,
+                                                rootnet_info *info);
 
 /* The message of p's last failed call, "" after a success; owned by p, valid
  * until its next call. */

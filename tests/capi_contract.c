@@ -167,6 +167,44 @@ static void *run_job(void *arg)
     return NULL;
 }
 
+typedef struct shared_job {
+    rootnet_predictor *p;
+    const rootnet_image *img;
+    const rootnet_root *want;
+    int ok, busy, other, wrong;
+} shared_job;
+
+/* Calls on a handle shared with another thread: each OK or BUSY, every OK one the serial roots. */
+static void *run_shared(void *arg)
+{
+    shared_job *j = arg;
+    rootnet_box b[3] = {{20, 10, 60, 120}, {100, 30, 50, 100}, {5, 5, 190, 150}};
+    for (int i = 0; i < 300; i++) {
+        rootnet_root out[3];
+        rootnet_status st = rootnet_predict(j->p, j->img, b, 3, NULL, out, NULL);
+        if (st == ROOTNET_OK) j->ok++, j->wrong += !same_roots(out, j->want, 3);
+        else if (st == ROOTNET_ERR_BUSY) j->busy++;
+        else j->other++;
+    }
+    return NULL;
+}
+
+/* One handle on two threads at once (which the header forbids): the overlapping calls are refused with
+ * ROOTNET_ERR_BUSY, and every call that runs gives the serial roots (0606e47 ran them on shared buffers). */
+static void check_shared(rootnet_predictor *p, const rootnet_image *img, const rootnet_root *want)
+{
+    shared_job j[2] = {{.p = p, .img = img, .want = want}, {.p = p, .img = img, .want = want}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, run_shared, &j[i]);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    int ok = j[0].ok + j[1].ok, busy = j[0].busy + j[1].busy;
+    printf("one handle, two threads: %d calls ran, %d refused as busy, %d other, %d wrong\n", ok, busy,
+           j[0].other + j[1].other, j[0].wrong + j[1].wrong);
+    check(busy > 0 && ok > 0 && j[0].other + j[1].other == 0, "one handle on two threads: overlapping calls are BUSY");
+    check(j[0].wrong + j[1].wrong == 0, "one handle on two threads: every call that ran gives the serial roots");
+    check(!strcmp(rootnet_status_string(ROOTNET_ERR_BUSY), "predictor in use by another thread"), "BUSY's string");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -227,6 +265,7 @@ int main(int argc, char **argv)
     check(rootnet_predict(p, &img, b, 3, NULL, serial, NULL) == ROOTNET_OK, "serial 3 boxes");
     check(j[0].rc == ROOTNET_OK && j[1].rc == ROOTNET_OK && same_roots(j[0].out, serial, 3) &&
               same_roots(j[1].out, serial, 3), "two handles on two threads at once equal the serial run");
+    check_shared(p, &img, serial);
     rootnet_destroy(p);
     rootnet_destroy(NULL);
     free(tight);

@@ -49,7 +49,7 @@ if "$RN" demo --snapshot "$S" --image "$img" --bbox 40.5,30.5,60.5,150.5 --focal
         --output "$tmp/demo.png" > "$tmp/demo.json" &&
     "$RN" predict --snapshot "$S" --boxes "$tmp/dets.json" --image-dir "$(dirname "$img")" --focal 1480,1480 \
         --threads 1 --output "$tmp/out" --draw "$tmp/out/pictures" > /dev/null &&
-    test -s "$tmp/out/pictures/$(basename "$img").png" &&
+    test -s "$tmp/out/pictures/$(basename "$img" .jpg).png" &&
     $PY - "$tmp/demo.json" "$tmp/out/bbox_root_output.json" <<'PYEOF'
 import json, sys
 a, b = json.load(open(sys.argv[1]))['people'][0], json.load(open(sys.argv[2]))[0]

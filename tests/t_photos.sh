@@ -84,7 +84,7 @@ check "--intrinsics file with focal 1e-45 refused (exit $rc)" $?
 echo '{"tiny.jpg": [[30, 20, 120, 200, 0.9]]}' > "$d/tiny.json"
 run --boxes "$d/tiny.json" --image-dir "$d/up" --output "$d/tiny" > "$d/tiny.txt" 2> "$d/tiny.err"
 check "EXIF focal 1e-6 px: exit 0 (default focal)" $?
-grep -q "skipped 1: broken EXIF" "$d/tiny.txt" && grep -q "tiny.jpg: focal (1e-06, 1e-06) px: each must be" "$d/tiny.err" \
+grep -q "warning: 1 image had a broken EXIF, kept" "$d/tiny.txt" && grep -q "tiny.jpg: focal (1e-06, 1e-06) px: each must be" "$d/tiny.err" \
     && grep -q ",default,[0-9]*,[^,]*,[^,]*,[^,]*,[^,]*$" "$d/tiny/bbox_root_output.csv"
 check "EXIF focal out of range: named, counted, the default focal used" $?
 finish

@@ -187,8 +187,9 @@ for n, (fx, fy, cx, cy, src) in want.items():
 PYEOF
 check "EXIF focal in pixels as worked out by hand; defaults at the centre; X = (x - cx) / fx * Z" $?
 grep -q "warning: 3 images had no focal .*focal 1500 px was used.*depth_true = depth \* sqrt(fx \* fy) / 1500" \
-    "$d/ex.txt" && grep -q "skipped 2: broken EXIF" "$d/ex.txt" \
-    && grep -q "broken EXIF.*f_broken.jpg: EXIF: the Exif segment .* is corrupt" "$d/ex.err" \
+    "$d/ex.txt" && grep -q "warning: 2 images had a broken EXIF, kept: focal 1500" "$d/ex.txt" \
+    && ! grep -q "skipped.*EXIF" "$d/ex.txt" "$d/ex.err" \
+    && grep -q "warning: broken EXIF, image kept: .*f_broken.jpg: EXIF: the Exif segment .* is corrupt (focal 1500 used instead; no orientation read" "$d/ex.err" \
     && grep -q "broken EXIF.*g_zero.jpg: EXIF FocalLength: not a RATIONAL with a non-zero denominator" "$d/ex.err"
 check "no or broken EXIF: the default-focal warning says how depth scales; broken EXIF named and counted" $?
 run --boxes "$d/ex.json" --image-dir "$d/ex" --focal 700,710 --princpt 300,200 --output "$d/exf" > /dev/null 2>&1 \
@@ -264,7 +265,7 @@ import cv2
 d = sys.argv[1]
 js = json.load(open(d + '/drw/bbox_root_output.json'))
 imgs = {im['id']: im['file_name'] for im in json.load(open(d + '/data/MuPoTS/data/MuPoTS-3D.json'))['images']}
-want = sorted({imgs[r['image_id']].replace('/', '_') + '.png' for r in js})
+want = sorted({os.path.splitext(imgs[r['image_id']])[0].replace('/', '_') + '.png' for r in js})
 got = sorted(os.listdir(d + '/pics'))
 assert got == want and len(got) > 1, (got, want)
 for n in got:

@@ -358,6 +358,58 @@ static void test_prep_equals_source(const char *name, const char *src_dir, int w
     rn_crop_ctx_free(&ctx), rn_crop_ctx_free(&pctx);
 }
 
+/* Rewrites prep with its byte at i xor'd with x. */
+static void flip_byte(const char *prep, const rn_bytes *good, size_t i, uint8_t x)
+{
+    good->p[i] ^= x;
+    FILE *f = fopen(prep, "wb");
+    RN_CHECK(f && fwrite(good->p, 1, good->n, f) == good->n && fclose(f) == 0, "damage %s", prep);
+    good->p[i] ^= x;
+}
+
+/* One bit flipped in a prepared frame's JPEG tables (a DQT entry) or in one MCU's entropy-coded data (no
+ * marker made or unmade): never decoded as if right. The tables are refused at load (their CRC), the MCU by
+ * the crop that reads it (naming the prepared file); 0606e47 decoded both into other pixels. */
+static void test_prep_flips(const char *path, const char *prep, rn_crop_ctx *ctx, const rn_crop_cfg *cfg)
+{
+    rn_bytes good = {0};
+    rn_err err = {0};
+    rn_prep_file file = {0};
+    int w, h;
+    RN_CHECK(rn_bytes_read(&good, prep, &err) == 0, "%s", err.msg);
+    size_t dqt = 0, sos = 0;
+    for (size_t i = 0; i + 1 < good.n && !sos; i++) {
+        if (good.p[i] == 0xFF && good.p[i + 1] == 0xDB && !dqt) dqt = i;
+        if (good.p[i] == 0xFF && good.p[i + 1] == 0xDA && dqt) sos = i;
+    }
+    RN_CHECK(dqt && sos, "the prepared frame's JPEG has DQT and SOS markers");
+    flip_byte(prep, &good, dqt + 20, 0x01);
+    RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == -1 && strstr(err.msg, "CRC") && strstr(err.msg, prep),
+             "a flipped quantisation table byte is refused: %s", err.msg);
+    rn_prep_close(&file);
+    /* a byte of entropy-coded data three quarters in, neither 0xFF nor next to one, becoming none */
+    size_t at = good.n * 3 / 4;
+    while (at + 2 < good.n && (good.p[at - 1] == 0xFF || good.p[at] == 0xFF || good.p[at] == 0xFE || good.p[at + 1] == 0xFF))
+        at++;
+    flip_byte(prep, &good, at, 0x01);
+    RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == 0, "the tables intact, it loads: %s", err.msg);
+    rn_image img = {0};
+    rn_bytes sub = {0};
+    const int roi[4] = {0, 0, w, h};
+    RN_CHECK(rn_prep_crop(&img, &sub, &file, roi, NULL, &err) == -1 && strstr(err.msg, "CRC mismatch in MCU"),
+             "a flipped entropy-coded bit is refused by the crop: %s", err.msg);
+    rn_prep_close(&file);
+    float *t = malloc(sizeof(float) * 3 * 256 * 256);
+    rn_crop_in in = {.path = path, .bbox = {0, 0, (double)w, (double)h}, .root = {900, 800}, .root_vis = 1};
+    rn_aug aug;
+    rn_aug_none(&aug);
+    rn_crop_out out;
+    RN_CHECK(rn_crop_sample(t, &out, ctx, &in, &aug, cfg, &err) == -1 && strstr(err.msg, prep) && strstr(err.msg, "CRC"),
+             "the sample is refused naming the prepared file: %s", err.msg);
+    free(t);
+    rn_image_free(&img), rn_bytes_free(&sub), rn_bytes_free(&good), rn_prep_file_free(&file);
+}
+
 /* Prepared files: reused when up to date, refused when truncated or damaged
  * (never decoded), ignored when the source changed, rebuilt by rn_prep_build. */
 static void test_prep_files(void)
@@ -421,6 +473,8 @@ static void test_prep_files(void)
     in.bbox[1] = 400;
     unlink(prep);
     RN_CHECK(rn_prep_build(path, prep, &info, &err) == 0 && info.built, "a deleted file is rebuilt: %s", err.msg);
+    test_prep_flips(path, prep, &ctx, &cfg);
+    RN_CHECK(rn_prep_build(path, prep, &info, &err) == 0 && info.built, "a damaged file is rebuilt: %s", err.msg);
     RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == 0, "rebuilt file loads: %s", err.msg);
     struct timespec ts[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
     RN_CHECK(utimensat(AT_FDCWD, path, ts, 0) == 0, "touch %s", path);
@@ -429,6 +483,26 @@ static void test_prep_files(void)
     RN_CHECK(rn_crop_sample(t, &out, &ctx, &in, &aug, &cfg, &err) == 0 && ctx.sub.n == 0, "stale: the source is decoded");
     RN_CHECK(rn_prep_build(path, prep, &info, &err) == 0 && info.built, "a stale file is rebuilt: %s", err.msg);
     RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == 0, "rebuilt after the change: %s", err.msg);
+    rn_prep_close(&file);
+    /* the source replaced by other bytes of the same size and the same mtime: stale (0606e47 used it) */
+    rn_bytes src = {0};
+    RN_CHECK(rn_bytes_read(&src, path, &err) == 0, "%s", err.msg);
+    for (int end = 0; end < 2; end++) {
+        size_t at = end ? src.n - 3 : 100;
+        src.p[at] ^= 0x01;
+        f = fopen(path, "wb");
+        RN_CHECK(f && fwrite(src.p, 1, src.n, f) == src.n && fclose(f) == 0, "rewrite %s", path);
+        RN_CHECK(utimensat(AT_FDCWD, path, ts, 0) == 0, "touch %s", path);
+        RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == 1,
+                 "a source of the same size and mtime but another byte %zu is stale", at);
+        src.p[at] ^= 0x01;
+        f = fopen(path, "wb");
+        RN_CHECK(f && fwrite(src.p, 1, src.n, f) == src.n && fclose(f) == 0, "restore %s", path);
+        RN_CHECK(utimensat(AT_FDCWD, path, ts, 0) == 0, "touch %s", path);
+        RN_CHECK(rn_prep_load(&file, &w, &h, prep, path, &err) == 0, "the source restored: up to date: %s", err.msg);
+        rn_prep_close(&file);
+    }
+    rn_bytes_free(&src);
     free(t);
     rn_bytes_free(&good), rn_prep_file_free(&file);
     rn_crop_ctx_free(&ctx);

@@ -2,6 +2,7 @@
  * checks, options, snapshot loading and the per-handle error message. */
 #include "rootnet.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@ struct rootnet_predictor {
     rn_predict_in base;     /* device, threads, precision, input size: copied into every call */
     char device[32];
     rn_err err;             /* last call's message, "" after a success */
+    atomic_int busy;        /* 1 while a rootnet_predict runs on this handle */
 };
 
 ROOTNET_API const char *rootnet_version(void)
@@ -43,6 +45,7 @@ ROOTNET_API const char *rootnet_status_string(rootnet_status s)
     case ROOTNET_ERR_SNAPSHOT: return "unusable snapshot";
     case ROOTNET_ERR_INPUT: return "unusable input";
     case ROOTNET_ERR_DEVICE: return "device cannot run the model";
+    case ROOTNET_ERR_BUSY: return "predictor in use by another thread";
     }
     return "unknown status";
 }
@@ -127,6 +130,7 @@ ROOTNET_API rootnet_status rootnet_create(rootnet_predictor **out, const char *s
     *out = NULL;
     rootnet_options o;
     rootnet_predictor *h = rn_xcalloc(1, sizeof *h);
+    atomic_init(&h->busy, 0);
     rootnet_status st = read_options(&o, opts, &err);
     if (!st) st = apply_options(h, &o, &err);
     if (!st) st = load(h, snapshot, &o, &err);
@@ -189,11 +193,10 @@ static void copy_results(rootnet_root *out, rootnet_info *info, const rn_person_
     memcpy(info->princpt, pi->c, sizeof info->princpt);
 }
 
-ROOTNET_API rootnet_status rootnet_predict(rootnet_predictor *h, const rootnet_image *image, const rootnet_box *boxes,
-                                           int n, const rootnet_camera *camera, rootnet_root *out,
-                                           rootnet_info *info)
+/* The call proper, on a handle this thread holds. */
+static rootnet_status predict(rootnet_predictor *h, const rootnet_image *image, const rootnet_box *boxes, int n,
+                              const rootnet_camera *camera, rootnet_root *out, rootnet_info *info)
 {
-    if (!h) return ROOTNET_ERR_ARGUMENT;
     h->err.msg[0] = '\0';
     rootnet_status st = check_call(image, boxes, n, out, &h->err);
     if (st) return st;
@@ -218,4 +221,57 @@ ROOTNET_API rootnet_status rootnet_predict(rootnet_predictor *h, const rootnet_i
     if (rc) return rc == RN_PREDICT_EMODEL ? ROOTNET_ERR_DEVICE : ROOTNET_ERR_INPUT;
     copy_results(out, info, r, n, &pi);
     return ROOTNET_OK;
+}
+
+/* rootnet_predict_file proper, on a handle this thread holds. */
+static rootnet_status predict_file(rootnet_predictor *h, const char *path, const rootnet_box *boxes, int n,
+                                   const rootnet_camera *camera, rootnet_root *out, rootnet_info *info)
+{
+    h->err.msg[0] = '\0';
+    const char *null = !path ? "path" : !boxes ? "boxes" : !out ? "out" : NULL;
+    if (null) rn_err_set(&h->err, "rootnet_predict_file: %s is NULL", null);
+    else if (n < 1 || n > RN_PREDICT_MAX_BOXES) rn_err_set(&h->err, "%d boxes: need 1..%d", n, RN_PREDICT_MAX_BOXES);
+    if (h->err.msg[0]) return ROOTNET_ERR_ARGUMENT;
+    double b[RN_PREDICT_MAX_BOXES][4];
+    for (int i = 0; i < n; i++) b[i][0] = boxes[i].x, b[i][1] = boxes[i].y, b[i][2] = boxes[i].w, b[i][3] = boxes[i].h;
+    rn_predict_in in = h->base;
+    in.image = path;
+    in.pixels = NULL;
+    in.boxes = (const double(*)[4])b;
+    in.n = n;
+    if (camera) {
+        memcpy(in.f, camera->focal, sizeof in.f);
+        memcpy(in.c, camera->princpt, sizeof in.c);
+        in.have_c = camera->has_princpt != 0;
+    }
+    if (!(in.f[0] > 0 && in.f[1] > 0) && rn_predict_exif_focal(in.f, path, &h->err) < 0) return ROOTNET_ERR_INPUT;
+    rn_person_root r[RN_PREDICT_MAX_BOXES];
+    rn_predict_info pi;
+    int rc = rn_predictor_run(&h->pr, r, &pi, &in, &h->err);
+    if (rc) return rc == RN_PREDICT_EMODEL ? ROOTNET_ERR_DEVICE : ROOTNET_ERR_INPUT;
+    copy_results(out, info, r, n, &pi);
+    return ROOTNET_OK;
+}
+
+ROOTNET_API rootnet_status rootnet_predict_file(rootnet_predictor *h, const char *path, const rootnet_box *boxes,
+                                                int n, const rootnet_camera *camera, rootnet_root *out,
+                                                rootnet_info *info)
+{
+    if (!h) return ROOTNET_ERR_ARGUMENT;
+    if (atomic_exchange_explicit(&h->busy, 1, memory_order_acquire)) return ROOTNET_ERR_BUSY;
+    rootnet_status st = predict_file(h, path, boxes, n, camera, out, info);
+    atomic_store_explicit(&h->busy, 0, memory_order_release);
+    return st;
+}
+
+ROOTNET_API rootnet_status rootnet_predict(rootnet_predictor *h, const rootnet_image *image, const rootnet_box *boxes,
+                                           int n, const rootnet_camera *camera, rootnet_root *out,
+                                           rootnet_info *info)
+{
+    if (!h) return ROOTNET_ERR_ARGUMENT;
+    /* calls on one handle must not overlap: the second is refused, touching nothing (not even the message) */
+    if (atomic_exchange_explicit(&h->busy, 1, memory_order_acquire)) return ROOTNET_ERR_BUSY;
+    rootnet_status st = predict(h, image, boxes, n, camera, out, info);
+    atomic_store_explicit(&h->busy, 0, memory_order_release);
+    return st;
 }

@@ -52,6 +52,8 @@ static int prepare(const rn_dataset *ds, const char *dir)
         fprintf(stderr, "rootnet dataset: %s: cannot create: %s\n", dir, strerror(errno));
         return RN_EXIT_FAIL;
     }
+    int stale = rn_stale_temps_in(dir, ".rnp");
+    if (stale) printf("prepare: removed %d temporaries left in %s by an interrupted --prepare\n", stale, dir);
     uint32_t *offs = rn_xmalloc(sizeof *offs * (ds->n ? ds->n : 1));
     for (size_t i = 0; i < ds->n; i++) offs[i] = ds->samples[i].path_off;
     qsort_r(offs, ds->n, sizeof *offs, cmp_path, (void *)ds->strings);

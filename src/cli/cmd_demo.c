@@ -77,9 +77,9 @@ static void print_text(const rn_person_root *r, int n, const rn_predict_info *in
 static void print_json(const rn_person_root *r, int n, const rn_predict_info *info, const char *out)
 {
     printf("{\"width\": %d, \"height\": %d, \"focal\": [%.17g, %.17g], \"princpt\": [%.17g, %.17g], "
-           "\"default_focal\": %s, \"output\": \"%s\", \"people\": [",
+           "\"default_focal\": %s, \"output\": %s%s%s, \"people\": [",
            info->width, info->height, info->f[0], info->f[1], info->c[0], info->c[1],
-           info->default_focal ? "true" : "false", out ? out : "");
+           info->default_focal ? "true" : "false", out ? "\"" : "", out ? out : "null", out ? "\"" : "");
     for (int i = 0; i < n; i++)
         printf("%s{\"box\": [%.17g, %.17g, %.17g, %.17g], \"bbox\": [%.17g, %.17g, %.17g, %.17g], \"k\": %.17g, "
                "\"root_img\": [%.17g, %.17g, %.17g], \"root_cam\": [%.17g, %.17g, %.17g]}",
@@ -150,8 +150,9 @@ static int run_demo(const demo_cli *c, rn_err *err)
 {
     double boxes[RN_PREDICT_MAX_BOXES][4];
     rn_predict_in in;
-    const char *out = c->out ? c->out : "demo_output.png";
-    if (fill_in(&in, boxes, c, err) || rn_rgb_check_path(out, err)) return RN_EXIT_USAGE;
+    /* with --json the picture is drawn only where asked (--output, --labels-json), never into the current folder */
+    const char *out = c->out ? c->out : (!c->json || c->labels_json) ? "demo_output.png" : NULL;
+    if (fill_in(&in, boxes, c, err) || (out && rn_rgb_check_path(out, err))) return RN_EXIT_USAGE;
     if (check_image(c->image, err)) return RN_EXIT_FAIL;
     rn_params p;
     rn_run_settings s;
@@ -171,7 +172,7 @@ static int run_demo(const demo_cli *c, rn_err *err)
     if (info.orientation > 1)
         fprintf(stderr, "rootnet demo: %s: EXIF orientation %d applied (as cv2.imread): %d x %d as displayed\n",
                 c->image, info.orientation, info.width, info.height);
-    if (write_image(c, out, r, in.n, &info, err)) return RN_EXIT_FAIL;
+    if (out && write_image(c, out, r, in.n, &info, err)) return RN_EXIT_FAIL;
     if (c->json) print_json(r, in.n, &info, out);
     else print_text(r, in.n, &info, out);
     return RN_EXIT_OK;
@@ -187,7 +188,7 @@ int rn_cmd_demo(int argc, char **argv)
         RN_FLAG_STR("--bbox-format", &c.format, "xywh (default) or xyxy (x1,y1,x2,y2)"),
         RN_FLAG_STR("--focal", &c.focal, "fx,fy in pixels (default: 1500,1500, the authors' convention)"),
         RN_FLAG_STR("--princpt", &c.princpt, "cx,cy in pixels (default: the image centre)"),
-        RN_FLAG_STR("--output", &c.out, "output image, .png or .jpg (default demo_output.png)"),
+        RN_FLAG_STR("--output", &c.out, "output image, .png or .jpg (default demo_output.png; with --json none unless given)"),
         RN_FLAG_BOOL("--json", &c.json, "print the roots as one JSON object"),
         RN_FLAG_STR("--labels-json", &c.labels_json, "also write where the picture's labels went (JSON; for checks)"),
         RN_EVAL_FLAGS(&c.ev),

@@ -30,7 +30,7 @@ int rn_cmd_forward(int argc, char **argv)
         RN_FLAG_STR("--output", &out, "output (N,3) .npy: x, y on the output grid, depth (required)"),
         RN_FLAG_RANGE("--backbone", &backbone, 0, 1000, "require this ResNet depth (default: from the weights)"),
         RN_FLAG_RANGE("--threads", &threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),
-        RN_FLAG_STR("--device", &device, "cpu (default) | ref: the compute device"),
+        RN_FLAG_STR("--device", &device, "the compute device: cpu (default), ref, cuda or cuda:N, those built in (rootnet --version lists them)"),
         RN_FLAG_STR("--precision", &precision,
                     "fp32 (default) | bf16: convs compute in bf16 | bf16-o2: activations stored in bf16 too"),
         RN_FLAG_ALIAS("--weights", "--snapshot"),

@@ -1,4 +1,5 @@
 /* rootnet predict: roots of every detected person over many images (infer/predict_set.h). */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,8 @@ typedef struct predict_cli {
     long batch, workers, log_every;
     int no_progress;
 } predict_cli;
+
+static volatile sig_atomic_t stop_flag; /* the signal that stops predict (on_stop) */
 
 static int fill_opts(rn_pset_opts *o, const predict_cli *c, rn_err *err)
 {
@@ -53,7 +56,22 @@ static int fill_opts(rn_pset_opts *o, const predict_cli *c, rn_err *err)
     o->draw = c->draw;
     o->progress = !c->no_progress;
     o->log_every = c->log_every;
+    o->stop = &stop_flag;
     return 0;
+}
+
+static void on_stop(int sig) { stop_flag = sig; }
+
+/* SIGTERM and SIGINT stop predict after the batch in flight (once: a second one kills it). */
+static void catch_stop(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
 }
 
 /* Everything cheap first (flags, device, the boxes and images, the output
@@ -74,11 +92,18 @@ static int run_predict(const predict_cli *c, rn_err *err)
         return lrc == RN_WEIGHTS_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
     }
     printf("predict: %s (ResNet-%d), input %d %s\n", c->snapshot, p.depth, s.input_size, rn_run_settings_size_note(&s));
+    fflush(stdout);
+    catch_stop();
     int rc = rn_pset_predict(ps, &p, s.input_size, s.fast_decode, err);
     rn_params_free(&p);
     rn_pset_close(ps);
     if (rc) return RN_EXIT_FAIL;
     rn_pset_summary_print(stdout, &sum);
+    if (sum.interrupted) {
+        rn_err_set(err, "interrupted by signal %d: %s and .csv hold the %zu of %zu people finished", (int)stop_flag,
+                   sum.json_path, sum.people, sum.people_total);
+        return RN_EXIT_FAIL;
+    }
     if (sum.people) return RN_EXIT_OK;
     rn_err_set(err, "no usable person in %s (%zu detections, %zu images): the outputs hold no root", c->boxes,
                sum.detections, sum.images);
@@ -101,11 +126,11 @@ int rn_cmd_predict(int argc, char **argv)
         RN_FLAG_STR("--focal", &c.focal, "fx,fy in pixels for every image (default: per image from --intrinsics, the images file, EXIF, else 1500)"),
         RN_FLAG_STR("--princpt", &c.princpt, "cx,cy in pixels for every image (default: the image centre)"),
         RN_FLAG_STR("--output", &c.output, "output folder: bbox_root_output.json and .csv (default .)"),
-        RN_FLAG_STR("--draw", &c.draw, "also draw each image's people into this folder (demo's picture, <image>.png)"),
+        RN_FLAG_STR("--draw", &c.draw, "also draw each image's people into this folder (demo's picture, <image less .jpg>.png)"),
         RN_FLAG_RANGE("--batch", &c.batch, 1, 4096, "people per forward (default 16)"),
         RN_FLAG_RANGE("--workers", &c.workers, 1, 64, "decoding threads (default 1)"),
         RN_EVAL_FLAGS(&c.ev),
-        RN_FLAG_RANGE("--log-every", &c.log_every, 0, 1L << 40, "without a terminal: a progress line every N images (default 100, 0: none)"),
+        RN_FLAG_RANGE("--log-every", &c.log_every, 0, 1L << 40, "without a terminal: a progress line every N images or 10 N people (default 100, 0: none)"),
         RN_FLAG_BOOL("--no-progress", &c.no_progress, "no progress bar or lines"),
         RN_FLAG_ALIAS("--weights", "--snapshot"),
         RN_FLAG_ALIAS("--out", "--output"),

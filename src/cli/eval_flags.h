@@ -27,7 +27,7 @@ typedef struct rn_eval_flags {
                      "decode JPEGs at 1/2, 1/4, 1/8 size for big boxes (default: as the snapshot was trained; off)"), \
         RN_FLAG_RANGE("--backbone", &(ev)->backbone, 0, 1000, "expected ResNet depth (default: from the snapshot)"), \
         RN_FLAG_RANGE("--threads", &(ev)->threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),       \
-        RN_FLAG_STR("--device", &(ev)->device, "cpu (default) | ref: the compute device"),                      \
+        RN_FLAG_STR("--device", &(ev)->device, "the compute device: cpu (default), ref, cuda or cuda:N, those built in (rootnet --version lists them)"), \
         RN_FLAG_STR("--precision", &(ev)->precision,                                                             \
                     "fp32 (default) | bf16: convs and activations in bf16 (opt-in, see README)"),                \
         RN_FLAG_BOOL("--no-fold", &(ev)->no_fold, "unfused eval forward (default: BN folded into the convs, fused epilogues)")

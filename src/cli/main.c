@@ -72,15 +72,15 @@ int main(int argc, char **argv)
         rn_cpu_isa_detect(&isa);
         printf("rootnet %s (devices: %s)\ncpu: %s: %s\n", RN_VERSION, rn_device_names(), isa.model,
                rn_cpu_isa_line(&isa, line, sizeof line));
-        return 0;
+        return flush_stdout(0, "--version");
     }
     const command *c = find_command(is_help(argv[1]) && argc > 2 ? argv[2] : argv[1]);
     if (c && is_help(argv[1])) /* rootnet help CMD: rootnet CMD --help */
-        return c->run(3, (char *[]){argv[0], argv[2], "--help", NULL});
+        return flush_stdout(c->run(3, (char *[]){argv[0], argv[2], "--help", NULL}), c->name);
     if (c) return flush_stdout(c->run(argc, argv), c->name);
     if (is_help(argv[1]) && argc == 2) {
         usage(stdout);
-        return 0;
+        return flush_stdout(0, "help");
     }
     fprintf(stderr, "rootnet: unknown command '%s'\n", argv[argc > 2 && is_help(argv[1]) ? 2 : 1]);
     usage(stderr);

@@ -19,7 +19,7 @@
 void rn_cli_precision_help(char *buf, size_t len);
 
 #define RN_TUNING_FLAGS(tf, precision_help)                                                                    \
-    RN_FLAG_STR("--device", &(tf)->device, "cpu (default) | ref: the compute device (nn/device.h)"),          \
+    RN_FLAG_STR("--device", &(tf)->device, "the compute device: cpu (default), ref, cuda or cuda:N, those built in (rootnet --version lists them)"), \
         RN_FLAG_STR("--precision", &(tf)->precision, (precision_help)),                                       \
         RN_FLAG_STR("--loss-scale", &(tf)->loss_scale, "N (static) | dynamic[:INIT[:WINDOW]] (default: none; a dynamic one for a precision that needs it)"), \
         RN_FLAG_STR("--profile", &(tf)->profile, "write a Chrome-trace JSON here and print a per-layer table"), \

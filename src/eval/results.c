@@ -77,6 +77,18 @@ int rn_eval_results_write(const char *path, rn_eval_kind kind, const rn_root_pre
 int rn_eval_results_write_det(const char *path, rn_eval_kind kind, const rn_root_pred *pred, const rn_det_ref *det,
                               size_t n, rn_err *err)
 {
+    char *text;
+    size_t len;
+    if (rn_eval_results_encode_det(&text, &len, path, kind, pred, det, n, err)) return -1;
+    rn_afile f;
+    int rc = rn_afile_open(&f, path, err) || rn_afile_write(&f, text, len, err) || rn_afile_commit(&f, err) ? -1 : 0;
+    free(text);
+    return rc;
+}
+
+int rn_eval_results_encode_det(char **text, size_t *len, const char *path, rn_eval_kind kind,
+                               const rn_root_pred *pred, const rn_det_ref *det, size_t n, rn_err *err)
+{
     for (size_t i = 0; i < n; i++) {
         const rn_root_pred *p = &pred[i];
         const char *bad = !all_finite(p->root_cam, 3) ? "root_cam"
@@ -93,9 +105,12 @@ int rn_eval_results_write_det(const char *path, rn_eval_kind kind, const rn_root
         if (det) json_object_set_new(o, "det_index", json_integer(det[i].index));
         json_array_append_new(root, o);
     }
-    int rc = write_json_atomic(path, root, err);
+    *text = json_dumps(root, JSON_REAL_PRECISION(17) | JSON_COMPACT);
     json_decref(root);
-    return rc;
+    if (!*text) return rn_err_set(err, "%s: JSON encoding error", path);
+    *len = strlen(*text);
+    (*text)[(*len)++] = '\n'; /* over the terminating NUL: the text is not a string any more */
+    return 0;
 }
 
 int rn_eval_gt_write(const char *path, const rn_root_gt *gt, size_t n, rn_err *err)

@@ -50,6 +50,10 @@ typedef struct rn_det_ref {
  * det (n of them; NULL: none, the authors' format alone). */
 int rn_eval_results_write_det(const char *path, rn_eval_kind kind, const rn_root_pred *pred, const rn_det_ref *det,
                               size_t n, rn_err *err);
+/* The same file's bytes into *text (len bytes, ending in a newline, not NUL-terminated; free() it), for a
+ * caller that writes it beside another (rn_afile_commit_pair). path only names it in messages. */
+int rn_eval_results_encode_det(char **text, size_t *len, const char *path, rn_eval_kind kind,
+                               const rn_root_pred *pred, const rn_det_ref *det, size_t n, rn_err *err);
 
 /* Reads a result file of that kind into a new array (*pred, free() it).
  * Returns 0, or -1 with "path: record i: field 'f': problem" in err. */

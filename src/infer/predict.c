@@ -187,3 +187,30 @@ int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, c
     rn_predictor_free(&pr);
     return rc;
 }
+
+/* v rounded to float (stored through a float, so that no optimisation keeps the double). */
+static double as_float(double v)
+{
+    volatile float x = (float)v;
+    return x;
+}
+
+int rn_predict_exif_focal(double f[2], const char *path, rn_err *err)
+{
+    rn_bytes b = {0};
+    rn_image_info ii;
+    int found = 0;
+    if (rn_bytes_read(&b, path, err) || rn_image_probe(&ii, b.p, b.n, err)) {
+        rn_bytes_free(&b);
+        return rn_err_prefix(err, "%s", path);
+    }
+    if (ii.is_jpeg) {
+        int swap = rn_exif_orientation(b.p, b.n) >= 5;
+        rn_exif_focal ef;
+        rn_err e = {{0}};
+        if (!rn_exif_focal_read(&ef, b.p, b.n, swap ? ii.h : ii.w, swap ? ii.w : ii.h, &e) && !rn_focal_check(ef.f, &e))
+            f[0] = as_float(ef.f[swap]), f[1] = as_float(ef.f[!swap]), found = 1; /* floats, as predict holds them */
+    }
+    rn_bytes_free(&b);
+    return found;
+}

@@ -84,6 +84,9 @@ int rn_predictor_run(rn_predictor *pr, rn_person_root *out, rn_predict_info *inf
 
 /* Validates a box against a width x height image and applies process_bbox
  * (aspect 1 for a square input). Returns 0, or -1 saying why it is unusable. */
+/* The focal of the image file at path from its EXIF, as rootnet predict reads it (upright axes, rounded to
+ * float as predict holds it) into f: 1 found; 0 none or broken (f untouched); -1 unreadable (err names path). */
+int rn_predict_exif_focal(double f[2], const char *path, rn_err *err);
 int rn_predict_box(double out[4], const double box[4], int width, int height, rn_err *err);
 /* The same with integral = 1 when the four numbers were integers (JSON
  * integers): process_bbox then truncates as numpy's integer array does. */

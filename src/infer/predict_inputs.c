@@ -17,7 +17,7 @@
 
 static const char *const skip_names[RN_PSKIP_N] = {
     "non-person category", "below --score-thr", "unknown image", "malformed record", "box outside the image or empty",
-    "people in unreadable images", "broken EXIF (image kept, focal 1500)"};
+    "people in unreadable images", "broken EXIF"};
 
 const char *rn_pskip_name(rn_pskip r) { return r < RN_PSKIP_N ? skip_names[r] : "?"; }
 
@@ -48,7 +48,8 @@ void rn_pin_skip(rn_pin *in, rn_pskip why, size_t count, const char *fmt, ...)
     if (in->reported[why]++ >= RN_PSET_REPORT || !in->o->log) return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(in->o->log, "rootnet predict: skipped (%s): ", rn_pskip_name(why));
+    if (why == RN_PSKIP_EXIF) fprintf(in->o->log, "rootnet predict: warning: broken EXIF, image kept: ");
+    else fprintf(in->o->log, "rootnet predict: skipped (%s): ", rn_pskip_name(why));
     vfprintf(in->o->log, fmt, ap);
     fputc('\n', in->o->log);
     va_end(ap);
@@ -213,7 +214,9 @@ static void exif_focal(rn_pin *in, rn_pimage *im, const rn_bytes *b)
     rn_err e = {{0}};
     int rc = rn_exif_focal_read(&ef, b->p, b->n, im->w, im->h, &e);
     if (!rc && rn_focal_check(ef.f, &e)) rc = -1;
-    if (rc < 0) rn_pin_skip(in, RN_PSKIP_EXIF, 1, "%s: %s (focal 1500 used instead)", im->name, e.msg);
+    if (rc < 0)
+        rn_pin_skip(in, RN_PSKIP_EXIF, 1, "%s: %s (focal 1500 used instead%s)", im->name, e.msg,
+                    im->oriented ? "" : "; no orientation read from it: its pixels as stored");
     if (rc) return;
     im->f[0] = ef.f[im->swap_xy], im->f[1] = ef.f[!im->swap_xy]; /* stored x is upright y when turned */
     im->have_f = 1;
@@ -269,6 +272,7 @@ static int prepare(rn_pin *in, rn_pimage *im, rn_err *err)
     int o = ii.is_jpeg ? rn_exif_orientation(b.p, b.n) : 1;
     im->w = o >= 5 ? ii.h : ii.w, im->h = o >= 5 ? ii.w : ii.h;
     im->swap_xy = o >= 5;
+    im->oriented = o > 1;
     in->s->images_oriented += o > 1;
     im->state = 1;
     int rc = resolve_intrinsics(in, im, &b, err);

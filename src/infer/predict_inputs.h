@@ -21,6 +21,7 @@ typedef struct rn_pimage {
     int state;          /* 0 not read, 1 usable, -1 unreadable */
     int w, h;           /* upright (EXIF orientation applied) */
     int swap_xy;        /* 1: EXIF orientation 5..8 (stored width is upright height) */
+    int oriented;       /* 1: an EXIF orientation 2..8 applied */
     int have_f, have_c; /* from the JSON inputs (before flags, EXIF, default) */
     double f[2], c[2];
     const char *src;    /* where the focal came from: "flag", "json", "images-file", "exif-35mm", ... "default" */

@@ -7,6 +7,7 @@
 #ifndef RN_INFER_PREDICT_OPTS_H
 #define RN_INFER_PREDICT_OPTS_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -44,9 +45,11 @@ typedef struct rn_pset_opts {
     int no_fold;                /* 1: unfused eval forward (default: BN folded, as test does) */
     const char *output;         /* output folder, created */
     const char *draw;           /* NULL, or a folder (created) for one picture per image with people (as demo's) */
-    int progress;               /* 1: bar on a terminal, else a line every log_every images */
+    int progress;               /* 1: bar on a terminal, else a line every log_every images or 10 x log_every people */
     long log_every;             /* 100 */
     FILE *log;                  /* warnings, progress (stderr) */
+    const volatile sig_atomic_t *stop; /* NULL, or a flag (a signal handler's): once set, no new batch is run and
+                                        * the people finished are written (summary.interrupted) */
 } rn_pset_opts;
 
 typedef struct rn_pset_summary {
@@ -58,6 +61,8 @@ typedef struct rn_pset_summary {
     size_t detections;          /* records in the boxes file */
 
     size_t people;              /* roots written */
+    size_t people_total;        /* people asked for (detections kept) */
+    int interrupted;            /* 1: stopped by opts.stop; people < people_total */
     size_t skip[RN_PSKIP_N];
     double seconds;             /* whole run (parse, probe, forward, write) */
     char json_path[4096], csv_path[4096];

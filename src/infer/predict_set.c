@@ -2,7 +2,9 @@
 #include "infer/predict_set.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,7 +32,7 @@ typedef struct run_state {
     rn_root_pred *pred; /* (n) */
     uint8_t *ok;        /* (n) */
     double (*img)[3];   /* (n) root x, y (px), depth (mm) */
-    size_t images_todo, images_done, people_done;
+    size_t images_todo, images_done, people_done, people_at_line;
     double t0;
     int tty;
 } run_state;
@@ -52,6 +54,7 @@ static void progress(run_state *r, int final)
     } else if (!final) {
         fprintf(o->log, "predict: %zu/%zu images, %zu/%zu people, %.1f people/s\n", r->images_done, r->images_todo,
                 r->people_done, r->in->n, rate);
+        r->people_at_line = r->people_done;
     }
     fflush(o->log);
 }
@@ -78,10 +81,11 @@ static void take_batch(run_state *r, const rn_batch *b, const rn_model *m)
         }
         r->people_done++;
         RN_ASSERT(im->left > 0);
-        if (--im->left == 0) {
-            r->images_done++;
-            if (!r->tty && o->log_every > 0 && r->images_done % (size_t)o->log_every == 0) progress(r, 0);
-        }
+        int line = 0;
+        if (--im->left == 0) r->images_done++, line = r->images_done % (size_t)(o->log_every > 0 ? o->log_every : 1) == 0;
+        /* an image of many people: a line every 10 x log_every people as well */
+        line |= r->people_done - r->people_at_line >= 10 * (size_t)o->log_every;
+        if (!r->tty && o->log_every > 0 && line) progress(r, 0);
     }
     if (r->tty) progress(r, 0);
 }
@@ -115,18 +119,34 @@ static int forward_all(run_state *r, rn_params *p, rn_err *err)
     int rc = rn_loader_create(&ld, &cfg, err);
     if (!rc) rc = rn_loader_start(ld, 0, 0, err);
     const rn_batch *b;
-    while (!rc && (rc = rn_loader_next(ld, &b, err)) == 1) {
+    while (!rc && !(o->stop && *o->stop) && (rc = rn_loader_next(ld, &b, err)) == 1) {
         rn_test_forward_batch(&m, b);
         take_batch(r, b, &m);
         rc = 0;
     }
+    in->s->interrupted = !rc && o->stop && *o->stop && r->people_done < in->n;
     if (r->tty) progress(r, 1);
     if (ld) rn_loader_free(ld);
     rn_model_destroy(&m);
     return rc < 0 ? -1 : 0;
 }
 
-static int write_csv(const char *path, const rn_pin *in, const run_state *r, rn_err *err)
+/* ",v" in the fewest significant digits that read back as v (as a float when is_float: v holds one), without an
+ * exponent between 1e-5 and 1e17. */
+static void put_num(FILE *f, double v, int is_float)
+{
+    char b[40];
+    for (int p = 1; p <= 17; p++) {
+        snprintf(b, sizeof b, "%.*g", p, v);
+        if (strchr(b, 'e') && fabs(v) >= 1e-5 && fabs(v) < 1e17 && p < 17) continue; /* 700, not 7e+02 */
+        double back = strtod(b, NULL);
+        if (is_float ? (float)back == (float)v : back == v) break;
+    }
+    fprintf(f, ",%s", b);
+}
+
+/* The CSV's bytes into *buf (len bytes; free() it). */
+static int encode_csv(char **out, size_t *out_len, const char *path, const rn_pin *in, const run_state *r, rn_err *err)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -141,18 +161,39 @@ static int write_csv(const char *path, const rn_pin *in, const run_state *r, rn_
         const rn_pimage *im = &in->img[s->subject];
         fputc('"', f);
         for (const char *c = im->name; *c; c++) fputs(*c == '"' ? "\"\"" : (char[2]){*c, 0}, f);
-        fprintf(f, "\",%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.9g,%.9g,%.9g,%.9g,%s",
-                (long long)q->image_id, q->score, q->bbox[0], q->bbox[1], q->bbox[2], q->bbox[3], r->img[i][0],
-                r->img[i][1], r->img[i][2], q->root_cam[0], q->root_cam[1], q->root_cam[2], s->f[0], s->f[1], s->c[0], s->c[1],
-                im->src);
-        fprintf(f, ",%lld,%.17g,%.17g,%.17g,%.17g\n", (long long)in->det_index[i], in->det[i][0], in->det[i][1],
-                in->det[i][2], in->det[i][3]);
+        fprintf(f, "\",%lld", (long long)q->image_id);
+        /* float32 values (score, box after process_bbox, intrinsics) and float64 ones, each in the fewest digits
+         * that read back as it: the user's 222.39 stays 222.39 */
+        const double fl[5] = {q->score, q->bbox[0], q->bbox[1], q->bbox[2], q->bbox[3]};
+        for (int k = 0; k < 5; k++) put_num(f, fl[k], 1);
+        const double db[6] = {r->img[i][0], r->img[i][1], r->img[i][2], q->root_cam[0], q->root_cam[1], q->root_cam[2]};
+        for (int k = 0; k < 6; k++) put_num(f, db[k], 0);
+        const double in4[4] = {s->f[0], s->f[1], s->c[0], s->c[1]};
+        for (int k = 0; k < 4; k++) put_num(f, in4[k], 1);
+        fprintf(f, ",%s,%lld", im->src, (long long)in->det_index[i]);
+        for (int k = 0; k < 4; k++) put_num(f, in->det[i][k], 0);
+        fputc('\n', f);
     }
     fclose(f);
-    rn_afile af;
-    int rc = rn_afile_open(&af, path, err) || rn_afile_write(&af, buf, len, err) || rn_afile_commit(&af, err) ? -1 : 0;
-    free(buf);
-    return rc;
+    *out = buf, *out_len = len;
+    return 0;
+}
+
+/* The JSON and the CSV written and fsync'd, then both renamed into place: replaced together or not at all. */
+static int write_pair(const rn_pset_summary *s, const char *json, size_t json_n, const char *csv, size_t csv_n,
+                      rn_err *err)
+{
+    rn_afile a, b;
+    if (rn_afile_open(&a, s->json_path, err)) return -1;
+    if (rn_afile_open(&b, s->csv_path, err)) {
+        rn_afile_abort(&a);
+        return -1;
+    }
+    if (rn_afile_write(&a, json, json_n, err) || rn_afile_write(&b, csv, csv_n, err)) {
+        rn_afile_abort(&a), rn_afile_abort(&b);
+        return -1;
+    }
+    return rn_afile_commit_pair(&a, &b, err);
 }
 
 static int write_outputs(rn_pset_summary *s, const rn_pin *in, const run_state *r, rn_err *err)
@@ -173,10 +214,13 @@ static int write_outputs(rn_pset_summary *s, const rn_pin *in, const run_state *
         kept[n++] = r->pred[i];
     }
     s->people = n;
-    int rc = rn_eval_results_write_det(s->json_path, RN_EVAL_MUPOTS, kept, det, n, err);
-    free(kept);
-    free(det);
-    return rc ? -1 : write_csv(s->csv_path, in, r, err);
+    s->people_total = in->n;
+    char *json = NULL, *csv = NULL;
+    size_t json_n = 0, csv_n = 0;
+    int rc = rn_eval_results_encode_det(&json, &json_n, s->json_path, RN_EVAL_MUPOTS, kept, det, n, err) ||
+             encode_csv(&csv, &csv_n, s->csv_path, in, r, err) || write_pair(s, json, json_n, csv, csv_n, err);
+    free(kept), free(det), free(json), free(csv);
+    return rc ? -1 : 0;
 }
 
 static int check_opts(const rn_pset_opts *o, rn_err *err)
@@ -188,7 +232,28 @@ static int check_opts(const rn_pset_opts *o, rn_err *err)
     return 0;
 }
 
-/* draw/<image name, '/' as '_'>.png: demo's picture of image im's people. */
+/* Image name's length without its extension (.jpg, .jpeg, .png, any case; none: the whole name). */
+static size_t stem_len(const char *name)
+{
+    const char *dot = strrchr(name, '.'), *slash = strrchr(name, '/');
+    if (!dot || (slash && dot < slash)) return strlen(name);
+    return !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".png") ? (size_t)(dot - name)
+                                                                                             : strlen(name);
+}
+
+/* 1 when another image drawn has the same stem as image i (a.jpg beside a.png): then the full names are used. */
+static int stem_shared(const rn_pin *in, size_t i)
+{
+    const char *a = in->img[i].name;
+    size_t n = stem_len(a);
+    for (size_t j = 0; j < in->n_img; j++)
+        if (j != i && in->img[j].state > 0 && stem_len(in->img[j].name) == n && !strncmp(in->img[j].name, a, n))
+            return 1;
+    return 0;
+}
+
+/* draw/<image name less its extension, '/' as '_'>.png (the full name where two images share a stem): demo's
+ * picture of image im's people. */
 static void draw_image(const rn_pin *in, const run_state *r, size_t im_index, rn_person_root *people)
 {
     const rn_pimage *im = &in->img[im_index];
@@ -206,7 +271,8 @@ static void draw_image(const rn_pin *in, const run_state *r, size_t im_index, rn
                             .default_focal = !strcmp(im->src, "default"), .default_c = !im->have_c};
     char out[8192];
     int len = snprintf(out, sizeof out, "%s/", in->o->draw);
-    for (const char *c = im->name; *c && len < (int)sizeof out - 8; c++) out[len++] = *c == '/' ? '_' : *c;
+    size_t keep = stem_shared(in, im_index) ? strlen(im->name) : stem_len(im->name);
+    for (size_t k = 0; k < keep && len < (int)sizeof out - 8; k++) out[len++] = im->name[k] == '/' ? '_' : im->name[k];
     snprintf(out + len, sizeof out - (size_t)len, ".png");
     rn_err e = {{0}};
     if (rn_draw_people_file(im->path, people, n, &info, out, NULL, NULL, &e) && in->o->log)
@@ -297,7 +363,11 @@ void rn_pset_summary_print(FILE *f, const rn_pset_summary *s)
             plural(s->detections, "detection", "detections"), s->people, plural(s->people, "person", "people"),
             s->seconds);
     for (int i = 0; i < RN_PSKIP_N; i++)
-        if (s->skip[i]) fprintf(f, "predict: skipped %zu: %s\n", s->skip[i], rn_pskip_name((rn_pskip)i));
+        if (s->skip[i] && i != RN_PSKIP_EXIF) fprintf(f, "predict: skipped %zu: %s\n", s->skip[i], rn_pskip_name((rn_pskip)i));
+    if (s->skip[RN_PSKIP_EXIF])
+        fprintf(f, "predict: warning: %zu %s a broken EXIF, kept: focal 1500 px unless given, and no orientation where "
+                   "none could be read (the warnings above name them)\n", s->skip[RN_PSKIP_EXIF],
+                plural(s->skip[RN_PSKIP_EXIF], "image had", "images had"));
     if (s->images_default_focal)
         fprintf(f, "predict: warning: %zu %s no focal (no --focal, --intrinsics, images-file or EXIF entry), so "
                    "the authors' focal 1500 px was used: their depth is right only for that focal; with the true focal "
@@ -313,4 +383,7 @@ void rn_pset_summary_print(FILE *f, const rn_pset_summary *s)
                    "or half the box's): if the detector wrote x1,y1,x2,y2, add --bbox-format xyxy\n",
                 s->boxes_maybe_xyxy, plural(s->boxes_maybe_xyxy, "box", "boxes"));
     if (s->json_path[0]) fprintf(f, "predict: wrote %s and %s\n", s->json_path, s->csv_path);
+    if (s->interrupted)
+        fprintf(f, "predict: interrupted: the outputs hold the %zu %s finished of %zu; run again for the rest\n",
+                s->people, plural(s->people, "person", "people"), s->people_total);
 }

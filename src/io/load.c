@@ -44,7 +44,9 @@ int rn_tensors_parse(rn_tensors *out, const uint8_t *buf, size_t size, const cha
     case FMT_NPY: rc = load_npy(out, buf, size, path, err); break;
     case FMT_ZIP:
     case FMT_LEGACY: rc = rn_pth_parse(out, buf, size, path, err); break;
-    case FMT_SAFETENSORS: rc = rn_safetensors_parse(out, buf, size, path, err); break;
+    case FMT_SAFETENSORS:
+        rc = rn_safetensors_parse(out, buf, size, path, err) || rn_tensors_verify_checksum(out, path, err) ? -1 : 0;
+        break;
     default:
         rc = rn_err_set(err, "%s: unrecognised format (%zu bytes; not safetensors, a PyTorch "
                              "checkpoint or .npy)", path, size);

@@ -1,6 +1,8 @@
 #include "io/tensors.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/hash.h"
@@ -259,4 +261,30 @@ const char *rn_tensors_get_meta(const rn_tensors *ts, const char *key)
     for (int i = 0; i < ts->n_meta; i++)
         if (!strcmp(ts->meta_key[i], key)) return ts->meta_val[i];
     return NULL;
+}
+
+uint64_t rn_tensors_checksum(const rn_tensors *ts)
+{
+    uint64_t h = RN_FNV_OFFSET; /* a snapshot's "checksum": never change it */
+    for (int i = 0; i < ts->n; i++) {
+        const rn_tensor *t = &ts->t[i];
+        int32_t head[2] = {(int32_t)t->dtype, t->ndim};
+        h = rn_fnvx64(h, t->name, strlen(t->name) + 1);
+        h = rn_fnvx64(h, head, sizeof head);
+        h = rn_fnvx64(h, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+        h = rn_fnvx64(h, t->data, t->nbytes);
+    }
+    return h;
+}
+
+int rn_tensors_verify_checksum(const rn_tensors *ts, const char *path, rn_err *err)
+{
+    const char *sum = rn_tensors_get_meta(ts, "checksum");
+    if (!sum) return 0;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%016" PRIx64, rn_tensors_checksum(ts));
+    if (strcmp(sum, buf))
+        return rn_err_set(err, "%s: damaged: checksum mismatch (file says %s, contents hash to %s); nothing read from "
+                          "it, use another copy or an older snapshot", path, sum, buf);
+    return 0;
 }

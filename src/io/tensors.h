@@ -84,9 +84,18 @@ void rn_tensors_set_meta(rn_tensors *ts, const char *key, const char *val);
 /* The metadata value for key, or NULL. */
 const char *rn_tensors_get_meta(const rn_tensors *ts, const char *key);
 
+/* The 64-bit hash a rootnet snapshot stores as its "checksum" metadata (16 hex digits): every tensor's name,
+ * dtype, shape and bytes, in order. */
+uint64_t rn_tensors_checksum(const rn_tensors *ts);
+/* 0 when ts has no "checksum" metadata or it matches rn_tensors_checksum; else -1 with "path: damaged:
+ * checksum mismatch ...". */
+int rn_tensors_verify_checksum(const rn_tensors *ts, const char *path, rn_err *err);
+
 /* Loads any supported file, sniffed by its first bytes: safetensors, PyTorch
  * zip checkpoint, PyTorch legacy checkpoint, .npy (one tensor named after the
- * file's stem). out is initialised here; on error it is left empty. */
+ * file's stem). A safetensors file with a "checksum" (a rootnet snapshot) must
+ * match it (rn_tensors_verify_checksum). out is initialised here; on error it
+ * is left empty. */
 int rn_tensors_load(rn_tensors *out, const char *path, rn_err *err);
 /* Same, from a file image held in memory; path only names it in messages. */
 int rn_tensors_parse(rn_tensors *out, const uint8_t *buf, size_t size, const char *path, rn_err *err);

@@ -56,7 +56,7 @@ static const key_def KEYS[] = {
     {{"--sync-bn", RN_TK_BOOL, "under mpirun: BN statistics over all ranks (one global batch)"}, F(sync_bn)},
     {{"--bucket-mb", RN_TK_F64, "under mpirun: gradient all-reduce bucket in MB, 0 = one after backward (25)"}, F(bucket_mb)},
     {{"--dist-timeout", RN_TK_F64, "under mpirun: end the job when a collective takes longer, seconds (300)"}, F(dist_timeout)},
-    {{"--device", RN_TK_STR, "cpu (default) | ref: the compute device of training and evaluation"}, F(device)},
+    {{"--device", RN_TK_STR, "the compute device of training and evaluation: cpu (default), ref, cuda or cuda:N, those built in (rootnet --version lists them)"}, F(device)},
     {{"--precision", RN_TK_STR, "fp32 (default) | bf16 (convs in bf16) | bf16-o2 (+ bf16 activations) | fp16"}, F(precision)},
     {{"--loss-scale", RN_TK_STR, "N (static) | dynamic[:INIT[:WINDOW]] (default: none; fp16: dynamic)"}, F(loss_scale)},
     {{"--profile", RN_TK_STR, "write a Chrome-trace JSON here and print a per-layer table (rank 0)"}, F(profile)},

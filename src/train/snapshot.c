@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/hash.h"
 #include "nn/weights.h"
 
 #define FORMAT_TAG "rootnet-snapshot-1"
@@ -48,20 +47,6 @@ int rn_snapshot_parse_name(const char *name, int *key_epoch, int *key_batch, int
         return 0;
     }
     return -1;
-}
-
-static uint64_t checksum(const rn_tensors *ts)
-{
-    uint64_t h = RN_FNV_OFFSET; /* the file's "checksum": never change it */
-    for (int i = 0; i < ts->n; i++) {
-        const rn_tensor *t = &ts->t[i];
-        int32_t head[2] = {(int32_t)t->dtype, t->ndim};
-        h = rn_fnvx64(h, t->name, strlen(t->name) + 1);
-        h = rn_fnvx64(h, head, sizeof head);
-        h = rn_fnvx64(h, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-        h = rn_fnvx64(h, t->data, t->nbytes);
-    }
-    return h;
 }
 
 static int add_i64(rn_tensors *ts, const char *name, int64_t v, rn_err *err)
@@ -115,7 +100,7 @@ int rn_snapshot_save(const char *path, const rn_params *p, const rn_train_state 
         snprintf(buf, sizeof buf, "%d", p->depth);
         rn_tensors_set_meta(&ts, "backbone", buf);
         rn_tensors_set_meta(&ts, "config", config_text ? config_text : "");
-        snprintf(buf, sizeof buf, "%016" PRIx64, checksum(&ts));
+        snprintf(buf, sizeof buf, "%016" PRIx64, rn_tensors_checksum(&ts));
         rn_tensors_set_meta(&ts, "checksum", buf);
         hook_ctx hc = {hook, ts.n};
         rc = rn_safetensors_write_hook(path, &ts, hook && hook->fn ? call_hook : NULL, &hc, err);
@@ -138,7 +123,7 @@ int rn_snapshot_read(rn_tensors *ts, const char *path, rn_err *err)
     for (int i = 0; !rc && REQUIRED[i]; i++)
         if (!rn_tensors_find(ts, REQUIRED[i])) rc = rn_err_set(err, "%s: snapshot lacks '%s'", path, REQUIRED[i]);
     if (!rc) {
-        snprintf(buf, sizeof buf, "%016" PRIx64, checksum(ts));
+        snprintf(buf, sizeof buf, "%016" PRIx64, rn_tensors_checksum(ts));
         if (!sum || strcmp(sum, buf))
             rc = rn_err_set(err, "%s: checksum mismatch (file says %s, contents hash to %s)", path, sum ? sum : "none", buf);
     }
@@ -353,19 +338,42 @@ int rn_snapshot_find_latest(char *out, size_t len, const char *dir, FILE *warn, 
     return found;
 }
 
+/* 1 when the snapshot at dir/s->name is complete and agrees with its name. */
+static int is_good(const char *dir, const snap_name *s)
+{
+    char path[1400];
+    rn_err e = {{0}};
+    snprintf(path, sizeof path, "%s/%s", dir, s->name);
+    return !check_candidate(path, s, &e);
+}
+
+/* Removes the snapshots v[i] with pick(v[i]) set beyond the newest `keep` complete ones among them: a damaged
+ * one never counts as kept (so no good one is removed for it) and is removed only once `keep` good ones are
+ * newer. */
+static void keep_newest_good(const char *dir, const snap_name *v, const unsigned char *pick, int n, int keep)
+{
+    int kept = 0;
+    char path[1400];
+    for (int i = 0; i < n; i++) {
+        if (!pick[i]) continue;
+        if (kept < keep) {
+            kept += is_good(dir, &v[i]);
+            continue;
+        }
+        snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
+        unlink(path);
+    }
+}
+
 void rn_snapshot_prune(const char *dir, int key_epoch, int key_batch, int keep)
 {
     int n;
     snap_name *v = list_snapshots(dir, &n);
-    int kept = 0;
-    char path[1400];
-    for (int i = 0; i < n; i++) {
-        int older = v[i].ke < key_epoch || (v[i].ke == key_epoch && v[i].kb < key_batch);
-        if (v[i].end || !older) continue;
-        if (++kept < keep) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
-        unlink(path);
-    }
+    unsigned char *pick = rn_xcalloc((size_t)n + 1, 1);
+    for (int i = 0; i < n; i++)
+        pick[i] = !v[i].end && (v[i].ke < key_epoch || (v[i].ke == key_epoch && v[i].kb < key_batch));
+    keep_newest_good(dir, v, pick, n, keep - 1);
+    free(pick);
     free(v);
 }
 
@@ -374,11 +382,9 @@ void rn_snapshot_prune_epochs(const char *dir, int epoch, int keep)
     if (keep <= 0) return;
     int n;
     snap_name *v = list_snapshots(dir, &n);
-    char path[1400];
-    for (int i = 0; i < n; i++) {
-        if (!v[i].end || v[i].ke - 1 > epoch - keep) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
-        unlink(path);
-    }
+    unsigned char *pick = rn_xcalloc((size_t)n + 1, 1);
+    for (int i = 0; i < n; i++) pick[i] = v[i].end && v[i].ke - 1 <= epoch;
+    keep_newest_good(dir, v, pick, n, keep);
+    free(pick);
     free(v);
 }

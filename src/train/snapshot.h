@@ -88,9 +88,12 @@ int rn_snapshot_find_latest(char *out, size_t len, const char *dir, FILE *warn, 
 /* 0, or -1 naming the first snapshot name in dir that is no regular file (a
  * directory called snapshot_0.safetensors, say): checked before training. */
 int rn_snapshot_dir_check(const char *dir, rn_err *err);
-/* Removes mid-epoch snapshots older than (epoch, batch), keeping the newest keep - 1 of them. */
+/* Removes mid-epoch snapshots older than (epoch, batch), keeping the newest keep - 1 complete ones (each read
+ * and checked): a damaged snapshot never counts as kept, so no good one is removed for it; it is removed once
+ * keep - 1 good ones are newer. */
 void rn_snapshot_prune(const char *dir, int key_epoch, int key_batch, int keep);
-/* Removes end-of-epoch snapshots of epochs <= epoch - keep (keep 0: none). */
+/* Removes end-of-epoch snapshots of epochs <= epoch beyond the newest keep complete ones (keep 0: none), by
+ * the same rule. */
 void rn_snapshot_prune_epochs(const char *dir, int epoch, int keep);
 
 #endif

@@ -270,10 +270,46 @@ static int assemble(trainer *t, rn_err *err)
 /* Epoch e's lr: the authors' schedule under the lr rule (lr-scale, over batch x ranks). */
 static double lr_at(const trainer *t, int e) { return rn_train_env_lr(&t->env, rn_train_lr(t->cfg, e), t->cfg->batch); }
 
+/* --prep-dir names a folder, or the run is refused before anything is written. */
+static int check_prep_dir(const trainer *t, rn_err *err)
+{
+    struct stat st;
+    const char *dir = t->cfg->prep_dir;
+    if (!dir[0] || (!stat(dir, &st) && S_ISDIR(st.st_mode))) return 0;
+    return rn_err_set(err, "--prep-dir %s: no such folder (rootnet dataset --dataset NAME --prepare %s writes it; or "
+                      "leave --prep-dir out)", dir, dir);
+}
+
+/* Says how many training samples have their prepared frame in --prep-dir (another set's folder: none). */
+static void prep_report(trainer *t)
+{
+    const char *dir = t->cfg->prep_dir;
+    if (!dir[0] || !t->main_rank) return;
+    if (t->cfg->fast_decode) {
+        fprintf(stderr, "rootnet train: warning: --prep-dir %s is not used with --fast-decode (frames decoded "
+                "DCT-scaled from their sources)\n", dir);
+        return;
+    }
+    size_t n = 0, found = rn_loader_prep_found(t->set_ptr, t->n_sets, dir, &n);
+    char line[8400];
+    if (found)
+        snprintf(line, sizeof line, "--prep-dir %s: prepared frames for %zu of %zu training samples (the others decoded "
+                 "from their sources)", dir, found, n);
+    else
+        snprintf(line, sizeof line, "warning: --prep-dir %s holds no prepared frame of this training set (another "
+                 "set's, or not prepared yet): every frame is decoded from its source", dir);
+    if (found) emit(t, line);
+    else fprintf(stderr, "rootnet train: %s\n", line);
+    if (!found && t->txt) fprintf(t->txt, "%s\n", line);
+}
+
 static int setup(trainer *t, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
-    if (check_snapshots(t, err) || open_outputs(t, err) || load_sets(t, err) || make_loader(t, err)) return -1;
+    if (check_prep_dir(t, err) || check_snapshots(t, err) || open_outputs(t, err) || load_sets(t, err) ||
+        make_loader(t, err))
+        return -1;
+    prep_report(t);
     int64_t cap = (int64_t)c->end_epoch * t->ipe;
     rn_train_state_init(&t->st, cap);
     t->metric = rn_xmalloc((size_t)c->end_epoch * sizeof *t->metric);

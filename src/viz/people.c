@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/image/exif_focal.h"
 #include "data/image/image.h"
 #include "viz/canvas.h"
 #include "viz/labels.h"
@@ -308,21 +309,75 @@ int rn_draw_people(const rn_people_picture *p, const char *out, rn_person_label 
     return rc;
 }
 
+/* The decoded image im shrunk by the whole factor r (a box average) into a new rgb. */
+static rn_rgb shrink(const rn_image *im, int r)
+{
+    rn_rgb o = {.w = im->w / r > 0 ? im->w / r : 1, .h = im->h / r > 0 ? im->h / r : 1};
+    o.px = rn_xmalloc((size_t)3 * o.w * o.h);
+    uint32_t *acc = rn_xcalloc((size_t)3 * o.w, sizeof *acc);
+    for (int y = 0; y < o.h; y++) {
+        memset(acc, 0, sizeof *acc * 3 * (size_t)o.w);
+        int n = 0;
+        for (int yy = y * r; yy < (y + 1) * r && yy < im->h; yy++, n++) {
+            const uint8_t *row = im->px + im->stride * (size_t)yy;
+            for (int x = 0; x < o.w; x++)
+                for (int xx = x * r; xx < (x + 1) * r && xx < im->w; xx++)
+                    for (int c = 0; c < 3; c++) acc[3 * x + c] += row[3 * xx + c];
+        }
+        for (int x = 0; x < o.w; x++) {
+            int cols = (x + 1) * r <= im->w ? r : im->w - x * r, cnt = cols * n;
+            for (int c = 0; c < 3; c++) o.px[(size_t)3 * o.w * y + 3 * x + c] = (uint8_t)((acc[3 * x + c] + cnt / 2) / cnt);
+        }
+    }
+    free(acc);
+    return o;
+}
+
+/* The image file decoded for drawing, its longest side at most RN_DRAW_MAX_SIDE: a JPEG decoded at 1/2, 1/4
+ * or 1/8 by libjpeg where that is enough, the rest by a box average; EXIF orientation applied. */
+static int load_for_drawing(rn_rgb *out, const char *path, rn_err *err)
+{
+    rn_bytes file = {0};
+    rn_image_info ii;
+    rn_image im = {0};
+    if (rn_bytes_read(&file, path, err)) return -1;
+    if (rn_image_probe(&ii, file.p, file.n, err)) {
+        rn_bytes_free(&file);
+        return rn_err_prefix(err, "%s", path);
+    }
+    int f = 1;
+    while ((ii.w > ii.h ? ii.w : ii.h) > RN_DRAW_MAX_SIDE * f) f *= 2;
+    int js = ii.is_jpeg ? (f < 8 ? f : 8) : 1;
+    int o = ii.is_jpeg ? rn_exif_orientation(file.p, file.n) : 1;
+    int rc = rn_image_decode(&im, file.p, file.n, js, NULL, err);
+    rn_bytes_free(&file);
+    if (rc) return rn_err_prefix(err, "%s", path);
+    im.scale = 1; /* the whole (scaled) image: oriented as a full one */
+    rn_image_orient(&im, o);
+    *out = shrink(&im, f / js);
+    rn_image_free(&im);
+    return 0;
+}
+
 int rn_draw_people_file(const char *image, const rn_person_root *people, int n, const rn_predict_info *intr,
                         const char *out, rn_person_label *labels, rn_people_layout *layout, rn_err *err)
 {
-    rn_image im = {0};
-    rn_bytes scratch = {0};
-    int rc = rn_image_load(&im, &scratch, image, NULL, err);
     rn_rgb img = {0};
-    if (!rc) {
-        img = (rn_rgb){.px = rn_xmalloc((size_t)3 * im.w * im.h), .w = im.w, .h = im.h};
-        for (int y = 0; y < im.h; y++) memcpy(img.px + (size_t)3 * im.w * y, im.px + im.stride * y, (size_t)3 * im.w);
-        rn_people_picture pic = {.image = &img, .people = people, .n = n, .intr = intr};
-        rc = rn_draw_people(&pic, out, labels, layout, err);
+    if (load_for_drawing(&img, image, err)) return -1;
+    /* the people and intrinsics in the drawn image's pixels (depths and camera coordinates as they are) */
+    double sx = intr->width > 0 ? (double)img.w / intr->width : 1, sy = intr->height > 0 ? (double)img.h / intr->height : 1;
+    rn_person_root *q = rn_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *q);
+    for (int i = 0; i < n; i++) {
+        q[i] = people[i];
+        q[i].box[0] *= sx, q[i].box[1] *= sy, q[i].box[2] *= sx, q[i].box[3] *= sy;
+        q[i].bbox[0] *= sx, q[i].bbox[1] *= sy, q[i].bbox[2] *= sx, q[i].bbox[3] *= sy;
+        q[i].img[0] *= sx, q[i].img[1] *= sy;
     }
+    rn_predict_info in = *intr;
+    in.f[0] *= sx, in.f[1] *= sy, in.c[0] *= sx, in.c[1] *= sy, in.width = img.w, in.height = img.h;
+    rn_people_picture pic = {.image = &img, .people = q, .n = n, .intr = &in};
+    int rc = rn_draw_people(&pic, out, labels, layout, err);
+    free(q);
     free(img.px);
-    rn_image_free(&im);
-    rn_bytes_free(&scratch);
     return rc;
 }

@@ -55,7 +55,12 @@ const uint8_t *rn_person_colour(int i);
  * layout: NULL or filled. Returns 0, or -1 with err naming out. */
 int rn_draw_people(const rn_people_picture *pic, const char *out, rn_person_label *labels, rn_people_layout *layout,
                    rn_err *err);
-/* rn_draw_people over the image file at image (JPEG or PNG, decoded at full size). */
+/* Longest side of the image part of a picture drawn from a file: a larger image is drawn shrunk by 2, 4, 8...
+ * (the picture at most 2 x 4096 by 4096 pixels, its memory bounded). */
+#define RN_DRAW_MAX_SIDE 4096
+/* rn_draw_people over the image file at image (JPEG or PNG, EXIF orientation applied), shrunk by a power of two
+ * to RN_DRAW_MAX_SIDE when larger (a JPEG decoded at that scale by libjpeg; people and intrinsics scaled with
+ * it; intr->width and height are the image's). */
 int rn_draw_people_file(const char *image, const rn_person_root *people, int n, const rn_predict_info *intr,
                         const char *out, rn_person_label *labels, rn_people_layout *layout, rn_err *err);
 

@@ -1,6 +1,7 @@
 #include "data/image/prep.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jpeglib.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,7 +17,9 @@
 #include "io/file.h"
 
 #define PREP_MAGIC "RNPREP1\n"
-#define PREP_VERSION 3u
+#define PREP_VERSION 4u
+/* bytes of the source hashed at each end into src_sig */
+#define PREP_SIG_BYTES 4096
 /* frame pixels kept around what the warp samples: its second tap (1), chroma
  * upsampling's neighbour (1), the fixed point's rounding and slack */
 #define PREP_MARGIN 4
@@ -27,12 +30,15 @@ typedef struct prep_header {
     uint64_t src_size;
     int64_t src_mtime_ns;
     uint64_t file_size;
+    uint64_t src_sig;            /* rn_hash64 of the source's first and last PREP_SIG_BYTES */
     uint32_t width, height, mcu_w, mcu_h, mcus_x, mcus_y;
     uint32_t jpeg_off, jpeg_len; /* the JPEG's place in the file */
     uint32_t hdr_len;            /* JPEG bytes before the first MCU's data (SOI .. SOS) */
     uint32_t sof_hw;             /* offset in the JPEG of SOF's height field (width follows) */
-    uint32_t crc;                /* CRC-32 of this header (crc 0) and the index */
+    uint32_t crc;                /* CRC-32 of this header (crc 0), the index, the MCU CRCs and the JPEG header */
+    uint32_t zero;               /* no padding: the CRC covers every byte */
 } prep_header;
+_Static_assert(sizeof(prep_header) == 96, "prep_header has no padding");
 
 void rn_prep_path(char *out, size_t len, const char *prep_dir, const char *src)
 {
@@ -48,6 +54,21 @@ static int source_stat(uint64_t *size, int64_t *mtime_ns, const char *src, rn_er
     if (stat(src, &st)) return rn_err_set(err, "%s: cannot stat: %s", src, strerror(errno));
     *size = (uint64_t)st.st_size;
     *mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    return 0;
+}
+
+/* The source's signature: its first and last PREP_SIG_BYTES hashed (a file of the same size and mtime but
+ * other contents is told apart without reading it all). */
+static int source_sig(uint64_t *sig, const char *src, uint64_t size, rn_err *err)
+{
+    uint8_t buf[2 * PREP_SIG_BYTES];
+    size_t n = size < PREP_SIG_BYTES ? (size_t)size : PREP_SIG_BYTES;
+    int fd = open(src, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return rn_err_set(err, "%s: cannot open: %s", src, strerror(errno));
+    int bad = pread(fd, buf, n, 0) != (ssize_t)n || pread(fd, buf + n, n, (off_t)(size - n)) != (ssize_t)n;
+    close(fd);
+    if (bad) return rn_err_set(err, "%s: cannot read (changed while read?)", src);
+    *sig = rn_hash64(buf, 2 * n, size);
     return 0;
 }
 
@@ -138,14 +159,19 @@ static int index_mcus(uint32_t *off, size_t count, const uint8_t *j, size_t n, s
     return -1;
 }
 
-static int write_atomic(const char *path, const void *a, size_t na, const void *b, size_t nb, const void *c, size_t nc,
-                        rn_err *err)
+typedef struct piece {
+    const void *p;
+    size_t n;
+} piece;
+
+static int write_atomic(const char *path, const piece *pc, int n, rn_err *err)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) return rn_err_set(err, "%s: cannot create: %s", tmp, strerror(errno));
-    int bad = fwrite(a, 1, na, f) != na || fwrite(b, 1, nb, f) != nb || fwrite(c, 1, nc, f) != nc;
+    int bad = 0;
+    for (int i = 0; i < n; i++) bad |= fwrite(pc[i].p, 1, pc[i].n, f) != pc[i].n;
     bad |= fclose(f) != 0;
     if (bad || rename(tmp, path)) {
         unlink(tmp);
@@ -154,11 +180,35 @@ static int write_atomic(const char *path, const void *a, size_t na, const void *
     return 0;
 }
 
-static uint32_t header_crc(prep_header h, const uint32_t *off, size_t count)
+/* CRC-32 of the header (its crc 0) and then the pieces. */
+static uint32_t header_crc(prep_header h, const piece *pc, int n)
 {
     h.crc = 0;
     uLong c = crc32(0L, (const Bytef *)&h, sizeof h);
-    return (uint32_t)crc32(c, (const Bytef *)off, (uInt)(sizeof *off * (count + 1)));
+    for (int i = 0; i < n; i++) c = crc32(c, (const Bytef *)pc[i].p, (uInt)pc[i].n);
+    return (uint32_t)c;
+}
+
+/* CRC-32 of MCU i's entropy-coded data (its restart marker left out), at p (where the JPEG's byte off[i] is). */
+static uint32_t mcu_crc(const uint8_t *p, const uint32_t *off, size_t i)
+{
+    return (uint32_t)crc32(0L, p, (uInt)(off[i + 1] - 2 - off[i]));
+}
+
+static int read_at(rn_bytes *b, int fd, uint64_t off, size_t n);
+
+/* 1 when every MCU's data in the open pf matches its CRC (the whole file read), else 0. */
+static int mcus_intact(rn_prep_file *pf)
+{
+    prep_header hd;
+    memcpy(&hd, pf->head.p, sizeof hd);
+    size_t count = (size_t)hd.mcus_x * hd.mcus_y;
+    rn_bytes all = {0};
+    int ok = !read_at(&all, pf->fd, hd.jpeg_off, hd.jpeg_len);
+    const uint32_t *off = (const uint32_t *)(pf->head.p + sizeof hd), *mcrc = off + count + 1;
+    for (size_t i = 0; ok && i < count; i++) ok = mcu_crc(all.p + off[i], off, i) == mcrc[i];
+    rn_bytes_free(&all);
+    return ok;
 }
 
 int rn_prep_build(const char *src, const char *prep, rn_prep_info *info, rn_err *err)
@@ -166,6 +216,7 @@ int rn_prep_build(const char *src, const char *prep, rn_prep_info *info, rn_err 
     rn_prep_file pf = {0};
     int w, h;
     int rc = rn_prep_load(&pf, &w, &h, prep, src, err);
+    if (rc == 0 && !mcus_intact(&pf)) rc = -1;
     if (rc == 0) {
         prep_header up;
         memcpy(&up, pf.head.p, sizeof up);
@@ -176,7 +227,8 @@ int rn_prep_build(const char *src, const char *prep, rn_prep_info *info, rn_err 
     rn_bytes file = {0};
     prep_header hd = {.version = PREP_VERSION, .header_bytes = sizeof hd};
     memcpy(hd.magic, PREP_MAGIC, 8);
-    if (source_stat(&hd.src_size, &hd.src_mtime_ns, src, err) || rn_bytes_read(&file, src, err)) {
+    if (source_stat(&hd.src_size, &hd.src_mtime_ns, src, err) || rn_bytes_read(&file, src, err) ||
+        source_sig(&hd.src_sig, src, hd.src_size, err)) {
         rn_bytes_free(&file);
         return -1;
     }
@@ -199,12 +251,16 @@ int rn_prep_build(const char *src, const char *prep, rn_prep_info *info, rn_err 
         free(j), free(off);
         return rn_err_set(err, "%s: re-encoded JPEG has not one restart segment per MCU", src);
     }
-    hd.jpeg_off = (uint32_t)(sizeof hd + sizeof *off * (count + 1));
+    uint32_t *mcrc = rn_xmalloc(sizeof *mcrc * (count ? count : 1));
+    for (size_t i = 0; i < count; i++) mcrc[i] = mcu_crc(j + off[i], off, i);
+    hd.jpeg_off = (uint32_t)(sizeof hd + sizeof *off * (count + 1) + sizeof *mcrc * count);
     hd.jpeg_len = (uint32_t)jn;
     hd.file_size = hd.jpeg_off + (uint64_t)jn;
-    hd.crc = header_crc(hd, off, count);
-    rc = write_atomic(prep, &hd, sizeof hd, off, sizeof *off * (count + 1), j, jn, err);
-    free(j), free(off);
+    piece pc[4] = {{&hd, sizeof hd}, {off, sizeof *off * (count + 1)}, {mcrc, sizeof *mcrc * count}, {j, jn}};
+    piece hj = {j, hd.hdr_len};
+    hd.crc = header_crc(hd, (piece[3]){pc[1], pc[2], hj}, 3);
+    rc = write_atomic(prep, pc, 4, err);
+    free(j), free(off), free(mcrc);
     *info = (rn_prep_info){.w = (int)hd.width, .h = (int)hd.height, .built = 1, .bytes = hd.file_size};
     return rc;
 }
@@ -254,7 +310,7 @@ static int check_header(const prep_header *hd, uint64_t size, const char *prep, 
     size_t count = (size_t)hd->mcus_x * hd->mcus_y;
     if (!hd->mcu_w || !hd->mcu_h || hd->mcus_x != (hd->width + hd->mcu_w - 1) / hd->mcu_w ||
         hd->mcus_y != (hd->height + hd->mcu_h - 1) / hd->mcu_h ||
-        (uint64_t)hd->jpeg_off != sizeof *hd + sizeof(uint32_t) * (count + 1) ||
+        (uint64_t)hd->jpeg_off != sizeof *hd + sizeof(uint32_t) * (2 * count + 1) ||
         hd->jpeg_off + (uint64_t)hd->jpeg_len != hd->file_size || hd->hdr_len > hd->jpeg_len ||
         hd->sof_hw + 4 > hd->hdr_len)
         return rn_err_set(err, "%s: corrupt prepared frame: inconsistent header", prep);
@@ -277,7 +333,9 @@ static int load_head(rn_prep_file *pf, int fd, uint64_t size, const char *prep, 
     pf->bytes = pf->head.n;
     size_t count = (size_t)hd.mcus_x * hd.mcus_y;
     const uint32_t *off = (const uint32_t *)(pf->head.p + sizeof hd);
-    if (header_crc(hd, off, count) != hd.crc) return rn_err_set(err, "%s: corrupt prepared frame: header CRC mismatch", prep);
+    piece rest = {pf->head.p + sizeof hd, pf->head.n - sizeof hd};
+    if (header_crc(hd, &rest, 1) != hd.crc)
+        return rn_err_set(err, "%s: corrupt prepared frame: CRC mismatch in its header, index or JPEG tables", prep);
     for (size_t i = 0; i < count; i++)
         if (off[i] + 2 >= off[i + 1] || off[i + 1] > hd.jpeg_len || off[0] != hd.hdr_len)
             return rn_err_set(err, "%s: corrupt prepared frame: MCU index out of order at %zu", prep, i);
@@ -298,6 +356,9 @@ int rn_prep_load(rn_prep_file *pf, int *w, int *h, const char *prep, const char 
     prep_header hd;
     if (!rc) memcpy(&hd, pf->head.p, sizeof hd);
     if (!rc && (src_size != hd.src_size || mtime != hd.src_mtime_ns)) rc = 1;
+    uint64_t sig = 0;
+    if (!rc && source_sig(&sig, src, src_size, err)) rc = -1;
+    if (!rc && sig != hd.src_sig) rc = 1;
     if (rc) {
         close(fd);
         return rc;
@@ -361,15 +422,21 @@ static void row_keep(int *ka, int *kb, const prep_header *hd, const double q[8],
  * places in sub into mcu[0 .. mx1 - mx0) (the row's other MCUs in [mx0, mx1):
  * length 0, stand-ins). -1 when the file ends first. */
 static int read_row(rn_bytes *sub, uint32_t (*mcu)[2], rn_prep_file *pf, const prep_header *hd, const uint32_t *off,
-                    int my, int mx0, int mx1, int ka, int kb)
+                    int my, int mx0, int mx1, int ka, int kb, rn_err *err)
 {
     size_t row = (size_t)my * hd->mcus_x, base = sub->n;
     uint32_t a = off[row + (size_t)ka];
     if (ka < kb) {
         double t0 = rn_prof_now();
-        if (read_at(sub, pf->fd, (uint64_t)hd->jpeg_off + a, off[row + (size_t)kb] - 2 - a)) return -1;
+        if (read_at(sub, pf->fd, (uint64_t)hd->jpeg_off + a, off[row + (size_t)kb] - 2 - a))
+            return rn_err_set(err, "prepared frame: MCU row %d: the file ends early (changed since it was opened?)", my);
         pf->read_s += rn_prof_now() - t0;
         pf->bytes += sub->n - base;
+        const uint32_t *mcrc = off + (size_t)hd->mcus_x * hd->mcus_y + 1;
+        for (int mx = ka; mx < kb; mx++)
+            if (mcu_crc(sub->p + base + (off[row + (size_t)mx] - a), off, row + (size_t)mx) != mcrc[row + (size_t)mx])
+                return rn_err_set(err, "corrupt prepared frame: CRC mismatch in MCU (%d, %d)'s data (delete it: rootnet "
+                                  "dataset --prepare writes it again)", mx, my);
     }
     for (int mx = mx0; mx < mx1; mx++) {
         size_t i = row + (size_t)mx;
@@ -409,8 +476,7 @@ int rn_prep_crop(rn_image *img, rn_bytes *sub, rn_prep_file *pf, const int roi[4
         int ka = mx0, kb = mx1;
         if (quad) row_keep(&ka, &kb, &hd, quad, my);
         ka = ka < mx0 ? mx0 : ka, kb = kb > mx1 ? mx1 : kb;
-        if (read_row(sub, pf->mcus + (size_t)(my - my0) * cols, pf, &hd, off, my, mx0, mx1, ka, kb))
-            return rn_err_set(err, "prepared frame: MCU row %d: the file ends early (changed since it was opened?)", my);
+        if (read_row(sub, pf->mcus + (size_t)(my - my0) * cols, pf, &hd, off, my, mx0, mx1, ka, kb, err)) return -1;
     }
     rn_jpeg_mcus m = {.data = sub->p, .mcu = (const uint32_t(*)[2])pf->mcus, .count = count, .tables = pf->tables};
     int rel[4] = {x0 - mx0 * mw, y0 - my0 * mh, x1 - x0, y1 - y0};

@@ -14,11 +14,13 @@
  *   if (rc == 0 && rn_prep_crop(&img, &sub, &pf, roi, quad, &err)) ...
  *   rn_prep_close(&pf);                                        // rn_prep_file_free(&pf) at the end
  *
- * File: a fixed header (magic "RNPREP1\n", version, the source's size and
- * mtime, the frame and MCU sizes, a CRC-32 of header and index), the index
- * (MCU count + 1 offsets), then the JPEG. A file whose length, magic, version,
- * CRC or index disagree is refused as corrupt, never decoded; one whose
- * source changed (size or mtime) is stale and ignored.
+ * File (version 4): a fixed header (magic "RNPREP1\n", version, the source's
+ * size, mtime and a hash of its first and last 4 KB, the frame and MCU sizes,
+ * a CRC-32 of header, index, MCU CRCs and the JPEG header), the index (MCU
+ * count + 1 offsets), a CRC-32 of each MCU's data, then the JPEG. A file whose
+ * length, magic, CRC or index disagree is refused as corrupt, never decoded
+ * (an MCU's CRC when a crop reads it); one whose source changed (size, mtime
+ * or the hash) or of another version is stale and ignored.
  */
 #ifndef RN_DATA_PREP_H
 #define RN_DATA_PREP_H
@@ -39,7 +41,7 @@ typedef struct rn_prep_info {
 void rn_prep_path(char *out, size_t len, const char *prep_dir, const char *src);
 
 /* Writes the prepared file of the JPEG src at prep (temp file, then rename),
- * unless an intact, up-to-date one is there. Fails on a PNG, a CMYK or
+ * unless an intact (every MCU's CRC checked), up-to-date one is there. Fails on a PNG, a CMYK or
  * arithmetic-coded JPEG, or an unreadable/corrupt source. */
 int rn_prep_build(const char *src, const char *prep, rn_prep_info *info, rn_err *err);
 
@@ -57,7 +59,7 @@ typedef struct rn_prep_file {
 
 /* Opens the prepared file prep of src into pf (closing what pf held), reads its
  * header and index and checks them; *w, *h: the frame's size. Returns 0 (pf
- * open); 1 when prep is missing or stale (src's size or mtime changed: the
+ * open); 1 when prep is missing or stale (src's size, mtime or head/tail hash changed: the
  * caller decodes src); -1 when prep is corrupt (message names prep and the
  * problem). Never reads more than the header, the index and the JPEG header. */
 int rn_prep_load(rn_prep_file *pf, int *w, int *h, const char *prep, const char *src, rn_err *err);
@@ -78,7 +80,7 @@ void rn_prep_file_free(rn_prep_file *pf);
  * stand-in (all coefficients 0) takes its place, so its pixels are not the
  * frame's. Only the MCUs decoded are read from the file (one read a row of
  * MCUs). sub: reusable scratch. -1 when a read comes short (the file changed
- * since it was loaded) or an MCU's data are corrupt. */
+ * since it was loaded) or an MCU's data are corrupt (its CRC or rn_huff). */
 int rn_prep_crop(rn_image *img, rn_bytes *sub, rn_prep_file *pf, const int roi[4], const double quad[8], rn_err *err);
 
 #endif

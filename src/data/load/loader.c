@@ -1,6 +1,7 @@
 #include "data/load/loader.h"
 
 #include "core/affinity.h"
+#include "data/image/prep.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -490,4 +491,25 @@ void rn_loader_free(rn_loader *ld)
     pthread_cond_destroy(&ld->cv_ready);
     free((void *)ld->cfg.loader_cores);
     free(ld->slots), free(ld->workers), free(ld->perm), free(ld);
+}
+
+size_t rn_loader_prep_found(const rn_dataset *const *sets, int n_sets, const char *prep_dir, size_t *samples)
+{
+    size_t n = 0, found = 0;
+    int have = 0;
+    char src[8192], prep[4200];
+    for (int s = 0; s < n_sets; s++) {
+        const rn_dataset *ds = sets[s];
+        for (size_t i = 0; i < ds->n; i++, n++) {
+            const char *rel = ds->strings + ds->samples[i].path_off;
+            if (!i || strcmp(rel, ds->strings + ds->samples[i - 1].path_off)) {
+                snprintf(src, sizeof src, "%s/%s", ds->data_dir, rel);
+                rn_prep_path(prep, sizeof prep, prep_dir, src);
+                have = !access(prep, F_OK);
+            }
+            found += (size_t)have;
+        }
+    }
+    *samples = n;
+    return found;
 }

@@ -126,6 +126,9 @@ void rn_loader_position(const rn_loader *ld, int *epoch, int *batch);
 /* Batches per epoch on this rank, and the item-space size L. */
 int rn_loader_batches(const rn_loader *ld);
 int64_t rn_loader_items(const rn_loader *ld);
+/* Of the samples of sets (n_sets of them; *samples gets their count), how many have their prepared frame in
+ * prep_dir (data/image/prep.h; frames of other sets are not counted). */
+size_t rn_loader_prep_found(const rn_dataset *const *sets, int n_sets, const char *prep_dir, size_t *samples);
 /* Loader threads for workers = 0: the cores this process may run on. */
 int rn_loader_auto_workers(void);
 typedef struct rn_loader_stats {
