@@ -10,6 +10,7 @@
 #include "cli/exit.h"
 #include "cli/model_common.h"
 #include "cli/tuning_flags.h"
+#include "core/cpu_isa.h"
 #include "core/profile.h"
 #include "infer/infer_model.h"
 #include "train/assemble.h"
@@ -89,6 +90,11 @@ static void print_bench(const bench_cfg *c, const rn_tuning *tn, const rn_model 
            c->threads, med, (double)global / med, ru.ru_maxrss / 1024.0);
     printf("\"device\": \"%s\", \"graph\": %d, \"prefetch\": %d, ", dev->name,
            m->step_graph[0].g || m->step_graph[1].g || m->fwd_graph.g, m->opts.prefetch);
+    rn_cpu_isa isa;
+    char isa_line[128];
+    rn_cpu_isa_detect(&isa);
+    printf("\"net\": \"%s\", \"cpu\": \"%s\", \"isa\": \"%s\", ", m->p->net->name, isa.model,
+           rn_cpu_isa_line(&isa, isa_line, sizeof isa_line));
     print_plan(&m->mem);
     if (dev->ops->mem_peak) { /* beyond the plan: the device's own (conv weights and workspace, kernel scratch) */
         size_t peak = dev->ops->mem_peak(dev), plan = m->mem.arena + m->mem.params;
