@@ -29,7 +29,8 @@ names = {(e["name"], e["cat"]) for e in ev}
 for need in [("optimizer", "step"), ("loss_read", "step"), ("forward", "step"), ("backward", "step"),
              ("backbone.conv1.weight", "fwd"), ("backbone.conv1.weight", "bwd"),
              ("backbone.layer4.1.conv2.weight", "bwd_data"), ("root.deconv_layers.0.weight", "fwd"),
-             ("backbone.layer1.0", "fwd"), ("root.xy_depth", "bwd"), ("loss", "bwd")]:
+             ("backbone.layer1.0", "fwd"), ("root.xy_layer", "fwd"), ("root.xy_layer", "bwd"),
+             ("root.depth_layer", "fwd"), ("root.depth_layer", "bwd"), ("loss", "bwd")]:
     assert need in names, need
 convs = {e["name"] for e in ev if e["name"].endswith(".weight")}
 for c in convs:

@@ -62,19 +62,21 @@ void rn_model_head_forward(rn_model *m, const void *top, const void *backbone)
 {
     rn_device *dev = DEV(m);
     const rn_head_layer *h = heatmap(m), *g = gap_layer(m);
-    int sp = rn_prof_begin(m->prof, "head", "fwd", 0);
     if (h) {
+        int sp = rn_prof_begin(m->prof, h->param, "fwd", 0);
         OP(m)->pointwise_forward(dev, m->logits, top, lw(m, h), lb(m, h), top_shape(m), heat_channels(h));
         OP(m)->softargmax_forward(dev, m->coord_dev, m->logits, m->logits, m->N, h->groups, h->bins, m->OH, m->OW,
                                   COLS);
+        rn_model_span_end(m, sp);
     }
     if (g) {
+        int sp = rn_prof_begin(m->prof, g->param, "fwd", 0);
         rn_act_shape ba = rn_model_backbone_shape(m);
         OP(m)->gap_forward(dev, m->feat, backbone, &ba);
         OP(m)->linear_forward(dev, m->coord_dev + g->col, m->feat, lw(m, g), lb(m, g), g->scale_k ? m->k : NULL, m->N,
                               m->p->feat_ch, g->groups, m->K * COLS);
+        rn_model_span_end(m, sp);
     }
-    rn_model_span_end(m, sp);
 }
 
 void rn_model_head_backward(rn_model *m, void *dtop)
@@ -86,24 +88,28 @@ void rn_model_head_backward(rn_model *m, void *dtop)
                    m->K);
     rn_model_span_end(m, sp);
     rn_model_poison(m, rn_t_bwd(m, rn_ph_head(m)));
-    sp = rn_prof_begin(m->prof, "head", "bwd", 0);
     if (h) {
+        sp = rn_prof_begin(m->prof, h->param, "bwd", 0);
         OP(m)->softargmax_backward(dev, m->logits, m->logits, m->dcoord, m->N, h->groups, h->bins, m->OH, m->OW, COLS);
         OP(m)->pointwise_backward(dev, dtop, lgw(m, h), lgb(m, h), m->logits, m->head[m->ndeconv - 1].y, lw(m, h),
                                   top_shape(m), heat_channels(h));
+        rn_model_span_end(m, sp);
     } else {
         OP(m)->zero(dev, dtop, OP(m)->act_bytes(dev, top_shape(m)));
     }
-    if (g)
+    if (g) {
+        sp = rn_prof_begin(m->prof, g->param, "bwd", 0);
         OP(m)->linear_backward(dev, m->dfeat, lgw(m, g), lgb(m, g), m->dcoord + g->col, m->feat, lw(m, g),
                                g->scale_k ? m->k : NULL, m->N, m->p->feat_ch, g->groups, m->K * COLS);
-    rn_model_span_end(m, sp);
+        rn_model_span_end(m, sp);
+    }
 }
 
 void rn_model_head_backward_backbone(rn_model *m, void *dbb)
 {
-    if (!gap_layer(m)) return;
-    int sp = rn_prof_begin(m->prof, "head", "bwd", 0);
+    const rn_head_layer *g = gap_layer(m);
+    if (!g) return;
+    int sp = rn_prof_begin(m->prof, g->param, "bwd", 0);
     rn_act_shape ba = rn_model_backbone_shape(m);
     OP(m)->gap_backward(DEV(m), dbb, m->dfeat, &ba);
     rn_model_span_end(m, sp);
