@@ -45,7 +45,7 @@ int rn_cmd_forward(int argc, char **argv)
         return rn_args_misuse(flags, argv, syn, "--snapshot, --images, --k and --output are required");
     if (fold && !eval) return rn_args_misuse(flags, argv, syn, "--fold needs --eval (folding uses the running statistics)");
     rn_precision prec;
-    if (rn_precision_parse(precision, RN_PREC_ALL, &prec, &err) ||
+    if (rn_precision_choose(precision, RN_PREC_ALL, device, &prec, &err) ||
         rn_policy_check_device(rn_policy_get(prec), device, &err))
         return rn_cli_fail("forward", RN_EXIT_USAGE, &err);
     rn_policy_say_emulated(rn_policy_get(prec), device);

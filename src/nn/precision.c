@@ -47,6 +47,21 @@ int rn_precision_parse(const char *s, unsigned accept, rn_precision *out, rn_err
     return rn_err_set(err, "precision '%s': expected %s", s, names);
 }
 
+int rn_precision_choose(const char *s, unsigned accept, const char *device, rn_precision *out, rn_err *err)
+{
+    if (!s || strcmp(s, "auto") != 0) return rn_precision_parse(s, accept, out, err);
+    const char *name = device ? device : rn_device_default();
+    rn_cpu_isa isa;
+    rn_cpu_isa_detect(&isa);
+    int cpu = !strcmp(name, "cpu"), cuda = !strncmp(name, "cuda", 4);
+    int bf16 = (accept >> RN_PREC_BF16 & 1u) && (cuda || (cpu && rn_cpu_isa_native_bf16(&isa)));
+    *out = bf16 ? RN_PREC_BF16 : RN_PREC_FP32;
+    char line[128];
+    fprintf(stderr, "rootnet: --precision auto: %s on device %s (%s)\n", POLICIES[*out].name, name,
+            cuda ? "bf16 tensor cores" : cpu ? rn_cpu_isa_line(&isa, line, sizeof line) : "the reference device computes fp32");
+    return 0;
+}
+
 const rn_policy *rn_policy_get(rn_precision id)
 {
     RN_ASSERT(id >= 0 && id < RN_PREC_COUNT);

@@ -65,6 +65,10 @@ int rn_policy_check(const rn_policy *pol, rn_device *dev, rn_err *err);
 /* The same for the device of that name (NULL: the default), opened for the question;
  * also fails when the device is not built in. */
 int rn_policy_check_device(const rn_policy *pol, const char *device, rn_err *err);
+/* s as rn_precision_parse, and "auto": the fastest precision of accept that the device (NULL: the default
+ * one) computes natively, said in one line on stderr: on cpu bf16 where the CPU has bf16 dot products
+ * (core/cpu_isa.h), else fp32; on a cuda device bf16; on ref fp32. */
+int rn_precision_choose(const char *s, unsigned accept, const char *device, rn_precision *out, rn_err *err);
 /* When the policy's convs would be emulated on that device (NULL: the default one): bf16 compute on a
  * cpu device whose CPU lacks AVX512_BF16 and AMX-BF16 (core/cpu_isa.h), one line on stderr saying so
  * and how much slower it is expected to run; returns 1 then, else 0 (nothing said). The run goes on:

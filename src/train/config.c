@@ -216,7 +216,8 @@ static int check_tuning(const rn_train_cfg *c, rn_err *err)
     rn_precision id;
     rn_loss_scaler ls;
     rn_lr_rule rule;
-    if (rn_precision_parse(c->precision, RN_PREC_ALL, &id, err)) return -1;
+    if (strcmp(c->precision, "auto") && rn_precision_parse(c->precision, RN_PREC_ALL, &id, err))
+        return -1;
     if (c->loss_scale[0] && rn_loss_scale_parse(c->loss_scale, &ls, err)) return -1;
     return rn_lr_rule_parse(c->lr_scale, &rule, err);
 }
