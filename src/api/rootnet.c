@@ -253,15 +253,23 @@ static rootnet_status predict_file(rootnet_predictor *h, const char *path, const
     return ROOTNET_OK;
 }
 
+/* Calls on one handle must not overlap: claim takes the handle (0 when another call holds it: that call is
+ * refused, touching nothing, not even the message); release gives it back and passes st on. */
+static int claim(rootnet_predictor *h) { return !atomic_exchange_explicit(&h->busy, 1, memory_order_acquire); }
+
+static rootnet_status release(rootnet_predictor *h, rootnet_status st)
+{
+    atomic_store_explicit(&h->busy, 0, memory_order_release);
+    return st;
+}
+
 ROOTNET_API rootnet_status rootnet_predict_file(rootnet_predictor *h, const char *path, const rootnet_box *boxes,
                                                 int n, const rootnet_camera *camera, rootnet_root *out,
                                                 rootnet_info *info)
 {
     if (!h) return ROOTNET_ERR_ARGUMENT;
-    if (atomic_exchange_explicit(&h->busy, 1, memory_order_acquire)) return ROOTNET_ERR_BUSY;
-    rootnet_status st = predict_file(h, path, boxes, n, camera, out, info);
-    atomic_store_explicit(&h->busy, 0, memory_order_release);
-    return st;
+    if (!claim(h)) return ROOTNET_ERR_BUSY;
+    return release(h, predict_file(h, path, boxes, n, camera, out, info));
 }
 
 ROOTNET_API rootnet_status rootnet_predict(rootnet_predictor *h, const rootnet_image *image, const rootnet_box *boxes,
@@ -269,9 +277,6 @@ ROOTNET_API rootnet_status rootnet_predict(rootnet_predictor *h, const rootnet_i
                                            rootnet_info *info)
 {
     if (!h) return ROOTNET_ERR_ARGUMENT;
-    /* calls on one handle must not overlap: the second is refused, touching nothing (not even the message) */
-    if (atomic_exchange_explicit(&h->busy, 1, memory_order_acquire)) return ROOTNET_ERR_BUSY;
-    rootnet_status st = predict(h, image, boxes, n, camera, out, info);
-    atomic_store_explicit(&h->busy, 0, memory_order_release);
-    return st;
+    if (!claim(h)) return ROOTNET_ERR_BUSY;
+    return release(h, predict(h, image, boxes, n, camera, out, info));
 }

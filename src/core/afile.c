@@ -140,10 +140,9 @@ static int afile_commit_direct(rn_afile *f, rn_err *err)
     return rc ? -1 : 0;
 }
 
-int rn_afile_commit(rn_afile *f, rn_err *err)
+/* fsyncs and closes f's temporary (kept, not yet renamed); aborts f on failure. */
+static int afile_seal(rn_afile *f, rn_err *err)
 {
-    if (f->fd < 0) return rn_err_set(err, "%s: file already closed", f->path ? f->path : "?");
-    if (!f->tmp) return afile_commit_direct(f, err);
     if (fsync(f->fd) || fchmod(f->fd, 0644)) {
         rn_err_set(err, "%s: fsync failed: %s", f->path, strerror(errno));
         rn_afile_abort(f);
@@ -151,7 +150,21 @@ int rn_afile_commit(rn_afile *f, rn_err *err)
     }
     int rc = close(f->fd);
     f->fd = -1;
-    if (rc || rename(f->tmp, f->path)) {
+    if (rc) {
+        rn_err_set(err, "%s: write failed: %s", f->path, strerror(errno));
+        unlink(f->tmp);
+        rn_afile_abort(f);
+        return -1;
+    }
+    return 0;
+}
+
+int rn_afile_commit(rn_afile *f, rn_err *err)
+{
+    if (f->fd < 0) return rn_err_set(err, "%s: file already closed", f->path ? f->path : "?");
+    if (!f->tmp) return afile_commit_direct(f, err);
+    if (afile_seal(f, err)) return -1;
+    if (rename(f->tmp, f->path)) {
         rn_err_set(err, "%s: cannot move temporary file into place: %s", f->path, strerror(errno));
         unlink(f->tmp);
         rn_afile_abort(f);
@@ -174,25 +187,6 @@ void rn_afile_abort(rn_afile *f)
     free(f->tmp);
     free(f->path);
     f->tmp = f->path = NULL;
-}
-
-/* fsyncs and closes f's temporary (kept, not yet renamed); aborts f on failure. */
-static int afile_seal(rn_afile *f, rn_err *err)
-{
-    if (fsync(f->fd) || fchmod(f->fd, 0644)) {
-        rn_err_set(err, "%s: fsync failed: %s", f->path, strerror(errno));
-        rn_afile_abort(f);
-        return -1;
-    }
-    int rc = close(f->fd);
-    f->fd = -1;
-    if (rc) {
-        rn_err_set(err, "%s: write failed: %s", f->path, strerror(errno));
-        unlink(f->tmp);
-        rn_afile_abort(f);
-        return -1;
-    }
-    return 0;
 }
 
 static void afile_forget(rn_afile *f)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "nn/kernel_math.h"
 
 #define L 16 /* channel block */
 
@@ -94,13 +95,6 @@ void rn_bn_backward(float *dx, float *dgamma, float *dbeta, double *sums, const 
     rn_bn_backward_data(dx, dy, relu_out, x, mean, var, gamma, sums, (double)N * HW, N, C, HW);
 }
 
-/* g . pos(p) of a D x H x W volume: gx column + gy row (+ gz depth bin when D > 1). */
-static double sa_gpos(double gx, double gy, double gz, int p, int D, int H, int W)
-{
-    double s = gx * (p % W) + gy * (p / W % H);
-    return D > 1 ? s + gz * (p / (H * W)) : s;
-}
-
 void rn_softargmax_forward(float *out, float *prob, const float *logits, int N, int G, int D, int H, int W, int os)
 {
     int V = D * H * W;
@@ -134,9 +128,10 @@ void rn_softargmax_backward(float *dlogits, const float *prob, const float *dout
     for (long r = 0; r < (long)N * G; r++) {
         const float *pr = prob + (size_t)r * V;
         float *dl = dlogits + (size_t)r * V;
-        double gx = dout[r * os], gy = dout[r * os + 1], gz = D > 1 ? dout[r * os + 2] : 0, dot = 0;
-        for (int p = 0; p < V; p++) dot += pr[p] * sa_gpos(gx, gy, gz, p, D, H, W);
-        for (int p = 0; p < V; p++) dl[p] = (float)(pr[p] * (sa_gpos(gx, gy, gz, p, D, H, W) - dot));
+        const float *g = dout + r * os;
+        double dot = 0;
+        for (int p = 0; p < V; p++) dot += pr[p] * rn_km_sa_gpos(g, p, D, H, W);
+        for (int p = 0; p < V; p++) dl[p] = (float)(pr[p] * (rn_km_sa_gpos(g, p, D, H, W) - dot));
     }
 }
 

@@ -175,6 +175,8 @@ typedef struct rn_model {
     rn_cbn head[RN_NET_MAX_DECONV]; /* the net's deconvs */
     int ndeconv;
     int K;                /* output rows per sample (nn/net.h) */
+    const rn_head_layer *layer[RN_HEAD_KINDS]; /* the net's heat-map and GAP layer by kind (NULL: none), and */
+    int layer_w[RN_HEAD_KINDS]; /* the table index of each one's weight (its bias the next): model_head.c, at create */
     float *logits;        /* (N, G*D, OH*OW): the heat-map layer's logits, then softmax, then gradient (or NULL) */
     float *feat, *dfeat;  /* (N, feat_ch): GAP of the backbone output and its gradient (a GAP layer; or NULL) */
     float *coord_dev;     /* (N, K, 3): the result, on the device */

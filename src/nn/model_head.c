@@ -8,14 +8,14 @@
 #include <string.h>
 
 /* The model's heat-map and GAP layers (NULL where the net has none). */
-static const rn_head_layer *heatmap(const rn_model *m) { return rn_net_layer(m->p->net, RN_HEAD_HEATMAP); }
-static const rn_head_layer *gap_layer(const rn_model *m) { return rn_net_layer(m->p->net, RN_HEAD_GAP_LINEAR); }
+static const rn_head_layer *heatmap(const rn_model *m) { return m->layer[RN_HEAD_HEATMAP]; }
+static const rn_head_layer *gap_layer(const rn_model *m) { return m->layer[RN_HEAD_GAP_LINEAR]; }
 
 /* Columns of one output row; the row stride of the (N, K, 3) output. */
 #define COLS 3
 
-/* The table index of a layer's weight (its bias the next entry). */
-static int weight_index(const rn_model *m, const rn_head_layer *l)
+/* The table index of a layer's weight (its bias the next entry), looked up once at create. */
+static int find_weight(const rn_model *m, const rn_head_layer *l)
 {
     char name[128];
     snprintf(name, sizeof name, "%s.weight", l->param);
@@ -28,9 +28,11 @@ int rn_model_head_build(rn_model *m, rn_err *err)
     m->K = net->K;
     for (int i = 0; i < net->nhead; i++) {
         const rn_head_layer *l = &net->head[i];
-        if (weight_index(m, l) < 0) return rn_err_set(err, "internal: %s.weight missing from the table", l->param);
+        int w = find_weight(m, l);
+        if (w < 0) return rn_err_set(err, "internal: %s.weight missing from the table", l->param);
         if (l->kind == RN_HEAD_HEATMAP && l->groups != m->K)
             return rn_err_set(err, "internal: %s: %d heat maps for %d output rows", l->param, l->groups, m->K);
+        m->layer[l->kind] = l, m->layer_w[l->kind] = w;
     }
     return 0;
 }
@@ -50,10 +52,10 @@ void rn_model_head_plan(rn_model *m, plan *pl)
 }
 
 /* A layer's weight and bias on the device, and their gradients. */
-static float *lw(const rn_model *m, const rn_head_layer *l) { return rn_params_data(m->p, weight_index(m, l)); }
-static float *lb(const rn_model *m, const rn_head_layer *l) { return rn_params_data(m->p, weight_index(m, l) + 1); }
-static float *lgw(const rn_model *m, const rn_head_layer *l) { return rn_params_grad(m->p, weight_index(m, l)); }
-static float *lgb(const rn_model *m, const rn_head_layer *l) { return rn_params_grad(m->p, weight_index(m, l) + 1); }
+static float *lw(const rn_model *m, const rn_head_layer *l) { return rn_params_data(m->p, m->layer_w[l->kind]); }
+static float *lb(const rn_model *m, const rn_head_layer *l) { return rn_params_data(m->p, m->layer_w[l->kind] + 1); }
+static float *lgw(const rn_model *m, const rn_head_layer *l) { return rn_params_grad(m->p, m->layer_w[l->kind]); }
+static float *lgb(const rn_model *m, const rn_head_layer *l) { return rn_params_grad(m->p, m->layer_w[l->kind] + 1); }
 
 /* The top deconv's output shape: the heat-map layer's input. */
 static const rn_act_shape *top_shape(const rn_model *m) { return &m->head[m->ndeconv - 1].a; }

@@ -11,13 +11,6 @@ enum { NNETS = (int)(sizeof NETS / sizeof NETS[0]) };
 
 const rn_net *rn_net_default(void) { return rn_net_rootnet(); }
 
-const rn_net *rn_net_find(const char *name)
-{
-    for (int i = 0; name && i < NNETS; i++)
-        if (!strcmp(NETS[i]()->name, name)) return NETS[i]();
-    return NULL;
-}
-
 const char *rn_net_names(char *buf, size_t n, int titles)
 {
     size_t at = 0;

@@ -5,7 +5,7 @@
  * planner, the step, graph capture, prefetch and poisoning run any description; the devices run
  * the generic ops its layers name (nn/device_ops.inc: pointwise, softargmax, gap, linear, l1_loss).
  *
- *   const rn_net *net = rn_net_find("rootnet");      // or rn_net_default(); rn_net_guess for weights
+ *   const rn_net *net = rn_net_default();            // rn_net_guess for a weight file's
  *   rn_params p; rn_params_build_net(&p, net, 50, &err);
  *
  * The output of a network is (N, K, 3) per batch: K rows of three numbers per sample, each row
@@ -27,6 +27,7 @@ typedef enum rn_head_kind {
     /* global average pool of the backbone output, then a linear layer with bias (C -> groups
      * outputs, stored as a 1x1 conv), times the sample's k when scale_k */
     RN_HEAD_GAP_LINEAR,
+    RN_HEAD_KINDS
 } rn_head_kind;
 
 typedef struct rn_head_layer {
@@ -56,8 +57,6 @@ typedef struct rn_net {
 
 /* The default network (RootNet); every rn_params_build without a net uses it. */
 const rn_net *rn_net_default(void);
-/* The network of that name, NULL if there is none. */
-const rn_net *rn_net_find(const char *name);
 /* Into buf (n bytes): every net's name ("rootnet"), or with titles its title ("RootNet"), joined by
  * " or ", for error lines; returns buf. */
 const char *rn_net_names(char *buf, size_t n, int titles);
