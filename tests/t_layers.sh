@@ -145,7 +145,7 @@ edges() {
 mkdir -p "$p/src/nn" "$p/src/nets" "$p/src/train" "$p/src/cli"
 printf 'x = rn_net_rootnet();\ny = rn_cpu_device_create;\n' > "$p/src/nn/net.c"
 printf 'const rn_net *rn_net_rootnet(void);\n' > "$p/src/nets/rootnet.c"
-printf 'n = rn_net_find("rootnet"); d = rn_net_default();\n' > "$p/src/cli/ok.c"
+printf 'n = rn_net_guess(has, ctx); d = rn_net_default();\n' > "$p/src/cli/ok.c"
 printf 'p = rn_net_rootnet();\n' > "$p/src/train/bad.c"
 printf 'rn_ref_device_create(&d, 1, &e);\n' > "$p/src/cli/bad.c"
 edges "$p" > "$tmp/edges_planted.txt"
