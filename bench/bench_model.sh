@@ -5,18 +5,22 @@
 # case (default 3), so that drift on a noisy machine hits both alike; each
 # round's ratio is rootnet / PyTorch from back-to-back runs, and the table
 # gives the median of each side and the median and range of the ratios.
+# NET=posenet benches PoseNet (Human3.6M's 18 joints; JOINTS=MuCo its 21) the same way.
 # usage: bench/bench_model.sh [BATCHES] [ITERS]      e.g. ROUNDS=3 bench/bench_model.sh "8 32" 3
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}; PY=${PY:-/usr/bin/python3}
 batches=${1:-8 32}; iters=${2:-3}; threads=${THREADS:-2}; rounds=${ROUNDS:-3}
+net=${NET:-rootnet}; joints=${JOINTS:-Human36M}
+case "$joints" in Human36M) J=18 ;; MuCo) J=21 ;; *) echo "JOINTS: Human36M or MuCo" >&2; exit 2 ;; esac
+jn=(); [ "$net" = posenet ] && jn=(--joints "$joints")
 out=$(mktemp); trap 'rm -f "$out"' EXIT
 for b in $batches; do
     for mode in train infer; do
         for r in $(seq "$rounds"); do
-            c=$(OMP_NUM_THREADS=$threads "$BUILD/rootnet" bench --mode $mode --batch "$b" --iters "$iters" --warmup 1 --threads "$threads")
+            c=$(OMP_NUM_THREADS=$threads "$BUILD/rootnet" bench --net "$net" "${jn[@]}" --mode $mode --batch "$b" --iters "$iters" --warmup 1 --threads "$threads")
             p=$(GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736 \
-                "$PY" tools/bench_torch.py --mode $mode --batch "$b" --iters "$iters" --warmup 1 --threads "$threads")
+                "$PY" tools/bench_torch.py --net "$net" --joints "$J" --mode $mode --batch "$b" --iters "$iters" --warmup 1 --threads "$threads")
             echo "$c"; echo "$p"
             echo "$mode $b $r $c" >> "$out"; echo "$mode $b $r $p" >> "$out"
         done

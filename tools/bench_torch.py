@@ -22,7 +22,23 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference import ResPoseNet, rootnet_loss  # noqa: E402
+from reference import DEPTH_DIM, make_net, rootnet_loss  # noqa: E402
+
+
+def inputs(a, batch, dev=None):
+    """Random inputs as rootnet bench makes them: images, k, targets inside the output grid (PoseNet: (N, J, 3),
+    z in depth bins), vis and have_depth 1."""
+    x = torch.randn(batch, 3, a.size, a.size, device=dev).contiguous(memory_format=torch.channels_last)
+    k = torch.rand(batch, 1, device=dev) * 4000 + 8000
+    o = a.size // 4
+    if a.net == "posenet":
+        J = a.joints
+        t = torch.stack([torch.rand(batch, J, device=dev) * o, torch.rand(batch, J, device=dev) * o,
+                         torch.rand(batch, J, device=dev) * DEPTH_DIM], 2)
+        return x, k, t, torch.ones(batch, J, 1, device=dev), torch.ones(batch, 1, device=dev)
+    t = torch.stack([torch.rand(batch, device=dev) * o, torch.rand(batch, device=dev) * o,
+                     torch.rand(batch, device=dev) * 4000 + 2000], 1)
+    return x, k, t, torch.ones(batch, 1, device=dev), torch.ones(batch, 1, device=dev)
 
 
 def median(times):
@@ -40,14 +56,9 @@ def gpu_one(a, setting, mode, batch):
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     dtype = {"fp32": None, "bf16": torch.bfloat16, "bf16c": torch.bfloat16, "fp16": torch.float16}[setting]
-    m = ResPoseNet(a.backbone).to(dev).to(memory_format=torch.channels_last)
+    m = make_net(a.net, a.backbone, a.joints).to(dev).to(memory_format=torch.channels_last)
     m.train(mode == "train")
-    x = torch.randn(batch, 3, a.size, a.size, device=dev).contiguous(memory_format=torch.channels_last)
-    k = torch.rand(batch, 1, device=dev) * 4000 + 8000
-    o = a.size // 4
-    t = torch.stack([torch.rand(batch, device=dev) * o, torch.rand(batch, device=dev) * o,
-                     torch.rand(batch, device=dev) * 4000 + 2000], 1)
-    v = torch.ones(batch, 1, device=dev)
+    x, k, t, v, hd = inputs(a, batch, dev)
     opt = torch.optim.Adam(m.parameters(), lr=1e-3, fused=True)
     scaler = torch.amp.GradScaler("cuda", enabled=setting == "fp16")
     net = torch.compile(m) if setting == "bf16c" else m
@@ -56,7 +67,7 @@ def gpu_one(a, setting, mode, batch):
         with torch.autocast("cuda", dtype=dtype or torch.float32, enabled=dtype is not None):
             if mode == "train":
                 opt.zero_grad(set_to_none=True)
-                loss = rootnet_loss(net(x, k).float(), t, v, v)
+                loss = rootnet_loss(net(x, k).float(), t, v, hd)
             else:
                 with torch.inference_mode():
                     net(x, k)
@@ -80,7 +91,7 @@ def gpu_one(a, setting, mode, batch):
     times = [e0.elapsed_time(e1) / 1000 for e0, e1 in ev]
     med = median(times)
     r = {"impl": "pytorch", "device": torch.cuda.get_device_name(0), "setting": setting, "mode": mode,
-         "backbone": a.backbone, "size": a.size, "batch": batch, "tf32": a.tf32, "median_s": round(med, 6),
+         "net": a.net, "backbone": a.backbone, "size": a.size, "batch": batch, "tf32": a.tf32, "median_s": round(med, 6),
          "images_per_s": round(batch / med, 2), "peak_gpu_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1),
          "first_step_s": round(first_s, 3), "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
          "steps_s": [round(x, 6) for x in times]}
@@ -106,6 +117,8 @@ def gpu_main(a):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=["train", "infer"], default="train")
+    ap.add_argument("--net", choices=["rootnet", "posenet"], default="rootnet")
+    ap.add_argument("--joints", type=int, default=18, help="posenet: J (Human36M 18, MuCo 21)")
     ap.add_argument("--backbone", type=int, default=50)
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--batch", type=int, default=8)
@@ -123,12 +136,8 @@ def main():
         return gpu_main(a)
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    m = ResPoseNet(a.backbone).to(memory_format=torch.channels_last)
-    x = torch.randn(a.batch, 3, a.size, a.size).contiguous(memory_format=torch.channels_last)
-    k = torch.rand(a.batch, 1) * 4000 + 8000
-    o = a.size // 4
-    t = torch.stack([torch.rand(a.batch) * o, torch.rand(a.batch) * o, torch.rand(a.batch) * 4000 + 2000], 1)
-    v = torch.ones(a.batch, 1)
+    m = make_net(a.net, a.backbone, a.joints).to(memory_format=torch.channels_last)
+    x, k, t, v, hd = inputs(a, a.batch)
     opt = torch.optim.Adam(m.parameters(), lr=1e-3)
     times = []
     m.train(a.mode == "train")
@@ -137,7 +146,7 @@ def main():
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
             if a.mode == "train":
                 opt.zero_grad()
-                loss = rootnet_loss(m(x, k).float(), t, v, v)
+                loss = rootnet_loss(m(x, k).float(), t, v, hd)
                 loss.backward()
                 opt.step()
             else:
@@ -147,7 +156,7 @@ def main():
             times.append(time.perf_counter() - t0)
     s = sorted(times)
     med = s[len(s) // 2] if len(s) % 2 else 0.5 * (s[len(s) // 2 - 1] + s[len(s) // 2])
-    print(json.dumps({"impl": "pytorch", "mode": a.mode, "backbone": a.backbone, "size": a.size, "batch": a.batch,
+    print(json.dumps({"impl": "pytorch", "mode": a.mode, "net": a.net, "backbone": a.backbone, "size": a.size, "batch": a.batch,
                       "threads": a.threads, "bf16": a.bf16, "median_s": round(med, 6),
                       "images_per_s": round(a.batch / med, 4),
                       "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

@@ -32,7 +32,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference import ResPoseNet, depth_of, load_weights, randomise_bn, rootnet_loss  # noqa: E402
+from reference import PoseNet, ResPoseNet, depth_of, load_weights, net_of, randomise_bn, rootnet_loss  # noqa: E402
 from stio import load_safetensors, save_safetensors  # noqa: E402
 
 torch.set_num_threads(2)
@@ -52,29 +52,44 @@ def done():
 def model_from(path, dtype=torch.float32):
     t, _ = load_safetensors(path)
     t = {k: v for k, v in t.items() if not k.startswith(("optimizer.", "train."))}
-    m = ResPoseNet(depth_of(set(t)))
+    m = net_of(t, depth_of(set(t)))
     load_weights(m, t)
     return m.to(dtype).eval()
+
+
+def is_pose(m):
+    return isinstance(m.module if isinstance(m, nn.DataParallel) else m, PoseNet)
+
+
+def run(m, x, k):
+    """The model's forward: PoseNet takes no k."""
+    return m(x) if is_pose(m) else m(x, k)
 
 
 def cmd_make_weights(a):
     os.makedirs(a.out, exist_ok=True)
     torch.manual_seed(a.seed)
     g = torch.Generator().manual_seed(a.seed)
-    m = ResPoseNet(a.backbone)
+    pose = a.net == "posenet"
+    m = PoseNet(a.backbone, a.joints) if pose else ResPoseNet(a.backbone)
     randomise_bn(m, g)
+    layer = m.head.final_layer if pose else m.root.xy_layer
     with torch.no_grad():
-        m.root.xy_layer.weight.normal_(0, 1, generator=g)
-        m.root.xy_layer.bias.fill_(0.1)
-        m.root.depth_layer.bias.fill_(0.3)
+        layer.weight.normal_(0, 1, generator=g)
+        layer.bias.fill_(0.1)
+        if not pose:
+            m.root.depth_layer.bias.fill_(0.3)
     x = torch.randn(a.batch, 3, a.size, a.size, generator=g)
     k = torch.rand(a.batch, 1, generator=g) * 4000 + 8000
-    # Scale xy_layer so that its logits spread by ~6 over the positions: a peaked heatmap puts x, y
-    # away from the grid centre (a flat one would hide a transposed or mirrored grid).
+    # Scale the heat-map layer so that its logits spread by ~6 over the positions: a peaked heatmap puts x, y
+    # (and z) away from the grid centre (a flat one would hide a transposed or mirrored grid).
     m.eval()
     with torch.no_grad():
-        logits = m.root.xy_layer(m.root.deconv_layers(m.backbone(x)))
-        m.root.xy_layer.weight *= 6.0 / float(logits.flatten(1).std(1).mean())
+        head = m.head.deconv_layers if pose else m.root.deconv_layers
+        logits = layer(head(m.backbone(x)))
+        if pose:
+            logits = logits.reshape(a.batch, a.joints, -1)
+        layer.weight *= 6.0 / float(logits.flatten(1 if not pose else 2).std(-1).mean())
     save_safetensors(os.path.join(a.out, "w.safetensors"), m.state_dict())
     for n, v in [("x4", x), ("k4", k), ("x1", x[:1]), ("k1", k[:1])]:
         np.save(os.path.join(a.out, n + ".npy"), v.numpy().astype(np.float32))
@@ -95,33 +110,44 @@ def cmd_onnx_check(a):
         return [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim]
     ins = {v.name: dims(v) for v in m.graph.input}
     outs = {v.name: dims(v) for v in m.graph.output}
-    check(ins == {"input_img": ["N", 3, a.size, a.size], "k_value": ["N", 1]}, "inputs %s" % ins)
-    check(outs == {"coord": ["N", 3]}, "outputs %s" % outs)
+    if a.joints:  # PoseNet: no k, (N, J, 3)
+        check(ins == {"input_img": ["N", 3, a.size, a.size]}, "inputs %s" % ins)
+        check(outs == {"coord": ["N", a.joints, 3]}, "outputs %s" % outs)
+    else:
+        check(ins == {"input_img": ["N", 3, a.size, a.size], "k_value": ["N", 1]}, "inputs %s" % ins)
+        check(outs == {"coord": ["N", 3]}, "outputs %s" % outs)
     return done()
 
 
 def cmd_torch_onnx(a):
     m = model_from(a.weights)
     x, k = torch.randn(2, 3, a.size, a.size), torch.rand(2, 1) * 4000 + 8000
+    if is_pose(m):
+        torch.onnx.export(m, (x,), a.out, input_names=["input_img"], output_names=["coord"],
+                          dynamic_axes={"input_img": {0: "N"}, "coord": {0: "N"}}, opset_version=13)
+        return
     torch.onnx.export(m, (x, k), a.out, input_names=["input_img", "k_value"], output_names=["coord"],
                       dynamic_axes={"input_img": {0: "N"}, "k_value": {0: "N"}, "coord": {0: "N"}}, opset_version=13)
 
 
 def col_err(out, ref):
+    """Per column (x, y, depth or z) over samples and rows: RootNet's (N, 3), PoseNet's (N, J, 3)."""
+    out, ref = out.reshape(-1, 3), ref.reshape(-1, 3)
     return np.abs(out.astype(np.float64) - ref).max(0) / np.maximum(np.abs(ref).max(0), 1e-30)
 
 
 def cmd_compare(a):
-    x, k = torch.from_numpy(np.load(a.x)), torch.from_numpy(np.load(a.k)).reshape(-1, 1)
+    x = torch.from_numpy(np.load(a.x))
+    k = torch.from_numpy(np.load(a.k)).reshape(-1, 1) if a.k else torch.ones(x.shape[0], 1)
     with torch.no_grad():
-        ref = model_from(a.weights, torch.float64)(x.double(), k.double()).numpy()
-        t32 = model_from(a.weights)(x, k).numpy()
+        ref = run(model_from(a.weights, torch.float64), x.double(), k.double()).numpy()
+        t32 = run(model_from(a.weights), x, k).numpy()
     for spec in a.outputs:
         name, path = spec.split("=", 1)
         out = np.load(path)
         n = out.shape[0]  # an output of the first n samples (batch 1: the first) is judged on those rows
         if out.shape[1:] != ref.shape[1:] or not 1 <= n <= ref.shape[0]:
-            check(False, "%s: shape %s, expected (n <= %d, 3)" % (name, out.shape, ref.shape[0]))
+            check(False, "%s: shape %s, expected (n <= %d, %s)" % (name, out.shape, ref.shape[0], ref.shape[1:]))
             continue
         e32, e = col_err(t32[:n], ref[:n]), col_err(out, ref[:n])
         bound = a.factor * e32 + a.floor
@@ -157,15 +183,16 @@ def load_ckpt(path):
 
 
 def authors_model(ck, dtype):
-    names = [k[len("module."):] for k in ck["network"]]
-    net = nn.DataParallel(ResPoseNet(depth_of(set(names))))
+    names = {k[len("module."):]: v for k, v in ck["network"].items()}
+    net = nn.DataParallel(net_of(names, depth_of(set(names))))
     net.load_state_dict(ck["network"], strict=True)
     return net.to(dtype)
 
 
 def check_network(ck, snap):
     net = ck["network"]
-    want = ["module." + k for k in ResPoseNet(depth_of({k[7:] for k in net})).state_dict()]
+    plain = {k[7:]: v for k, v in net.items()}
+    want = ["module." + k for k in net_of(plain, depth_of(set(plain))).state_dict()]
     check(list(net) == want, "network: %d names, the authors' module names under module. in state_dict order" % len(net))
     def same(k):
         t, s = net[k], snap[k[7:]]
@@ -211,7 +238,7 @@ def one_step(path, batch, dtype):
     net.train()
     x, k, t, v, d = (torch.from_numpy(batch[n]).to(dtype) for n in "xktvd")
     opt.zero_grad()
-    rootnet_loss(net(x, k), t, v, d).backward()
+    rootnet_loss(run(net, x, k), t, v, d).backward()
     opt.step()
     return {n[7:]: p.detach().double().numpy() for n, p in net.state_dict().items()}
 
@@ -247,15 +274,17 @@ def cmd_pth_check(a):
     ck = load_ckpt(a.pth)
     check_network(ck, snap)
     net = authors_model(ck, torch.float32)
-    check(True, "load_state_dict(strict=True) into nn.DataParallel(ResPoseNet) (the authors' model names)")
+    check(True, "load_state_dict(strict=True) into nn.DataParallel(%s) (the authors' model names)" %
+          type(net.module).__name__)
     if "train.epoch" in snap:
         check(ck["epoch"] == int(snap["train.epoch"]), "epoch %s = train.epoch" % ck["epoch"])
     check_optimizer(ck, snap, net)
     if a.c_forward:
-        x, k = torch.from_numpy(np.load(a.x)), torch.from_numpy(np.load(a.k)).reshape(-1, 1)
+        x = torch.from_numpy(np.load(a.x))
+        k = torch.from_numpy(np.load(a.k)).reshape(-1, 1) if a.k else torch.ones(x.shape[0], 1)
         with torch.no_grad():
-            ref = authors_model(ck, torch.float64).eval()(x.double(), k.double()).numpy()
-            t32 = net.eval()(x, k).numpy()
+            ref = run(authors_model(ck, torch.float64).eval(), x.double(), k.double()).numpy()
+            t32 = run(net.eval(), x, k).numpy()
         e32, ec = col_err(t32, ref), col_err(np.load(a.c_forward), ref)
         check(bool(np.all(ec <= a.factor * e32 + a.floor)), "forward of the loaded .pth.tar: rootnet vs float64 %s, "
               "PyTorch fp32 %s" % (np.array2string(ec, precision=2), np.array2string(e32, precision=2)))
@@ -277,10 +306,13 @@ def main():
     p.add_argument("--size", type=int, required=True)
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--net", choices=["rootnet", "posenet"], default="rootnet")
+    p.add_argument("--joints", type=int, default=18)
     p.add_argument("--out", required=True)
     p = sub.add_parser("onnx-check")
     p.add_argument("--model", required=True)
     p.add_argument("--size", type=int, required=True)
+    p.add_argument("--joints", type=int, default=0, help="PoseNet's J (0: RootNet)")
     p = sub.add_parser("torch-onnx")
     p.add_argument("--weights", required=True)
     p.add_argument("--size", type=int, required=True)

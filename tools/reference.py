@@ -79,9 +79,56 @@ class ResPoseNet(nn.Module):
         return self.root(self.backbone(x), k)
 
 
+DEPTH_DIM = 64
+
+
+class PoseHead(nn.Module):
+    """The authors' PoseNet HeadNet (3DMPPE_POSENET_RELEASE main/model.py): 3 deconvs, final_layer to J x 64."""
+
+    def __init__(self, in_ch, joints):
+        super().__init__()
+        layers, c = [], in_ch
+        for _ in range(3):
+            layers += [nn.ConvTranspose2d(c, 256, 4, 2, 1, output_padding=0, bias=False), nn.BatchNorm2d(256),
+                       nn.ReLU(inplace=True)]
+            c = 256
+        self.deconv_layers = nn.Sequential(*layers)
+        self.final_layer = nn.Conv2d(256, joints * DEPTH_DIM, 1)
+        self.joints = joints
+
+    def forward(self, x):
+        hm = self.final_layer(self.deconv_layers(x))
+        n, _, h, w = hm.shape
+        # their soft_argmax: one softmax over each joint's D x H x W volume, then the three expectations
+        p = F.softmax(hm.reshape(n, self.joints, DEPTH_DIM * h * w), 2).reshape(n, self.joints, DEPTH_DIM, h, w)
+        ax = p.sum(dim=(2, 3)) * torch.arange(w, dtype=x.dtype, device=x.device)[None, None, :]
+        ay = p.sum(dim=(2, 4)) * torch.arange(h, dtype=x.dtype, device=x.device)[None, None, :]
+        az = p.sum(dim=(3, 4)) * torch.arange(DEPTH_DIM, dtype=x.dtype, device=x.device)[None, None, :]
+        return torch.cat((ax.sum(2, keepdim=True), ay.sum(2, keepdim=True), az.sum(2, keepdim=True)), dim=2)
+
+
+class PoseNet(nn.Module):
+    """The authors' ResPoseNet of 3DMPPE_POSENET_RELEASE: backbone + head; k is not an input."""
+
+    def __init__(self, depth, joints):
+        super().__init__()
+        self.backbone = Backbone(depth)
+        self.head = PoseHead(self.backbone.out_ch, joints)
+
+    def forward(self, x, k=None):
+        return self.head(self.backbone(x))
+
+
 def rootnet_loss(coord, target, vis, have_depth):
+    if coord.dim() == 3:  # PoseNet: their loss per joint, the mean over batch and joints (train.py)
+        l = torch.abs(coord - target) * vis
+        return ((l[:, :, 0] + l[:, :, 1] + l[:, :, 2] * have_depth) / 3.0).mean()
     l = torch.abs(coord - target) * vis
     return ((l[:, 0] + l[:, 1] + l[:, 2] * have_depth[:, 0]) / 3.0).mean()
+
+
+def make_net(net, depth, joints):
+    return PoseNet(depth, joints) if net == "posenet" else ResPoseNet(depth)
 
 
 def state_to_numpy(model):
@@ -101,8 +148,8 @@ def load_weights(model, tensors):
     model.load_state_dict(sd, strict=True)
 
 
-def build(depth, weights_path, dtype):
-    m = ResPoseNet(depth)
+def build(depth, weights_path, dtype, net="rootnet", joints=1):
+    m = make_net(net, depth, joints)
     t, _ = load_safetensors(weights_path)
     load_weights(m, t)
     return m.to(dtype)
@@ -123,28 +170,45 @@ def cmd_make_case(a):
     os.makedirs(a.out, exist_ok=True)
     torch.manual_seed(a.seed)
     g = torch.Generator().manual_seed(a.seed)
-    m = ResPoseNet(a.backbone)
+    J = a.joints if a.net == "posenet" else 1
+    m = make_net(a.net, a.backbone, J)
     randomise_bn(m, g)
     with torch.no_grad():
-        m.root.depth_layer.bias.fill_(0.3)
+        if a.net == "posenet":
+            # logits of a trained net's spread (their N(0, 0.001) init gives a near-uniform volume)
+            m.head.final_layer.weight.normal_(0, 0.05, generator=g)
+            m.head.final_layer.bias.normal_(0, 0.5, generator=g)
+        else:
+            m.root.depth_layer.bias.fill_(0.3)
     save_safetensors(os.path.join(a.out, "w0.safetensors"), m.state_dict())
     n = a.batch * a.steps
     x = torch.randn(n, 3, a.height, a.width, generator=g)
     k = torch.rand(n, 1, generator=g) * 4000 + 8000
     oh, ow = a.height // 4, a.width // 4
-    t = torch.stack([torch.rand(n, generator=g) * ow, torch.rand(n, generator=g) * oh,
-                     torch.rand(n, generator=g) * 4000 + 2000], dim=1)
-    v = (torch.rand(n, 1, generator=g) < 0.85).float()
+    if a.net == "posenet":
+        t = torch.stack([torch.rand(n, J, generator=g) * ow, torch.rand(n, J, generator=g) * oh,
+                         torch.rand(n, J, generator=g) * DEPTH_DIM], dim=2)
+        v = (torch.rand(n, J, 1, generator=g) < 0.85).float()
+    else:
+        t = torch.stack([torch.rand(n, generator=g) * ow, torch.rand(n, generator=g) * oh,
+                         torch.rand(n, generator=g) * 4000 + 2000], dim=1)
+        v = (torch.rand(n, 1, generator=g) < 0.85).float()
     d = (torch.rand(n, 1, generator=g) < 0.7).float()
     for name, arr in [("x", x), ("k", k), ("t", t), ("v", v), ("d", d)]:
         np.save(os.path.join(a.out, name + ".npy"), arr.numpy().astype(np.float32))
         np.save(os.path.join(a.out, name + "0.npy"), arr[:a.batch].numpy().astype(np.float32))
     with open(os.path.join(a.out, "case.txt"), "w") as f:
-        f.write("%d %d %d %d %d\n" % (a.backbone, a.height, a.width, a.batch, a.steps))
+        f.write("%d %d %d %d %d %s %d\n" % (a.backbone, a.height, a.width, a.batch, a.steps, a.net, J))
+
+
+def case_net(d):
+    """(net, joints) of a case: rootnet cases written before PoseNet have five fields."""
+    f = open(os.path.join(d, "case.txt")).read().split()
+    return (f[5], int(f[6])) if len(f) > 5 else ("rootnet", 1)
 
 
 def load_case(d):
-    backbone, h, w, b, s = map(int, open(os.path.join(d, "case.txt")).read().split())
+    backbone, h, w, b, s = map(int, open(os.path.join(d, "case.txt")).read().split()[:5])
     arrs = {n: np.load(os.path.join(d, n + ".npy")) for n in ["x", "k", "t", "v", "d"]}
     return backbone, b, s, arrs
 
@@ -161,8 +225,10 @@ def compute(d, dtype, lr, channels_last=False):
     w0 = os.path.join(d, "w0.safetensors")
     fmt = torch.channels_last if channels_last else torch.contiguous_format
 
+    net, joints = case_net(d)
+
     def model():
-        return build(depth, w0, dtype).to(memory_format=fmt)
+        return build(depth, w0, dtype, net, joints).to(memory_format=fmt)
 
     def inputs(i):
         x, k, t, v, hd = batch(arrs, i, b, dtype)
@@ -211,6 +277,9 @@ def loss_bound(coord, ref_coord, ref_loss, vis, have_depth):
     """|dL| <= mean_n (|dx| + |dy| + |dz| * hd) * vis / 3: the loss error that a
     coordinate error of this size can cause (first order), relative to |L|."""
     dc = np.abs(coord - ref_coord)
+    if dc.ndim == 3:  # PoseNet: (N, J, 3), vis (N, J, 1), have_depth (N, 1)
+        per = (dc[:, :, 0] + dc[:, :, 1] + dc[:, :, 2] * have_depth) * vis[:, :, 0] / 3.0
+        return per.mean() / abs(ref_loss)
     per = (dc[:, 0] + dc[:, 1] + dc[:, 2] * have_depth.ravel()) * vis.ravel() / 3.0
     return per.mean() / abs(ref_loss)
 
@@ -327,6 +396,8 @@ def l2_bound(k, tl, ref, factor, lr, steps):
 
 
 def check_zero_grad(c, ref64, failures):
+    if "grad." + ZERO_GRAD not in ref64:
+        return  # PoseNet: a bias per depth bin, not shift-invariant under the joint's one softmax
     g = np.abs(np.asarray(c["grad." + ZERO_GRAD], dtype=np.float64)).max()
     scale = np.abs(ref64["grad.root.xy_layer.weight"]).max()
     print("grad.%s (exactly 0 in exact arithmetic): |C| = %.3g, %.3g of |grad xy_layer.weight|" % (ZERO_GRAD, g, g / scale))
@@ -410,14 +481,20 @@ def depth_of(names):
     return table[(bottleneck, count(2), count(3))]
 
 
+def net_of(t, depth):
+    """The authors' model that a state_dict's names and shapes are: PoseNet (head.final_layer, J x 64) or RootNet."""
+    w = t.get("head.final_layer.weight")
+    return PoseNet(depth, w.shape[0] // DEPTH_DIM) if w is not None else ResPoseNet(depth)
+
+
 def cmd_forward(a):
     t = read_any(a.weights)
     t = {k[len("module."):] if k.startswith("module.") else k: v for k, v in t.items()}
-    m = ResPoseNet(depth_of(set(t)))
+    m = net_of(t, depth_of(set(t)))
     load_weights(m, t)
     m.train(not a.eval)
     x = torch.from_numpy(np.load(a.images))
-    k = torch.from_numpy(np.load(a.k)).reshape(-1, 1)
+    k = torch.from_numpy(np.load(a.k)).reshape(-1, 1) if a.k else None
     with torch.no_grad():
         y = m(x, k)
     np.save(a.out, y.numpy())
@@ -477,6 +554,8 @@ def main():
     p.add_argument("--batch", type=int, default=2)
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--net", choices=["rootnet", "posenet"], default="rootnet")
+    p.add_argument("--joints", type=int, default=18)
     p.add_argument("--out", required=True)
     p = sub.add_parser("run")
     p.add_argument("--dir", required=True)
@@ -487,7 +566,7 @@ def main():
     p = sub.add_parser("forward")
     p.add_argument("--weights", required=True)
     p.add_argument("--images", required=True)
-    p.add_argument("--k", required=True)
+    p.add_argument("--k")
     p.add_argument("--eval", action="store_true")
     p.add_argument("--out", required=True)
     p = sub.add_parser("save-torchvision")

@@ -13,6 +13,7 @@
 #include "core/cpu_isa.h"
 #include "core/profile.h"
 #include "infer/infer_model.h"
+#include "nn/net.h"
 #include "train/assemble.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -33,6 +34,7 @@ static double median(const double *t, long n)
 
 typedef struct bench_cfg {
     const char *mode;
+    const char *net, *joints; /* --net, --joints (rn_cli_net_choose) */
     const char *init; /* "authors" (default) | "he": rn_params_init_backbone_he after the authors' init */
     long depth, size, b, iters, warmup, threads;
     int sync_bn, no_fold, convs, plan_only;
@@ -110,15 +112,23 @@ static void print_bench(const bench_cfg *c, const rn_tuning *tn, const rn_model 
     fflush(stdout);
 }
 
-static void fill_inputs(rn_cli_batch *bt, rn_rng *rng, int b, size_t per, int oh, int ow)
+/* Random inputs: normal images, k in [8000, 12000), each row's target inside the output grid, its third
+ * column in the depth bins of a heat-map layer with bins (PoseNet), else a depth in [2000, 6000) mm. */
+static void fill_inputs(rn_cli_batch *bt, rn_rng *rng, int b, size_t per, const rn_model *m)
 {
+    const rn_head_layer *h = rn_net_layer(m->p->net, RN_HEAD_HEATMAP);
+    int bins = h && h->bins > 1 ? h->bins : 0, K = m->K;
     for (size_t i = 0; i < (size_t)b * per; i++) bt->x[i] = (float)rn_rng_normal(rng);
     for (int j = 0; j < b; j++) {
         bt->k[j] = 8000.0f + 4000.0f * (float)rn_rng_uniform(rng);
-        bt->t[3 * j] = (float)(ow * rn_rng_uniform(rng));
-        bt->t[3 * j + 1] = (float)(oh * rn_rng_uniform(rng));
-        bt->t[3 * j + 2] = (float)(2000 + 4000 * rn_rng_uniform(rng));
-        bt->v[j] = bt->d[j] = 1.0f;
+        bt->d[j] = 1.0f;
+        for (int r = 0; r < K; r++) {
+            float *t = bt->t + 3 * ((size_t)j * K + r);
+            t[0] = (float)(m->OW * rn_rng_uniform(rng));
+            t[1] = (float)(m->OH * rn_rng_uniform(rng));
+            t[2] = (float)(bins ? bins * rn_rng_uniform(rng) : 2000 + 4000 * rn_rng_uniform(rng));
+            bt->v[(size_t)j * K + r] = 1.0f;
+        }
     }
 }
 
@@ -215,8 +225,8 @@ static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *
     if (train ? rn_train_assemble(&r, &env, p, &sh, err) : infer_model(&im, c, &env, p, err)) return -1;
     rn_model *m = train ? &r.m : &im;
     size_t per = 3 * (size_t)c->size * (size_t)c->size;
-    rn_cli_batch bt = rn_cli_batch_alloc((int)c->b, per, pin);
-    fill_inputs(&bt, rng, (int)c->b, per, m->OH, m->OW);
+    rn_cli_batch bt = rn_cli_batch_alloc((int)c->b, per, m->K, pin);
+    fill_inputs(&bt, rng, (int)c->b, per, m);
     double *t = rn_xmalloc((size_t)c->iters * sizeof *t), *comm = rn_xmalloc((size_t)c->iters * sizeof *comm);
     size_t steps = (size_t)(c->warmup + c->iters);
     bench_losses bl = {rn_xmalloc(steps * sizeof *bl.loss), rn_xmalloc(steps * sizeof *bl.applied)};
@@ -237,7 +247,8 @@ static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *
 static int bench_run(const bench_cfg *c, rn_tuning *tn, rn_dist *d, rn_err *err)
 {
     rn_params p;
-    if (rn_params_build(&p, (int)c->depth, err)) return -1;
+    const rn_net *net;
+    if (rn_cli_net_choose(&net, c->net, c->joints, err) || rn_params_build_net(&p, net, (int)c->depth, err)) return -1;
     rn_rng rng;
     rn_rng_seed(&rng, 7 + (uint64_t)rn_dist_rank(d));
     rn_params_init(&p, &rng);
@@ -249,13 +260,15 @@ static int bench_run(const bench_cfg *c, rn_tuning *tn, rn_dist *d, rn_err *err)
 
 int rn_cmd_bench(int argc, char **argv)
 {
-    bench_cfg c = {.mode = "train", .init = "authors", .depth = 50, .size = 256, .b = 8, .iters = 5, .warmup = 1};
+    bench_cfg c = {.mode = "train", .net = "rootnet", .init = "authors", .depth = 50, .size = 256, .b = 8, .iters = 5, .warmup = 1};
     rn_tuning_flags tf = {0};
     char prec[256];
     rn_cli_precision_help(prec, sizeof prec);
     rn_cli_dist_flags df = RN_CLI_DIST_FLAGS_DEFAULT;
     rn_flag flags[] = {
         RN_FLAG_STR("--mode", &c.mode, "train | infer"),
+        RN_FLAG_STR("--net", &c.net, "rootnet (default) | posenet"),
+        RN_FLAG_STR("--joints", &c.joints, "posenet: the joints of Human36M (18, default) | MuCo (21)"),
         RN_FLAG_RANGE("--backbone", &c.depth, 0, 1000, "ResNet depth (50)"),
         RN_FLAG_RANGE("--input-size", &c.size, 32, 2048, "input size, a multiple of 32 (256)"),
         RN_FLAG_RANGE("--batch", &c.b, 1, 4096, "batch size (8); per rank under mpirun"),
@@ -270,7 +283,7 @@ int rn_cmd_bench(int argc, char **argv)
         RN_TUNING_FLAGS(&tf, prec),
         RN_FLAG_ALIAS("--size", "--input-size"),
         {0}};
-    const char *syn = "--mode train|infer [--backbone 50] [--input-size 256] [--batch N] [--iters K] [--warmup W] "
+    const char *syn = "--mode train|infer [--net rootnet|posenet] [--backbone 50] [--input-size 256] [--batch N] [--iters K] [--warmup W] "
                       "[--precision fp32|bf16|bf16-o2] [--loss-scale N|dynamic] [--profile F]"
                       "   (mpirun -np K rootnet bench ...: data parallel, batch per rank)";
     int h = rn_args_handle(flags, argc, argv, syn);

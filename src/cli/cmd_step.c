@@ -9,6 +9,7 @@
 #include "cli/exit.h"
 #include "cli/model_common.h"
 #include "cli/tuning_flags.h"
+#include "nn/net.h"
 #include "nn/weights.h"
 #include "train/assemble.h"
 
@@ -22,15 +23,22 @@ static void step_data_free(step_data *s)
     rn_cli_input_free(&s->x), rn_cli_input_free(&s->k), rn_cli_input_free(&s->t), rn_cli_input_free(&s->v), rn_cli_input_free(&s->d);
 }
 
-static int step_data_read(step_data *s, const char *const paths[5], rn_err *err)
+/* The images, k (when the net takes it: RootNet) and the targets of a net of K output rows. */
+static int step_data_read(step_data *s, const char *const paths[5], const rn_net *net, rn_err *err)
 {
     memset(s, 0, sizeof *s);
-    int64_t want_x[3] = {3, -1, -1}, want_t[1] = {3};
+    int64_t want_x[3] = {3, -1, -1};
+    int K = net->K, uses_k = rn_net_uses_k(net);
+    if (uses_k != (paths[1] != NULL))
+        return rn_err_set(err, "--k: %s %s", net->title, uses_k ? "needs k, the (N) depth factors" : "takes no k");
     int rc = rn_cli_input_read(&s->x, paths[0], "images", 3, want_x, s->xd, err) ||
-             rn_cli_input_check_size(s->xd, paths[0], err) || rn_cli_input_read_vec(&s->k, paths[1], "k", err) ||
-             rn_cli_input_same_n(&s->x, &s->k, "k", paths[1], err) || rn_cli_input_check_k(&s->k, paths[1], err) ||
-             rn_cli_input_read(&s->t, paths[2], "target", 1, want_t, NULL, err) ||
-             rn_cli_input_same_n(&s->x, &s->t, "target", paths[2], err) || rn_cli_input_read_vec(&s->v, paths[3], "vis", err) ||
+             rn_cli_input_check_size(s->xd, paths[0], err) ||
+             (uses_k && (rn_cli_input_read_vec(&s->k, paths[1], "k", err) ||
+                         rn_cli_input_same_n(&s->x, &s->k, "k", paths[1], err) ||
+                         rn_cli_input_check_k(&s->k, paths[1], err))) ||
+             rn_cli_input_read_rows(&s->t, paths[2], "target", K, 3, err) ||
+             rn_cli_input_same_n(&s->x, &s->t, "target", paths[2], err) ||
+             rn_cli_input_read_rows(&s->v, paths[3], "vis", K, 1, err) ||
              rn_cli_input_same_n(&s->x, &s->v, "vis", paths[3], err) || rn_cli_input_read_vec(&s->d, paths[4], "have-depth", err) ||
              rn_cli_input_same_n(&s->x, &s->d, "have-depth", paths[4], err);
     if (rc) step_data_free(s);
@@ -39,6 +47,7 @@ static int step_data_read(step_data *s, const char *const paths[5], rn_err *err)
 
 static void gather(float *dst, const rn_cli_input *in, long first, int b)
 {
+    if (!in->d) return; /* an input the net does not take (k) */
     for (int j = 0; j < b; j++) {
         int64_t idx = (first + j) % in->n;
         memcpy(dst + (size_t)j * in->per, in->d + (size_t)idx * in->per, in->per * sizeof(float));
@@ -111,8 +120,8 @@ static int step_loop(stepper *sp, rn_err *err)
     const step_cfg *c = sp->c;
     rn_params *p = sp->r.m.p;
     rn_step_batch b[64];
-    for (int e = 0; e < c->replicas; e++) b[e] = (rn_step_batch){sp->bt[e].x, sp->bt[e].k, sp->bt[e].t, sp->bt[e].v,
-                                                                 sp->bt[e].d};
+    for (int e = 0; e < c->replicas; e++)
+        b[e] = (rn_step_batch){sp->bt[e].x, sp->s->k.d ? sp->bt[e].k : NULL, sp->bt[e].t, sp->bt[e].v, sp->bt[e].d};
     for (long i = 0; i < c->steps; i++) {
         double loss;
         int applied;
@@ -138,7 +147,7 @@ static int run_steps(rn_params *p, const step_data *s, const step_cfg *c, rn_dis
         free(sp);
         return -1;
     }
-    for (int e = 0; e < E; e++) sp->bt[e] = rn_cli_batch_alloc(c->b, s->x.per, NULL);
+    for (int e = 0; e < E; e++) sp->bt[e] = rn_cli_batch_alloc(c->b, s->x.per, p->net->K, NULL);
     if (E > 1) rn_step_replicas_init(&sp->rep, p, E);
     int rc = step_loop(sp, err);
     if (E > 1) rn_step_replicas_free(&sp->rep);
@@ -167,20 +176,20 @@ static int step_check(const step_cfg *c, long b, const rn_cli_dist_flags *df, in
 static int step_main(const char *const paths[5], const char *weights, long backbone, const char *save_grads,
                      step_cfg *c, rn_dist *d, rn_tuning *tn, rn_err *err)
 {
-    step_data s;
-    if (step_data_read(&s, paths, err)) return -1;
     rn_params p;
     rn_rng rng;
     rn_rng_seed(&rng, 1);
-    int rc = rn_weights_load(&p, weights, (int)backbone, &rng, err);
+    if (rn_weights_load(&p, weights, (int)backbone, &rng, err)) return -1;
+    step_data s;
+    int rc = step_data_read(&s, paths, p.net, err);
     if (!rc) {
         c->b = c->b ? c->b : (int)s.x.n;
         rc = run_steps(&p, &s, c, d, tn, err);
         if (!rc && save_grads && rn_dist_rank(d) == 0) rc = rn_grads_save(&p, save_grads, err);
         if (!rc) rc = save_snapshot(&p, c, d, err);
-        rn_params_free(&p);
+        step_data_free(&s);
     }
-    step_data_free(&s);
+    rn_params_free(&p);
     return rc ? -1 : 0;
 }
 
@@ -196,9 +205,10 @@ int rn_cmd_step(int argc, char **argv)
     rn_flag flags[] = {
         RN_FLAG_STR("--snapshot", &weights, "initial weights (required)"),
         RN_FLAG_STR("--images", &paths[0], "(N,3,H,W) float32 .npy (required)"),
-        RN_FLAG_STR("--k", &paths[1], "(N) or (N,1) .npy (required)"),
-        RN_FLAG_STR("--target", &paths[2], "(N,3) .npy: x, y on the output grid, depth (required)"),
-        RN_FLAG_STR("--vis", &paths[3], "(N,1) .npy (required)"),
+        RN_FLAG_STR("--k", &paths[1], "(N) or (N,1) .npy (required for RootNet; PoseNet takes none)"),
+        RN_FLAG_STR("--target", &paths[2], "(N,3) .npy for RootNet: x, y on the output grid, depth; (N,J,3) for "
+                    "PoseNet: x, y on the output grid, z in depth bins (required)"),
+        RN_FLAG_STR("--vis", &paths[3], "(N,1) .npy, (N,J,1) for PoseNet (required)"),
         RN_FLAG_STR("--have-depth", &paths[4], "(N,1) .npy (required)"),
         RN_FLAG_F64("--lr", &c.lr, "Adam learning rate (1e-3)"),
         RN_FLAG_RANGE("--steps", &c.steps, 1, LONG_MAX, "number of steps (1)"),
@@ -215,13 +225,14 @@ int rn_cmd_step(int argc, char **argv)
         RN_TUNING_FLAGS(&tf, prec),
         RN_FLAG_ALIAS("--weights", "--snapshot"),
         {0}};
-    const char *syn = "--snapshot W --images X --k K --target T --vis V --have-depth D [--lr] [--steps] [--batch] "
+    const char *syn = "--snapshot W --images X [--k K] --target T --vis V --have-depth D [--lr] [--steps] [--batch] "
                       "[--sync-bn]   (mpirun -np K rootnet step ...: data parallel)";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
     for (int i = 0; i < 5; i++)
-        if (!paths[i] || !weights)
-            return rn_args_misuse(flags, argv, syn, "--snapshot, --images, --k, --target, --vis and --have-depth are required");
+        if ((!paths[i] && i != 1) || !weights)
+            return rn_args_misuse(flags, argv, syn, "--snapshot, --images, --target, --vis and --have-depth are required "
+                                                    "(and --k for RootNet)");
     c.replicas = (int)replicas, c.sync_bn = df.sync_bn, c.b = (int)b;
     if (step_check(&c, b, &df, rn_dist_launched())) return RN_EXIT_USAGE;
     c.bucket_mb = df.bucket_mb;

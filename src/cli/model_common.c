@@ -7,6 +7,7 @@
 #include "cli/dist_cli.h"
 #include "cli/exit.h"
 #include "io/tensors.h"
+#include "nn/net.h"
 
 void rn_cli_input_free(rn_cli_input *in) { free(in->d), in->d = NULL; }
 
@@ -54,6 +55,22 @@ int rn_cli_input_read_vec(rn_cli_input *in, const char *path, const char *what, 
     return rn_cli_input_read(in, path, what, ndim - 1, &one, NULL, err);
 }
 
+int rn_cli_input_read_rows(rn_cli_input *in, const char *path, const char *what, int K, int cols, rn_err *err)
+{
+    rn_tensor t;
+    if (rn_npy_read(&t, path, err)) return rn_err_prefix(err, "%s", what);
+    int ndim = t.ndim;
+    int64_t d1 = ndim > 1 ? t.shape[1] : 0;
+    rn_tensor_free(&t);
+    int64_t want[2] = {K, cols};
+    if (ndim == 3 || (ndim == 2 && d1 == K && K > 1 && cols == 1))
+        return rn_cli_input_read(in, path, what, ndim - 1, want, NULL, err);
+    if (K == 1) return cols == 1 ? rn_cli_input_read_vec(in, path, what, err)
+                                 : rn_cli_input_read(in, path, what, 1, &want[1], NULL, err);
+    return rn_err_set(err, "%s: %s: expected shape (N, %d, %d)%s for a net of %d output rows", what, path, K, cols,
+                      cols == 1 ? " or (N, K)" : "", K);
+}
+
 int rn_cli_input_same_n(const rn_cli_input *a, const rn_cli_input *b, const char *what, const char *path, rn_err *err)
 {
     if (a->n != b->n)
@@ -86,11 +103,11 @@ static float *batch_floats(rn_device *pin, size_t n)
     return p;
 }
 
-rn_cli_batch rn_cli_batch_alloc(int b, size_t per, rn_device *pin)
+rn_cli_batch rn_cli_batch_alloc(int b, size_t per, int K, rn_device *pin)
 {
-    size_t n = (size_t)b;
-    return (rn_cli_batch){batch_floats(pin, n * per), batch_floats(pin, n), batch_floats(pin, 3 * n),
-                          batch_floats(pin, n), batch_floats(pin, n), pin};
+    size_t n = (size_t)b, k = (size_t)K;
+    return (rn_cli_batch){batch_floats(pin, n * per), batch_floats(pin, n), batch_floats(pin, 3 * n * k),
+                          batch_floats(pin, n * k), batch_floats(pin, n), pin};
 }
 
 void rn_cli_batch_free(rn_cli_batch *bt)
@@ -120,4 +137,15 @@ int rn_cli_run_end(rn_cli_run *r, const char *cmd, int rc, int code)
     if (rc) return rn_cli_dist_fail(r->d, cmd, code, &r->err);
     rn_dist_finalize(r->d);
     return 0;
+}
+
+int rn_cli_net_choose(const rn_net **net, const char *name, const char *joints, rn_err *err)
+{
+    char names[128];
+    *net = rn_net_find(name, joints);
+    if (*net) return 0;
+    if (!rn_net_find(name, NULL))
+        return rn_err_set(err, "--net %s: not a network (%s)", name, rn_net_names(names, sizeof names, 0));
+    return rn_err_set(err, "--joints %s: %s runs the joints of Human36M (18) or MuCo (21)", joints ? joints : "",
+                      name);
 }

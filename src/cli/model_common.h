@@ -4,7 +4,7 @@
  *
  *   rn_cli_input x; int64_t xd[3], want[3] = {3, -1, -1};
  *   if (rn_cli_input_read(&x, "x.npy", "images", 3, want, xd, &err)) ...   // (N, 3, H, W)
- *   rn_cli_batch bt = rn_cli_batch_alloc(b, x.per);  ...  rn_cli_batch_free(&bt);
+ *   rn_cli_batch bt = rn_cli_batch_alloc(b, x.per, K, NULL);  ...  rn_cli_batch_free(&bt);
  *   rn_cli_input_free(&x);
  */
 #ifndef RN_CLI_MODEL_COMMON_H
@@ -34,6 +34,9 @@ int rn_cli_input_read(rn_cli_input *in, const char *path, const char *what, int 
                       int64_t *dims, rn_err *err);
 /* k, vis and have_depth: (N) or (N, 1). */
 int rn_cli_input_read_vec(rn_cli_input *in, const char *path, const char *what, rn_err *err);
+/* A net's per-row input: (N, K, cols), also (N, K) when cols is 1; for K == 1 also (N, cols), or (N) and
+ * (N, 1) when cols is 1 (RootNet's target (N, 3), vis (N, 1)). */
+int rn_cli_input_read_rows(rn_cli_input *in, const char *path, const char *what, int K, int cols, rn_err *err);
 /* b has as many samples as the images a. */
 int rn_cli_input_same_n(const rn_cli_input *a, const rn_cli_input *b, const char *what, const char *path,
                         rn_err *err);
@@ -42,15 +45,19 @@ int rn_cli_input_check_size(const int64_t *xd, const char *path, rn_err *err);
 /* Every k > 0. */
 int rn_cli_input_check_k(const rn_cli_input *k, const char *path, rn_err *err);
 
+/* The network --net name ("rootnet", "posenet") on --joints joints (NULL: its first), or -1 with a line
+ * naming the flag. */
+int rn_cli_net_choose(const rn_net **net, const char *name, const char *joints, rn_err *err);
+
 /* A training batch's buffers. */
 typedef struct rn_cli_batch {
-    float *x, *k, *t, *v, *d; /* (b, 3, H, W), (b), (b, 3), (b), (b) */
+    float *x, *k, *t, *v, *d; /* (b, 3, H, W), (b), (b, K, 3), (b, K), (b) */
     rn_device *pin;           /* NULL: malloc'ed; else pinned memory of this device (host_alloc) */
 } rn_cli_batch;
 
-/* Buffers for b samples of per image floats each, pinned on pin (NULL: malloc; rn_train_env_pin
+/* Buffers for b samples of per image floats and K output rows each, pinned on pin (NULL: malloc; rn_train_env_pin
  * says when to pin); rn_cli_batch_free frees them. */
-rn_cli_batch rn_cli_batch_alloc(int b, size_t per, rn_device *pin);
+rn_cli_batch rn_cli_batch_alloc(int b, size_t per, int K, rn_device *pin);
 
 void rn_cli_batch_free(rn_cli_batch *bt);
 

@@ -287,8 +287,9 @@ static const char *gap_branch(gb *g, const rn_head_layer *l, const char *feat)
     return reshape3(g, y, l->groups, 1, str(g, "%s.rows", l->param));
 }
 
-/* The head layers into the output rows (N, K, 3) flattened to (N, 3K): a heat-map layer's columns first,
- * then a GAP layer's (the layouts of nn/net.h's nets: RootNet (x, y | depth), a 3D heat map alone). */
+/* The head layers into the output rows (N, K, 3), flattened to (N, 3) for a net of one row: a heat-map layer's
+ * columns first, then a GAP layer's (the layouts of nn/net.h's nets: RootNet (x, y | depth), a 3D heat map
+ * alone: PoseNet). */
 static const char *head(gb *g, const char *feat, int oh, int ow)
 {
     const rn_net *net = g->p->net;
@@ -303,6 +304,7 @@ static const char *head(gb *g, const char *feat, int oh, int ow)
         attr_int(g, cat, "axis", 2);
         rows = cat->output[0];
     }
+    if (net->K > 1) return op1(g, "Identity", rows, "coord");
     Onnx__NodeProto *fl = node(g, "Flatten", "coord", (const char *const[]){rows, NULL});
     attr_int(g, fl, "axis", 1);
     return fl->output[0];
@@ -341,19 +343,26 @@ static Onnx__GraphProto *graph(gb *g, int h, int w)
     Onnx__GraphProto *gr = al(g, sizeof *gr);
     onnx__graph_proto__init(gr);
     gr->name = str(g, "%s_ResNet%d", net->name, g->p->depth);
-    gr->doc_string = str(g, "%s (rootnet's nets/%s.c), eval mode. input_img: (N, 3, %d, %d) RGB, normalised with "
-                            "ImageNet mean/std outside the model; k_value: (N, 1); coord: (N, %d) = %d rows of 3: %s "
-                            "(output grid %dx%d)", net->name, net->name, h, w, 3 * net->K, net->K, net->doc, h / 4, w / 4);
+    int uses_k = rn_net_uses_k(net);
+    gr->doc_string = str(g, "%s (rootnet's nets/%s.c)%s%s, eval mode. input_img: (N, 3, %d, %d) RGB, normalised with "
+                            "ImageNet mean/std outside the model;%s coord: (N, %s%d) = %d rows of 3: %s (output grid "
+                            "%dx%d)", net->name, net->name, net->skeleton ? ", joints of " : "",
+                         net->skeleton ? net->skeleton : "", h, w, uses_k ? " k_value: (N, 1);" : "",
+                         net->K > 1 ? str(g, "%d, ", net->K) : "", net->K > 1 ? 3 : 3 * net->K, net->K, net->doc,
+                         h / 4, w / 4);
     gr->n_node = g->n_node, gr->node = g->node;
     gr->n_initializer = g->n_init, gr->initializer = g->init;
-    int64_t di[4] = {0, 3, h, w}, dk[2] = {0, 1}, dc[2] = {0, 3 * net->K};
-    gr->n_input = 2;
+    int64_t di[4] = {0, 3, h, w}, dk[2] = {0, 1}, dc[3] = {0, net->K, 3};
+    gr->n_input = uses_k ? 2 : 1;
     gr->input = al(g, 2 * sizeof *gr->input);
     gr->input[0] = value_info(g, "input_img", 4, di);
-    gr->input[1] = value_info(g, "k_value", 2, dk);
+    if (uses_k) gr->input[1] = value_info(g, "k_value", 2, dk);
     gr->n_output = 1;
     gr->output = al(g, sizeof *gr->output);
-    gr->output[0] = value_info(g, "coord", 2, dc);
+    if (net->K > 1)
+        gr->output[0] = value_info(g, "coord", 3, dc);
+    else
+        dc[1] = 3, gr->output[0] = value_info(g, "coord", 2, dc);
     return gr;
 }
 

@@ -1,6 +1,7 @@
 /* The model's memory plan (nn/model.h: every buffer with its lifetime in the step's phases, placed by
  * liveness) and the step's inputs on the device (one set, or two with prefetch). */
 #include "nn/model_int.h"
+#include "nn/net.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -144,10 +145,12 @@ static void plan_cbn(plan *pl, rn_cbn *u, const void *x, int fused)
     u->shift = take_f(pl, (size_t)s->oc);
 }
 
-/* Floats of input i: images (N, 3, H, W), k (N), target (N, K, 3), vis (N, K), have_depth (N). */
+/* Floats of input i: images (N, 3, H, W), k (N; none when the net takes no k), target (N, K, 3), vis (N, K),
+ * have_depth (N). */
 static size_t input_floats(const rn_model *m, int i)
 {
     size_t n = (size_t)m->N;
+    if (i == 1 && !rn_net_uses_k(m->p->net)) return 0;
     return i == 0 ? n * 3 * m->H * m->W : i == 2 ? 3 * n * m->K : i == 3 ? n * m->K : n;
 }
 
@@ -159,8 +162,9 @@ static void plan_inputs(rn_model *m, plan *pl)
     int sets = m->opts.prefetch ? 2 : 1;
     for (int s = 0; s < sets; s++)
         for (int i = 0; i < 5; i++)
-            m->in[s][i] =
-                pl->dev->host_memory ? NULL : rn_plan_take(pl, RN_MEM_INPUT, input_floats(m, i) * sizeof(float));
+            m->in[s][i] = pl->dev->host_memory || !input_floats(m, i)
+                              ? NULL
+                              : rn_plan_take(pl, RN_MEM_INPUT, input_floats(m, i) * sizeof(float));
 }
 
 /* Input i's host array into buf: beside the compute from pinned host memory, else a plain upload. */
@@ -177,6 +181,7 @@ static void upload_input(const rn_model *m, float *buf, int i, const float *host
 const float *rn_model_place_input(const rn_model *m, int i, const float *host)
 {
     float *buf = m->in[m->cur][i];
+    if (!host) return NULL; /* an input the net does not take (k), or a forward without targets */
     if (buf) upload_input(m, buf, i, host);
     return buf ? buf : host;
 }
@@ -196,7 +201,7 @@ int rn_model_prefetch(rn_model *m, const float *images, const float *k, const fl
     if (!m->in[next][0]) return 0;
     const float *host[5] = {images, k, target, vis, have_depth};
     for (int i = 0; i < 5; i++) {
-        upload_input(m, m->in[next][i], i, host[i]);
+        if (m->in[next][i] && host[i]) upload_input(m, m->in[next][i], i, host[i]);
         m->ahead[i] = host[i];
     }
     return 1;

@@ -49,9 +49,8 @@ typedef struct rn_net {
     const rn_head_layer *head; /* at most one layer of each kind */
     int nhead;
     int K;                 /* output rows per sample */
-    const char *const *row_names; /* K names (joints) */
-    const int (*flip)[2];  /* row pairs swapped by a horizontal flip (NULL: none) */
-    int nflip;
+    const char *const *row_names; /* K names, when no skeleton names them */
+    const char *skeleton;  /* the joint set (data/sets/skeleton.h) whose joints the K rows are, or NULL */
     double init_std;       /* the deconvs' and head weights' N(0, init_std) (biases 0) */
 } rn_net;
 
@@ -60,13 +59,22 @@ const rn_net *rn_net_default(void);
 /* Into buf (n bytes): every net's name ("rootnet"), or with titles its title ("RootNet"), joined by
  * " or ", for error lines; returns buf. */
 const char *rn_net_names(char *buf, size_t n, int titles);
-/* The network whose head parameters has(name, ctx) finds all of (the first head layer's weight
- * of each net, in registry order); NULL when none matches. */
-const rn_net *rn_net_guess(int (*has)(const char *name, void *ctx), void *ctx);
+/* The network whose head a weight file holds: rows(name, ctx) gives the first dimension of the file's
+ * tensor of that name, -1 when it has none; the first net (registry order) whose every head weight is
+ * there with its output count (PoseNet on Human36M's 18 joints or MuCo's 21: J x 64) is it. NULL when
+ * none matches. */
+const rn_net *rn_net_guess(long (*rows)(const char *name, void *ctx), void *ctx);
 /* The head layer of that kind, NULL if the net has none. */
 const rn_head_layer *rn_net_layer(const rn_net *net, rn_head_kind kind);
+/* The net named name ("rootnet", "posenet") whose rows are the joints of the skeleton named joints (NULL:
+ * the net's first, e.g. PoseNet on Human36M); NULL when none. */
+const rn_net *rn_net_find(const char *name, const char *joints);
+/* 1 when a layer scales by k: the forward's per-sample input k (N) is then required. */
+int rn_net_uses_k(const rn_net *net);
 
 /* The networks' own files (src/nets/): the registry (nn/net.c) names them. */
 const rn_net *rn_net_rootnet(void);
+/* PoseNet on the joints of the skeleton at index i (0: Human36M, 1: MuCo), NULL past the last. */
+const rn_net *rn_net_posenet(int i);
 
 #endif

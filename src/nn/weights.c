@@ -56,6 +56,18 @@ static int has_name(const char *name, void *vctx)
     return 0;
 }
 
+/* The first dimension of the file's tensor that maps to name, -1 when none (rn_net_guess's rows). */
+static long rows_of(const char *name, void *vctx)
+{
+    const has_ctx *ctx = vctx;
+    char buf[160];
+    for (int i = 0; i < ctx->ts->n; i++) {
+        const char *t = table_name(buf, sizeof buf, ctx->ts->t[i].name, ctx->kind);
+        if (t && !strcmp(t, name)) return ctx->ts->t[i].ndim ? (long)ctx->ts->t[i].shape[0] : 0;
+    }
+    return -1;
+}
+
 static int check_finite(const float *d, size_t n, const char *path, const char *name, rn_err *err)
 {
     for (size_t j = 0; j < n; j++)
@@ -139,19 +151,60 @@ int rn_weights_load(rn_params *p, const char *path, int depth, rn_rng *rng, rn_e
 
 int rn_weights_from_tensors(rn_params *p, const rn_tensors *ts, const char *path, int depth, rn_rng *rng, rn_err *err)
 {
+    return rn_weights_from_tensors_net(p, ts, path, depth, NULL, rng, err);
+}
+
+int rn_weights_load_net(rn_params *p, const char *path, int depth, const rn_net *want, rn_rng *rng, rn_err *err)
+{
+    rn_tensors ts;
+    if (rn_tensors_load(&ts, path, err)) return -1;
+    int rc = rn_weights_from_tensors_net(p, &ts, path, depth, want, rng, err);
+    rn_tensors_free(&ts);
+    return rc;
+}
+
+/* The net the file's head is, or want for a torchvision file (the default without want); NULL with err set
+ * when the file's head is no net's or not the one wanted. */
+static const rn_net *file_net(const has_ctx *ctx, const char *path, const rn_net *want, rn_err *err)
+{
+    char nets[128];
+    if (ctx->kind == FILE_TORCHVISION) return want ? want : rn_net_default();
+    const rn_net *net = rn_net_guess(rows_of, (void *)ctx);
+    if (!net) {
+        long o = rows_of("head.final_layer.weight", (void *)ctx);
+        if (o > 0)
+            rn_err_set(err, "%s: a PoseNet of %ld outputs (%g joints x 64 depth bins): rootnet's PoseNet has the "
+                       "joints of Human36M (18) or MuCo (21)", path, o, o / 64.0);
+        else
+            rn_err_set(err, "%s: holds no %s head (%s)", path, rn_net_names(nets, sizeof nets, 1),
+                       "root.xy_layer / head.final_layer");
+        return NULL;
+    }
+    if (want && net != want) {
+        rn_err_set(err, "%s: holds a %s%s%s, but a %s%s%s is needed here", path, net->title,
+                   net->skeleton ? " of " : "", net->skeleton ? net->skeleton : "", want->title,
+                   want->skeleton ? " of " : "", want->skeleton ? want->skeleton : "");
+        return NULL;
+    }
+    return net;
+}
+
+int rn_weights_from_tensors_net(rn_params *p, const rn_tensors *ts, const char *path, int depth, const rn_net *want,
+                                rn_rng *rng, rn_err *err)
+{
     has_ctx ctx = {ts, kind_of(ts)};
     int found = rn_params_guess_depth(has_name, &ctx);
-    int rc = 0;
     char nets[128];
+    const rn_net *net = NULL;
     if (!found)
-        rc = rn_err_set(err, "%s: not a %s or torchvision ResNet state_dict (no backbone layers found)", path,
-                        rn_net_names(nets, sizeof nets, 1));
-    else if (depth && depth != found)
-        rc = rn_err_set(err, "%s: holds a ResNet-%d backbone, but ResNet-%d was asked for", path, found, depth);
-    else if (!(rc = rn_params_build_net(p, rn_net_guess(has_name, &ctx), found, err))) {
-        rc = rn_weights_apply(p, ts, path, rng, err);
-        if (rc) rn_params_free(p);
-    }
+        return rn_err_set(err, "%s: not a %s or torchvision ResNet state_dict (no backbone layers found)", path,
+                          rn_net_names(nets, sizeof nets, 1));
+    if (depth && depth != found)
+        return rn_err_set(err, "%s: holds a ResNet-%d backbone, but ResNet-%d was asked for", path, found, depth);
+    if (!(net = file_net(&ctx, path, want, err))) return -1;
+    if (rn_params_build_net(p, net, found, err)) return -1;
+    int rc = rn_weights_apply(p, ts, path, rng, err);
+    if (rc) rn_params_free(p);
     return rc;
 }
 

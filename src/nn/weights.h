@@ -28,6 +28,11 @@
 int rn_weights_load(rn_params *p, const char *path, int depth, rn_rng *rng, rn_err *err);
 /* rn_weights_load on tensors already read from path (ts is not freed). */
 int rn_weights_from_tensors(rn_params *p, const rn_tensors *ts, const char *path, int depth, rn_rng *rng, rn_err *err);
+/* Both with the network wanted: want (NULL: the one the file holds, RootNet for a torchvision file) builds the
+ * table of a torchvision file's backbone; a file holding another net's head is refused naming both. */
+int rn_weights_load_net(rn_params *p, const char *path, int depth, const rn_net *want, rn_rng *rng, rn_err *err);
+int rn_weights_from_tensors_net(rn_params *p, const rn_tensors *ts, const char *path, int depth, const rn_net *want,
+                                rn_rng *rng, rn_err *err);
 /* Loads tensors already read from path (names as in the file) into a built p. */
 int rn_weights_apply(rn_params *p, const rn_tensors *ts, const char *path, rn_rng *rng, rn_err *err);
 /* Appends every entry of p (params, running stats, num_batches_tracked as I64)

@@ -7,8 +7,8 @@
  *   int map[RN_SKELETON_MAX];
  *   rn_skeleton_map(map, rn_skeleton_find("MSCOCO"), s);      // map[j]: COCO's joint for s's j, or -1
  */
-#ifndef RN_NETS_SKELETON_H
-#define RN_NETS_SKELETON_H
+#ifndef RN_DATA_SETS_SKELETON_H
+#define RN_DATA_SETS_SKELETON_H
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
-/* The joint sets of the authors' PoseNet datasets (nets/skeleton.h), as their data/<set>/<set>.py. */
-#include "nets/skeleton.h"
+/* The joint sets of the authors' PoseNet datasets (data/sets/skeleton.h), as their data/<set>/<set>.py. */
+#include "data/sets/skeleton.h"
 
 #include <stdio.h>
 #include <string.h>
