@@ -137,7 +137,7 @@ edges() {
     # mentions ROOT REGEX REGISTRY OWN: REGEX's mentions outside REGISTRY and the folder OWN
     mentions() {
         grep -rnwE "$2" "$1/src" --include='*.c' --include='*.cu' --include='*.inc' |
-            grep -vE "^[^:]*/src/($3|$4)" | grep -vwE 'rn_net_(default|names|guess|layer)' | sed "s|^$1/||"
+            grep -vE "^[^:]*/src/($3|$4)" | grep -vwE 'rn_net_(default|names|guess|layer|find|uses_k)' | sed "s|^$1/||"
     }
     mentions "$root" 'rn_(cpu|ref|ref_guard)_device_create' 'nn/device\.c:' '(cpu|ref)/'
     mentions "$root" 'rn_net_[a-z0-9]+' 'nn/net\.c:' 'nets/'

@@ -10,10 +10,11 @@
 #include "cli/exit.h"
 #include "infer/predict.h"
 #include "infer/predict_set.h"
+#include "nn/net.h"
 #include "nn/run_settings.h"
 
 typedef struct predict_cli {
-    const char *snapshot, *boxes, *image_list, *image_dir, *coco_images, *intrinsics, *format, *focal, *princpt;
+    const char *snapshot, *pose_snapshot, *boxes, *image_list, *image_dir, *coco_images, *intrinsics, *format, *focal, *princpt;
     const char *output, *draw;
     rn_eval_flags ev;
     rn_multi image;
@@ -74,8 +75,34 @@ static void catch_stop(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
+/* The RootNet of --snapshot into p, and with --pose-snapshot the PoseNet into pp, at one input size (s):
+ * 0, or the exit status with err set (a snapshot of the other net names both). */
+static int load_nets(rn_params *p, rn_params *pp, rn_run_settings *s, const predict_cli *c, rn_err *err)
+{
+    const rn_eval_flags *ev = &c->ev;
+    rn_run_settings ps;
+    int lrc = rn_weights_load_eval(p, s, c->snapshot, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
+    if (lrc) return lrc == RN_WEIGHTS_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
+    if (p->net->skeleton) {
+        rn_err_set(err, "--snapshot %s: a %s; --snapshot takes a RootNet (a PoseNet goes to --pose-snapshot)",
+                   c->snapshot, p->net->title);
+        rn_params_free(p);
+        return RN_EXIT_USAGE;
+    }
+    if (!c->pose_snapshot) return 0;
+    lrc = rn_weights_load_eval(pp, &ps, c->pose_snapshot, 0, s->input_size, ev->fast_decode, err);
+    const char *bad = lrc                           ? NULL
+                      : !pp->net->skeleton          ? "a RootNet; --pose-snapshot takes a PoseNet"
+                      : ps.input_size != s->input_size ? "trained at another input size than the RootNet"
+                                                    : NULL;
+    if (bad) rn_err_set(err, "--pose-snapshot %s: %s", c->pose_snapshot, bad);
+    if (bad && !lrc) rn_params_free(pp);
+    if (lrc || bad) rn_params_free(p);
+    return lrc == RN_WEIGHTS_EMERGE || bad ? RN_EXIT_USAGE : lrc ? RN_EXIT_FAIL : 0;
+}
+
 /* Everything cheap first (flags, device, the boxes and images, the output
- * folder), then the snapshot, then the model. */
+ * folder), then the snapshots, then the models. */
 static int run_predict(const predict_cli *c, rn_err *err)
 {
     rn_pset_opts o;
@@ -83,19 +110,23 @@ static int run_predict(const predict_cli *c, rn_err *err)
     rn_pset_summary sum;
     rn_pset *ps;
     if (rn_pset_open(&ps, &sum, &o, err)) return RN_EXIT_FAIL;
-    rn_params p;
+    rn_params p, pp;
     rn_run_settings s;
-    const rn_eval_flags *ev = &c->ev;
-    int lrc = rn_weights_load_eval(&p, &s, c->snapshot, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
+    int lrc = load_nets(&p, &pp, &s, c, err);
     if (lrc) {
         rn_pset_close(ps);
-        return lrc == RN_WEIGHTS_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
+        return lrc;
     }
     printf("predict: %s (ResNet-%d), input %d %s\n", c->snapshot, p.depth, s.input_size, rn_run_settings_size_note(&s));
+    if (c->pose_snapshot)
+        printf("predict: %s (PoseNet, ResNet-%d, %d joints of %s)\n", c->pose_snapshot, pp.depth, pp.net->K,
+               pp.net->skeleton);
     fflush(stdout);
     catch_stop();
+    if (c->pose_snapshot) rn_pset_set_pose(ps, &pp);
     int rc = rn_pset_predict(ps, &p, s.input_size, s.fast_decode, err);
     rn_params_free(&p);
+    if (c->pose_snapshot) rn_params_free(&pp);
     rn_pset_close(ps);
     if (rc) return RN_EXIT_FAIL;
     rn_pset_summary_print(stdout, &sum);
@@ -115,6 +146,8 @@ int rn_cmd_predict(int argc, char **argv)
     predict_cli c = {.batch = 16, .workers = 1, .log_every = 100};
     rn_flag flags[] = {
         RN_FLAG_STR("--snapshot", &c.snapshot, "weights: a rootnet snapshot (safetensors) or the authors' .pth.tar"),
+        RN_FLAG_STR("--pose-snapshot", &c.pose_snapshot, "a PoseNet snapshot (rootnet's or the authors' .pth.tar): each "
+                    "person's 3D joints too, placed at RootNet's root"),
         RN_FLAG_STR("--boxes", &c.boxes, "detections: COCO results [{image_id, category_id, bbox, score}] or {\"file\": [[x, y, w, h, score], ...]}"),
         RN_FLAG_MULTI("--image", &c.image, "an image file (repeat); image_id = its 0-based position"),
         RN_FLAG_STR("--image-list", &c.image_list, "a file with one image per line; image_id = 0-based line order"),
@@ -135,7 +168,7 @@ int rn_cmd_predict(int argc, char **argv)
         RN_FLAG_ALIAS("--weights", "--snapshot"),
         RN_FLAG_ALIAS("--out", "--output"),
         {0}};
-    const char *syn = "--snapshot FILE --boxes DETS.json [--image IMG ... | --image-list F | --image-dir D | "
+    const char *syn = "--snapshot FILE [--pose-snapshot FILE] --boxes DETS.json [--image IMG ... | --image-list F | --image-dir D | "
                       "--coco-images F] [--score-thr S] [--bbox-format xywh|xyxy] [--intrinsics F | --focal fx,fy] "
                       "[--princpt cx,cy] [--output DIR]";
     int h = rn_args_handle(flags, argc, argv, syn);

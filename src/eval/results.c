@@ -89,13 +89,43 @@ int rn_eval_results_write_det(const char *path, rn_eval_kind kind, const rn_root
 int rn_eval_results_encode_det(char **text, size_t *len, const char *path, rn_eval_kind kind,
                                const rn_root_pred *pred, const rn_det_ref *det, size_t n, rn_err *err)
 {
+    return rn_eval_results_encode_pose(text, len, path, kind, pred, det, NULL, n, err);
+}
+
+/* The first non-finite field of record i, NULL when every one is finite. */
+static const char *bad_field(const rn_root_pred *p, const rn_det_ref *det, const rn_pose_rows *pose, size_t i)
+{
+    size_t J3 = pose ? 3 * (size_t)pose->J : 0;
+    return !all_finite(p->root_cam, 3)                    ? "root_cam"
+           : !all_finite(p->bbox, 4)                      ? "bbox"
+           : !isfinite(p->score)                          ? "score"
+           : det && !all_finite(det[i].box, 4)            ? "det_bbox"
+           : pose && !all_finite(pose->img + i * J3, J3)  ? "joints.img"
+           : pose && !all_finite(pose->cam + i * J3, J3)  ? "joints.cam"
+                                                          : NULL;
+}
+
+/* [{"name", "img": [x, y, depth], "cam": [X, Y, Z]}, ...] of record i. */
+static json_t *joints_json(const rn_pose_rows *pose, size_t i)
+{
+    json_t *a = json_array();
+    for (int j = 0; j < pose->J; j++) {
+        size_t at = 3 * (i * (size_t)pose->J + (size_t)j);
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(pose->names[j]));
+        json_object_set_new(o, "img", json_doubles(pose->img + at, 3));
+        json_object_set_new(o, "cam", json_doubles(pose->cam + at, 3));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+int rn_eval_results_encode_pose(char **text, size_t *len, const char *path, rn_eval_kind kind,
+                                const rn_root_pred *pred, const rn_det_ref *det, const rn_pose_rows *pose, size_t n,
+                                rn_err *err)
+{
     for (size_t i = 0; i < n; i++) {
-        const rn_root_pred *p = &pred[i];
-        const char *bad = !all_finite(p->root_cam, 3) ? "root_cam"
-                          : !all_finite(p->bbox, 4)   ? "bbox"
-                          : !isfinite(p->score)       ? "score"
-                          : det && !all_finite(det[i].box, 4) ? "det_bbox"
-                                                      : NULL;
+        const char *bad = bad_field(&pred[i], det, pose, i);
         if (bad) return rn_err_set(err, "%s: record %zu: field '%s': not finite, not written", path, i, bad);
     }
     json_t *root = json_array();
@@ -103,6 +133,7 @@ int rn_eval_results_encode_det(char **text, size_t *len, const char *path, rn_ev
         json_t *o = pred_record(&pred[i], kind);
         if (det) json_object_set_new(o, "det_bbox", json_doubles(det[i].box, 4));
         if (det) json_object_set_new(o, "det_index", json_integer(det[i].index));
+        if (pose) json_object_set_new(o, "joints", joints_json(pose, i));
         json_array_append_new(root, o);
     }
     *text = json_dumps(root, JSON_REAL_PRECISION(17) | JSON_COMPACT);

@@ -54,6 +54,17 @@ int rn_eval_results_write_det(const char *path, rn_eval_kind kind, const rn_root
  * caller that writes it beside another (rn_afile_commit_pair). path only names it in messages. */
 int rn_eval_results_encode_det(char **text, size_t *len, const char *path, rn_eval_kind kind,
                                const rn_root_pred *pred, const rn_det_ref *det, size_t n, rn_err *err);
+/* Each prediction's joints (rootnet predict with a PoseNet): J names; img (n, J, 3): x, y (pixels), depth (mm);
+ * cam (n, J, 3): X, Y, Z (mm), camera space. */
+typedef struct rn_pose_rows {
+    int J;
+    const char *const *names;
+    const double *img, *cam;
+} rn_pose_rows;
+/* rn_eval_results_encode_det with each record's "joints": [{"name", "img", "cam"}, ...] from pose (NULL: none). */
+int rn_eval_results_encode_pose(char **text, size_t *len, const char *path, rn_eval_kind kind,
+                                const rn_root_pred *pred, const rn_det_ref *det, const rn_pose_rows *pose, size_t n,
+                                rn_err *err);
 
 /* Reads a result file of that kind into a new array (*pred, free() it).
  * Returns 0, or -1 with "path: record i: field 'f': problem" in err. */

@@ -18,7 +18,9 @@
 #include "infer/predict_inputs.h"
 #include "infer/tester.h"
 #include "io/file.h"
+#include "data/sets/skeleton.h"
 #include "nn/model.h"
+#include "nn/net.h"
 #include "viz/people.h"
 
 void rn_pset_opts_default(rn_pset_opts *o)
@@ -32,6 +34,10 @@ typedef struct run_state {
     rn_root_pred *pred; /* (n) */
     uint8_t *ok;        /* (n) */
     double (*img)[3];   /* (n) root x, y (px), depth (mm) */
+    rn_params *pose;    /* PoseNet, or NULL */
+    int J;              /* its joints */
+    const char *const *names; /* the J joints' names */
+    double *jimg, *jcam;/* (n, J, 3): joints x, y (px), depth (mm); camera X, Y, Z (mm) */
     size_t images_todo, images_done, people_done, people_at_line;
     double t0;
     int tty;
@@ -59,7 +65,18 @@ static void progress(run_state *r, int final)
     fflush(o->log);
 }
 
-static void take_batch(run_state *r, const rn_batch *b, const rn_model *m)
+/* Record rec's joints from PoseNet's rows (pm's row i), placed at the root root_img. */
+static void take_pose(run_state *r, size_t rec, const rn_sample *s, const rn_model *pm, int i, const double root_img[3])
+{
+    const rn_head_layer *h = rn_net_layer(pm->p->net, RN_HEAD_HEATMAP);
+    double *img = r->jimg + rec * 3 * (size_t)r->J, *cam = r->jcam + rec * 3 * (size_t)r->J;
+    rn_eval_pose_to_image(img, pm->coord + (size_t)i * 3 * r->J, r->J, s->bbox, pm->OW, pm->OH, h->bins,
+                          RN_POSE_DEPTH_RANGE, root_img[2]);
+    const double f[2] = {s->f[0], s->f[1]}, c[2] = {s->c[0], s->c[1]};
+    for (int j = 0; j < r->J; j++) rn_eval_image_to_cam(cam + 3 * j, img + 3 * j, f, c);
+}
+
+static void take_batch(run_state *r, const rn_batch *b, const rn_model *m, const rn_model *pm)
 {
     rn_pin *in = r->in;
     const rn_pset_opts *o = in->o;
@@ -77,6 +94,7 @@ static void take_batch(run_state *r, const rn_batch *b, const rn_model *m)
             rn_eval_output_to_image(root_img, m->coord + 3 * i, s->bbox, m->OW, m->OH);
             rn_eval_pred_from_sample(&r->pred[rec], s, root_img);
             memcpy(r->img[rec], root_img, sizeof root_img);
+            if (pm) take_pose(r, rec, s, pm, i, root_img);
             r->ok[rec] = 1;
         }
         r->people_done++;
@@ -111,23 +129,29 @@ static int forward_all(run_state *r, rn_params *p, rn_err *err)
     cfg.crop.out_w = cfg.crop.out_h = S / 4;
     cfg.crop.fast_decode = o->fast_decode;
     cfg.crop.exif_orient = 1;
-    rn_model m;
+    rn_model m, pm;
     rn_infer_cfg c = {.base = {.device = o->device, .threads = o->threads}, .precision = o->precision,
                       .fold = !o->no_fold, .batch = N, .h = S, .w = S};
     if (rn_infer_model_open(&m, p, &c, err)) return -1;
+    if (r->pose && rn_infer_model_open(&pm, r->pose, &c, err)) {
+        rn_model_destroy(&m);
+        return -1;
+    }
     rn_loader *ld = NULL;
     int rc = rn_loader_create(&ld, &cfg, err);
     if (!rc) rc = rn_loader_start(ld, 0, 0, err);
     const rn_batch *b;
     while (!rc && !(o->stop && *o->stop) && (rc = rn_loader_next(ld, &b, err)) == 1) {
         rn_test_forward_batch(&m, b);
-        take_batch(r, b, &m);
+        if (r->pose) rn_test_forward_batch(&pm, b); /* the same crops; PoseNet takes no k */
+        take_batch(r, b, &m, r->pose ? &pm : NULL);
         rc = 0;
     }
     in->s->interrupted = !rc && o->stop && *o->stop && r->people_done < in->n;
     if (r->tty) progress(r, 1);
     if (ld) rn_loader_free(ld);
     rn_model_destroy(&m);
+    if (r->pose) rn_model_destroy(&pm);
     return rc < 0 ? -1 : 0;
 }
 
@@ -153,7 +177,11 @@ static int encode_csv(char **out, size_t *out_len, const char *path, const rn_pi
     FILE *f = open_memstream(&buf, &len);
     if (!f) return rn_err_set(err, "%s: out of memory", path);
     fprintf(f, "file,image_id,score,bbox_x,bbox_y,bbox_w,bbox_h,root_x_px,root_y_px,depth_mm,cam_x_mm,cam_y_mm,"
-               "cam_z_mm,fx,fy,cx,cy,focal_source,det_index,det_x,det_y,det_w,det_h\n");
+               "cam_z_mm,fx,fy,cx,cy,focal_source,det_index,det_x,det_y,det_w,det_h");
+    for (int j = 0; j < r->J; j++)
+        fprintf(f, ",%s_x_px,%s_y_px,%s_depth_mm,%s_cam_x_mm,%s_cam_y_mm,%s_cam_z_mm", r->names[j], r->names[j],
+                r->names[j], r->names[j], r->names[j], r->names[j]);
+    fputc('\n', f);
     for (size_t i = 0; i < in->n; i++) {
         if (!r->ok[i]) continue;
         const rn_sample *s = &in->samples[i];
@@ -172,6 +200,11 @@ static int encode_csv(char **out, size_t *out_len, const char *path, const rn_pi
         for (int k = 0; k < 4; k++) put_num(f, in4[k], 1);
         fprintf(f, ",%s,%lld", im->src, (long long)in->det_index[i]);
         for (int k = 0; k < 4; k++) put_num(f, in->det[i][k], 0);
+        for (int j = 0; j < r->J; j++) {
+            size_t at = 3 * (i * (size_t)r->J + (size_t)j);
+            for (int k = 0; k < 3; k++) put_num(f, r->jimg[at + k], 0);
+            for (int k = 0; k < 3; k++) put_num(f, r->jcam[at + k], 0);
+        }
         fputc('\n', f);
     }
     fclose(f);
@@ -206,20 +239,25 @@ static int write_outputs(rn_pset_summary *s, const rn_pin *in, const run_state *
         return rn_err_set(err, "--output '%s': path too long", dir);
     rn_root_pred *kept = rn_xcalloc(in->n ? in->n : 1, sizeof *kept);
     rn_det_ref *det = rn_xcalloc(in->n ? in->n : 1, sizeof *det);
-    size_t n = 0;
+    size_t n = 0, J3 = 3 * (size_t)r->J;
+    double *jimg = rn_xcalloc(in->n * J3 + 1, sizeof *jimg), *jcam = rn_xcalloc(in->n * J3 + 1, sizeof *jcam);
     for (size_t i = 0; i < in->n; i++) {
         if (!r->ok[i]) continue;
         memcpy(det[n].box, in->det[i], sizeof det[n].box);
         det[n].index = in->det_index[i];
+        if (J3) memcpy(jimg + n * J3, r->jimg + i * J3, J3 * sizeof *jimg);
+        if (J3) memcpy(jcam + n * J3, r->jcam + i * J3, J3 * sizeof *jcam);
         kept[n++] = r->pred[i];
     }
+    rn_pose_rows pose = {r->J, r->names, jimg, jcam};
     s->people = n;
     s->people_total = in->n;
     char *json = NULL, *csv = NULL;
     size_t json_n = 0, csv_n = 0;
-    int rc = rn_eval_results_encode_det(&json, &json_n, s->json_path, RN_EVAL_MUPOTS, kept, det, n, err) ||
+    int rc = rn_eval_results_encode_pose(&json, &json_n, s->json_path, RN_EVAL_MUPOTS, kept, det,
+                                         r->pose ? &pose : NULL, n, err) ||
              encode_csv(&csv, &csv_n, s->csv_path, in, r, err) || write_pair(s, json, json_n, csv, csv_n, err);
-    free(kept), free(det), free(json), free(csv);
+    free(kept), free(det), free(json), free(csv), free(jimg), free(jcam);
     return rc ? -1 : 0;
 }
 
@@ -322,6 +360,10 @@ int rn_pset_predict(rn_pset *ps, rn_params *p, int input_size, int fast_decode, 
     r->pred = rn_xcalloc(in->n ? in->n : 1, sizeof *r->pred);
     r->ok = rn_xcalloc(in->n ? in->n : 1, 1);
     r->img = rn_xcalloc(in->n ? in->n : 1, sizeof *r->img);
+    if (r->pose) {
+        r->jimg = rn_xcalloc(in->n * 3 * (size_t)r->J + 1, sizeof *r->jimg);
+        r->jcam = rn_xcalloc(in->n * 3 * (size_t)r->J + 1, sizeof *r->jcam);
+    }
     for (size_t i = 0; i < in->n_img; i++) {
         in->img[i].left = in->img[i].people;
         r->images_todo += in->img[i].people > 0;
@@ -335,12 +377,22 @@ int rn_pset_predict(rn_pset *ps, rn_params *p, int input_size, int fast_decode, 
     return rc;
 }
 
+void rn_pset_set_pose(rn_pset *ps, rn_params *pose)
+{
+    const rn_skeleton *sk = pose ? rn_skeleton_find(pose->net->skeleton) : NULL;
+    ps->r.pose = sk ? pose : NULL;
+    ps->r.J = sk ? sk->J : 0;
+    ps->r.names = sk ? sk->joints : NULL;
+}
+
 void rn_pset_close(rn_pset *ps)
 {
     if (!ps) return;
     free(ps->r.pred);
     free(ps->r.ok);
     free(ps->r.img);
+    free(ps->r.jimg);
+    free(ps->r.jcam);
     rn_pin_free(&ps->in);
     free(ps);
 }

@@ -63,6 +63,11 @@ int rn_pset_open(rn_pset **out, rn_pset_summary *s, const rn_pset_opts *o, rn_er
 /* The model over the records read (input_size: a multiple of 32; fast_decode
  * 0/1, the snapshot's settings), then the JSON and CSV. */
 int rn_pset_predict(rn_pset *ps, rn_params *p, int input_size, int fast_decode, rn_err *err);
+/* With a PoseNet (before rn_pset_predict; borrowed, NULL: none): every person's joints too, PoseNet's pose on the
+ * same crop placed at RootNet's root (the authors' demo.py): x, y in image pixels, depth (z / 64 * 2 - 1) * 1000
+ * + the root's depth (mm), camera X, Y, Z from the image's intrinsics; the JSON's records gain "joints" and the
+ * CSV a column per joint and value; pictures (o.draw) show the skeletons. */
+void rn_pset_set_pose(rn_pset *ps, rn_params *pose);
 /* Frees ps; NULL is fine. */
 void rn_pset_close(rn_pset *ps);
 /* "predict: N images (M with people), P people; skipped: ..." lines. */

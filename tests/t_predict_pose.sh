@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# rootnet predict with a RootNet and a PoseNet: every person's joints, PoseNet's pose on the same crop placed at
+# RootNet's root, against an independent Python version of the authors' PoseNet demo.py steps: their
+# process_bbox and OpenCV crop (tools/cv_ref.py), the authors' PoseNet in PyTorch float64 on that crop
+# (tools/reference.py), x, y back through the crop's inverse affine, depth (z / 64 * 2 - 1) * 1000 + the root's
+# depth (RootNet's, from the CSV: checked by t_predict/t_demo), pixel2cam with the image's focal and centre.
+# The JSON's "joints" and the CSV's columns agree. A PoseNet given as --snapshot, and a RootNet as
+# --pose-snapshot, are refused with one line and no output.
+source tests/cli_lib.sh
+
+synth_data 2 5
+make_weights
+"$PY" tools/export_ref.py make-weights --net posenet --joints 18 --backbone 18 --size 256 --out "$d/pose" > /dev/null
+check "PoseNet weights (make-weights)" $?
+img=$(ls "$d"/data/MuPoTS/data/MultiPersonTestSet/*/*.jpg | head -1)
+printf '{"%s": [[40, 30, 60, 150, 0.9], [200.5, 10, 90, 200, 0.8]]}\n' "$(basename "$img")" > "$d/boxes.json"
+pred() { "$RN" predict --boxes "$d/boxes.json" --image-dir "$(dirname "$img")" --input-size 256 --threads 2 --no-progress "$@"; }
+pred --snapshot "$W" --pose-snapshot "$d/pose/w.safetensors" --output "$d/out" > "$d/pred.log" 2>&1
+check "predict with --pose-snapshot" $?
+"$PY" - "$d/out/bbox_root_output.json" "$d/out/bbox_root_output.csv" "$img" "$d/pose/w.safetensors" <<'PYEOF'
+import csv, json, sys
+import numpy as np
+import torch
+sys.path.insert(0, "tools")
+import cv_ref
+from reference import PoseNet, load_weights, depth_of
+from stio import load_safetensors
+
+js = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+img = cv_ref.cv2.imread(sys.argv[3])
+H, W = img.shape[:2]
+t, _ = load_safetensors(sys.argv[4])
+net = PoseNet(depth_of(set(t)), 18)
+load_weights(net, t)
+net = net.double().eval()
+names = ['Pelvis', 'R_Hip', 'R_Knee', 'R_Ankle', 'L_Hip', 'L_Knee', 'L_Ankle', 'Torso', 'Neck', 'Nose', 'Head',
+         'L_Shoulder', 'L_Elbow', 'L_Wrist', 'R_Shoulder', 'R_Elbow', 'R_Wrist', 'Thorax']
+
+def process_bbox(box, width, height):  # the authors' utils/pose_utils.py, aspect 1
+    x, y, w, h = box
+    x1, y1 = max(0, x), max(0, y)
+    x2, y2 = min(width - 1, x1 + max(0, w - 1)), min(height - 1, y1 + max(0, h - 1))
+    w, h = x2 - x1, y2 - y1
+    cx, cy = x1 + w / 2, y1 + h / 2
+    if w > h: h = w
+    elif w < h: w = h
+    return [cx - w * 1.25 / 2, cy - h * 1.25 / 2, w * 1.25, h * 1.25]
+
+assert len(js) == 2 and len(rows) == 2, (len(js), len(rows))
+worst_px = worst_mm = 0.0
+for rec, row in zip(js, rows):
+    assert [j["name"] for j in rec["joints"]] == names, [j["name"] for j in rec["joints"]]
+    bbox = rec["bbox"]  # process_bbox's box (integral boxes take their integer path: t_predict checks it)
+    if all(float(v).is_integer() for v in rec["det_bbox"]) is False:
+        assert np.allclose(bbox, process_bbox(rec["det_bbox"], W, H), rtol=1e-6), (bbox, rec["det_bbox"])
+    _, tensor, _, tr = cv_ref.crop(sys.argv[3], bbox, 0.0, 0, [1.0, 1.0, 1.0], [0, 0], 1.0)
+    with torch.no_grad():
+        coord = net(torch.from_numpy(tensor)[None].double())[0].numpy()  # (18, 3)
+    # demo.py: to the input, back through the crop, depth at the root's, pixel2cam
+    xy = np.stack([coord[:, 0] / 64 * 256, coord[:, 1] / 64 * 256, np.ones(18)], 1)
+    inv = np.linalg.inv(np.concatenate([tr, [[0, 0, 1]]]))
+    img_xy = (inv @ xy.T).T[:, :2]
+    root_depth = float(row["depth_mm"])
+    z = (coord[:, 2] / 64 * 2 - 1) * 1000 + root_depth
+    f = (float(row["fx"]), float(row["fy"])); c = (float(row["cx"]), float(row["cy"]))
+    cam = np.stack([(img_xy[:, 0] - c[0]) / f[0] * z, (img_xy[:, 1] - c[1]) / f[1] * z, z], 1)
+    got_img = np.array([j["img"] for j in rec["joints"]]); got_cam = np.array([j["cam"] for j in rec["joints"]])
+    csv_img = np.array([[float(row["%s_%s" % (n, k)]) for k in ("x_px", "y_px", "depth_mm")] for n in names])
+    csv_cam = np.array([[float(row["%s_cam_%s_mm" % (n, k)]) for k in "xyz"] for n in names])
+    assert np.array_equal(got_img, csv_img) and np.array_equal(got_cam, csv_cam), "JSON and CSV differ"
+    worst_px = max(worst_px, np.abs(got_img[:, :2] - img_xy).max())
+    worst_mm = max(worst_mm, np.abs(got_img[:, 2] - z).max(), np.abs(got_cam - cam).max())
+    spread = np.ptp(coord, 0)
+    assert spread[0] > 1 and spread[2] > 1, ("a flat heat map would hide a wrong grid", spread)
+print("joints vs the authors' demo.py steps in float64: worst %.2e px, %.2e mm" % (worst_px, worst_mm))
+assert worst_px < 2e-3 and worst_mm < 0.05, (worst_px, worst_mm)
+PYEOF
+check "joints = the authors' demo.py steps (PyTorch float64 PoseNet on their OpenCV crop)" $?
+
+# the other net where one is expected: one line, no output
+one_line() { [ "$1" -ne 0 ] && [ "$(wc -l < "$d/err")" -eq 1 ] && grep -q -e "$2" "$d/err" || { echo "rc $1: $(cat "$d/err")"; return 1; }; }
+pred --snapshot "$d/pose/w.safetensors" --output "$d/o2" > /dev/null 2> "$d/err"
+one_line $? "--snapshot .*w.safetensors: a PoseNet; --snapshot takes a RootNet"
+check "a PoseNet as --snapshot: one line" $?
+pred --snapshot "$W" --pose-snapshot "$W" --output "$d/o3" > /dev/null 2> "$d/err"
+one_line $? "--pose-snapshot .*: a RootNet; --pose-snapshot takes a PoseNet"
+check "a RootNet as --pose-snapshot: one line" $?
+test ! -e "$d/o2/bbox_root_output.json" && test ! -e "$d/o3/bbox_root_output.json"
+check "no output written for them" $?
+finish
