@@ -182,18 +182,17 @@ static double *load(const char *dir, const char *name, size_t *n, rn_err *err)
     snprintf(path, sizeof path, "%s/%s.npy", dir, name);
     rn_tensor t;
     if (rn_npy_read(&t, path, err)) return NULL;
+    if (t.dtype != RN_F64 && t.dtype != RN_I32 && t.dtype != RN_U8) {
+        rn_tensor_free(&t);
+        rn_err_set(err, "%s: expected float64, int32 or uint8", path);
+        return NULL;
+    }
     *n = (size_t)rn_tensor_numel(&t);
     double *v = malloc((*n ? *n : 1) * sizeof *v);
     for (size_t i = 0; i < *n; i++)
         v[i] = t.dtype == RN_F64 ? ((double *)t.data)[i] : t.dtype == RN_I32 ? ((int32_t *)t.data)[i]
                                                         : ((uint8_t *)t.data)[i];
-    int ok = t.dtype == RN_F64 || t.dtype == RN_I32 || t.dtype == RN_U8;
     rn_tensor_free(&t);
-    if (!ok) {
-        free(v);
-        rn_err_set(err, "%s: expected float64, int32 or uint8", path);
-        return NULL;
-    }
     return v;
 }
 
