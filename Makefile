@@ -75,6 +75,16 @@ LDLIBS := -lprotobuf-c $(LDLIBS)
 ONNX_OBJ := $(BUILD)/gen/onnx.pb-c.o
 endif
 
+# MATLAB .mat files (src/eval/pose_metrics.c: the MuPoTS-3D prediction files their evaluation script reads),
+# Debian's libmatio-dev: optional, because it brings HDF5 into every link for one file format only the
+# MuPoTS evaluation needs; without it (`make MATIO=0`, or the library absent) rn_pose_mat_write says so.
+MATIO ?= 1
+HAVE_MATIO := $(if $(filter 1,$(MATIO)),$(shell pkg-config --exists matio 2>/dev/null && echo 1))
+ifeq ($(HAVE_MATIO),1)
+CFLAGS += -DRN_HAVE_MATIO $(patsubst -I%,-isystem %,$(shell pkg-config --cflags matio))
+LDLIBS += $(shell pkg-config --libs matio)
+endif
+
 # src/data has one level of subfolders more (image, json, sets, load, synth).
 LIB_SRC  := $(filter-out src/cli/% src/cpu/% src/ref/% src/cuda/%,$(wildcard src/*/*.c src/data/*/*.c)) $(DEV_SRC)
 CLI_SRC  := $(wildcard src/cli/*.c)
@@ -158,7 +168,8 @@ $(CUDA_LIB): $(CUDA_OBJ) $(CUDA_CORE) src/cuda/cuda.map
 	@mkdir -p $(BUILD)/tests && ln -sf ../librootnet-cuda.so $(BUILD)/tests/librootnet-cuda.so
 endif
 
-# The bundle bench/device_check.sh carries to a GPU machine (shared/NOTES-gpu.md): rootnet, librootnet-cuda.so,
+# The bundle bench/device_check.sh carries to a GPU machine (shared/NOTES-gpu.md; without libmatio, whose HDF5 the
+# GPU checks never need): rootnet, librootnet-cuda.so,
 # tests/test_backend_ops and tests/dist_nccl_check (cuda-comm-check, below) built in BUNDLE_BUILD for any x86-64-v3 CPU, without MPI (the check runs one process; that
 # machine's libmpi is another build) and by default without the cpu device (BUNDLE_DNNL=1 adds it: libdnnl alone
 # is 38 of the 48 MiB the bundle may take, which leaves 0.1 MiB), stripped into BUNDLE/bin with the libraries that
@@ -167,7 +178,7 @@ BUNDLE       ?= bundle
 BUNDLE_BUILD ?= build-bundle
 BUNDLE_DNNL  ?= 0
 bundle:
-	$(MAKE) --no-print-directory BUILD=$(BUNDLE_BUILD) MPI=0 DNNL=$(BUNDLE_DNNL) OPT="-O3 -march=x86-64-v3" $(BUNDLE_BUILD)/rootnet \
+	$(MAKE) --no-print-directory BUILD=$(BUNDLE_BUILD) MPI=0 MATIO=0 DNNL=$(BUNDLE_DNNL) OPT="-O3 -march=x86-64-v3" $(BUNDLE_BUILD)/rootnet \
 	    $(BUNDLE_BUILD)/tests/test_backend_ops $(BUNDLE_BUILD)/librootnet-cuda.so $(BUNDLE_BUILD)/cuda-comm/dist_nccl_check
 	bash bench/bundle.sh $(BUNDLE_BUILD) $(BUNDLE)
 

@@ -16,6 +16,8 @@ PKGS=(
   python3-onnx           # tests: onnx.checker on exported models
   libcairo2-dev fonts-dejavu-core   # pictures: labels in a real font, plots
   python3-pil            # tests: writes EXIF into test images
+  libmatio-dev           # PoseNet's MuPoTS-3D evaluation: the .mat prediction files (optional in the Makefile)
+  python3-scipy          # tests: the pose metrics' reference (SVD, loadmat)
 )
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi

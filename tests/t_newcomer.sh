@@ -3,7 +3,8 @@
 # every device kind (cuda too); `make` builds build/bench_peak, which the README points to; demo --json
 # without --output writes no picture into the current folder (its JSON says "output": null); predict --draw
 # names pictures after the image less its extension (a.png, not a.jpg.png); the CSV keeps the user's box
-# numbers as written (222.39, not 222.38999999999999). The broken-EXIF wording is in tests/t_predict.sh.
+# numbers as written (222.39, not 222.38999999999999), and predict's processed boxes are demo's float64 ones (not
+# float32) in the JSON and the CSV. The broken-EXIF wording is in tests/t_predict.sh.
 source tests/cli_lib.sh
 "$RN" --version > /dev/full 2> "$d/v.err"; rc=$?
 check "--version > /dev/full: exit $rc, $(cat "$d/v.err")" $(( rc == 0 ))
@@ -32,4 +33,25 @@ check "predict --draw" $?
 check "the picture is a.png ($(ls "$d/pics" | tr '\n' ' '))" $ok
 grep -q ',222.39,10.1,50,120.7$' "$d/out/bbox_root_output.csv"; ok=$?
 check "the CSV writes the box as given: 222.39,10.1,50,120.7 ($(tail -1 "$d/out/bbox_root_output.csv"))" $ok
+# predict's processed boxes are demo's: float64 (process_bbox's numpy value), not float32, in the JSON and the
+# CSV, written as demo writes them; the roots are demo's too.
+"$RN" demo --snapshot "$W" --image "$d/one/a.jpg" --bbox 40,30,60.5,150 --bbox 222.39,10.1,50,120.7 --input-size 64 \
+    --threads 1 --json > "$d/demo2.json"
+check "demo --json on the same boxes" $?
+"$PY" - "$d/demo2.json" "$d/out/bbox_root_output.json" "$d/out/bbox_root_output.csv" <<'PYEOF'
+import csv, json, sys
+dm, js = (json.load(open(p)) for p in sys.argv[1:3])
+rows = list(csv.DictReader(open(sys.argv[3])))
+people = dm['people']
+assert len(js) == len(rows) == len(people) == 2, (len(js), len(rows), len(people))
+for r, row in zip(js, rows):
+    p = people[r['det_index']]
+    assert r['bbox'] == p['bbox'] and r['det_bbox'] == p['box'], ('JSON', r['bbox'], r['det_bbox'], p)
+    assert r['root_cam'] == p['root_cam'], ('root_cam', r, p)
+    csv_box = [float(row[c]) for c in ('bbox_x', 'bbox_y', 'bbox_w', 'bbox_h')]
+    assert csv_box == p['bbox'], ('CSV', csv_box, p['bbox'])
+# the second box's numbers are not float32 numbers, so that a float32 box cannot pass
+assert any(float(str(v)) != float(__import__('numpy').float32(v)) for v in people[1]['bbox']), people[1]['bbox']
+PYEOF
+check "predict's JSON and CSV boxes are demo's float64 boxes, written alike; the roots are demo's" $?
 finish

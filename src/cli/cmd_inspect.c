@@ -81,8 +81,8 @@ static int inspect_run(const inspect_args *a, const rn_dataset *ds, rn_err *err)
         rn_aug_draw(&aug, &r);
     }
     /* The crop as the loader makes it for training: the float64 box centre where the reader kept one. */
-    rn_crop_in in = {.path = path, .root = {s->root_img[0], s->root_img[1]}, .root_vis = s->root_vis,
-                     .has_center = s->has_center, .center = {s->center[0], s->center[1]}};
+    rn_crop_in in = {.path = path, .root = {s->root_img[0], s->root_img[1]}, .root_vis = s->root_vis};
+    in.has_center = rn_sample_center(s, in.center);
     memcpy(in.bbox, s->bbox, sizeof in.bbox);
     float *x = rn_xmalloc(sizeof(float) * 3 * cfg.in_w * cfg.in_h);
     rn_crop_ctx ctx = {0};

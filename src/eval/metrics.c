@@ -63,7 +63,7 @@ void rn_eval_pred_from_sample(rn_root_pred *pred, const rn_sample *s, const doub
     memset(pred, 0, sizeof *pred);
     pred->image_id = s->image_id;
     pred->ann_id = s->ann_id;
-    for (int k = 0; k < 4; k++) pred->bbox[k] = s->bbox[k];
+    rn_sample_box(s, pred->bbox);
     rn_eval_image_to_cam(pred->root_cam, root_img, f, c);
     pred->score = s->score;
 }

@@ -111,7 +111,8 @@ void rn_eval_pose_to_image(double *img, const float *coord, int J, const float b
                            int bins, double depth_range, double root_depth);
 /* Image pixels and depth -> camera space: X = (x - cx) / fx * Z, Y = (y - cy) / fy * Z. */
 void rn_eval_image_to_cam(double cam[3], const double img[3], const double f[2], const double c[2]);
-/* Fills a prediction from a sample's ids, box, score and camera, and a root in image space. */
+/* Fills a prediction from a sample's ids, box (its float64 box where it has one: rn_sample_box), score and
+ * camera, and a root in image space. */
 void rn_eval_pred_from_sample(rn_root_pred *pred, const rn_sample *s, const double root_img[3]);
 /* Fills a ground truth from a sample (image_id, ann_id, root_cam, is_valid, action). */
 void rn_eval_gt_from_sample(rn_root_gt *gt, const rn_sample *s);

@@ -343,8 +343,7 @@ static int add_person(rn_pin *in, size_t idx, const double box[4], int64_t det_i
     s->image_id = (int32_t)im->id;
     s->ann_id = -1;
     s->width = im->w, s->height = im->h;
-    for (int j = 0; j < 4; j++) s->bbox[j] = (float)bb[j];
-    rn_sample_set_center(s, bb);
+    rn_sample_set_box(s, bb);
     double area = bb[2] * bb[3];
     s->area = (float)area;
     for (int j = 0; j < 2; j++) s->f[j] = (float)im->f[j], s->c[j] = (float)im->c[j];

@@ -190,12 +190,12 @@ static int encode_csv(char **out, size_t *out_len, const char *path, const rn_pi
         fputc('"', f);
         for (const char *c = im->name; *c; c++) fputs(*c == '"' ? "\"\"" : (char[2]){*c, 0}, f);
         fprintf(f, "\",%lld", (long long)q->image_id);
-        /* float32 values (score, box after process_bbox, intrinsics) and float64 ones, each in the fewest digits
-         * that read back as it: the user's 222.39 stays 222.39 */
-        const double fl[5] = {q->score, q->bbox[0], q->bbox[1], q->bbox[2], q->bbox[3]};
-        for (int k = 0; k < 5; k++) put_num(f, fl[k], 1);
-        const double db[6] = {r->img[i][0], r->img[i][1], r->img[i][2], q->root_cam[0], q->root_cam[1], q->root_cam[2]};
-        for (int k = 0; k < 6; k++) put_num(f, db[k], 0);
+        /* float32 values (score, intrinsics) and float64 ones (box after process_bbox, as the JSON and demo have
+         * it; roots), each in the fewest digits that read back as it: the user's 222.39 stays 222.39 */
+        put_num(f, q->score, 1);
+        const double db[10] = {q->bbox[0],   q->bbox[1],   q->bbox[2],      q->bbox[3],      r->img[i][0],
+                               r->img[i][1], r->img[i][2], q->root_cam[0], q->root_cam[1], q->root_cam[2]};
+        for (int k = 0; k < 10; k++) put_num(f, db[k], 0);
         const double in4[4] = {s->f[0], s->f[1], s->c[0], s->c[1]};
         for (int k = 0; k < 4; k++) put_num(f, in4[k], 1);
         fprintf(f, ",%s,%lld", im->src, (long long)in->det_index[i]);

@@ -147,8 +147,7 @@ static int crop_record(rn_batch *b, int i, worker *w, int set, int64_t rec, rn_r
     rn_dataset_image_path(ds, s, path, sizeof path);
     rn_crop_in in = {.path = path, .root_vis = s->root_vis};
     memcpy(in.bbox, s->bbox, sizeof in.bbox);
-    memcpy(in.center, s->center, sizeof in.center);
-    in.has_center = s->has_center;
+    in.has_center = rn_sample_center(s, in.center);
     in.root[0] = s->root_img[0], in.root[1] = s->root_img[1];
     rn_aug aug;
     if (cfg->augment) rn_aug_draw(&aug, r);

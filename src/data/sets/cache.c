@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #define CACHE_MAGIC "RNDSCAC1"
-enum { CACHE_VERSION = 2, CACHE_ALIGN = 64 };
+enum { CACHE_VERSION = 3, CACHE_ALIGN = 64 };
 
 typedef struct cache_hdr {
     char magic[8];

@@ -60,8 +60,7 @@ int rn_read_box(rn_sample *s, const double box[4], int integral, double positive
     double out[4];
     double aspect = (double)ctx->opts->input_w / (double)ctx->opts->input_h;
     if (rn_bbox_process(out, box, integral, s->width, s->height, aspect, positive)) return 1;
-    for (int i = 0; i < 4; i++) s->bbox[i] = (float)out[i];
-    rn_sample_set_center(s, out);
+    rn_sample_set_box(s, out);
     double area = out[2] * out[3];
     s->area = (float)area;
     s->k = (float)rn_bbox_k(ctx->bbox_real[0], ctx->bbox_real[1], s->f[0], s->f[1], area);

@@ -38,17 +38,32 @@ typedef struct rn_sample {
     int32_t action;      /* Human3.6M action index 2..16, else -1 */
     int32_t subject;     /* Human3.6M subject, MuPoTS sequence, else -1 */
     int32_t is_valid;    /* MuPoTS is_valid flag; 1 elsewhere */
-    int32_t has_center;  /* 1: center holds the box centre in float64 */
-    double center[2];    /* x + 0.5 w, y + 0.5 h of process_bbox's float64 box, as the authors' numpy has it
-                          * before the crop rounds it to float32 (bbox above is already rounded) */
+    int32_t has_box64;   /* 1: box64 holds the box in float64 */
+    double box64[4];     /* x, y, w, h of process_bbox's float64 box, as the authors' numpy has it before the crop
+                          * rounds it to float32 (bbox above is that rounding): result files write it, the crop
+                          * takes its centre */
 } rn_sample;
 
-/* Sets s's float64 box centre from the box (x, y, w, h) that s->bbox rounds. */
-static inline void rn_sample_set_center(rn_sample *s, const double box[4])
+/* Sets s->bbox (float32) and s->box64 (as given) from process_bbox's float64 box (x, y, w, h). */
+static inline void rn_sample_set_box(rn_sample *s, const double box[4])
 {
-    s->center[0] = box[0] + 0.5 * box[2];
-    s->center[1] = box[1] + 0.5 * box[3];
-    s->has_center = 1;
+    for (int i = 0; i < 4; i++) s->bbox[i] = (float)box[i], s->box64[i] = box[i];
+    s->has_box64 = 1;
+}
+
+/* s's box centre x + 0.5 w, y + 0.5 h in float64 into c; 1, or 0 (c untouched) where s has no float64 box. */
+static inline int rn_sample_center(const rn_sample *s, double c[2])
+{
+    if (!s->has_box64) return 0;
+    c[0] = s->box64[0] + 0.5 * s->box64[2];
+    c[1] = s->box64[1] + 0.5 * s->box64[3];
+    return 1;
+}
+
+/* s's box as result files write it: box64 where s has it, else bbox widened to double. */
+static inline void rn_sample_box(const rn_sample *s, double box[4])
+{
+    for (int i = 0; i < 4; i++) box[i] = s->has_box64 ? s->box64[i] : s->bbox[i];
 }
 
 typedef enum { RN_SPLIT_TRAIN = 0, RN_SPLIT_TEST = 1 } rn_split;
