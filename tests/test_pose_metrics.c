@@ -14,7 +14,7 @@
 #include "check.h"
 #include "eval/pose_metrics.h"
 #include "io/tensors.h"
-#include "nets/skeleton.h"
+#include "data/sets/skeleton.h"
 
 #ifdef RN_HAVE_MATIO
 #include <matio.h>
