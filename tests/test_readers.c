@@ -53,14 +53,21 @@ static void new_dir(char *out, size_t n, const char *tag)
     mkdirs(out);
 }
 
-/* 14 zero rows then the root row (MuCo/MuPoTS root index 14). */
-static const char *rows(char *buf, size_t n, int dims, double a, double b, double c)
+/* nj rows (21: MuCo, 17: MuPoTS): zeros but the root row (index 14). */
+static const char *rows_n(char *buf, size_t n, int nj, int dims, double a, double b, double c)
 {
     size_t at = (size_t)snprintf(buf, n, "[");
     for (int i = 0; i < 14; i++) at += (size_t)snprintf(buf + at, n - at, dims == 3 ? "[0,0,0]," : "[0,0],");
-    if (dims == 3) snprintf(buf + at, n - at, "[%g,%g,%g]]", a, b, c);
-    else snprintf(buf + at, n - at, "[%g,%g]]", a, b);
+    if (dims == 3) at += (size_t)snprintf(buf + at, n - at, "[%g,%g,%g]", a, b, c);
+    else at += (size_t)snprintf(buf + at, n - at, "[%g,%g]", a, b);
+    for (int i = 15; i < nj; i++) at += (size_t)snprintf(buf + at, n - at, dims == 3 ? ",[0,0,0]" : ",[0,0]");
+    snprintf(buf + at, n - at, "]");
     return buf;
+}
+
+static const char *rows(char *buf, size_t n, int dims, double a, double b, double c)
+{
+    return rows_n(buf, n, 21, dims, a, b, c);
 }
 
 static const rn_dataset_opts NOCACHE = {.protocol = 2, .input_w = 256, .input_h = 256, .no_cache = 1};
@@ -162,8 +169,8 @@ static void test_muco(void)
 static void write_mupots(const char *dd)
 {
     char kc[512], ki[256];
-    rows(kc, sizeof kc, 3, 100, 200, 5000);
-    rows(ki, sizeof ki, 2, 1030, 560, 0);
+    rows_n(kc, sizeof kc, 17, 3, 100, 200, 5000);
+    rows_n(ki, sizeof ki, 17, 2, 1030, 560, 0);
     wfile(dd, "MuPoTS/data/MuPoTS-3D.json",
           "{\"images\": [{\"id\": 1, \"file_name\": \"TS3/img_000001.jpg\", \"width\": 2048, \"height\": 1080, "
           "\"intrinsic\": [1500, 1500, 1000, 500]}], \"annotations\": ["
@@ -207,10 +214,13 @@ static void test_mupots(void)
     if (rc == 0) rn_dataset_free(&ds);
 }
 
+/* The 16 joints after the root of a Human3.6M frame (17 in all). */
+#define H36M_ZERO_ROWS ",[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0]"
+
 /* Subject files with one camera (R maps world z-up to camera y-down) and frames. */
 static void write_h36m_subject(const char *dd, int subj, const int *frames, int nf)
 {
-    char rel[256], imgs[4096] = "", anns[4096] = "", joints[4096] = "";
+    char rel[256], imgs[4096] = "", anns[4096] = "", joints[16384] = "";
     size_t ai = 0, an = 0, aj = 0;
     for (int i = 0; i < nf; i++) {
         int id = subj * 100 + i;
@@ -223,8 +233,8 @@ static void write_h36m_subject(const char *dd, int subj, const int *frames, int 
                                "%s{\"id\": %d, \"image_id\": %d, \"bbox\": [400.0, 300.0, 200.0, 400.0], "
                                "\"keypoints_vis\": [[1]]}",
                                i ? "," : "", id, id);
-        aj += (size_t)snprintf(joints + aj, sizeof joints - aj, "%s\"%d\": [[%d, 3000, 500], [0, 0, 0]]", i ? "," : "",
-                               frames[i], 100 + frames[i]);
+        aj += (size_t)snprintf(joints + aj, sizeof joints - aj, "%s\"%d\": [[%d, 3000, 500]%s]", i ? "," : "",
+                               frames[i], 100 + frames[i], H36M_ZERO_ROWS);
     }
     snprintf(rel, sizeof rel, "Human36M/annotations/Human36M_subject%d_data.json", subj);
     wfile(dd, rel, "{\"images\": [%s], \"annotations\": [%s]}", imgs, anns);
