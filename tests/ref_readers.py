@@ -150,7 +150,7 @@ def sets_2d(data_dir, name):
             continue
         prefix = 'MSCOCO/images/train2017/' if coco else 'MPII/'
         j = coco_joints(a['keypoints']) if coco else mpii_joints(a['keypoints'])
-        out.append(dict(path=prefix + img['file_name'], joints=j))
+        out.append(dict(path=prefix + img['file_name'], joints=j, bbox=process_bbox(a['bbox'], img['width'], img['height'])))
     return out
 
 
