@@ -1,7 +1,7 @@
 """Independent reference for PoseNet's joint targets (rootnet's loader, data/load/joints.c):
 the authors' PoseNet data/dataset.py __getitem__ (3DMPPE_POSENET_RELEASE) in numpy and OpenCV,
-for the augmentation a `rootnet inspect --skeleton SET` record reports (rot, flip; scale 1, as
-rootnet draws no scale), on the record's joints as their readers give them (tests/ref_readers.py,
+for the augmentation a `rootnet inspect --skeleton SET` record reports (rot, flip, scale: their
+get_aug_config's; the synthetic occlusion changes no target), on the record's joints as their readers give them (tests/ref_readers.py,
 read again from the set's own annotation) and its float64 process_bbox box.
 
 usage: ref_targets.py DATA_DIR RECORD.json [RECORD.json ...]
@@ -131,10 +131,10 @@ def check(data_dir, path):
     img_width = img.shape[1]
     bbox = ref['bbox']
     want, want_vis, trans = getitem(joint_img, joint_vis, img_width, bbox, r['aug']['rot'], r['aug']['flip'], name,
-                                    r['joints']['skeleton'])
+                                    r['joints']['skeleton'], r['aug']['scale'])
     got = np.array(r['joints']['target'], dtype=np.float32)
     got_vis = np.array(r['joints']['vis'], dtype=np.float32)
-    tag = '%s %s %d rot %.3g flip %d' % (name, split, idx, r['aug']['rot'], r['aug']['flip'])
+    tag = '%s %s %d rot %.3g flip %d scale %.3g' % (name, split, idx, r['aug']['rot'], r['aug']['flip'], r['aug']['scale'])
     if not np.array_equal(np.array(r['trans']).reshape(2, 3), trans):
         return tag + ': trans differs from cv2.getAffineTransform', 0
     if got.shape != want.shape:

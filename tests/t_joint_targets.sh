@@ -3,7 +3,7 @@
 # independent numpy + OpenCV computation of the authors' PoseNet __getitem__ (tests/ref_targets.py)
 # for the augmentation `rootnet inspect --skeleton` reports: synthetic MuCo, Human36M (their
 # float32 arrays), MS COCO and MPII records mapped onto Human36M's and MuCo's joints, without
-# augmentation and with it (flip on and off, rotations), on wide frames where the boxes leave the
+# augmentation and with theirs (flip on and off, rotations, scale), on wide frames where the boxes leave the
 # image so that joints leave the crop; bit for bit. Bad input fails cleanly.
 set -u
 set -o pipefail
@@ -33,6 +33,8 @@ for set in MuCo Human36M MSCOCO MPII; do
     done
 done
 [ "$flips" -gt 0 ] && [ "$flips" -lt "${#recs[@]}" ] && ok || bad "flip on and off: $flips of ${#recs[@]} flipped"
+scaled=$(grep -L '"scale":1.0}' "${recs[@]}" | wc -l)
+[ "$scaled" -gt 0 ] && ok || bad "no record with PoseNet's scale augmentation"
 if "$PY" tests/ref_targets.py "$tmp/d" "${recs[@]}" > "$tmp/check.txt"; then ok; else bad "targets differ"; grep -v ': ok$' "$tmp/check.txt" | head; fi
 tail -n1 "$tmp/check.txt"
 left=$(tail -n1 "$tmp/check.txt" | sed -n 's/.*; \([0-9]*\) joints left the crop/\1/p')

@@ -52,12 +52,12 @@ static json_t *record_json(const inspect_args *a, const rn_sample *s, const char
                            const rn_crop_out *o)
 {
     return json_pack("{s:s, s:s, s:I, s:s, s:[f,f,f,f], s:f, s:[f,f,f], s:[f,f], s:f, s:f, s:f, s:i, s:i, "
-                     "s:{s:f, s:b, s:[f,f,f]}, s:[[f,f,f],[f,f,f]], s:i, s:s}",
+                     "s:{s:f, s:b, s:[f,f,f], s:f, s:[i,i,i,i]}, s:[[f,f,f],[f,f,f]], s:i, s:s}",
                      "dataset", a->dataset, "split", a->split, "index", (json_int_t)a->index, "image", path,
                      "bbox", s->bbox[0], s->bbox[1], s->bbox[2], s->bbox[3], "k", s->k, "root_img",
                      s->root_img[0], s->root_img[1], s->root_img[2], "root_out", o->root[0], o->root[1], "root_vis", s->root_vis, "vis",
                      o->root_vis, "depth", s->root_img[2], "have_depth", s->have_depth, "image_id", s->image_id,
-                     "aug", "rot", aug->rot, "flip", aug->flip, "color", aug->color[0], aug->color[1], aug->color[2],
+                     "aug", "rot", aug->rot, "flip", aug->flip, "color", aug->color[0], aug->color[1], aug->color[2], "scale", aug->scale, "occlusion", o->occ[0], o->occ[1], o->occ[2], o->occ[3],
                      "trans", o->trans[0], o->trans[1], o->trans[2], o->trans[3], o->trans[4], o->trans[5],
                      "dct_scale", o->scale, "out", a->out);
 }
@@ -94,11 +94,13 @@ static int inspect_run(const inspect_args *a, const rn_dataset *ds, rn_err *err)
     if (a->augment) {
         rn_rng r;
         rn_rng_seed2(&r, (uint64_t)a->seed, (uint64_t)a->epoch * ds->n + (uint64_t)a->index);
-        rn_aug_draw(&aug, &r);
+        if (a->skeleton) rn_aug_draw_posenet(&aug, &r);
+        else rn_aug_draw(&aug, &r);
     }
     /* The crop as the loader makes it for training: the float64 box centre where the reader kept one. */
     rn_crop_in in = {.path = path, .root = {s->root_img[0], s->root_img[1]}, .root_vis = s->root_vis,
-                     .has_center = s->has_center, .center = {s->center[0], s->center[1]}};
+                     .has_center = s->has_center, .center = {s->center[0], s->center[1]},
+                     .has_size = s->has_center, .size = {s->size[0], s->size[1]}};
     memcpy(in.bbox, s->bbox, sizeof in.bbox);
     float *x = rn_xmalloc(sizeof(float) * 3 * cfg.in_w * cfg.in_h);
     rn_crop_ctx ctx = {0};

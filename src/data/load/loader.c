@@ -180,10 +180,12 @@ static int crop_record(rn_batch *b, int i, worker *w, int set, int64_t rec, rn_r
     rn_crop_in in = {.path = path, .root_vis = s->root_vis};
     memcpy(in.bbox, s->bbox, sizeof in.bbox);
     memcpy(in.center, s->center, sizeof in.center);
-    in.has_center = s->has_center;
+    in.has_center = in.has_size = s->has_center;
+    memcpy(in.size, s->size, sizeof in.size);
     in.root[0] = s->root_img[0], in.root[1] = s->root_img[1];
     rn_aug aug;
-    if (cfg->augment) rn_aug_draw(&aug, r);
+    if (cfg->augment && cfg->skeleton) rn_aug_draw_posenet(&aug, r);
+    else if (cfg->augment) rn_aug_draw(&aug, r);
     else rn_aug_none(&aug);
     size_t plane = (size_t)3 * cfg->crop.in_w * cfg->crop.in_h;
     rn_crop_out out;

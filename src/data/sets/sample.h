@@ -38,16 +38,19 @@ typedef struct rn_sample {
     int32_t action;      /* Human3.6M action index 2..16, else -1 */
     int32_t subject;     /* Human3.6M subject, MuPoTS sequence, else -1 */
     int32_t is_valid;    /* MuPoTS is_valid flag; 1 elsewhere */
-    int32_t has_center;  /* 1: center holds the box centre in float64 */
+    int32_t has_center;  /* 1: center and size hold the box centre and size in float64 */
     double center[2];    /* x + 0.5 w, y + 0.5 h of process_bbox's float64 box, as the authors' numpy has it
                           * before the crop rounds it to float32 (bbox above is already rounded) */
+    double size[2];      /* w, h of that box (PoseNet's scale augmentation multiplies them in float64) */
 } rn_sample;
 
-/* Sets s's float64 box centre from the box (x, y, w, h) that s->bbox rounds. */
+/* Sets s's float64 box centre and size from the box (x, y, w, h) that s->bbox rounds. */
 static inline void rn_sample_set_center(rn_sample *s, const double box[4])
 {
     s->center[0] = box[0] + 0.5 * box[2];
     s->center[1] = box[1] + 0.5 * box[3];
+    s->size[0] = box[2];
+    s->size[1] = box[3];
     s->has_center = 1;
 }
 
