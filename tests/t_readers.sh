@@ -15,6 +15,8 @@ check() { local what=$1; shift; if "$@" > "$T/out" 2>&1; then ok; else bad "$wha
 check "synth muco" "$BIN" synth --out "$T/d" --format muco --images 40 --seed 5
 check "synth mupots" "$BIN" synth --out "$T/d" --format mupots --images 60 --seed 6 --no-images
 check "synth h36m" "$BIN" synth --out "$T/d" --format h36m --images 84 --seed 7
+check "synth coco" "$BIN" synth --out "$T/d" --format coco --images 30 --seed 8 --no-images
+check "synth mpii" "$BIN" synth --out "$T/d" --format mpii --images 30 --seed 9 --no-images
 # every set/split/option against the reference
 compare() { # name split det protocol
     local extra=(); [ "$3" = det ] && extra+=(--det-bbox)
@@ -31,6 +33,29 @@ compare Human36M train gt 2
 compare Human36M test gt 1
 compare Human36M test gt 2
 compare Human36M test det 2
+# every record's joints as the authors' PoseNet readers compute them, bit for bit
+compare_joints() { # name split det protocol
+    local extra=(); [ "$3" = det ] && extra+=(--det-bbox)
+    rm -f "$T/j.npy"
+    if "$BIN" dataset --name "$1" --data "$T/d" --split "$2" --protocol "$4" "${extra[@]}" --joints "$T/j.npy" > "$T/out" 2>&1 &&
+       "$PY" tests/ref_readers.py joints "$1" "$T/d" "$2" "$T/j.npy" "$3" "$4" >> "$T/out" 2>&1; then ok; echo "joints $1 $2 $3 p$4: $(tail -n1 "$T/out")"
+    else bad "joints $1 $2 $3 p$4 vs reference"; cat "$T/out"; fi
+}
+compare_joints MuCo train gt 2
+compare_joints MuPoTS test gt 2
+compare_joints MuPoTS test det 2
+compare_joints Human36M train gt 1
+compare_joints Human36M train gt 2
+compare_joints Human36M test gt 1
+compare_joints Human36M test det 2
+compare_joints MSCOCO train gt 2
+compare_joints MPII train gt 2
+# the comparison can fail: one joint value one ulp off is found
+rm -f "$T/j.npy" "$T/j2.npy"
+if "$BIN" dataset --name MSCOCO --data "$T/d" --joints "$T/j.npy" > /dev/null 2>&1 &&
+   "$PY" -c "import numpy as np, sys; a = np.load(sys.argv[1]); a[3, 17, 1] = np.nextafter(a[3, 17, 1], np.float32(1e9)); np.save(sys.argv[2], a)" "$T/j.npy" "$T/j2.npy" &&
+   ! "$PY" tests/ref_readers.py joints MSCOCO "$T/d" train "$T/j2.npy" gt 2 > "$T/out" 2>&1 && grep -q "record 3 joint 17 img y" "$T/out"; then ok
+else bad "a joint one ulp off is not found"; cat "$T/out"; fi
 # roots reproject; the magenta pelvis is drawn at the root
 # (each dump's output is removed first and its exit status checked, so no
 # check can read an earlier run's file)
@@ -62,10 +87,11 @@ expect_fail() { # pattern cmd...
     if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q -- "$pat" "$T/out"; then ok; else bad "expected failure '$pat' (rc $rc)"; cat "$T/out"; fi
 }
 expect_fail "unknown flag '--bogus'" "$BIN" synth --out "$T/x" --bogus
-expect_fail "unknown format 'coco'" "$BIN" synth --out "$T/x" --format coco
+expect_fail "unknown format 'cocoa'" "$BIN" synth --out "$T/x" --format cocoa
 expect_fail "--images 0: out of range, must be 1\.\." "$BIN" synth --output "$T/x" --images 0
 expect_fail "is not an integer" "$BIN" synth --out "$T/x" --images ten
 expect_fail "$T/nowhere/MuCo/data/MuCo-3DHP.json: cannot open" "$BIN" dataset --name MuCo --data "$T/nowhere"
+expect_fail "$T/nodir/j.npy" "$BIN" dataset --name MuCo --data "$T/d" --joints "$T/nodir/j.npy"
 expect_fail "unknown dataset 'Foo'" "$BIN" dataset --name Foo --data "$T/d"
 expect_fail "only a train split" "$BIN" dataset --name MuCo --data "$T/d" --split test
 echo '{"images": [], "annotations": [' > "$T/d/MuCo/data/MuCo-3DHP.json"

@@ -157,6 +157,7 @@ static int read_cases(ref_case *cs, int max, const char *dir)
                              &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11]) == 13) {
         cs[n].in = (rn_crop_in){0};
         for (int k = 0; k < 4; k++) cs[n].in.bbox[k] = (float)v[k];
+        rn_aug_none(&cs[n].aug);
         cs[n].aug.rot = v[4];
         cs[n].aug.flip = (int)v[5];
         for (int c = 0; c < 3; c++) cs[n].aug.color[c] = (float)v[6 + c];
@@ -654,11 +655,88 @@ static void test_bad_input(void)
     rn_crop_ctx_free(&ctx);
 }
 
+/* PoseNet's draws: scale clip(N, -1, 1) * 0.25 + 1 (about 16 % at each bound), occlusion half the time,
+ * the rest as RootNet's. */
+static void test_aug_draw_posenet(void)
+{
+    rn_rng r;
+    rn_rng_seed(&r, 5);
+    int n = 20000, lo = 0, hi = 0, occ = 0, bad = 0, rotated = 0;
+    for (int i = 0; i < n; i++) {
+        rn_aug a;
+        rn_aug_draw_posenet(&a, &r);
+        bad += a.scale < 0.75 || a.scale > 1.25 || fabs(a.rot) > 60;
+        lo += a.scale == 0.75, hi += a.scale == 1.25, occ += a.occlude, rotated += a.rot != 0;
+    }
+    RN_CHECK(!bad && fabs(lo / (double)n - 0.1587) < 0.015 && fabs(hi / (double)n - 0.1587) < 0.015 &&
+                 fabs(occ / (double)n - 0.5) < 0.02 && fabs(rotated / (double)n - 0.6) < 0.02,
+             "posenet draws: scale bounds %d %d, occlusion %d, rotated %d of %d", lo, hi, occ, rotated, n);
+}
+
+/* The synthetic occlusion: a rectangle by their rule (in the box, inside the image, at most 0.7 of the
+ * box); patch pixels whose source lies 2 px or more outside it are those of the crop without it,
+ * those 2 px or more inside it are noise (nearly all differ). Flipped and rotated, scale 1 and not. */
+static void test_occlusion(const char *path)
+{
+    rn_crop_cfg cfg;
+    rn_crop_cfg_default(&cfg);
+    rn_crop_ctx ctx = {0};
+    size_t plane = (size_t)3 * cfg.in_w * cfg.in_h;
+    float *a = malloc(sizeof(float) * plane), *b = malloc(sizeof(float) * plane);
+    rn_crop_in in = {.path = path, .bbox = {200, 120, 240, 240}, .root = {320, 240}, .root_vis = 1};
+    int rule = 1, outside_same = 1, inside = 0, inside_differ = 0, drawn = 0;
+    for (int k = 0; k < 12; k++) {
+        rn_aug aug;
+        rn_aug_none(&aug);
+        aug.rot = k % 3 ? 25.0 * (k % 3) : 0, aug.flip = k & 1, aug.scale = k % 4 == 3 ? 1.2 : 1.0;
+        rn_crop_out oa, ob;
+        rn_err err = {{0}};
+        RN_CHECK(rn_crop_sample(a, &oa, &ctx, &in, &aug, &cfg, &err) == 0, "%s", err.msg);
+        aug.occlude = 1, aug.occ_seed = 1000 + (uint64_t)k;
+        RN_CHECK(rn_crop_sample(b, &ob, &ctx, &in, &aug, &cfg, &err) == 0, "%s", err.msg);
+        const int *o = ob.occ;
+        if (o[2] <= 0 || o[3] <= 0) continue;
+        drawn++;
+        /* xmin = U * (bw - w - 1) + bx: between bx and bx + bw - w - 1 (w may exceed the box's side) */
+        rule &= o[0] >= fmin(200, 440 - o[2] - 2) - 1 && o[0] <= fmax(200, 440 - o[2] - 1) + 1 &&
+                o[1] >= fmin(120, 360 - o[3] - 2) - 1 && o[1] <= fmax(120, 360 - o[3] - 1) + 1 && o[0] >= 0 &&
+                o[1] >= 0 && o[0] + o[2] < 640 && o[1] + o[3] < 480 && (double)o[2] * o[3] <= 0.7 * 240 * 240;
+        for (int y = 0; y < cfg.in_h; y++)
+            for (int x = 0; x < cfg.in_w; x++) {
+                double sx, sy;
+                rn_affine_apply(&sx, &sy, ob.inv, x, y);
+                double d = fmin(fmin(sx - o[0], o[0] + o[2] - 1 - sx), fmin(sy - o[1], o[1] + o[3] - 1 - sy));
+                int same = 1;
+                for (int c = 0; c < 3; c++) same &= a[(size_t)c * cfg.in_h * cfg.in_w + (size_t)y * cfg.in_w + x] ==
+                                                   b[(size_t)c * cfg.in_h * cfg.in_w + (size_t)y * cfg.in_w + x];
+                if (d <= -2) outside_same &= same;
+                if (d >= 2) inside++, inside_differ += !same;
+            }
+    }
+    RN_CHECK(drawn >= 10 && rule, "occlusion rectangles by their rule (%d drawn)", drawn);
+    RN_CHECK(outside_same && inside > 1000 && inside_differ > 0.9 * inside,
+             "occlusion painted where it is: outside unchanged %d, inside %d of %d differ", outside_same, inside_differ,
+             inside);
+    rn_aug aug;
+    rn_aug_none(&aug);
+    aug.occlude = 1;
+    rn_crop_out o;
+    rn_err err = {{0}};
+    rn_image img = {.w = 8, .h = 8, .full_w = 8, .full_h = 8, .scale = 1, .stride = 24, .px = calloc(192, 1)};
+    rn_crop_in small = {.path = "mem", .bbox = {1, 1, 4, 4}, .root_vis = 1};
+    RN_CHECK(rn_crop_sample_decoded(a, &o, &ctx, &img, &small, &aug, &cfg, &err) == -1 && strstr(err.msg, "occlusion"),
+             "occlusion of a borrowed image refused: %s", err.msg);
+    free(img.px);
+    rn_crop_ctx_free(&ctx);
+    free(a), free(b);
+}
+
 int main(void)
 {
     test_affine_by_hand();
     test_normalize_by_hand();
     test_aug_draw();
+    test_aug_draw_posenet();
     snprintf(tmpdir, sizeof tmpdir, "/tmp/rn_aug_XXXXXX");
     RN_CHECK(mkdtemp(tmpdir) != NULL, "mkdtemp");
     const char *py = getenv("PY") ? getenv("PY") : "/usr/bin/python3";
@@ -675,6 +753,8 @@ int main(void)
         test_opencv_parity(cs);
         test_default_decode_exact(cs);
         test_roi_equals_full("img.jpg", 640, 480, 420);
+        snprintf(cmd, sizeof cmd, "%s/img.jpg", tmpdir);
+        test_occlusion(cmd);
         snprintf(cmd, sizeof cmd, "%s -c \"import cv2, numpy as np; rs = np.random.RandomState(5)\n"
                  "b = cv2.resize(rs.rand(48, 48, 3).astype(np.float32) * 255, (2048, 2048), interpolation=cv2.INTER_CUBIC)\n"
                  "cv2.imwrite('%s/f2048.jpg', np.clip(b + rs.randn(2048, 2048, 3) * 8, 0, 255).astype(np.uint8), "

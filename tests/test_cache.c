@@ -35,8 +35,34 @@ static void expect(const rn_dataset_opts *o, const char *note, const rn_dataset 
                  what);
         RN_CHECK(ds.strings_len == ref->strings_len && memcmp(ds.strings, ref->strings, ds.strings_len) == 0,
                  "%s: strings", what);
+        RN_CHECK(ds.J == 21 && ref->J == 21 && !strcmp(ds.skeleton, "MuCo") && !strcmp(ref->skeleton, "MuCo") &&
+                     memcmp(ds.joints, ref->joints, ds.n * 21 * RN_JOINT_F * sizeof(float)) == 0,
+                 "%s: joints (J %d '%s')", what, ds.J, ds.skeleton);
     }
     rn_dataset_free(&ds);
+}
+
+/* A cache of format 2 (before the joints) at g_cache: reparsed, said once on warn. */
+static void test_old_format(const rn_dataset_opts *base, const rn_dataset *ref)
+{
+    uint32_t v2 = 2;
+    int fd = open(g_cache, O_RDWR);
+    RN_CHECK(fd >= 0 && pwrite(fd, &v2, sizeof v2, 8) == (ssize_t)sizeof v2, "version 2 written");
+    if (fd >= 0) close(fd);
+    char warn_path[400], line[1024] = "";
+    snprintf(warn_path, sizeof warn_path, "%s/warn_old.txt", g_dir);
+    rn_dataset_opts o = *base;
+    o.warn = fopen(warn_path, "w");
+    RN_CHECK(o.warn != NULL, "open %s", warn_path);
+    expect(&o, "miss (written by an older rootnet), wrote", ref, "old cache format");
+    expect(&o, "hit", ref, "old cache rebuilt");
+    fclose(o.warn);
+    FILE *f = fopen(warn_path, "r");
+    int lines = 0;
+    while (f && fgets(line, sizeof line, f)) lines++;
+    if (f) fclose(f);
+    RN_CHECK(lines == 1 && strstr(line, "written by an older rootnet") && strstr(line, "rebuilding"),
+             "one line for an old cache, got %d: '%s'", lines, line);
 }
 
 static void set_mtime(const char *path, time_t sec, long nsec)
@@ -145,7 +171,7 @@ int main(void)
     patch_byte(g_cache, 3, 0x5a);
     expect(&o, "miss (payload hash mismatch)", &ref, "corrupt payload");
     patch_byte(g_cache, 1, 0xff);
-    expect(&o, "miss (", &ref, "corrupt terminator");
+    expect(&o, "miss (payload hash mismatch)", &ref, "corrupt joint (the file's last bytes)");
     RN_CHECK(truncate(g_cache, 10) == 0, "truncate");
     expect(&o, "miss (shorter than its header)", &ref, "truncated cache");
     FILE *f = fopen(g_cache, "w");
@@ -153,6 +179,7 @@ int main(void)
     fclose(f);
     expect(&o, "miss (bad magic or version)", &ref, "garbage cache");
     expect(&o, "hit", &ref, "rewritten");
+    test_old_format(&o, &ref);
 
     /* a valid cache made with other options, copied to this path, is refused */
     rn_dataset_opts o2 = o;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "data/load/joints.h"
 #include "data/load/loader.h"
 
 enum { N3 = 13, N2 = 5, IMG_W = 96, IMG_H = 72, NBIG = 16 };
@@ -403,6 +404,95 @@ static void test_image_path(void)
     RN_CHECK(!strcmp(rn_dataset_image_path(&d, &s[1], buf, sizeof buf), "/abs/b.jpg"), "as given: %s", buf);
 }
 
+/* Joints for a set (J of them): spread around the box (some outside it), depths within +-1200 of the root. */
+static void give_joints(rn_dataset *d, float *joints, int J, const char *skeleton)
+{
+    for (size_t i = 0; i < d->n; i++)
+        for (int j = 0; j < J; j++) {
+            float *r = joints + (i * (size_t)J + (size_t)j) * RN_JOINT_F;
+            const rn_sample *s = &d->samples[i];
+            r[RN_JOINT_IMG] = s->bbox[0] - 8 + (float)((j * 7 + (int)i) % 57);
+            r[RN_JOINT_IMG + 1] = s->bbox[1] - 6 + (float)((j * 11 + 3 * (int)i) % 61);
+            r[RN_JOINT_IMG + 2] = s->have_depth ? (float)((j * 131 + (int)i * 17) % 2400) - 1200.0f : 0.0f;
+            r[RN_JOINT_VIS] = (j + (int)i) % 6 ? 1.0f : 0.0f;
+        }
+    d->J = J;
+    d->joints = joints;
+    d->bbox_real[0] = d->bbox_real[1] = 2000.0f;
+    snprintf(d->skeleton, sizeof d->skeleton, "%s", skeleton);
+}
+
+/* With a skeleton the loader's rows are rn_loader_joint_targets of the sample's crop (test split: no
+ * augmentation); K rows; the same for any worker count with augmentation; RootNet's K is 1. */
+static void test_joint_rows(const rn_dataset *const *sets)
+{
+    rn_loader_cfg c;
+    small_cfg(&c, sets, 1, RN_SPLIT_TEST);
+    c.skeleton = "Human36M";
+    rn_loader *ld;
+    rn_err err = {0};
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+    rn_loader_start(ld, 0, 0, &err);
+    const rn_batch *b;
+    int n = 0, same = 1, left = 0;
+    rn_crop_ctx ctx = {0};
+    float *x = malloc(sizeof(float) * 3 * 32 * 32);
+    while (rn_loader_next(ld, &b, &err) == 1)
+        for (int i = 0; i < b->n; i++, n++) {
+            const rn_dataset *d = sets[0];
+            const rn_sample *s = &d->samples[b->sample[i]];
+            char path[8192];
+            rn_crop_in in = {.path = rn_dataset_image_path(d, s, path, sizeof path), .root_vis = s->root_vis};
+            memcpy(in.bbox, s->bbox, sizeof in.bbox);
+            rn_aug aug;
+            rn_aug_none(&aug);
+            rn_crop_out out;
+            float t[RN_LOADER_MAX_K * 3], v[RN_LOADER_MAX_K];
+            int K = 0;
+            same &= rn_crop_sample(x, &out, &ctx, &in, &aug, &c.crop, &err) == 0 &&
+                    rn_loader_joint_targets(t, v, &K, d, (size_t)b->sample[i], "Human36M", &out, 0, &c.crop, 64, &err) == 0;
+            for (int k = 0; k < 3 * 18; k++) same &= isfinite(t[k]);
+            same &= b->K == 18 && K == 18 && !memcmp(t, b->target + 3 * 18 * i, sizeof(float) * 3 * 18) &&
+                    !memcmp(v, b->vis + 18 * i, sizeof(float) * 18);
+            for (int k = 0; k < 18; k++) left += v[k] == 0;
+        }
+    RN_CHECK(same && n == N3 && left > 0, "joint rows are rn_loader_joint_targets (%d rows, %d vis 0): %s", n, left, err.msg);
+    free(x);
+    rn_crop_ctx_free(&ctx);
+    rn_loader_free(ld);
+    float *rows[2] = {NULL, NULL};
+    for (int r = 0; r < 2; r++) {
+        small_cfg(&c, sets, 2, RN_SPLIT_TRAIN);
+        c.skeleton = "Human36M";
+        c.workers = r ? 3 : 1;
+        RN_CHECK(rn_loader_create(&ld, &c, &err) == 0, "%s", err.msg);
+        rn_loader_start(ld, 1, 0, &err);
+        rows[r] = calloc((size_t)rn_loader_items(ld) + 8, sizeof(float) * 18 * 4);
+        int at = 0, zero_ok = 1;
+        while (rn_loader_next(ld, &b, &err) == 1)
+            for (int i = 0; i < b->n; i++, at++) {
+                memcpy(rows[r] + (size_t)at * 18 * 4, b->target + 3 * 18 * i, sizeof(float) * 3 * 18);
+                memcpy(rows[r] + (size_t)at * 18 * 4 + 54, b->vis + 18 * i, sizeof(float) * 18);
+                /* MSCOCO has no Torso, Neck nor Head (Human36M rows 7, 8, 10): 0 with vis 0 */
+                if (b->set[i] == 1)
+                    for (int k = 7; k <= 10; k += k == 8 ? 2 : 1)
+                        zero_ok &= b->vis[18 * i + k] == 0 && b->target[3 * (18 * i + k)] == 0;
+            }
+        RN_CHECK(zero_ok && at == (int)rn_loader_items(ld), "a set's missing joints are 0 with vis 0 (%d)", at);
+        rn_loader_free(ld);
+    }
+    RN_CHECK(rows[0] && rows[1] && !memcmp(rows[0], rows[1], sizeof(float) * 18 * 4 * (size_t)(2 * N3)),
+             "joint rows the same with 1 and 3 workers");
+    free(rows[0]), free(rows[1]);
+    small_cfg(&c, sets, 1, RN_SPLIT_TEST);
+    c.K = 5;
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == -1 && strstr(err.msg, "needs a skeleton"), "K without skeleton: %s", err.msg);
+    c.skeleton = "MuCo";
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == -1 && strstr(err.msg, "MuCo has 21 joints"), "K mismatch: %s", err.msg);
+    c.K = 0, c.skeleton = "Foo";
+    RN_CHECK(rn_loader_create(&ld, &c, &err) == -1 && strstr(err.msg, "unknown joint set 'Foo'"), "unknown: %s", err.msg);
+}
+
 int main(void)
 {
     test_image_path();
@@ -440,6 +530,10 @@ int main(void)
     test_short_batch_padding(sets);
     test_concat_and_test_shards(sets);
     test_config_and_bind(sets);
+    static float j3[N3 * 21 * RN_JOINT_F], j2[N2 * 19 * RN_JOINT_F];
+    give_joints(&d3, j3, 21, "MuCo");
+    give_joints(&d2, j2, 19, "MSCOCO");
+    test_joint_rows(sets);
     test_bad_images(sets);
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     RN_CHECK(system(cmd) == 0, "cleanup");

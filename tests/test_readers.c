@@ -53,14 +53,21 @@ static void new_dir(char *out, size_t n, const char *tag)
     mkdirs(out);
 }
 
-/* 14 zero rows then the root row (MuCo/MuPoTS root index 14). */
-static const char *rows(char *buf, size_t n, int dims, double a, double b, double c)
+/* nj rows (21: MuCo, 17: MuPoTS): zeros but the root row (index 14). */
+static const char *rows_n(char *buf, size_t n, int nj, int dims, double a, double b, double c)
 {
     size_t at = (size_t)snprintf(buf, n, "[");
     for (int i = 0; i < 14; i++) at += (size_t)snprintf(buf + at, n - at, dims == 3 ? "[0,0,0]," : "[0,0],");
-    if (dims == 3) snprintf(buf + at, n - at, "[%g,%g,%g]]", a, b, c);
-    else snprintf(buf + at, n - at, "[%g,%g]]", a, b);
+    if (dims == 3) at += (size_t)snprintf(buf + at, n - at, "[%g,%g,%g]", a, b, c);
+    else at += (size_t)snprintf(buf + at, n - at, "[%g,%g]", a, b);
+    for (int i = 15; i < nj; i++) at += (size_t)snprintf(buf + at, n - at, dims == 3 ? ",[0,0,0]" : ",[0,0]");
+    snprintf(buf + at, n - at, "]");
     return buf;
+}
+
+static const char *rows(char *buf, size_t n, int dims, double a, double b, double c)
+{
+    return rows_n(buf, n, 21, dims, a, b, c);
 }
 
 static const rn_dataset_opts NOCACHE = {.protocol = 2, .input_w = 256, .input_h = 256, .no_cache = 1};
@@ -162,8 +169,8 @@ static void test_muco(void)
 static void write_mupots(const char *dd)
 {
     char kc[512], ki[256];
-    rows(kc, sizeof kc, 3, 100, 200, 5000);
-    rows(ki, sizeof ki, 2, 1030, 560, 0);
+    rows_n(kc, sizeof kc, 17, 3, 100, 200, 5000);
+    rows_n(ki, sizeof ki, 17, 2, 1030, 560, 0);
     wfile(dd, "MuPoTS/data/MuPoTS-3D.json",
           "{\"images\": [{\"id\": 1, \"file_name\": \"TS3/img_000001.jpg\", \"width\": 2048, \"height\": 1080, "
           "\"intrinsic\": [1500, 1500, 1000, 500]}], \"annotations\": ["
@@ -207,10 +214,13 @@ static void test_mupots(void)
     if (rc == 0) rn_dataset_free(&ds);
 }
 
+/* The 16 joints after the root of a Human3.6M frame (17 in all). */
+#define H36M_ZERO_ROWS ",[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0],[0,0,0]"
+
 /* Subject files with one camera (R maps world z-up to camera y-down) and frames. */
 static void write_h36m_subject(const char *dd, int subj, const int *frames, int nf)
 {
-    char rel[256], imgs[4096] = "", anns[4096] = "", joints[4096] = "";
+    char rel[256], imgs[4096] = "", anns[4096] = "", joints[16384] = "";
     size_t ai = 0, an = 0, aj = 0;
     for (int i = 0; i < nf; i++) {
         int id = subj * 100 + i;
@@ -223,8 +233,8 @@ static void write_h36m_subject(const char *dd, int subj, const int *frames, int 
                                "%s{\"id\": %d, \"image_id\": %d, \"bbox\": [400.0, 300.0, 200.0, 400.0], "
                                "\"keypoints_vis\": [[1]]}",
                                i ? "," : "", id, id);
-        aj += (size_t)snprintf(joints + aj, sizeof joints - aj, "%s\"%d\": [[%d, 3000, 500], [0, 0, 0]]", i ? "," : "",
-                               frames[i], 100 + frames[i]);
+        aj += (size_t)snprintf(joints + aj, sizeof joints - aj, "%s\"%d\": [[%d, 3000, 500]%s]", i ? "," : "",
+                               frames[i], 100 + frames[i], H36M_ZERO_ROWS);
     }
     snprintf(rel, sizeof rel, "Human36M/annotations/Human36M_subject%d_data.json", subj);
     wfile(dd, rel, "{\"images\": [%s], \"annotations\": [%s]}", imgs, anns);
@@ -316,6 +326,15 @@ static void test_2d_and_pw3d(void)
         char buf[1024];
         RN_CHECK(strstr(rn_dataset_image_path(&ds, s, buf, sizeof buf), "MSCOCO/images/train2017/7.jpg") != NULL,
                  "coco path %s", buf);
+        /* joints: 19 (Thorax 17, Pelvis 18 added); the pelvis is the hips' mean with vis 2 * 1 > 0, record 1's
+         * 2 * 0 = 0; the shoulders are unlabelled: the thorax (0, 0) with vis 0 */
+        const float *j0 = rn_dataset_joints(&ds, 0), *j1 = rn_dataset_joints(&ds, 1);
+        RN_CHECK(ds.J == 19 && !strcmp(ds.skeleton, "MSCOCO") && j0[18 * RN_JOINT_F] == 110 &&
+                     j0[18 * RN_JOINT_F + 1] == 205 && j0[18 * RN_JOINT_F + RN_JOINT_VIS] == 1 &&
+                     j1[18 * RN_JOINT_F + RN_JOINT_VIS] == 0 && j0[17 * RN_JOINT_F + RN_JOINT_VIS] == 0 &&
+                     j0[12 * RN_JOINT_F] == 120 && j0[12 * RN_JOINT_F + RN_JOINT_VIS] == 1 &&
+                     j1[12 * RN_JOINT_F + RN_JOINT_VIS] == 0 && j0[12 * RN_JOINT_F + RN_JOINT_IMG + 2] == 0,
+                 "coco joints (J %d)", ds.J);
     }
     if (rc == 0) rn_dataset_free(&ds);
     wfile(dd, "MPII/annotations/train.json",
@@ -326,6 +345,10 @@ static void test_2d_and_pw3d(void)
     rc = rn_dataset_load(&ds, "MPII", dd, RN_SPLIT_TRAIN, &NOCACHE, &err);
     RN_CHECK(rc == 0 && ds.n == 1 && ds.samples[0].root_img[0] == 33 && ds.samples[0].root_img[1] == 44,
              "mpii: %s", err.msg);
+    if (rc == 0 && ds.n == 1)
+        RN_CHECK(ds.J == 16 && !strcmp(ds.skeleton, "MPII") && ds.joints[6 * RN_JOINT_F + 1] == 44 &&
+                     ds.joints[6 * RN_JOINT_F + RN_JOINT_VIS] == 1 && ds.joints[5 * RN_JOINT_F + RN_JOINT_VIS] == 0,
+                 "mpii joints (J %d)", ds.J);
     if (rc == 0) rn_dataset_free(&ds);
     wfile(dd, "PW3D/data/3DPW_test.json",
           "{\"images\": [{\"id\": 4, \"file_name\": \"image_00001.jpg\", \"sequence\": \"downtown\", \"width\": 1080, "
@@ -338,6 +361,8 @@ static void test_2d_and_pw3d(void)
         /* (0.5, 0.2, 4) m -> (0.5 / 4 * 1000 + 500, 0.2 / 4 * 1000 + 400) = (625, 450); bbox_real (2, 2) m */
         RN_CHECK(near(s->root_img[0], 625, 1e-6) && near(s->root_img[1], 450, 1e-6) && s->root_vis == 1, "pw3d root");
         RN_CHECK(ds.bbox_real[0] == 2 && near(s->k, 2.0 * 1000 / 498.75, 1e-6), "pw3d k %g", s->k);
+        RN_CHECK(ds.J == 0 && ds.joints == NULL && ds.skeleton[0] == 0 && rn_dataset_joints(&ds, 0) == NULL,
+                 "pw3d has no joints");
         char buf[1024];
         RN_CHECK(strstr(rn_dataset_image_path(&ds, s, buf, sizeof buf), "PW3D/data/imageFiles/downtown/image_00001.jpg") != NULL,
                  "pw3d path");
@@ -370,6 +395,11 @@ static void test_malformed(void)
 #define ANN(box) "{\"id\": 10, \"image_id\": 1, " box "\"keypoints_cam\": %s, \"keypoints_img\": %s, \"keypoints_vis\": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}"
     snprintf(json, sizeof json, "{\"images\": [%s], \"annotations\": [" ANN("") "]}", img_ok, kc, ki);
     expect_muco_error(dd, json, "annotation 0 (image_id 1, ann id 10): field 'bbox': missing");
+    char kc15[512];
+    rows_n(kc15, sizeof kc15, 15, 3, 0, 0, 3000);
+    snprintf(json, sizeof json, "{\"images\": [%s], \"annotations\": [" ANN("\"bbox\": [1, 2, 30, 40], ") "]}", img_ok,
+             kc15, ki);
+    expect_muco_error(dd, json, "annotation 0 (image_id 1, ann id 10): field 'keypoints_cam': has 15 joints, expected 21");
     snprintf(json, sizeof json, "{\"images\": [%s], \"annotations\": [" ANN("\"bbox\": [1, \"x\", 3, 4], ") "]}", img_ok, kc, ki);
     expect_muco_error(dd, json, "field 'bbox': not a number");
     snprintf(json, sizeof json, "{\"images\": [%s], \"annotations\": [" ANN("\"bbox\": [1, 2, -3, 4], ") "]}", img_ok, kc, ki);

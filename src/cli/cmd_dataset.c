@@ -15,6 +15,7 @@
 #include "core/profile.h"
 #include "data/image/prep.h"
 #include "data/sets/sample.h"
+#include "io/tensors.h"
 #include "nn/run_settings.h"
 
 static int dump_csv(const rn_dataset *ds, const char *path, rn_err *err)
@@ -38,6 +39,20 @@ static int dump_csv(const rn_dataset *ds, const char *path, rn_err *err)
     if (!rc) rc = rn_afile_open(&af, path, err) || rn_afile_write(&af, text, len, err) || rn_afile_commit(&af, err) ? -1 : 0;
     free(text);
     return rc;
+}
+
+/* Every record's joints as float32 (n, J, RN_JOINT_F): img x, y, depth - root depth, cam X, Y, Z, vis. */
+static int dump_joints(const rn_dataset *ds, const char *path, rn_err *err)
+{
+    if (ds->J == 0)
+        return rn_err_set(err, "%s: --joints: the %s reader has no joints (rootnet reads only its root)", path,
+                          ds->name);
+    int64_t shape[3] = {(int64_t)ds->n, ds->J, RN_JOINT_F};
+    static const float none = 0;
+    if (rn_npy_write(path, RN_F32, 3, shape, ds->n ? ds->joints : &none, err)) return -1;
+    printf("joints: %zu x %d x %d (%s: img x, y, depth - root depth, cam X, Y, Z, vis) written to %s\n", ds->n,
+           ds->J, RN_JOINT_F, ds->skeleton, path);
+    return 0;
 }
 
 static int cmp_path(const void *a, const void *b, void *strings)
@@ -86,7 +101,8 @@ static int prepare(const rn_dataset *ds, const char *dir)
 
 int rn_cmd_dataset(int argc, char **argv)
 {
-    const char *name = NULL, *data = NULL, *split = "train", *dump = NULL, *cache_dir = NULL, *prep_dir = NULL;
+    const char *name = NULL, *data = NULL, *split = "train", *dump = NULL, *cache_dir = NULL, *prep_dir = NULL,
+               *joints = NULL;
     long protocol = 2, input_size = 256;
     int det = 0, no_cache = 0;
     rn_flag flags[] = {
@@ -99,6 +115,8 @@ int rn_cmd_dataset(int argc, char **argv)
         RN_FLAG_BOOL("--no-cache", &no_cache, "parse the JSON, never use the cache"),
         RN_FLAG_STR("--cache-dir", &cache_dir, "cache folder, created if missing (default data/<name>/, or the per-user cache when that is not writable)"),
         RN_FLAG_STR("--dump", &dump, "write every record as CSV to this file"),
+        RN_FLAG_STR("--joints", &joints, "write every record's joints as float32 .npy (N, J, 7): img x, y, depth - "
+                    "root depth, cam X, Y, Z, vis, as the authors' PoseNet readers"),
         RN_FLAG_STR("--prepare", &prep_dir, "prepare every JPEG frame into this folder (train --prep-dir DIR reads it): "
                     "exact pixels, each crop entropy-decoded alone; rebuilt where a source changed"),
         RN_FLAG_ALIAS("--name", "--dataset"),
@@ -128,6 +146,7 @@ int rn_cmd_dataset(int argc, char **argv)
     printf("%s %s: images are read as stored, EXIF orientation ignored (as the authors' loader: cv2 "
            "IMREAD_IGNORE_ORIENTATION); predict and demo apply it\n", name, split);
     int rc = dump && dump_csv(&ds, dump, &err) ? rn_cli_fail("dataset", RN_EXIT_FAIL, &err) : RN_EXIT_OK;
+    if (!rc && joints && dump_joints(&ds, joints, &err)) rc = rn_cli_fail("dataset", RN_EXIT_FAIL, &err);
     if (!rc && prep_dir) rc = prepare(&ds, prep_dir);
     rn_dataset_free(&ds);
     return rc;

@@ -18,11 +18,12 @@
 #include "cli/exit.h"
 #include "data/image/draw.h"
 #include "data/load/augment.h"
+#include "data/load/loader.h"
 #include "data/sets/sample.h"
 #include "io/tensors.h"
 
 typedef struct inspect_args {
-    const char *data_dir, *dataset, *split, *out, *cache_dir, *prep_dir;
+    const char *data_dir, *dataset, *split, *out, *cache_dir, *prep_dir, *skeleton;
     long index, seed, epoch;
     int augment, raw_norm01, fast_decode;
 } inspect_args;
@@ -51,14 +52,29 @@ static json_t *record_json(const inspect_args *a, const rn_sample *s, const char
                            const rn_crop_out *o)
 {
     return json_pack("{s:s, s:s, s:I, s:s, s:[f,f,f,f], s:f, s:[f,f,f], s:[f,f], s:f, s:f, s:f, s:i, s:i, "
-                     "s:{s:f, s:b, s:[f,f,f]}, s:[[f,f,f],[f,f,f]], s:i, s:s}",
+                     "s:{s:f, s:b, s:[f,f,f], s:f, s:[i,i,i,i]}, s:[[f,f,f],[f,f,f]], s:i, s:s}",
                      "dataset", a->dataset, "split", a->split, "index", (json_int_t)a->index, "image", path,
                      "bbox", s->bbox[0], s->bbox[1], s->bbox[2], s->bbox[3], "k", s->k, "root_img",
                      s->root_img[0], s->root_img[1], s->root_img[2], "root_out", o->root[0], o->root[1], "root_vis", s->root_vis, "vis",
                      o->root_vis, "depth", s->root_img[2], "have_depth", s->have_depth, "image_id", s->image_id,
-                     "aug", "rot", aug->rot, "flip", aug->flip, "color", aug->color[0], aug->color[1], aug->color[2],
+                     "aug", "rot", aug->rot, "flip", aug->flip, "color", aug->color[0], aug->color[1], aug->color[2], "scale", aug->scale, "occlusion", o->occ[0], o->occ[1], o->occ[2], o->occ[3],
                      "trans", o->trans[0], o->trans[1], o->trans[2], o->trans[3], o->trans[4], o->trans[5],
                      "dct_scale", o->scale, "out", a->out);
+}
+
+/* PoseNet's targets of the record onto a->skeleton, as the loader's row: {"skeleton", "target" (K, 3), "vis" (K)}. */
+static json_t *joints_json(const inspect_args *a, const rn_dataset *ds, const rn_crop_out *o, const rn_aug *aug,
+                           const rn_crop_cfg *cfg, rn_err *err)
+{
+    float t[RN_LOADER_MAX_K * 3], v[RN_LOADER_MAX_K];
+    int K;
+    if (rn_loader_joint_targets(t, v, &K, ds, (size_t)a->index, a->skeleton, o, aug->flip, cfg, 64, err)) return NULL;
+    json_t *jt = json_array(), *jv = json_array();
+    for (int k = 0; k < K; k++) {
+        json_array_append_new(jt, json_pack("[f,f,f]", t[3 * k], t[3 * k + 1], t[3 * k + 2]));
+        json_array_append_new(jv, json_real(v[k]));
+    }
+    return json_pack("{s:s, s:o, s:o}", "skeleton", a->skeleton, "target", jt, "vis", jv);
 }
 
 static int inspect_run(const inspect_args *a, const rn_dataset *ds, rn_err *err)
@@ -78,11 +94,13 @@ static int inspect_run(const inspect_args *a, const rn_dataset *ds, rn_err *err)
     if (a->augment) {
         rn_rng r;
         rn_rng_seed2(&r, (uint64_t)a->seed, (uint64_t)a->epoch * ds->n + (uint64_t)a->index);
-        rn_aug_draw(&aug, &r);
+        if (a->skeleton) rn_aug_draw_posenet(&aug, &r);
+        else rn_aug_draw(&aug, &r);
     }
     /* The crop as the loader makes it for training: the float64 box centre where the reader kept one. */
     rn_crop_in in = {.path = path, .root = {s->root_img[0], s->root_img[1]}, .root_vis = s->root_vis};
     in.has_center = rn_sample_center(s, in.center);
+    in.has_size = rn_sample_size(s, in.size);
     memcpy(in.bbox, s->bbox, sizeof in.bbox);
     float *x = rn_xmalloc(sizeof(float) * 3 * cfg.in_w * cfg.in_h);
     rn_crop_ctx ctx = {0};
@@ -93,9 +111,12 @@ static int inspect_run(const inspect_args *a, const rn_dataset *ds, rn_err *err)
     else rc = write_png(a->out, x, cfg.in_h, cfg.in_w, &cfg, err);
     if (!rc) {
         json_t *j = record_json(a, s, path, &aug, &o); /* NULL when a value is not finite (jansson refuses it) */
+        json_t *jj = j && a->skeleton ? joints_json(a, ds, &o, &aug, &cfg, err) : NULL;
+        if (jj) json_object_set_new(j, "joints", jj);
+        else if (j && a->skeleton) rc = -1, json_decref(j), j = NULL;
         char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
         if (txt) printf("%s\n", txt);
-        else rc = rn_err_set(err, "%s record %ld: a value of the record or its crop is not finite, no JSON written",
+        else if (!rc) rc = rn_err_set(err, "%s record %ld: a value of the record or its crop is not finite, no JSON written",
                              a->dataset, a->index);
         free(txt);
         json_decref(j);
@@ -128,6 +149,8 @@ int rn_cmd_inspect(int argc, char **argv)
         RN_FLAG_RANGE("--epoch", &a.epoch, 0, INT_MAX, "epoch for the augmentation stream (default 0)"),
         RN_FLAG_BOOL("--norm01", &a.raw_norm01, "ImageNet normalisation on [0,1] instead of the authors' 0..255"),
         RN_FLAG_BOOL("--fast-decode", &a.fast_decode, "decode JPEGs at 1/2, 1/4, 1/8 size when the box is that much larger than the input (faster, not the authors' pixels)"),
+        RN_FLAG_STR("--skeleton", &a.skeleton, "PoseNet's targets onto this joint set (Human36M, MuCo, ...), as the "
+                    "loader's: \"joints\" in the JSON"),
         RN_FLAG_STR("--prep-dir", &a.prep_dir, "prepared frames (rootnet dataset --prepare; same pixels)"),
         RN_CACHE_DIR_FLAG(&a.cache_dir),
         RN_FLAG_STR("--output", &a.out, "patch.png (de-normalised RGB) or patch.npy (float (3,H,W))"),

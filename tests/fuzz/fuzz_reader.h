@@ -86,7 +86,11 @@ static int fuzz_reader(rn_set_reader read, const char *const *suffix, int n_file
     int rc = read(&b, &ctx, &err);
     fuzz_check_err(rc, &err);
     if (!rc)
-        for (size_t i = 0; i < b.n; i++) fuzz_check_sample(&b.s[i], &b);
+        for (size_t i = 0; i < b.n; i++) {
+            fuzz_check_sample(&b.s[i], &b);
+            /* every record's joints are finite (PW3D has none) */
+            RN_ASSERT(b.J == 0 || fuzz_finite(b.joints + i * (size_t)b.J * RN_JOINT_F, b.J * RN_JOINT_F));
+        }
     rn_dsbuild_free(&b);
     return 0;
 }

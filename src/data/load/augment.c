@@ -8,12 +8,16 @@
 #include <immintrin.h>
 #endif
 
+#include "core/hash.h"
 #include "core/profile.h"
 #include "data/image/exif_focal.h"
 #include "data/image/prep.h"
 
 void rn_aug_draw(rn_aug *a, rn_rng *r)
 {
+    a->occlude = 0;
+    a->occ_seed = 0;
+    a->scale = 1.0;
     a->rot = 0;
     if (rn_rng_uniform(r) <= 0.6) {
         double g = rn_rng_normal(r);
@@ -23,8 +27,65 @@ void rn_aug_draw(rn_aug *a, rn_rng *r)
     for (int c = 0; c < 3; c++) a->color[c] = (float)(0.8 + 0.4 * rn_rng_uniform(r));
 }
 
+void rn_aug_draw_posenet(rn_aug *a, rn_rng *r)
+{
+    double g = rn_rng_normal(r);
+    double scale = (g < -1.0 ? -1.0 : g > 1.0 ? 1.0 : g) * 0.25 + 1.0;
+    rn_aug_draw(a, r);
+    a->scale = scale;
+    a->occlude = rn_rng_uniform(r) <= 0.5;
+    a->occ_seed = rn_mix64(((uint64_t)rn_rng_below(r, 1ULL << 32) << 32) | rn_rng_below(r, 1ULL << 32));
+}
+
+/* Their occlusion rectangle in the box (x, y, w, h: float64) of a w_img x h_img image, into occ (w = 0:
+ * none fitted in RN_OCCLUDE_TRIES). */
+static void occlusion_rect(int occ[4], const double box[4], int w_img, int h_img, uint64_t seed)
+{
+    rn_rng r;
+    rn_rng_seed2(&r, seed, 0);
+    occ[0] = occ[1] = occ[2] = occ[3] = 0;
+    for (int t = 0; t < RN_OCCLUDE_TRIES; t++) {
+        double area = rn_rng_uniform(&r) * 0.7 * box[2] * box[3];
+        double ratio = rn_rng_uniform(&r) * (1 / 0.3 - 0.3) + 0.3;
+        double h = sqrt(area * ratio), w = sqrt(area / ratio);
+        double xmin = rn_rng_uniform(&r) * (box[2] - w - 1) + box[0];
+        double ymin = rn_rng_uniform(&r) * (box[3] - h - 1) + box[1];
+        if (xmin >= 0 && ymin >= 0 && xmin + w < w_img && ymin + h < h_img) {
+            occ[0] = (int)xmin, occ[1] = (int)ymin, occ[2] = (int)w, occ[3] = (int)h;
+            return;
+        }
+    }
+}
+
+/* Noise 0..255 of original pixel (x, y), channel c: a hash, so any decoded region of the image gets
+ * the same values. */
+static uint8_t occlusion_noise(uint64_t seed, int x, int y, int c)
+{
+    uint64_t h = rn_mix64(seed ^ rn_mix64(((uint64_t)(uint32_t)y << 32 | (uint32_t)x) * 3 + (uint64_t)c));
+    return (uint8_t)((h >> 11) * (1.0 / 9007199254740992.0) * 255);
+}
+
+/* Paints the rectangle into the decoded region (scale 1: pixel for pixel; a DCT-scaled region: the
+ * rectangle's scaled pixels take the noise of their top-left original pixel). */
+static void occlusion_paint(rn_image *img, const int occ[4], uint64_t seed)
+{
+    int s = img->scale;
+    int x0 = occ[0] / s - img->x0, x1 = (occ[0] + occ[2] + s - 1) / s - img->x0;
+    int y0 = occ[1] / s - img->y0, y1 = (occ[1] + occ[3] + s - 1) / s - img->y0;
+    x0 = x0 < 0 ? 0 : x0, y0 = y0 < 0 ? 0 : y0;
+    x1 = x1 > img->w ? img->w : x1, y1 = y1 > img->h ? img->h : y1;
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++)
+            for (int c = 0; c < 3; c++)
+                img->px[(size_t)y * img->stride + 3 * (size_t)x + (size_t)c] =
+                    occlusion_noise(seed, (x + img->x0) * s, (y + img->y0) * s, c);
+}
+
 void rn_aug_none(rn_aug *a)
 {
+    a->occlude = 0;
+    a->occ_seed = 0;
+    a->scale = 1.0;
     a->rot = 0;
     a->flip = 0;
     a->color[0] = a->color[1] = a->color[2] = 1.0f;
@@ -416,6 +477,17 @@ static int check_input(const rn_crop_in *in, rn_err *err)
     return 0;
 }
 
+/* The occlusion's rectangle for the sample (out->occ), from its float64 box as theirs. */
+static void occlusion_plan(rn_crop_out *out, const rn_crop_in *in, const rn_aug *aug)
+{
+    memset(out->occ, 0, sizeof out->occ);
+    if (!aug->occlude) return;
+    double w = in->has_size ? in->size[0] : in->bbox[2], h = in->has_size ? in->size[1] : in->bbox[3];
+    double box[4] = {in->has_center ? in->center[0] - 0.5 * w : in->bbox[0],
+                     in->has_center ? in->center[1] - 0.5 * h : in->bbox[1], w, h};
+    occlusion_rect(out->occ, box, out->img_w, out->img_h, aug->occ_seed);
+}
+
 /* The authors' trans for this sample and its inverse (into inv, and the
  * unflipped one into out->inv), for a w x h image; name is for messages. */
 static int crop_affine(rn_crop_out *out, double inv[6], const rn_crop_in *in, const rn_aug *aug,
@@ -425,12 +497,15 @@ static int crop_affine(rn_crop_out *out, double inv[6], const rn_crop_in *in, co
     double cx = in->has_center ? in->center[0] : in->bbox[0] + 0.5 * in->bbox[2];
     double cy = in->has_center ? in->center[1] : in->bbox[1] + 0.5 * in->bbox[3];
     if (aug->flip) cx = w - cx - 1;
-    if (rn_affine_from_box(out->trans, cx, cy, in->bbox[2], in->bbox[3], cfg->in_w, cfg->in_h, aug->rot))
+    double bw = (in->has_size ? in->size[0] : in->bbox[2]) * aug->scale;
+    double bh = (in->has_size ? in->size[1] : in->bbox[3]) * aug->scale;
+    if (rn_affine_from_box(out->trans, cx, cy, bw, bh, cfg->in_w, cfg->in_h, aug->rot))
         return rn_err_set(err, "%s: box (%g, %g, %g, %g) is too small for float precision at its position in the %d "
                           "x %d image", in->path, in->bbox[0], in->bbox[1], in->bbox[2], in->bbox[3], w, h);
     rn_affine_invert(inv, out->trans);
     memcpy(out->inv, inv, 6 * sizeof *inv);
     if (aug->flip) out->inv[0] = -inv[0], out->inv[1] = -inv[1], out->inv[2] = w - 1 - inv[2];
+    occlusion_plan(out, in, aug);
     return 0;
 }
 
@@ -497,6 +572,7 @@ int rn_crop_sample(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const rn_crop
     ctx->stage_s[RN_CROP_STAGE_HUFF] += ctx->img.entropy_s;
     ctx->stage_s[RN_CROP_STAGE_ROWS] += t2 - t1 - skip_s - ctx->img.entropy_s - read_s;
     if (from_src) ctx->rows_skipped += ctx->img.y0, ctx->rows_read += ctx->img.h;
+    if (out->occ[2] > 0 && out->occ[3] > 0) occlusion_paint(&ctx->img, out->occ, aug->occ_seed);
     crop_finish(dst, out, ctx, &ctx->img, inv, in, aug, cfg);
     return 0;
 }
@@ -506,9 +582,13 @@ int rn_crop_sample_decoded(float *dst, rn_crop_out *out, rn_crop_ctx *ctx, const
 {
     RN_ASSERT(img->scale == 1 && img->x0 == 0 && img->y0 == 0 && img->w == img->full_w && img->h == img->full_h);
     if (check_input(in, err)) return -1;
+    if (aug->occlude && img != &ctx->img)
+        return rn_err_set(err, "%s: the synthetic occlusion paints the image: it needs one decoded by the crop",
+                          in->path);
     double inv[6] = {0};
     if (crop_affine(out, inv, in, aug, cfg, img->w, img->h, err)) return -1;
     out->scale = 1;
+    if (out->occ[2] > 0 && out->occ[3] > 0) occlusion_paint(&ctx->img, out->occ, aug->occ_seed);
     crop_finish(dst, out, ctx, img, inv, in, aug, cfg);
     return 0;
 }

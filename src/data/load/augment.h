@@ -33,13 +33,23 @@ typedef struct rn_aug {
     double rot;      /* degrees */
     int flip;        /* 1: horizontal flip */
     float color[3];  /* per-channel scale for R, G, B */
+    double scale;    /* the box's size factor (PoseNet's; 1 for RootNet) */
+    int occlude;     /* 1: PoseNet's synthetic occlusion, a rectangle of noise in the box (rn_crop_out.occ) */
+    uint64_t occ_seed; /* its rectangle's draws and its noise */
 } rn_aug;
 
 /* Draws the authors' get_aug_config: rot = clip(N(0,1), -2, 2) * 30 with
  * probability 0.6 (the uniform is drawn first), flip with probability 0.5,
  * then three U(0.8, 1.2) colour scales. */
 void rn_aug_draw(rn_aug *a, rn_rng *r);
-/* No augmentation: rot 0, no flip, colour 1. */
+/* PoseNet's get_aug_config (3DMPPE_POSENET_RELEASE data/dataset.py): first scale = clip(N(0,1), -1, 1)
+ * * 0.25 + 1, then as rn_aug_draw, then the synthetic occlusion with probability 0.5 (its rectangle is
+ * drawn by the crop, which knows the box and the image: their generate_patch_image's rule, area
+ * U(0, 0.7) of the box, aspect U(0.3, 1/0.3), placed in the box until it lies inside the image, at
+ * most RN_OCCLUDE_TRIES times; filled with uniform noise 0..255 before the warp). */
+void rn_aug_draw_posenet(rn_aug *a, rn_rng *r);
+#define RN_OCCLUDE_TRIES 1000
+/* No augmentation: rot 0, no flip, colour 1, scale 1, no occlusion. */
 void rn_aug_none(rn_aug *a);
 
 /* gen_trans_from_patch_cv(inv=False): the 2x3 affine m (row-major) mapping a
@@ -96,6 +106,9 @@ typedef struct rn_crop_in {
     int has_center;     /* 1: center is the box centre in float64 (the authors' numpy value); 0: the
                          * centre is taken from bbox */
     double center[2];
+    int has_size;       /* 1: size is the box's w, h in float64 (the authors' value; scaled before it is
+                         * rounded); 0: from bbox */
+    double size[2];
     float root[2];      /* root x, y in original pixels */
     float root_vis;
 } rn_crop_in;
@@ -107,6 +120,7 @@ typedef struct rn_crop_out {
     float root_vis;     /* root_vis, 0 when the root falls outside the patch */
     int img_w, img_h;   /* original image size */
     int scale;          /* JPEG DCT scale used (1, 2, 4, 8) */
+    int occ[4];         /* the occlusion's rectangle x, y, w, h in original (unflipped) pixels; w = 0: none */
 } rn_crop_out;
 
 /* Stages of rn_crop_sample, timed into rn_crop_ctx.stage_s (seconds, summed over samples):

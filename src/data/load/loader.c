@@ -2,6 +2,8 @@
 
 #include "core/affinity.h"
 #include "data/image/prep.h"
+#include "data/load/joints.h"
+#include "data/sets/skeleton.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -29,8 +31,19 @@ typedef struct worker {
     int64_t rows_skipped, rows_read, bytes_read;
 } worker;
 
+_Static_assert(RN_SKELETON_MAX <= RN_LOADER_MAX_K, "a joint set fits a sample's target rows");
+
+/* PoseNet's targets: per set, its joint set and the map of the target set's rows onto it. */
+typedef struct set_joints {
+    const rn_skeleton *from;
+    int map[RN_SKELETON_MAX];
+    int f32; /* their Human36M reader's float32 arrays */
+} set_joints;
+
 struct rn_loader {
     rn_loader_cfg cfg;
+    int K;                /* target rows */
+    set_joints *sj;       /* (n_sets), with cfg.skeleton; NULL otherwise */
     int64_t L, S;         /* items per epoch; positions per rank */
     int64_t max_len;
     int nb;               /* batches per epoch on this rank */
@@ -49,7 +62,7 @@ void rn_loader_cfg_default(rn_loader_cfg *cfg, const rn_dataset *const *sets, in
 {
     *cfg = (rn_loader_cfg){.sets = sets, .n_sets = n_sets, .split = split, .batch = 32, .workers = 2,
                            .prefetch = 4, .world = 1, .make_same_len = 1, .augment = split == RN_SPLIT_TRAIN,
-                           .max_retries = 16};
+                           .max_retries = 16, .depth_dim = 64};
     rn_crop_cfg_default(&cfg->crop);
 }
 
@@ -138,6 +151,25 @@ static void make_order(rn_loader *ld, int epoch)
 
 /* ---- one sample ---- */
 
+/* One sample's PoseNet targets (K rows) from the crop's affine (joints.h). */
+static void sample_targets(float *target, float *vis, const set_joints *sj, int K, const rn_dataset *ds, size_t rec,
+                           const rn_crop_out *out, int flip, const rn_crop_cfg *crop, int depth_dim)
+{
+    rn_joint_geom g = {.trans = out->trans, .img_w = out->img_w, .flip = flip, .in_w = crop->in_w,
+                       .in_h = crop->in_h, .out_w = crop->out_w, .out_h = crop->out_h, .depth_dim = depth_dim,
+                       .depth_half = ds->bbox_real[0] / 2.0, .f32 = sj->f32};
+    rn_joint_targets(target, vis, rn_dataset_joints(ds, rec), ds->J, sj->from->flip, sj->from->nflip, sj->map, K,
+                     &g);
+}
+
+static void joint_targets(rn_batch *b, int i, const rn_loader *ld, int set, int64_t rec, const rn_crop_out *out,
+                          const rn_aug *aug)
+{
+    const rn_loader_cfg *cfg = &ld->cfg;
+    sample_targets(b->target + (size_t)i * ld->K * 3, b->vis + (size_t)i * ld->K, &ld->sj[set], ld->K, cfg->sets[set],
+                   (size_t)rec, out, aug->flip, &cfg->crop, cfg->depth_dim);
+}
+
 static int crop_record(rn_batch *b, int i, worker *w, int set, int64_t rec, rn_rng *r, rn_err *err)
 {
     const rn_loader_cfg *cfg = &w->ld->cfg;
@@ -148,17 +180,22 @@ static int crop_record(rn_batch *b, int i, worker *w, int set, int64_t rec, rn_r
     rn_crop_in in = {.path = path, .root_vis = s->root_vis};
     memcpy(in.bbox, s->bbox, sizeof in.bbox);
     in.has_center = rn_sample_center(s, in.center);
+    in.has_size = rn_sample_size(s, in.size);
     in.root[0] = s->root_img[0], in.root[1] = s->root_img[1];
     rn_aug aug;
-    if (cfg->augment) rn_aug_draw(&aug, r);
+    if (cfg->augment && cfg->skeleton) rn_aug_draw_posenet(&aug, r);
+    else if (cfg->augment) rn_aug_draw(&aug, r);
     else rn_aug_none(&aug);
     size_t plane = (size_t)3 * cfg->crop.in_w * cfg->crop.in_h;
     rn_crop_out out;
     if (rn_crop_sample(b->images + (size_t)i * plane, &out, &w->ctx, &in, &aug, &cfg->crop, err))
         return rn_err_prefix(err, "%s record %lld", ds->name, (long long)rec);
     b->k[i] = s->k;
-    b->target[3 * i] = out.root[0], b->target[3 * i + 1] = out.root[1], b->target[3 * i + 2] = s->root_img[2];
-    b->vis[i] = out.root_vis;
+    if (w->ld->sj) joint_targets(b, i, w->ld, set, rec, &out, &aug);
+    else {
+        b->target[3 * i] = out.root[0], b->target[3 * i + 1] = out.root[1], b->target[3 * i + 2] = s->root_img[2];
+        b->vis[i] = out.root_vis;
+    }
     b->have_depth[i] = (float)s->have_depth;
     b->set[i] = set;
     b->sample[i] = (int32_t)rec;
@@ -302,13 +339,14 @@ static void *batch_array(const rn_loader_cfg *c, size_t bytes)
     return p;
 }
 
-static void alloc_batch(rn_batch *b, const rn_loader_cfg *c)
+static void alloc_batch(rn_batch *b, const rn_loader_cfg *c, int K)
 {
     size_t B = (size_t)c->batch;
+    b->K = K;
     b->images = batch_array(c, sizeof(float) * B * 3 * (size_t)c->crop.in_w * (size_t)c->crop.in_h);
     b->k = batch_array(c, sizeof(float) * B);
-    b->target = batch_array(c, sizeof(float) * 3 * B);
-    b->vis = batch_array(c, sizeof(float) * B);
+    b->target = batch_array(c, sizeof(float) * 3 * B * (size_t)K);
+    b->vis = batch_array(c, sizeof(float) * B * (size_t)K);
     b->have_depth = batch_array(c, sizeof(float) * B);
     b->item = batch_array(c, sizeof(int32_t) * B);
     b->set = batch_array(c, sizeof(int32_t) * B);
@@ -344,6 +382,49 @@ static int check_cfg(const rn_loader_cfg *c, rn_err *err)
     if (c->crop.in_w < 4 || c->crop.in_h < 4 || c->crop.out_w < 1 || c->crop.out_h < 1)
         return rn_err_set(err, "loader: bad input/output size");
     if (c->bind_cores && c->n_loader_cores < 1) return rn_err_set(err, "loader: bind_cores needs loader_cores");
+    if (!c->skeleton && c->K > 1) return rn_err_set(err, "loader: K %d rows needs a skeleton (RootNet has 1)", c->K);
+    if (c->skeleton && c->depth_dim < 1) return rn_err_set(err, "loader: depth_dim %d must be >= 1", c->depth_dim);
+    return 0;
+}
+
+/* PoseNet: the target set and every set's joints onto it; NULL without a skeleton. K: the rows. */
+static int plan_joints(set_joints **out, int *K, const rn_loader_cfg *c, rn_err *err)
+{
+    *out = NULL;
+    *K = 1;
+    if (!c->skeleton) return 0;
+    char names[256];
+    const rn_skeleton *to = rn_skeleton_find(c->skeleton);
+    if (!to) return rn_err_set(err, "loader: unknown joint set '%s' (%s)", c->skeleton, rn_skeleton_names(names, sizeof names));
+    if (c->K != 0 && c->K != to->J)
+        return rn_err_set(err, "loader: K %d rows, but the joint set %s has %d joints", c->K, to->name, to->J);
+    set_joints *sj = rn_xcalloc((size_t)c->n_sets, sizeof *sj);
+    for (int i = 0; i < c->n_sets; i++) {
+        const rn_dataset *ds = c->sets[i];
+        sj[i].from = ds->J > 0 ? rn_skeleton_find(ds->skeleton) : NULL;
+        if (!sj[i].from || sj[i].from->J != ds->J) {
+            free(sj);
+            return rn_err_set(err, "loader: dataset %s has no joints of a known joint set (J %d, '%s'): PoseNet's "
+                              "targets need them", ds->name, ds->J, ds->skeleton);
+        }
+        rn_skeleton_map(sj[i].map, sj[i].from, to);
+        sj[i].f32 = !strcmp(sj[i].from->name, "Human36M");
+    }
+    *out = sj;
+    *K = to->J;
+    return 0;
+}
+
+int rn_loader_joint_targets(float *target, float *vis, int *K, const rn_dataset *ds, size_t rec, const char *skeleton,
+                            const rn_crop_out *out, int flip, const rn_crop_cfg *crop, int depth_dim, rn_err *err)
+{
+    const rn_dataset *sets[1] = {ds};
+    rn_loader_cfg c = {.sets = sets, .n_sets = 1, .skeleton = skeleton, .depth_dim = depth_dim};
+    set_joints *sj;
+    if (!skeleton) return rn_err_set(err, "loader: no joint set for PoseNet's targets");
+    if (plan_joints(&sj, K, &c, err)) return -1;
+    sample_targets(target, vis, sj, *K, ds, rec, out, flip, crop, depth_dim);
+    free(sj);
     return 0;
 }
 
@@ -353,12 +434,19 @@ int rn_loader_create(rn_loader **out, const rn_loader_cfg *cfg, rn_err *err)
     int last_core[1] = {last_allowed_core()};
     if (c.bind_cores && !c.loader_cores) c.loader_cores = last_core, c.n_loader_cores = 1;
     if (check_cfg(&c, err)) return -1;
+    set_joints *sj;
+    int K;
+    if (plan_joints(&sj, &K, &c, err)) return -1;
     if (!c.buf_alloc) c.buf_alloc = default_alloc, c.buf_free = default_free;
     if (c.workers == 0) c.workers = rn_loader_auto_workers();
     int64_t max_len, L = item_space(&c, &max_len);
-    if (L > INT32_MAX) return rn_err_set(err, "loader: %lld items is too many", (long long)L);
+    if (L > INT32_MAX) {
+        free(sj);
+        return rn_err_set(err, "loader: %lld items is too many", (long long)L);
+    }
     rn_loader *ld = rn_xcalloc(1, sizeof *ld);
     ld->cfg = c;
+    ld->sj = sj, ld->K = K;
     ld->L = L, ld->max_len = max_len;
     int nc = c.bind_cores ? c.n_loader_cores : 0;
     int *cores = rn_xcalloc((size_t)(nc ? nc : 1), sizeof(int));
@@ -368,7 +456,7 @@ int rn_loader_create(rn_loader **out, const rn_loader_cfg *cfg, rn_err *err)
     ld->nb = (int)((ld->S + c.batch - 1) / c.batch);
     ld->perm = rn_xmalloc(sizeof(int32_t) * (size_t)ld->L);
     ld->slots = rn_xcalloc((size_t)c.prefetch, sizeof(slot));
-    for (int i = 0; i < c.prefetch; i++) alloc_batch(&ld->slots[i].b, &c), ld->slots[i].done = ld->slots[i].open = -1;
+    for (int i = 0; i < c.prefetch; i++) alloc_batch(&ld->slots[i].b, &c, K), ld->slots[i].done = ld->slots[i].open = -1;
     pthread_mutex_init(&ld->mu, NULL);
     pthread_cond_init(&ld->cv_work, NULL);
     pthread_cond_init(&ld->cv_ready, NULL);
@@ -413,8 +501,9 @@ static void pad_short(rn_batch *b, const rn_loader_cfg *c)
     if (b->n >= c->batch) return;
     size_t n = (size_t)b->n, rest = (size_t)(c->batch - b->n);
     rn_batch_pad(b->images, b->k, b->n, c->batch, (size_t)3 * c->crop.in_w * c->crop.in_h);
-    memset(b->target + 3 * n, 0, 3 * rest * sizeof *b->target);
-    memset(b->vis + n, 0, rest * sizeof *b->vis);
+    size_t K = (size_t)b->K;
+    memset(b->target + 3 * n * K, 0, 3 * rest * K * sizeof *b->target);
+    memset(b->vis + n * K, 0, rest * K * sizeof *b->vis);
     memset(b->have_depth + n, 0, rest * sizeof *b->have_depth);
 }
 
@@ -489,7 +578,7 @@ void rn_loader_free(rn_loader *ld)
     pthread_cond_destroy(&ld->cv_work);
     pthread_cond_destroy(&ld->cv_ready);
     free((void *)ld->cfg.loader_cores);
-    free(ld->slots), free(ld->workers), free(ld->perm), free(ld);
+    free(ld->slots), free(ld->workers), free(ld->perm), free(ld->sj), free(ld);
 }
 
 size_t rn_loader_prep_found(const rn_dataset *const *sets, int n_sets, const char *prep_dir, size_t *samples)

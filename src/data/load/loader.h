@@ -42,6 +42,10 @@
  * (train/trainer.h): the authors' DataLoader trains on the short batch, and
  * train-mode BN's batch statistics over padded rows would differ.
  *
+ * PoseNet (skeleton set): each row's target is the person's joints on the target joint set, K rows
+ * (data/load/joints.h: the authors' PoseNet __getitem__), with the same crop and augmentation draws as
+ * RootNet's; the root row's layout (K 1) is RootNet's, unchanged, when skeleton is NULL.
+ *
  * Bad images: in training a missing or corrupt image is logged to stderr with
  * its path, counted, and replaced by another item drawn from the sample's
  * own random stream (deterministic); at test time it is an error, unless
@@ -78,6 +82,10 @@ typedef struct rn_loader_cfg {
     int quiet;            /* 1: do not log skipped images */
     int keep_going;       /* test split: a bad image flags its sample (rn_batch bad, why) instead of failing */
     rn_crop_cfg crop;
+    const char *skeleton; /* PoseNet: the target joint set, an rn_skeleton name (data/sets/skeleton.h: "Human36M",
+                           * "MuCo", ...), every set's joints mapped onto it; NULL (default): RootNet's root row */
+    int K;                /* target rows: 1 (or 0) for RootNet; with skeleton, its J (0: that J) */
+    int depth_dim;        /* PoseNet's depth bins (default 64) */
     /* Batch arrays (every rn_batch pointer): both NULL (default: malloc/free) or both set.
      * buf_alloc returns bytes usable by the workers and the consumer, or NULL (fatal). */
     void *(*buf_alloc)(void *user, size_t bytes);
@@ -86,14 +94,17 @@ typedef struct rn_loader_cfg {
 } rn_loader_cfg;
 
 #define RN_LOADER_WHY 256
+#define RN_LOADER_MAX_K 32 /* the most target rows (joints) of a sample */
 
 typedef struct rn_batch {
     int n;              /* samples in this batch (<= batch) */
     int epoch, index;   /* position: epoch and batch index within it */
     float *images;      /* (B, 3, in_h, in_w) normalised RGB, NCHW */
     float *k;           /* (B) */
-    float *target;      /* (B, 3): x, y in output-space pixels, depth (dataset unit, mm) */
-    float *vis;         /* (B) */
+    int K;              /* target rows per sample: 1 (RootNet's root), or the skeleton's joints (PoseNet) */
+    float *target;      /* (B, K, 3): x, y in output-space pixels; depth: RootNet's root depth (dataset unit,
+                         * mm), PoseNet's depth bin (0 .. depth_dim) */
+    float *vis;         /* (B, K) */
     float *have_depth;  /* (B) */
     int32_t *item;      /* (B) item in the epoch's item space [0, L) */
     int32_t *set;       /* (B) dataset index the sample came from (after any replacement) */
@@ -155,6 +166,13 @@ int rn_bind_self(const int *cores, int n, rn_err *err);
  * allowed cores when not pinning), into cores[0..max); returns the count.
  * With 2 cores and bind_cores: loader on the last, compute on the first. */
 int rn_loader_compute_cores(const rn_loader *ld, int *cores, int max);
+
+/* PoseNet's targets of record rec of ds onto the joint set `skeleton` for a crop (out, flip: the
+ * sample's rn_crop_sample and augmentation), as a loader configured with that skeleton makes its row:
+ * target (K, 3), vis (K), K (<= RN_LOADER_MAX_K) the joint set's joints into *K. 0, or -1
+ * with err (an unknown joint set, a dataset without joints). */
+int rn_loader_joint_targets(float *target, float *vis, int *K, const rn_dataset *ds, size_t rec, const char *skeleton,
+                            const rn_crop_out *out, int flip, const rn_crop_cfg *crop, int depth_dim, rn_err *err);
 
 /* The authors' test-time mapping of an output-space root back to the image:
  * x_img = x / out_w * bbox_w + bbox_x, likewise y. */

@@ -53,19 +53,32 @@ static int user_cache_dir(char *buf, size_t len, const char *data_dir)
     return 0;
 }
 
+/* Moves a reader's output into ds: records, then joints (float-aligned), then strings in one block. */
 static void take_build(rn_dataset *ds, rn_dsbuild *b)
 {
-    size_t ss = b->n * sizeof(rn_sample), len = b->str_len ? b->str_len : 1;
-    char *block = rn_xmalloc(ss + len);
+    int J = b->J > 0 && b->skeleton ? b->J : 0;
+    size_t ss = b->n * sizeof(rn_sample), js = b->n * (size_t)J * RN_JOINT_F * sizeof(float);
+    size_t len = b->str_len ? b->str_len : 1;
+    char *block = rn_xmalloc(ss + js + len);
     if (ss) memcpy(block, b->s, ss);
-    if (b->str_len) memcpy(block + ss, b->str, b->str_len);
-    else block[ss] = '\0';
+    if (js) memcpy(block + ss, b->joints, js);
+    if (b->str_len) memcpy(block + ss + js, b->str, b->str_len);
+    else block[ss + js] = '\0';
     ds->owned = block;
     ds->samples = (rn_sample *)block;
     ds->n = b->n;
-    ds->strings = block + ss;
+    ds->J = J;
+    ds->joints = J ? (float *)(block + ss) : NULL;
+    snprintf(ds->skeleton, sizeof ds->skeleton, "%s", J ? b->skeleton : "");
+    ds->strings = block + ss + js;
     ds->strings_len = len;
     rn_dsbuild_free(b);
+}
+
+static rn_cache_payload payload_of(const rn_dsbuild *b)
+{
+    return (rn_cache_payload){.s = b->s, .n = b->n, .strings = b->str, .strings_len = b->str_len, .J = b->J,
+                              .skeleton = b->skeleton, .joints = b->joints};
 }
 
 static int build_key(rn_cache_key *key, const rn_read_ctx *ctx, rn_err *err)
@@ -102,12 +115,16 @@ static void parse_and_cache(rn_dataset *ds, rn_dsbuild *b, const rn_cache_key *k
                             const char *why, FILE *warn)
 {
     rn_err werr = {{0}}, uerr = {{0}};
-    if (!rn_cache_write(cp->path, key, b->s, b->n, b->str, b->str_len, &werr)) {
+    rn_cache_payload pl = payload_of(b);
+    if (warn && !strcmp(why, RN_CACHE_OLD_FORMAT))
+        fprintf(warn, "rootnet: %s: the dataset cache %s was written by an older rootnet (without joints); "
+                "rebuilding it\n", ds->name, cp->path);
+    if (!rn_cache_write(cp->path, key, &pl, &werr)) {
         snprintf(ds->cache_note, sizeof ds->cache_note, "miss (%.90s), wrote %.200s", why, cp->path);
         return;
     }
     if (!cp->user_dir[0] || rn_mkdirs(cp->user_dir, &uerr) ||
-        rn_cache_write(cp->user_path, key, b->s, b->n, b->str, b->str_len, &uerr)) {
+        rn_cache_write(cp->user_path, key, &pl, &uerr)) {
         snprintf(ds->cache_note, sizeof ds->cache_note, "miss (%.90s), not written: %.200s", why, werr.msg);
         return;
     }

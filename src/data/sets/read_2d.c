@@ -7,7 +7,8 @@
 #include "data/json/jsonf.h"
 #include "data/sets/readers.h"
 
-enum { COCO_LHIP = 11, COCO_RHIP = 12, COCO_JOINTS = 17, MPII_PELVIS = 6, MPII_JOINTS = 16 };
+enum { COCO_LSHOULDER = 5, COCO_RSHOULDER = 6, COCO_LHIP = 11, COCO_RHIP = 12, COCO_JOINTS = 17, MPII_PELVIS = 6,
+       MPII_JOINTS = 16 };
 static const double DUMMY_F[2] = {1500, 1500};
 
 typedef struct set2d {
@@ -15,12 +16,41 @@ typedef struct set2d {
     const char *img_prefix;
 } set2d;
 
-static int root_2d(rn_sample *s, const rn_jnode *ann, const set2d *set, const rn_jctx *jc, rn_err *err)
+/* COCO's added joint (x, y, v) from two keypoints as their MSCOCO.py: the mean, v the product. */
+static void coco_mean(double out[3], const double *kp, int a, int b)
+{
+    out[0] = (kp[3 * a] + kp[3 * b]) * 0.5;
+    out[1] = (kp[3 * a + 1] + kp[3 * b + 1]) * 0.5;
+    out[2] = kp[3 * a + 2] * kp[3 * b + 2];
+}
+
+/* PoseNet's joints as their MSCOCO.py / MPII.py: x, y, depth 0, camera 0; vis v > 0 (COCO, with
+ * Thorax and Pelvis added) or v as stored (MPII). */
+static void joints_2d(float *out, const double *kp, const set2d *set)
+{
+    double kp2[(COCO_JOINTS + 2) * 3];
+    int nj = set->coco ? COCO_JOINTS + 2 : MPII_JOINTS;
+    memcpy(kp2, kp, sizeof(double) * 3 * (set->coco ? COCO_JOINTS : MPII_JOINTS));
+    if (set->coco) {
+        coco_mean(kp2 + 3 * COCO_JOINTS, kp, COCO_LSHOULDER, COCO_RSHOULDER);
+        coco_mean(kp2 + 3 * (COCO_JOINTS + 1), kp, COCO_LHIP, COCO_RHIP);
+    }
+    for (int j = 0; j < nj; j++) {
+        float *o = out + (size_t)j * RN_JOINT_F;
+        o[RN_JOINT_IMG] = (float)kp2[3 * j];
+        o[RN_JOINT_IMG + 1] = (float)kp2[3 * j + 1];
+        o[RN_JOINT_VIS] = set->coco ? (kp2[3 * j + 2] > 0 ? 1.0f : 0.0f) : (float)kp2[3 * j + 2];
+    }
+}
+
+static int root_2d(rn_sample *s, float *joints, const rn_jnode *ann, const set2d *set, const rn_jctx *jc,
+                   rn_err *err)
 {
     double kp[COCO_JOINTS * 3];
     size_t nj = set->coco ? COCO_JOINTS : MPII_JOINTS;
     const rn_jnode *v = rn_jget(jc, ann, "keypoints", err);
     if (!v || rn_jflat(jc, v, "keypoints", kp, nj * 3, err)) return -1;
+    joints_2d(joints, kp, set);
     if (set->coco) {
         s->root_img[0] = (float)((kp[COCO_LHIP * 3] + kp[COCO_RHIP * 3]) * 0.5);
         s->root_img[1] = (float)((kp[COCO_LHIP * 3 + 1] + kp[COCO_RHIP * 3 + 1]) * 0.5);
@@ -59,7 +89,7 @@ static int ann_2d(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, co
     c[0] = s->width / 2.0;
     c[1] = s->height / 2.0;
     if (!k) k = rn_read_fc(jc, "f", DUMMY_F, c, s, err);
-    if (!k) k = root_2d(s, ann, set, jc, err);
+    if (!k) k = root_2d(s, rn_dsbuild_joints(b), ann, set, jc, err);
     if (!k) k = rn_read_box(s, box, integral, positive, ctx, jc, err);
     if (!k) k = rn_read_finite(s, jc, err);
     if (k) {
@@ -74,6 +104,8 @@ static int ann_2d(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *map, co
 
 static int read_2d(rn_dsbuild *b, const rn_read_ctx *ctx, const char *rel, const set2d *set, rn_err *err)
 {
+    b->J = set->coco ? COCO_JOINTS + 2 : MPII_JOINTS;
+    b->skeleton = set->coco ? "MSCOCO" : "MPII";
     rn_read_file f;
     if (rn_read_file_open(&f, ctx, rel, 1, err)) return -1;
     int rc = 0;

@@ -6,7 +6,8 @@
 #include "data/json/jsonf.h"
 #include "data/sets/readers.h"
 
-enum { H36M_ROOT = 0, PW3D_ROOT = 0 };
+/* Human3.6M's 17 joints (their Thorax, the 18th, is added from the shoulders) */
+enum { H36M_ROOT = 0, H36M_JOINTS = 17, H36M_LSHOULDER = 11, H36M_RSHOULDER = 14, PW3D_ROOT = 0 };
 
 typedef struct h36m_files {
     rn_jdoc *data, *cams, *joints;
@@ -93,37 +94,81 @@ static int h36m_img_fields(const rn_jctx *jc, const rn_jnode *img, h36m_img *h, 
     return 0;
 }
 
-/* root_cam = R * root_world + t, root_img = cam2pixel(root_cam). */
-static int h36m_root(rn_sample *s, const h36m_files *f, const h36m_img *h, const rn_jctx *jc0, rn_err *err)
+/* A camera of Human36M_subject<n>_camera.json and a frame's world joints of _joint_3d.json. */
+typedef struct h36m_view {
+    double R[9], t[3], f[2], c[2];
+    const rn_jnode *joints; /* the frame's [[x, y, z] x 17] */
+} h36m_view;
+
+static int h36m_view_read(h36m_view *hv, rn_sample *s, const h36m_files *f, const h36m_img *h, rn_jctx *jc,
+                          rn_err *err)
 {
     char key[32];
-    rn_jctx jc = *jc0;
-    jc.file = f->cam_path;
+    jc->file = f->cam_path;
     snprintf(key, sizeof key, "%ld", h->cam);
-    const rn_jnode *cam = rn_jget(&jc, f->cams->root, key, err);
-    double R[9], t[3], fc[2], cc[2], world[3], cam3[3], px[3];
-    if (!cam || rn_jflat(&jc, rn_jget(&jc, cam, "R", err), "R", R, 9, err) ||
-        rn_jflat(&jc, rn_jget(&jc, cam, "t", err), "t", t, 3, err) ||
-        rn_jflat(&jc, rn_jget(&jc, cam, "f", err), "f", fc, 2, err) ||
-        rn_jflat(&jc, rn_jget(&jc, cam, "c", err), "c", cc, 2, err) || rn_read_fc(&jc, "f", fc, cc, s, err))
+    const rn_jnode *cam = rn_jget(jc, f->cams->root, key, err);
+    if (!cam || rn_jflat(jc, rn_jget(jc, cam, "R", err), "R", hv->R, 9, err) ||
+        rn_jflat(jc, rn_jget(jc, cam, "t", err), "t", hv->t, 3, err) ||
+        rn_jflat(jc, rn_jget(jc, cam, "f", err), "f", hv->f, 2, err) ||
+        rn_jflat(jc, rn_jget(jc, cam, "c", err), "c", hv->c, 2, err) || rn_read_fc(jc, "f", hv->f, hv->c, s, err))
         return -1;
-    jc.file = f->joint_path;
+    jc->file = f->joint_path;
     const rn_jnode *v = f->joints->root;
     long path[3] = {h->action, h->subaction, h->frame};
     for (int i = 0; i < 3 && v; i++) {
         snprintf(key, sizeof key, "%ld", path[i]);
-        v = rn_jget(&jc, v, key, err);
+        v = rn_jget(jc, v, key, err);
     }
-    if (!v || !rn_jis_array(v) || rn_jarray_size(v) <= H36M_ROOT)
-        return v ? rn_jfail(&jc, key, err, "not an array of joints") : -1;
-    if (rn_jvec(&jc, rn_jarray_get(v, H36M_ROOT), key, world, 3, NULL, err)) return -1;
-    rn_world2cam(cam3, world, R, t);
-    rn_cam2pixel(px, cam3, fc, cc);
+    if (!v || !rn_jis_array(v) || rn_jarray_size(v) != H36M_JOINTS)
+        return v ? rn_jfail(jc, key, err, "not an array of %d joints (%zu)", H36M_JOINTS,
+                            rn_jis_array(v) ? rn_jarray_size(v) : 0)
+                 : -1;
+    hv->joints = v;
+    return 0;
+}
+
+/* root_cam = R * root_world + t, root_img = cam2pixel(root_cam), in float64. */
+static int h36m_root(rn_sample *s, const h36m_view *hv, const rn_jctx *jc, rn_err *err)
+{
+    double world[3], cam3[3], px[3];
+    if (rn_jvec(jc, rn_jarray_get(hv->joints, H36M_ROOT), "joint_3d", world, 3, NULL, err)) return -1;
+    rn_world2cam(cam3, world, hv->R, hv->t);
+    rn_cam2pixel(px, cam3, hv->f, hv->c);
     for (int i = 0; i < 3; i++) {
         s->root_cam[i] = (float)cam3[i];
         s->root_img[i] = (float)px[i];
     }
     return 0;
+}
+
+/* PoseNet's joints as their Human36M.py computes them, in float32 (their np.float32 R, t, f, c and
+ * joints): the Thorax added (the shoulders' mean, in world space), world2cam (R's rows summed left
+ * to right), cam2pixel, depth minus the root's; vis 1. */
+static int h36m_joints(float *out, const h36m_view *hv, const rn_jctx *jc, rn_err *err)
+{
+    float w[H36M_JOINTS + 1][3], R[9], t[3], f[2], c[2];
+    for (int i = 0; i < 9; i++) R[i] = (float)hv->R[i];
+    for (int i = 0; i < 3; i++) t[i] = (float)hv->t[i];
+    for (int i = 0; i < 2; i++) f[i] = (float)hv->f[i], c[i] = (float)hv->c[i];
+    for (int j = 0; j < H36M_JOINTS; j++) {
+        double d[3];
+        if (rn_jvec(jc, rn_jarray_get(hv->joints, (size_t)j), "joint_3d", d, 3, NULL, err)) return -1;
+        for (int i = 0; i < 3; i++) w[j][i] = (float)d[i];
+    }
+    for (int i = 0; i < 3; i++) w[H36M_JOINTS][i] = (w[H36M_LSHOULDER][i] + w[H36M_RSHOULDER][i]) * 0.5f;
+    for (int j = 0; j <= H36M_JOINTS; j++) {
+        float *o = out + (size_t)j * RN_JOINT_F;
+        for (int i = 0; i < 3; i++)
+            o[RN_JOINT_CAM + i] = R[3 * i] * w[j][0] + R[3 * i + 1] * w[j][1] + R[3 * i + 2] * w[j][2] + t[i];
+        float z = o[RN_JOINT_CAM + 2] + 1e-8f;
+        o[RN_JOINT_IMG] = o[RN_JOINT_CAM] / z * f[0] + c[0];
+        o[RN_JOINT_IMG + 1] = o[RN_JOINT_CAM + 1] / z * f[1] + c[1];
+        o[RN_JOINT_VIS] = 1.0f;
+    }
+    float root_z = out[H36M_ROOT * RN_JOINT_F + RN_JOINT_CAM + 2];
+    for (int j = 0; j <= H36M_JOINTS; j++)
+        out[(size_t)j * RN_JOINT_F + RN_JOINT_IMG + 2] = out[(size_t)j * RN_JOINT_F + RN_JOINT_CAM + 2] - root_z;
+    return rn_read_joints_finite(out, H36M_JOINTS + 1, jc, err);
 }
 
 static int h36m_box(rn_sample *s, const rn_jnode *ann, const det_boxes *det, const rn_read_ctx *ctx,
@@ -160,8 +205,12 @@ static int h36m_ann(rn_dsbuild *b, const h36m_files *f, const rn_jnode *images, 
     if (!subject_in(h.subject, subj, ns) || h.frame % ratio != 0) return 0;
     rn_sample *s = rn_dsbuild_push(b);
     const char *file;
+    h36m_view hv;
+    rn_jctx vc = *jc;
     int k = rn_read_image_basics(jc, img, s, &file, err);
-    if (!k) k = h36m_root(s, f, &h, jc, err);
+    if (!k) k = h36m_view_read(&hv, s, f, &h, &vc, err);
+    if (!k) k = h36m_root(s, &hv, &vc, err);
+    if (!k) k = h36m_joints(rn_dsbuild_joints(b), &hv, &vc, err);
     double vis;
     if (!k) k = rn_jget_row(jc, ann, "keypoints_vis", H36M_ROOT, 1, &vis, 1, err);
     if (!k) k = h36m_box(s, ann, det, ctx, jc, err);
@@ -198,6 +247,8 @@ static int h36m_subject(rn_dsbuild *b, const rn_read_ctx *ctx, int subject, cons
 
 int rn_read_human36m(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
+    b->J = H36M_JOINTS + 1;
+    b->skeleton = "Human36M";
     int subj[8], ns = rn_h36m_subjects(ctx->opts->protocol, ctx->split, subj);
     det_boxes det = {0};
     int use_det = ctx->split == RN_SPLIT_TEST && ctx->opts->use_det_bbox;

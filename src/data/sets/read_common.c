@@ -32,7 +32,13 @@ rn_sample *rn_dsbuild_push(rn_dsbuild *b)
         RN_ASSERT(p);
         b->s = p;
         b->cap = cap;
+        if (b->J > 0) {
+            float *j = realloc(b->joints, cap * (size_t)b->J * RN_JOINT_F * sizeof *j);
+            RN_ASSERT(j);
+            b->joints = j;
+        }
     }
+    if (b->J > 0) memset(b->joints + b->n * (size_t)b->J * RN_JOINT_F, 0, (size_t)b->J * RN_JOINT_F * sizeof(float));
     rn_sample *s = &b->s[b->n++];
     memset(s, 0, sizeof *s);
     s->ann_id = -1;
@@ -46,10 +52,17 @@ rn_sample *rn_dsbuild_push(rn_dsbuild *b)
     return s;
 }
 
+float *rn_dsbuild_joints(rn_dsbuild *b)
+{
+    RN_ASSERT(b->J > 0 && b->n > 0);
+    return b->joints + (b->n - 1) * (size_t)b->J * RN_JOINT_F;
+}
+
 void rn_dsbuild_free(rn_dsbuild *b)
 {
     free(b->s);
     free(b->str);
+    free(b->joints);
     memset(b, 0, sizeof *b);
 }
 
@@ -86,6 +99,17 @@ int rn_read_finite(const rn_sample *s, const rn_jctx *jc, rn_err *err)
             if (!isfinite(f[i].v[j]))
                 return rn_jfail(jc, NULL, err, "derived value %s[%d] is %g: beyond float range", f[i].name, j,
                                 (double)f[i].v[j]);
+    return 0;
+}
+
+int rn_read_joints_finite(const float *joints, int J, const rn_jctx *jc, rn_err *err)
+{
+    static const char *const what[RN_JOINT_F] = {"img x", "img y", "img depth", "cam X", "cam Y", "cam Z", "vis"};
+    for (int j = 0; j < J; j++)
+        for (int i = 0; i < RN_JOINT_F; i++)
+            if (!isfinite(joints[(size_t)j * RN_JOINT_F + i]))
+                return rn_jfail(jc, NULL, err, "derived joint %d %s is %g: beyond float range", j, what[i],
+                                (double)joints[(size_t)j * RN_JOINT_F + i]);
     return 0;
 }
 

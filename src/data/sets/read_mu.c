@@ -6,7 +6,7 @@
 #include "data/json/jsonf.h"
 #include "data/sets/readers.h"
 
-enum { MU_ROOT = 14 }; /* 'Pelvis' in the MuCo-3DHP / MuPoTS joint order */
+enum { MU_ROOT = 14, MUCO_JOINTS = 21, MUPOTS_JOINTS = 17 }; /* 'Pelvis' in the MuCo-3DHP / MuPoTS joint order */
 static const double MUCO_MIN_DEPTH = 1500, MUCO_MAX_DEPTH = 7500, MUCO_MIN_SEP = 500;
 
 /* Root row of an annotation: cam (X, Y, Z), img (x, y), vis. */
@@ -21,6 +21,36 @@ static int mu_read_root(const rn_jctx *jc, const rn_jnode *ann, mu_root *r, rn_e
         rn_jget_row(jc, ann, "keypoints_vis", MU_ROOT, MU_ROOT + 1, &r->vis, 1, err))
         return -1;
     return 0;
+}
+
+/* An annotation's J rows of key (keypoints_cam: 3 numbers, keypoints_img: 2); exactly J. */
+static int mu_rows(const rn_jctx *jc, const rn_jnode *ann, const char *key, int J, int n, double *out, rn_err *err)
+{
+    const rn_jnode *v = rn_jget_array(jc, ann, key, err);
+    if (!v) return -1;
+    if (rn_jarray_size(v) != (size_t)J)
+        return rn_jfail(jc, key, err, "has %zu joints, expected %d", rn_jarray_size(v), J);
+    for (int j = 0; j < J; j++)
+        if (rn_jget_row(jc, ann, key, (size_t)j, (size_t)J, out + n * j, (size_t)n, err)) return -1;
+    return 0;
+}
+
+/* PoseNet's joints as their MuCo.py / MuPoTS.py (GT): joint_img = keypoints_img and the depth
+ * minus the root's, joint_cam = keypoints_cam, vis 1; float64, rounded once. */
+static int mu_joints(float *out, const rn_jnode *ann, int J, const rn_jctx *jc, rn_err *err)
+{
+    double cam[MUCO_JOINTS * 3], img[MUCO_JOINTS * 2];
+    if (mu_rows(jc, ann, "keypoints_cam", J, 3, cam, err) || mu_rows(jc, ann, "keypoints_img", J, 2, img, err))
+        return -1;
+    for (int j = 0; j < J; j++) {
+        float *o = out + (size_t)j * RN_JOINT_F;
+        o[RN_JOINT_IMG] = (float)img[2 * j];
+        o[RN_JOINT_IMG + 1] = (float)img[2 * j + 1];
+        o[RN_JOINT_IMG + 2] = (float)(cam[3 * j + 2] - cam[3 * MU_ROOT + 2]);
+        for (int i = 0; i < 3; i++) o[RN_JOINT_CAM + i] = (float)cam[3 * j + i];
+        o[RN_JOINT_VIS] = 1.0f;
+    }
+    return rn_read_joints_finite(out, J, jc, err);
 }
 
 static long opt_id(const rn_jnode *ann)
@@ -133,6 +163,7 @@ static int muco_image(rn_dsbuild *b, const rn_jnode *img, const rn_jnode *anns, 
         jc->rec = (long)idx[pick[p]];
         jc->ann_id = opt_id(rn_jarray_get(anns, idx[pick[p]]));
         int k = mu_emit(s, q, rn_jarray_get(anns, idx[pick[p]]), ctx, jc, err);
+        if (!k) k = mu_joints(rn_dsbuild_joints(b), rn_jarray_get(anns, idx[pick[p]]), MUCO_JOINTS, jc, err);
         if (k) b->n--;
         if (k < 0) rc = -1;
         else if (k == 0) rn_read_path(b, s, "MuCo/data", file);
@@ -144,6 +175,8 @@ static int muco_image(rn_dsbuild *b, const rn_jnode *img, const rn_jnode *anns, 
 
 int rn_read_muco(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
+    b->J = MUCO_JOINTS;
+    b->skeleton = "MuCo";
     rn_read_file f;
     if (rn_read_file_open(&f, ctx, ctx->set->train, 1, err)) return -1;
     ann_groups g = {0};
@@ -201,6 +234,7 @@ static int mupots_gt_ann(rn_dsbuild *b, const rn_jnode *images, const rn_idmap *
     int k = mupots_image(images, map, iid, &img, s, &file, jc, err);
     if (!k) k = mu_read_root(jc, ann, &r, err);
     if (!k) k = mu_emit(s, &r, ann, ctx, jc, err);
+    if (!k) k = mu_joints(rn_dsbuild_joints(b), ann, MUPOTS_JOINTS, jc, err);
     if (k) b->n--;
     else rn_read_path(b, s, "MuPoTS/data/MultiPersonTestSet", file);
     return k < 0 ? -1 : 0;
@@ -251,8 +285,11 @@ static int mupots_det_all(rn_dsbuild *b, const rn_jnode *images, const rn_idmap 
     return rc;
 }
 
+/* Detector boxes' records keep zero joints with vis 0: their reader's dummies with bbox_root boxes. */
 int rn_read_mupots(rn_dsbuild *b, const rn_read_ctx *ctx, rn_err *err)
 {
+    b->J = MUPOTS_JOINTS;
+    b->skeleton = "MuPoTS";
     rn_read_file f;
     int det = ctx->opts->use_det_bbox;
     if (rn_read_file_open(&f, ctx, ctx->set->test, !det, err)) return -1;

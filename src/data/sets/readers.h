@@ -17,12 +17,16 @@
 #include "data/sets/descriptor.h"
 #include "data/sets/sample.h"
 
-/* Growable records + string pool, the output of a reader. */
+/* Growable records + string pool + joints, the output of a reader. A reader with joints sets J
+ * and skeleton before its first push (rn_dsbuild_joints). */
 typedef struct rn_dsbuild {
     rn_sample *s;
     size_t n, cap;
     char *str;
     size_t str_len, str_cap;
+    int J;                 /* joints per record, 0: none */
+    const char *skeleton;  /* their joint set's name (data/sets/skeleton.h), NULL when J == 0 */
+    float *joints;         /* cap * J * RN_JOINT_F */
 } rn_dsbuild;
 
 /* Appends a string (NUL-terminated) to the pool; returns its offset. */
@@ -30,6 +34,8 @@ uint32_t rn_dsbuild_str(rn_dsbuild *b, const char *s);
 /* Appends a record with defaults (ann_id -1, score 1, is_valid 1, action and
  * subject -1, root_vis 1, have_depth 1) and returns it. */
 rn_sample *rn_dsbuild_push(rn_dsbuild *b);
+/* The last pushed record's joints (J rows of RN_JOINT_F, zeroed by the push). */
+float *rn_dsbuild_joints(rn_dsbuild *b);
 void rn_dsbuild_free(rn_dsbuild *b);
 
 typedef struct rn_read_ctx {
@@ -110,6 +116,8 @@ void rn_read_path(rn_dsbuild *b, rn_sample *s, const char *prefix, const char *f
  * (rn_jnum), but values derived from them (k, a projected root) may not be.
  * Returns 0, or -1 naming the record and the value. */
 int rn_read_finite(const rn_sample *s, const rn_jctx *jc, rn_err *err);
+/* The same for a record's J joints (rn_dsbuild_joints). */
+int rn_read_joints_finite(const float *joints, int J, const rn_jctx *jc, rn_err *err);
 
 /* Shared tail of every reader: process_bbox on box (x, y, w, h) then k from
  * the processed area. Returns 0 kept (s->bbox, s->area, s->k set), 1 dropped

@@ -60,6 +60,16 @@ static inline int rn_sample_center(const rn_sample *s, double c[2])
     return 1;
 }
 
+/* s's box size w, h in float64 into size (PoseNet's scale augmentation multiplies it); 1, or 0 where s has
+ * no float64 box. */
+static inline int rn_sample_size(const rn_sample *s, double size[2])
+{
+    if (!s->has_box64) return 0;
+    size[0] = s->box64[2];
+    size[1] = s->box64[3];
+    return 1;
+}
+
 /* s's box as result files write it: box64 where s has it, else bbox widened to double. */
 static inline void rn_sample_box(const rn_sample *s, double box[4])
 {
@@ -67,6 +77,15 @@ static inline void rn_sample_box(const rn_sample *s, double box[4])
 }
 
 typedef enum { RN_SPLIT_TRAIN = 0, RN_SPLIT_TEST = 1 } rn_split;
+
+/* A record's joints, as the authors' PoseNet readers (3DMPPE_POSENET_RELEASE data/<set>/<set>.py)
+ * produce them: J rows of RN_JOINT_F floats, in the set's own joint order (data/sets/skeleton.h names it):
+ *   [RN_JOINT_IMG + 0..2]  joint_img: x, y in pixels; depth minus the root joint's depth (their
+ *                          joint_img[:, 2] = joint_cam[:, 2] - root_cam[2]) in the set's unit; 0 for
+ *                          the 2D sets
+ *   [RN_JOINT_CAM + 0..2]  joint_cam: X, Y, Z in camera space (0 for the 2D sets)
+ *   [RN_JOINT_VIS]         joint_vis as their reader gives it (1; COCO's v > 0; MPII's v as stored) */
+enum { RN_JOINT_IMG = 0, RN_JOINT_CAM = 3, RN_JOINT_VIS = 6, RN_JOINT_F = 7 };
 
 typedef struct rn_dataset {
     char name[32];          /* "Human36M", "MuCo", "MuPoTS", "MSCOCO", "MPII", "PW3D" */
@@ -80,7 +99,16 @@ typedef struct rn_dataset {
     size_t mapping_len;
     void *owned;            /* heap block(s) to free when not mapped */
     char cache_note[320];   /* what the cache did: "hit PATH", "miss (why), wrote PATH", ... */
+    int J;                  /* joints per record (0: the set's reader has none: PW3D) */
+    char skeleton[32];      /* their joint set, an rn_skeleton name (data/sets/skeleton.h); "" when J == 0 */
+    float *joints;          /* n * J * RN_JOINT_F (rn_dataset_joints), owned or in the mapping; NULL when J == 0 */
 } rn_dataset;
+
+/* Record i's joints (J rows of RN_JOINT_F), or NULL when the set has none. */
+static inline const float *rn_dataset_joints(const rn_dataset *ds, size_t i)
+{
+    return ds->J > 0 ? ds->joints + i * (size_t)ds->J * RN_JOINT_F : NULL;
+}
 
 typedef struct rn_dataset_opts {
     int protocol;        /* Human3.6M protocol 1 or 2 (default 2) */

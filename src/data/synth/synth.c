@@ -1,4 +1,4 @@
-/* Synthetic datasets in the MuCo-3DHP, MuPoTS-3D and Human3.6M layouts. */
+/* Synthetic datasets in the MuCo-3DHP, MuPoTS-3D, Human3.6M, MS COCO and MPII layouts. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -17,12 +17,21 @@ enum { MUPOTS_JOINTS = 17, H36M_JOINTS = 17, H36M_N_SUBJ = 7, H36M_FRAME_STEP = 
 /* Human3.6M joint k is synthetic (MuCo-order) joint H36M_FROM_MU[k]. */
 static const int H36M_FROM_MU[H36M_JOINTS] = {14, 8, 9, 10, 11, 12, 13, 15, 1, 16, 0, 5, 6, 7, 2, 3, 4};
 static const int H36M_SUBJ[H36M_N_SUBJ] = {1, 5, 6, 7, 8, 9, 11};
+/* COCO keypoint k is synthetic joint COCO_FROM_MU[k]; -1: the figure has none (nose, eyes, ears:
+ * written unlabelled, v 0). */
+enum { COCO_KP = 17, MPII_KP = 16, MPII_NECK = 8 };
+static const int COCO_FROM_MU[COCO_KP] = {-1, -1, -1, -1, -1, 5, 2, 6, 3, 7, 4, 11, 8, 12, 9, 13, 10};
+/* MPII joint k is synthetic joint MPII_FROM_MU[k]; the neck (-1) is the mean of Thorax and Head. */
+static const int MPII_FROM_MU[MPII_KP] = {10, 9, 8, 11, 12, 13, 14, 1, -1, 0, 4, 3, 2, 5, 6, 7};
+enum { MU_THORAX = 1, MU_HEAD = 16 };
 
 int rn_synth_parse_format(const char *s, rn_synth_format *out)
 {
     if (!strcmp(s, "muco")) *out = RN_SYNTH_MUCO;
     else if (!strcmp(s, "mupots")) *out = RN_SYNTH_MUPOTS;
     else if (!strcmp(s, "h36m")) *out = RN_SYNTH_H36M;
+    else if (!strcmp(s, "coco")) *out = RN_SYNTH_COCO;
+    else if (!strcmp(s, "mpii")) *out = RN_SYNTH_MPII;
     else return -1;
     return 0;
 }
@@ -145,6 +154,8 @@ static void image_name(char *buf, size_t n, const rn_synth_opts *o, long i)
 {
     if (o->format == RN_SYNTH_MUCO) snprintf(buf, n, "unaugmented_set/%06ld.jpg", i);
     else if (o->format == RN_SYNTH_MUPOTS) snprintf(buf, n, "TS%ld/img_%06ld.jpg", 1 + i % 20, i / 20);
+    else if (o->format == RN_SYNTH_COCO) snprintf(buf, n, "%012ld.jpg", i + 1);
+    else if (o->format == RN_SYNTH_MPII) snprintf(buf, n, "images/%09ld.jpg", i + 1);
     else {
         h36m_ref r = h36m_of(i);
         snprintf(buf, n, "s_%02d_act_%02d_subact_%02d_ca_%02d/s_%02d_act_%02d_subact_%02d_ca_%02d_%06ld.jpg",
@@ -155,7 +166,7 @@ static void image_name(char *buf, size_t n, const rn_synth_opts *o, long i)
 /* The set whose layout a format writes (data/sets/descriptor.h: its annotation files). */
 static const rn_set_desc *format_set(const rn_synth_opts *o)
 {
-    static const char *const SET[] = {"MuCo", "MuPoTS", "Human36M"};
+    static const char *const SET[] = {"MuCo", "MuPoTS", "Human36M", "MSCOCO", "MPII"};
     return rn_set_find(SET[o->format]);
 }
 
@@ -173,7 +184,8 @@ static int write_at(const char *out, const char *rel, const sbuf *b, rn_err *err
 
 static const char *image_root(const rn_synth_opts *o)
 {
-    static const char *R[] = {"MuCo/data", "MuPoTS/data/MultiPersonTestSet", "Human36M/images"};
+    static const char *R[] = {"MuCo/data", "MuPoTS/data/MultiPersonTestSet", "Human36M/images",
+                              "MSCOCO/images/train2017", "MPII"};
     return R[o->format];
 }
 
@@ -244,6 +256,57 @@ static int write_mu_json(const char *out, const rn_synth_opts *o, rn_err *err)
     free(det.p);
     free(all.p);
     return rc ? -1 : 0;
+}
+
+/* A 2D annotation (COCO: 17 keypoints, MPII: 16) with keypoints [x, y, v] x n: v 2 (COCO; 1, labelled
+ * but hidden, on every fifth) or 1 (MPII) where the joint is in the image, else 0 with x = y = 0, as the
+ * sets mark an unlabelled joint; every eleventh joint is left unlabelled. */
+static void json_2d_ann(sbuf *b, const rn_synth_person *p, long aid, long iid, int coco)
+{
+    int n = coco ? COCO_KP : MPII_KP, labelled = 0;
+    double kp[COCO_KP][3];
+    for (int k = 0; k < n; k++) {
+        int m = coco ? COCO_FROM_MU[k] : MPII_FROM_MU[k];
+        double x = 0, y = 0;
+        int v = 0;
+        if (m >= 0) x = p->img[m][0], y = p->img[m][1], v = p->vis[m];
+        else if (!coco && k == MPII_NECK) {
+            x = 0.5 * (p->img[MU_THORAX][0] + p->img[MU_HEAD][0]);
+            y = 0.5 * (p->img[MU_THORAX][1] + p->img[MU_HEAD][1]);
+            v = p->vis[MU_THORAX] && p->vis[MU_HEAD];
+        }
+        if ((aid * 7 + k) % 11 == 0) v = 0; /* a joint the annotator left out, as real sets have */
+        kp[k][0] = v ? x : 0, kp[k][1] = v ? y : 0, kp[k][2] = v ? (coco && (aid + k) % 5 ? 2 : 1) : 0;
+        labelled += v;
+    }
+    sb_printf(b, "%s{\"id\": %ld, \"image_id\": %ld, \"bbox\": ", aid ? ", " : "", aid, iid);
+    json_box(b, p->bbox);
+    sb_printf(b, ", \"area\": %.3f, \"iscrowd\": 0, \"num_keypoints\": %d, \"keypoints\": [", p->bbox[2] * p->bbox[3],
+              labelled);
+    for (int k = 0; k < n; k++) sb_printf(b, "%s%.4f, %.4f, %d", k ? ", " : "", kp[k][0], kp[k][1], (int)kp[k][2]);
+    sb_printf(b, "]}");
+}
+
+static int write_2d_json(const char *out, const rn_synth_opts *o, rn_err *err)
+{
+    int coco = o->format == RN_SYNTH_COCO;
+    sbuf imgs = {0}, anns = {0}, all = {0};
+    long aid = 0;
+    for (long i = 0; i < o->images; i++) {
+        rn_synth_image im;
+        char name[256];
+        make_scene(&im, o, i);
+        image_name(name, sizeof name, o, i);
+        sb_printf(&imgs, "%s{\"id\": %ld, \"file_name\": \"%s\", \"width\": %d, \"height\": %d}", i ? ", " : "",
+                  i + 1, name, im.width, im.height);
+        for (int p = 0; p < im.n_people; p++, aid++) json_2d_ann(&anns, &im.people[p], aid, i + 1, coco);
+    }
+    sb_printf(&all, "{\"images\": [%s], \"annotations\": [%s]}\n", imgs.p ? imgs.p : "", anns.p ? anns.p : "");
+    int rc = write_at(out, format_set(o)->train, &all, err);
+    free(imgs.p);
+    free(anns.p);
+    free(all.p);
+    return rc;
 }
 
 static void json_h36m_image(sbuf *imgs, sbuf *anns, const rn_synth_opts *o, long i, int first)
@@ -435,5 +498,7 @@ int rn_synth_write(const char *out_dir, const rn_synth_opts *o, rn_err *err)
     if (rn_mkdirs(out_dir, err)) return -1;
     if (!o->no_images && write_images(out_dir, o, err)) return -1;
     if (!o->no_images && sync_dir(out_dir, err)) return -1;
-    return o->format == RN_SYNTH_H36M ? write_h36m_json(out_dir, o, err) : write_mu_json(out_dir, o, err);
+    if (o->format == RN_SYNTH_H36M) return write_h36m_json(out_dir, o, err);
+    if (o->format == RN_SYNTH_COCO || o->format == RN_SYNTH_MPII) return write_2d_json(out_dir, o, err);
+    return write_mu_json(out_dir, o, err);
 }

@@ -1,5 +1,5 @@
 /* A synthetic dataset in the authors' annotation formats (MuCo-3DHP,
- * MuPoTS-3D, Human3.6M): people of varied height and pose standing on a
+ * MuPoTS-3D, Human3.6M, and the 2D sets MS COCO and MPII): people of varied height and pose standing on a
  * ground plane 2-8 m from a pinhole camera, drawn as coloured capsule figures
  * (a magenta pelvis) over a textured background, with JPEG images and the
  * exact JSON/directory layout the readers load. Deterministic for a seed
@@ -22,7 +22,7 @@
  * short-and-near). */
 #define RN_SYNTH_CAMERA_HEIGHT_MM 1300.0
 
-typedef enum { RN_SYNTH_MUCO = 0, RN_SYNTH_MUPOTS = 1, RN_SYNTH_H36M = 2 } rn_synth_format;
+typedef enum { RN_SYNTH_MUCO = 0, RN_SYNTH_MUPOTS = 1, RN_SYNTH_H36M = 2, RN_SYNTH_COCO = 3, RN_SYNTH_MPII = 4 } rn_synth_format;
 
 typedef struct rn_synth_opts {
     rn_synth_format format;
@@ -32,7 +32,7 @@ typedef struct rn_synth_opts {
     int width, height;/* image size, 0: 512 x 512 */
 } rn_synth_opts;
 
-/* "muco", "mupots", "h36m" -> format; returns 0, or -1 if unknown. */
+/* "muco", "mupots", "h36m", "coco", "mpii" -> format; returns 0, or -1 if unknown. */
 int rn_synth_parse_format(const char *s, rn_synth_format *out);
 /* Writes the dataset under out_dir (created). Returns 0 or -1 with err. */
 int rn_synth_write(const char *out_dir, const rn_synth_opts *o, rn_err *err);
