@@ -14,6 +14,7 @@
 #include "core/afile.h"
 #include "eval/results.h"
 #include "infer/predict.h"
+#include "infer/pose_tester.h"
 #include "infer/tester.h"
 #include "nn/run_settings.h"
 
@@ -22,7 +23,7 @@ typedef struct test_cli {
     rn_eval_flags ev;
     long epoch, batch, workers, limit;
     double ap_thr;
-    int gt_bbox, det_bbox, json, no_progress;
+    int gt_bbox, det_bbox, json, no_progress, no_flip_test, baseline;
 } test_cli;
 
 static void print_json(FILE *f, const rn_test_result *r)
@@ -96,6 +97,26 @@ static int check_inputs(const test_cli *c, char *snap, size_t snap_len, rn_err *
     return rn_snapshot_resolve(snap, snap_len, c->snapshot, c->output, c->epoch, err);
 }
 
+/* PoseNet's test (infer/pose_tester.h); frees p. */
+static int run_pose_test(const test_cli *c, rn_params *p, const rn_test_opts *o, const char *snap, rn_err *err)
+{
+    rn_pose_test_opts po = {.flip_test = !c->no_flip_test, .baseline = c->baseline};
+    if (!c->json)
+        printf("test: %s (PoseNet of %s's %d joints, ResNet-%d) on %s, GT boxes and GT root depth, input %d%s\n", snap,
+           p->net->skeleton, p->net->K, p->depth, o->testset, o->input_size, po.flip_test ? ", flip test" : "");
+    rn_pose_test_result r;
+    int rc = rn_pose_test_run(&r, p, o, &po, err);
+    rn_params_free(p);
+    if (rc) return RN_EXIT_FAIL;
+    if (c->json) {
+        rn_pose_test_result_json(stdout, &r);
+        return 0;
+    }
+    rn_pose_test_result_print(stdout, &r);
+    printf("%zu people in %.1f s\n", r.n, r.seconds);
+    return 0;
+}
+
 static int run_test(const test_cli *c, rn_err *err)
 {
     char snap[4096];
@@ -109,6 +130,7 @@ static int run_test(const test_cli *c, rn_err *err)
     if (lrc) return lrc == RN_WEIGHTS_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
     o.input_size = s.input_size;
     o.fast_decode = s.fast_decode;
+    if (p.net->skeleton) return run_pose_test(c, &p, &o, snap, err);
     if (!c->json)
         printf("test: %s (ResNet-%d) on %s, %s boxes, input %d %s\n", snap, p.depth, o.testset,
                o.use_det_bbox ? "detector" : "GT", o.input_size, rn_run_settings_size_note(&s));
@@ -149,6 +171,8 @@ int rn_cmd_test(int argc, char **argv)
         RN_FLAG_BOOL("--json", &c.json, "print the metrics as one JSON object (full precision)"),
         RN_FLAG_STR("--metrics-json", &c.metrics_json, "also write the --json object to this file"),
         RN_FLAG_BOOL("--no-progress", &c.no_progress, "no progress bar"),
+        RN_FLAG_BOOL("--no-flip-test", &c.no_flip_test, "PoseNet: without the flipped crop (default: averaged with it, as the authors' test)"),
+        RN_FLAG_BOOL("--baseline", &c.baseline, "PoseNet: also the MPJPE of always answering the training split's mean pose"),
         RN_FLAG_ALIAS("--testset", "--dataset"),
         RN_FLAG_ALIAS("--weights", "--snapshot"),
         RN_FLAG_ALIAS("--data", "--data-dir"),

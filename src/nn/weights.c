@@ -163,6 +163,12 @@ int rn_weights_load_net(rn_params *p, const char *path, int depth, const rn_net 
     return rc;
 }
 
+const rn_net *rn_weights_net(const rn_tensors *ts)
+{
+    has_ctx ctx = {ts, kind_of(ts)};
+    return ctx.kind == FILE_TORCHVISION ? NULL : rn_net_guess(rows_of, &ctx);
+}
+
 /* The net the file's head is, or want for a torchvision file (the default without want); NULL with err set
  * when the file's head is no net's or not the one wanted. */
 static const rn_net *file_net(const has_ctx *ctx, const char *path, const rn_net *want, rn_err *err)

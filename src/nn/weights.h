@@ -30,6 +30,8 @@ int rn_weights_load(rn_params *p, const char *path, int depth, rn_rng *rng, rn_e
 int rn_weights_from_tensors(rn_params *p, const rn_tensors *ts, const char *path, int depth, rn_rng *rng, rn_err *err);
 /* Both with the network wanted: want (NULL: the one the file holds, RootNet for a torchvision file) builds the
  * table of a torchvision file's backbone; a file holding another net's head is refused naming both. */
+/* The net whose head ts holds (rn_net_guess by names and shapes), NULL for none or a torchvision file. */
+const rn_net *rn_weights_net(const rn_tensors *ts);
 int rn_weights_load_net(rn_params *p, const char *path, int depth, const rn_net *want, rn_rng *rng, rn_err *err);
 int rn_weights_from_tensors_net(rn_params *p, const rn_tensors *ts, const char *path, int depth, const rn_net *want,
                                 rn_rng *rng, rn_err *err);

@@ -10,6 +10,7 @@
 
 #include "data/sets/descriptor.h"
 #include "io/keyval.h"
+#include "nn/net.h"
 #include "nn/precision.h"
 #include "nn/run_settings.h"
 #include "optim/loss_scale.h"
@@ -23,6 +24,7 @@ typedef struct key_def {
 #define F(field) offsetof(rn_train_cfg, field), sizeof(((rn_train_cfg *)0)->field)
 
 static const key_def KEYS[] = {
+    {{"--net", RN_TK_STR, "the network: rootnet | posenet (rootnet); PoseNet's joints are --trainset-3d's"}, F(net)},
     {{"--trainset-3d", RN_TK_STR, "3D training set: MuCo | Human36M (MuCo)"}, F(trainset_3d)},
     {{"--trainset-2d", RN_TK_SLIST, "2D training sets, comma-separated: MSCOCO,MPII; '' for none (MSCOCO)"}, F(trainset_2d)},
     {{"--testset", RN_TK_STR, "test set: MuPoTS | Human36M | PW3D (MuPoTS)"}, F(testset)},
@@ -76,6 +78,7 @@ const rn_train_key *rn_train_key_at(int i) { return i >= 0 && i < N_KEYS ? &KEYS
 void rn_train_cfg_default(rn_train_cfg *c)
 {
     memset(c, 0, sizeof *c);
+    snprintf(c->net, sizeof c->net, "rootnet");
     snprintf(c->trainset_3d, sizeof c->trainset_3d, "MuCo");
     snprintf(c->trainset_2d[0], sizeof c->trainset_2d[0], "MSCOCO");
     c->n_2d = 1;
@@ -292,4 +295,18 @@ double rn_train_lr(const rn_train_cfg *c, int epoch)
     for (int i = 0; i < c->n_dec; i++)
         if (epoch >= c->lr_dec_epoch[i]) idx++;
     return c->lr / pow(c->lr_dec_factor, idx);
+}
+
+const rn_net *rn_train_net(const rn_train_cfg *c, rn_err *err)
+{
+    char names[64];
+    const rn_net *any = rn_net_find(c->net, NULL);
+    if (!any) {
+        rn_err_set(err, "--net %s: not a network (%s)", c->net, rn_net_names(names, sizeof names, 0));
+        return NULL;
+    }
+    if (!any->skeleton) return any;
+    const rn_net *net = rn_net_find(c->net, c->trainset_3d);
+    if (!net) rn_err_set(err, "--trainset-3d %s: %s learns the joints of its 3D training set, Human36M or MuCo", c->trainset_3d, any->title);
+    return net;
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "nn/net.h"
 #include "nn/weights.h"
 
 #define FORMAT_TAG "rootnet-snapshot-1"
@@ -200,15 +201,20 @@ static int load_state(rn_train_state *st, const rn_tensors *ts, const char *path
     return load_scaler(st, ts, path, err);
 }
 
-int rn_snapshot_load(const char *path, int depth, rn_params *p, rn_train_state *st, rn_err *err)
+int rn_snapshot_load(const char *path, int depth, const rn_net *net, rn_params *p, rn_train_state *st, rn_err *err)
 {
     rn_tensors ts;
     if (rn_snapshot_read(&ts, path, err)) return -1;
     const char *bb = rn_tensors_get_meta(&ts, "backbone");
     int have = bb ? atoi(bb) : 0, rc = 0;
     if (have != depth)
-        rc = rn_err_set(err, "%s: snapshot holds a ResNet-%d RootNet but this run is --backbone %d", path, have, depth);
-    if (!rc) rc = rn_params_build(p, depth, err);
+        rc = rn_err_set(err, "%s: snapshot holds a ResNet-%d but this run is --backbone %d", path, have, depth);
+    const rn_net *held = rn_weights_net(&ts);
+    if (!rc && held != net)
+        rc = rn_err_set(err, "%s: snapshot holds a %s%s%s but this run trains a %s%s%s", path, held ? held->title : "network of neither kind",
+                        held && held->skeleton ? " of " : "", held && held->skeleton ? held->skeleton : "", net->title,
+                        net->skeleton ? " of " : "", net->skeleton ? net->skeleton : "");
+    if (!rc) rc = rn_params_build_net(p, net, depth, err);
     if (!rc) {
         rn_rng unused;
         rn_rng_seed(&unused, 0);

@@ -5,7 +5,7 @@
  *   if (rn_snapshot_save(path, &p, &st, cfg_text, NULL, &err)) ...
  *   char newest[1024];
  *   int found = rn_snapshot_find_latest(newest, sizeof newest, "out/model_dump", stderr, &err);
- *   if (found == 1 && rn_snapshot_load(newest, 50, &p, &st, &err)) ...     // p built here
+ *   if (found == 1 && rn_snapshot_load(newest, 50, rn_net_default(), &p, &st, &err)) ...     // p built here
  *   (inference reads weights and the config's settings through nn/run_settings.h)
  *
  * Contents: the weights by PyTorch state_dict name (rn_weights_export),
@@ -78,7 +78,7 @@ int rn_snapshot_save(const char *path, const rn_params *p, const rn_train_state 
 int rn_snapshot_read(rn_tensors *ts, const char *path, rn_err *err);
 /* Loads a complete snapshot: builds p for depth (which the snapshot must
  * hold), loads weights, moments and st (st->loss must have room). */
-int rn_snapshot_load(const char *path, int depth, rn_params *p, rn_train_state *st, rn_err *err);
+int rn_snapshot_load(const char *path, int depth, const rn_net *net, rn_params *p, rn_train_state *st, rn_err *err);
 /* The newest complete snapshot in dir into out: 1 found (newer incomplete
  * ones skipped with a warning on warn), 0 when dir holds no snapshot at all,
  * -1 when it holds some but none is complete (err names each file and its

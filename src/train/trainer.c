@@ -128,6 +128,9 @@ static int make_loader(trainer *t, rn_err *err)
     rn_loader_cfg_default(&lc, t->set_ptr, t->n_sets, RN_SPLIT_TRAIN);
     lc.batch = c->batch, lc.workers = c->workers, lc.seed = (uint64_t)c->seed;
     lc.rank = t->env.rank, lc.world = t->env.world, lc.augment = c->augment;
+    const rn_net *net = rn_train_net(c, err);
+    if (!net) return -1;
+    lc.skeleton = net->skeleton, lc.K = net->K;
     lc.crop.in_w = lc.crop.in_h = c->input_size;
     lc.crop.out_w = lc.crop.out_h = c->input_size / 4;
     lc.crop.fast_decode = c->fast_decode;
@@ -144,10 +147,12 @@ static int init_params(trainer *t, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
     rn_rng_seed(&t->st.rng, (uint64_t)c->seed);
+    const rn_net *net = rn_train_net(c, err);
+    if (!net) return -1;
     if (c->pretrained[0]) {
-        if (rn_weights_load(&t->p, c->pretrained, c->backbone, &t->st.rng, err)) return -1;
+        if (rn_weights_load_net(&t->p, c->pretrained, c->backbone, net, &t->st.rng, err)) return -1;
     } else {
-        if (rn_params_build(&t->p, c->backbone, err)) return -1;
+        if (rn_params_build_net(&t->p, net, c->backbone, err)) return -1;
         rn_params_init(&t->p, &t->st.rng);
     }
     t->have_p = 1;
@@ -201,7 +206,8 @@ static int resume(trainer *t, int *resumed, rn_err *err)
         emit(t, line);
         return 0;
     }
-    if (rn_snapshot_load(path, t->cfg->backbone, &t->p, &t->st, err)) return -1;
+    const rn_net *net = rn_train_net(t->cfg, err);
+    if (!net || rn_snapshot_load(path, t->cfg->backbone, net, &t->p, &t->st, err)) return -1;
     t->have_p = 1, *resumed = 1;
     if (t->st.loader_batch > t->ipe)
         return rn_err_set(err, "%s: resumes at batch %d but an epoch has %d batches (different data or batch size?)",
@@ -360,11 +366,15 @@ static int save_snapshot(trainer *t, int epoch, int next_epoch, int next_batch, 
 
 static int dump_batch(const trainer *t, const rn_batch *b, rn_err *err)
 {
-    int64_t n = b->n, hw = t->cfg->input_size, sx[4] = {n, 3, hw, hw}, s1[2] = {n, 1}, s3[2] = {n, 3};
+    /* RootNet's t (n, 3), v (n, 1); PoseNet's t (n, K, 3), v (n, K, 1): what rootnet step and PyTorch take */
+    int64_t n = b->n, K = b->K, hw = t->cfg->input_size, sx[4] = {n, 3, hw, hw}, s1[2] = {n, 1}, s3[2] = {n, 3},
+            sk3[3] = {n, K, 3}, sk1[3] = {n, K, 1};
+    int kr = K > 1 ? 3 : 2;
     rn_tensors ts;
     rn_tensors_init(&ts);
     int rc = rn_tensors_add(&ts, "x", RN_F32, 4, sx, b->images, err) || rn_tensors_add(&ts, "k", RN_F32, 2, s1, b->k, err) ||
-             rn_tensors_add(&ts, "t", RN_F32, 2, s3, b->target, err) || rn_tensors_add(&ts, "v", RN_F32, 2, s1, b->vis, err) ||
+             rn_tensors_add(&ts, "t", RN_F32, kr, K > 1 ? sk3 : s3, b->target, err) ||
+             rn_tensors_add(&ts, "v", RN_F32, kr, K > 1 ? sk1 : s1, b->vis, err) ||
              rn_tensors_add(&ts, "d", RN_F32, 2, s1, b->have_depth, err);
     int64_t ep = b->epoch;
     if (!rc) rc = rn_tensors_add(&ts, "epoch", RN_I64, 0, NULL, &ep, err);
