@@ -44,6 +44,34 @@ for case in "18 64 21" "50 256 18"; do
     check "$PY" $REF compare --weights "$d/w.safetensors" --x "$d/x4.npy" ort_rootnet_onnx="$d/o4.npy" ort_torch_onnx="$d/t4.npy"
 done
 
+# ---- training continues from either side ----
+# rootnet's PoseNet training snapshot (2 Adam steps on a synthetic Human3.6M set) exported as theirs: strict load,
+# tensor for tensor with the Adam moments and step, and one more Adam step in PyTorch = rootnet's third step.
+"$RN" synth --output "$tmp/data" --format h36m --images 40 --width 128 --height 128 --seed 5 > /dev/null || exit 1
+"$PY" tools/export_ref.py make-weights --net posenet --joints 18 --backbone 18 --size 64 --out "$tmp/w0" > /dev/null || exit 1
+train=(train --net posenet --pretrained "$tmp/w0/w.safetensors" --data-dir "$tmp/data" --trainset-3d Human36M
+       --trainset-2d '' --testset Human36M --backbone 18 --input-size 64 --batch 4 --no-augment --lr 1e-3 --end-epoch 5
+       --threads 2 --workers 1 --seed 3 --output "$tmp/out")
+check "$RN" "${train[@]}" --max-iters 2 > "$tmp/train1.log"
+mkdir "$tmp/dump"
+check "$RN" "${train[@]}" --max-iters 3 --continue --dump-batches "$tmp/dump" > "$tmp/train2.log" 2>&1
+s2="$tmp/out/model_dump/snapshot_0_2.safetensors"; s3="$tmp/out/model_dump/snapshot_0_3.safetensors"
+check test -f "$s2" -a -f "$s3" -a -f "$tmp/dump/batch_000002.safetensors"
+check "$RN" export --snapshot "$s2" --pth "$tmp/a.pth.tar"
+"$PY" $REF make-weights --net posenet --joints 18 --backbone 18 --size 64 --out "$tmp/x64" > /dev/null || exit 1
+check "$RN" forward --eval --snapshot "$s2" --images "$tmp/x64/x4.npy" --output "$tmp/c.npy"
+check "$RN" convert --snapshot "$tmp/a.pth.tar" --output "$tmp/back.safetensors"
+check "$PY" $REF pth-check --pth "$tmp/a.pth.tar" --snapshot "$s2" --x "$tmp/x64/x4.npy" --c-forward "$tmp/c.npy" \
+    --next "$s3" --batch "$tmp/dump/batch_000002.safetensors" --back "$tmp/back.safetensors"
+# theirs into rootnet's training: their snapshot (PyTorch's torch.save, module. names) as --pretrained trains on
+theirs=("${train[@]}"); theirs[4]="$tmp/a.pth.tar"
+check "$RN" "${theirs[@]}" --output "$tmp/out2" --max-iters 2 > "$tmp/train3.log"
+check test -f "$tmp/out2/model_dump/snapshot_0_2.safetensors"
+# a PoseNet snapshot where this run trains a RootNet: one line
+"$RN" train --pretrained "$tmp/a.pth.tar" --data-dir "$tmp/data" --trainset-3d Human36M --trainset-2d '' \
+    --testset Human36M --backbone 18 --input-size 64 --batch 4 --output "$tmp/out3" --max-iters 1 > /dev/null 2> "$tmp/err"
+check grep -q "a.pth.tar: holds a PoseNet of Human36M, but a RootNet is needed here" "$tmp/err"
+
 # bad input: one line, non-zero exit
 one_line_fail() { # EXPECTED-REGEX CMD ARGS...
     local want=$1 cmd=$2; shift 2

@@ -4,6 +4,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/exit.h"
+#include "nn/net.h"
 #include "export/export.h"
 #include "nn/run_settings.h"
 #include "nn/weights.h"
@@ -16,8 +17,13 @@ typedef struct export_cfg {
 static int export_onnx(const export_cfg *c, const rn_params *p, const rn_run_settings *s, rn_err *err)
 {
     if (rn_export_onnx(p, s->input_size, s->input_size, c->onnx, err)) return -1;
-    printf("%s: ONNX (opset %d), ResNet-%d, input_img (N, 3, %d, %d), k_value (N, 1) -> coord (N, 3)\n", c->onnx,
-           RN_ONNX_OPSET, p->depth, s->input_size, s->input_size);
+    const rn_net *net = p->net;
+    if (rn_net_uses_k(net))
+        printf("%s: ONNX (opset %d), %s ResNet-%d, input_img (N, 3, %d, %d), k_value (N, 1) -> coord (N, 3)\n",
+               c->onnx, RN_ONNX_OPSET, net->title, p->depth, s->input_size, s->input_size);
+    else
+        printf("%s: ONNX (opset %d), %s ResNet-%d (%s's joints), input_img (N, 3, %d, %d) -> coord (N, %d, 3)\n",
+               c->onnx, RN_ONNX_OPSET, net->title, p->depth, net->skeleton, s->input_size, s->input_size, net->K);
     return 0;
 }
 
