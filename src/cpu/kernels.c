@@ -136,7 +136,8 @@ static void pw_bias_grad(float *db /* (O) */, const float *dy /* (N, O, HW) */, 
 #define ACT rn_bf16
 #define LD(p, i) rn_bf16_to_f32((p)[i])
 #define ST(p, i, v) ((p)[i] = rn_bf16_from_f32(v))
-#define LDV(p) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
+#define LDV(p)                                                                                                         \
+    _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
 #define FN(name) name##_bf16
 #include "cpu/kernels_act.inc"
 #undef ACT
