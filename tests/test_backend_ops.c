@@ -1449,6 +1449,12 @@ static void cross_precision(const pair *pr, rn_rng *r)
     x_heat(pr, (rn_act_shape){2, 256, 6, 5, 0}, 1, 1, r);
     x_heat(pr, (rn_act_shape){1, 256, 4, 7, 0}, 1, 1, r);
     x_heat(pr, (rn_act_shape){2, 32, 5, 6, 0}, 3, 4, r);
+    /* many outputs (PoseNet's head, cpu's register tiles): whole tiles, then tails of outputs, positions,
+     * channel blocks, and more channels (outputs) than one stack tile holds */
+    x_heat(pr, (rn_act_shape){2, 32, 8, 8, 0}, 3, 64, r);
+    x_heat(pr, (rn_act_shape){1, 256, 8, 8, 0}, 3, 64, r);
+    x_heat(pr, (rn_act_shape){2, 48, 7, 5, 0}, 1, 20, r);
+    x_heat(pr, (rn_act_shape){1, 288, 5, 7, 0}, 3, 100, r);
     x_buffers(pr, (rn_act_shape){2, 64, 5, 3, 0}, r);
 }
 

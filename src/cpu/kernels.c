@@ -4,6 +4,9 @@
 #include <omp.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 
 #include "core/status.h"
 #include "nn/kernel_math.h"
@@ -22,24 +25,125 @@ static inline float pick(float a, float b, int take)
     return a;
 }
 
+/* ---- the pointwise conv of many outputs (PoseNet's head: 256 -> J x 64 channels) as register tiles ----
+ * A tile is PW_MR rows (outputs, or input channels for dx) by PW_P positions (two vectors of 16);
+ * every element is one running float sum in a fixed order, one fused multiply-add per term, so the
+ * AVX-512 tile and its portable twin give the same bits whatever the thread count. */
+#define PW_MIN_O 16 /* fewer outputs (RootNet's 1): the per-output loops below */
+#define PW_MR 12    /* rows of a register tile */
+#define PW_P 32     /* positions of a tile */
+#define PW_CC 256   /* input channels of a stack tile (xt, dxt) */
+#define PW_OC 256   /* outputs of dx's staged dy tile */
+#define PW_WR 8     /* dw register tile: outputs ... */
+#define PW_WV 2     /* ... by channel blocks of 16 */
+#define PW_WC 128   /* dw's stack tile: channels ... */
+#define PW_WO 64    /* ... by outputs */
+#define PW_WP 128   /* positions summed in float before the double tile */
+/* Unrolls a loop over a register tile before GCC's scalar replacement, which then keeps the tile's
+ * vectors in registers (a loop left rolled spills them to the stack at every step). */
+#define PW_UNROLL _Pragma("GCC unroll 16")
+
+static inline int pw_min(int a, int b) { return a < b ? a : b; }
+
+/* out[r, j] = (load ? out[r, j] : 0) + sum_k a_r[k * aks] b[k * ldb + j] (+ bias[r]) for r < nr <= PW_MR,
+ * j < np <= PW_P, where a_r = a + r * ars; the sum runs in k order, the bias is added last. */
+#ifdef __AVX512F__
+static void pw_tile(float *out /* (nr, ldo) */, size_t ldo, const float *a, size_t ars, size_t aks,
+                    const float *b /* (K, ldb) */, size_t ldb, const float *bias /* (nr) or NULL */, int K, int nr,
+                    int np, int load)
+{
+    __mmask16 m0 = np >= 16 ? 0xFFFF : (__mmask16)((1u << np) - 1);
+    __mmask16 m1 = np >= 32 ? 0xFFFF : np > 16 ? (__mmask16)((1u << (np - 16)) - 1) : 0;
+    const float *ar[PW_MR];
+    __m512 c0[PW_MR], c1[PW_MR];
+    PW_UNROLL
+    for (int r = 0; r < PW_MR; r++) {
+        int rr = r < nr ? r : nr - 1; /* rows past nr repeat the last one and are not stored */
+        ar[r] = a + rr * ars;
+        c0[r] = load ? _mm512_maskz_loadu_ps(m0, out + rr * ldo) : _mm512_setzero_ps();
+        c1[r] = load ? _mm512_maskz_loadu_ps(m1, out + rr * ldo + 16) : _mm512_setzero_ps();
+    }
+    for (int k = 0; k < K; k++) {
+        __m512 b0 = _mm512_maskz_loadu_ps(m0, b + k * ldb), b1 = _mm512_maskz_loadu_ps(m1, b + k * ldb + 16);
+        PW_UNROLL
+        for (int r = 0; r < PW_MR; r++) {
+            __m512 av = _mm512_set1_ps(ar[r][k * aks]);
+            c0[r] = _mm512_fmadd_ps(av, b0, c0[r]);
+            c1[r] = _mm512_fmadd_ps(av, b1, c1[r]);
+        }
+    }
+    PW_UNROLL
+    for (int r = 0; r < PW_MR; r++) {
+        if (r >= nr) break;
+        if (bias) {
+            c0[r] = _mm512_add_ps(c0[r], _mm512_set1_ps(bias[r]));
+            c1[r] = _mm512_add_ps(c1[r], _mm512_set1_ps(bias[r]));
+        }
+        _mm512_mask_storeu_ps(out + r * ldo, m0, c0[r]);
+        _mm512_mask_storeu_ps(out + r * ldo + 16, m1, c1[r]);
+    }
+}
+#else
+static void pw_tile(float *out /* (nr, ldo) */, size_t ldo, const float *a, size_t ars, size_t aks,
+                    const float *b /* (K, ldb) */, size_t ldb, const float *bias /* (nr) or NULL */, int K, int nr,
+                    int np, int load)
+{
+    for (int r = 0; r < nr; r++) {
+        float acc[PW_P];
+        for (int j = 0; j < np; j++) acc[j] = load ? out[r * ldo + j] : 0.0f;
+        for (int k = 0; k < K; k++) {
+            float av = a[r * ars + k * aks];
+            for (int j = 0; j < np; j++) acc[j] = fmaf(av, b[k * ldb + j], acc[j]);
+        }
+        for (int j = 0; j < np; j++) out[r * ldo + j] = bias ? acc[j] + bias[r] : acc[j];
+    }
+}
+#endif
+
+/* s[o] = sum over n and p of dy[n, o, p]: 16 float lanes per 256 positions, then double; db[o] += s. */
+static void pw_bias_grad(float *db /* (O) */, const float *dy /* (N, O, HW) */, int N, int HW, int O)
+{
+#pragma omp parallel for schedule(static)
+    for (int o = 0; o < O; o++) {
+        double s = 0;
+        for (int n = 0; n < N; n++) {
+            const float *g = dy + ((size_t)n * O + o) * HW;
+            for (int p0 = 0; p0 < HW; p0 += 256) {
+                float lane[L] = {0};
+                int pe = p0 + 256 < HW ? p0 + 256 : HW, p = p0;
+                for (; p + L <= pe; p += L)
+                    for (int l = 0; l < L; l++) lane[l] += g[p + l];
+                for (; p < pe; p++) lane[0] += g[p];
+                for (int l = 0; l < L; l++) s += lane[l];
+            }
+        }
+        db[o] += (float)s;
+    }
+}
+
 #define ACT float
 #define LD(p, i) ((p)[i])
 #define ST(p, i, v) ((p)[i] = (v))
+#define LDV(p) _mm512_loadu_ps(p) /* 16 values as floats (AVX-512 only) */
 #define FN(name) name
 #include "cpu/kernels_act.inc"
 #undef ACT
 #undef LD
 #undef ST
+#undef LDV
 #undef FN
 
 #define ACT rn_bf16
 #define LD(p, i) rn_bf16_to_f32((p)[i])
 #define ST(p, i, v) ((p)[i] = rn_bf16_from_f32(v))
+#define LDV(p)                                                                                                         \
+    _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
 #define FN(name) name##_bf16
 #include "cpu/kernels_act.inc"
 #undef ACT
 #undef LD
 #undef ST
+#undef LDV
 #undef FN
 
 void rn_bn_stats_from_sums(float *mean, float *var, const double *sums, double count, int C)
