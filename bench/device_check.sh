@@ -21,7 +21,8 @@
 #   7n nccl   q  tests/dist_nccl_check: the device's collectives over NCCL on one GPU, on their own stream
 #                until comm_wait (a dry run: the binary loads and says skipped, exit 77)
 #   8 train   q  train + test + predict on synthetic data; kill -9 at iteration 13 + --continue must end
-#                bit-identical to the uninterrupted run (tools/snapcmp.py)
+#                bit-identical to the uninterrupted run (tools/snapcmp.py); then PoseNet: an epoch of training on
+#                synthetic Human3.6M, its test (MPJPE), predict with both snapshots (joints written)
 #   4 fp32    q  rootnet bench fp32 (TF32 off) train b128 with RN_CUDA_FIND=1 and RN_CUDA_VERBOSE=2: every conv's
 #                candidates with their measured time and workspace, deterministic or not, and the choice (full:
 #                also --profile, each layer's device time)
@@ -35,7 +36,7 @@
 #                train b128 only)
 #   5 infer      rootnet bench bf16-o2 infer b128, and with --graph
 #   9 memcheck   compute-sanitizer memcheck on one tiny training step and one inference batch
-#  11 parity     tests/t_parity.sh on cuda, fp32 with TF32 off, against float64 PyTorch
+#  11 parity     tests/t_parity.sh on cuda, fp32 with TF32 off, against float64 PyTorch (RootNet and PoseNet)
 #   4b fp32-bench  fp32 train b128 with --cudnn-benchmark (the fastest algorithms, deterministic or not, as
 #                PyTorch's cudnn.benchmark), while time is left
 #  10 compile    torch.compile bf16 train and infer b128 (it compiles for about a minute), while time is left
@@ -100,9 +101,9 @@ runs() {
 # ~30 ms and fp32 ~0.5-2 s a ResNet-50 b128 step, cuDNN's measured choice a few seconds a shape at b128),
 # ~3 s to start a CUDA process with cuDNN, PyTorch's import and cudnn.benchmark autotune ~20 s; every step
 # prints its elapsed time, so a run corrects the model. A "+" step runs only with time left (not planned).
-MODEL_QUICK="1-env:8 7-ops:25 7n-nccl:4 8-train:25 4-fp32:30 2-bf16:15 3-fp16:12 2g-graph:12 6-torch:30"
-MODEL_FULL="1-env:8 7-ops:25 7n-nccl:4 8-train:25 4-fp32:45 2-bf16:15 3-fp16:12 2g-graph:12 5-infer:15 5g-graph:10
-    6-torch:70 9-memcheck:40 11-parity:45 +4b-fp32-bench:30 +10-compile:75 +12-rest:30"
+MODEL_QUICK="1-env:8 7-ops:25 7n-nccl:4 8-train:32 4-fp32:30 2-bf16:15 3-fp16:12 2g-graph:12 6-torch:30"
+MODEL_FULL="1-env:8 7-ops:25 7n-nccl:4 8-train:32 4-fp32:45 2-bf16:15 3-fp16:12 2g-graph:12 5-infer:15 5g-graph:10
+    6-torch:70 9-memcheck:40 11-parity:60 +4b-fp32-bench:30 +10-compile:75 +12-rest:30"
 FP16_STEPS=30 # the fp16 run's steps, warm-up included (tools/fp16_sim.py: the scaler settles well before)
 # est STEP: the model's seconds for STEP in this mode (0 when it is not in it).
 est() {
@@ -281,9 +282,33 @@ step8() {
     rc=$?
     echo "predict: exit $rc; $(head -c 300 "$W/pred/bbox_root_output.json" 2> /dev/null)"
     [ $rc -eq 0 ] && [ -s "$W/pred/bbox_root_output.json" ] || { echo "FAILED: predict"; return 1; }
+    step8_posenet "$S" "$imgs"
+}
+# step8_posenet ROOTNET IMAGES: PoseNet on the device: a few training iterations on a synthetic Human3.6M set,
+# its test (MPJPE), and predict with both snapshots (each person's joints).
+step8_posenet() {
+    local W=$WORK/train rc P
+    "$RN" synth --out "$W/h36m" --format h36m --images 14 --width 256 --height 256 --seed 9 > /dev/null || return 1
+    "$RN" train --net posenet --data-dir "$W/h36m" --trainset-3d Human36M --trainset-2d '' --testset Human36M \
+        --backbone 18 --input-size 64 --batch 4 --end-epoch 1 --threads 2 --workers 2 --seed 4 --log-every 1 \
+        --device "$DEV" --output "$W/P" > "$W/P.log" 2> "$W/P.err"
+    rc=$?
+    echo "train PoseNet (1 epoch): exit $rc"; tail -2 "$W/P.err"
+    [ $rc -eq 0 ] || { echo "FAILED: PoseNet train"; return 1; }
+    P="$W/P/model_dump/snapshot_0.safetensors"
+    "$RN" test --snapshot "$P" --dataset Human36M --data-dir "$W/h36m" --threads 2 --device "$DEV" --no-progress \
+        --json > "$W/ptest.json"
+    rc=$?
+    echo "PoseNet test on synthetic Human3.6M: exit $rc: $(head -c 200 "$W/ptest.json")"
+    [ $rc -eq 0 ] || { echo "FAILED: PoseNet test"; return 1; }
+    "$RN" predict --snapshot "$1" --pose-snapshot "$P" --image-dir "$2" --boxes "$W/boxes.json" --focal 1500,1500 \
+        --input-size 64 --threads 2 --device "$DEV" --no-progress --output "$W/ppred"
+    rc=$?
+    echo "predict with PoseNet: exit $rc; $(grep -c '"joints"' "$W/ppred/bbox_root_output.json" 2> /dev/null) files with joints"
+    [ $rc -eq 0 ] && grep -q '"joints"' "$W/ppred/bbox_root_output.json" || { echo "FAILED: predict with PoseNet"; return 1; }
 }
 if runs "8 train" "$(est 8-train)"; then
-    export -f step8
+    export -f step8 step8_posenet
     EPOCHS=3 KILL=13 # 5 iterations an epoch: killed in epoch 2, resumed from its mid-epoch snapshot
     [ "$DRY" = 1 ] && EPOCHS=2 KILL=7
     export WORK RN DEV PY EPOCHS KILL
@@ -377,8 +402,8 @@ if [ "$QUICK" = 0 ]; then
     fi
     # ---- 11. parity with float64 PyTorch (fp32, TF32 off: the device's default) ----
     if runs "11 parity" "$(est 11-parity)"; then
-        cases="18 192 128 3;50 256 256 2"
-        [ "$DRY" = 1 ] && cases="18 64 64 2" # ref is plain C: a small case
+        cases="18 192 128 3;50 256 256 2;18 192 128 3 posenet 21;50 256 256 2 posenet 18"
+        [ "$DRY" = 1 ] && cases="18 64 64 2;18 64 64 2 posenet 18" # ref is plain C: small cases
         PARITY_DEVICE=$DEV PARITY_CASES="$cases" limit 120 bash tests/t_parity.sh > "$OUT/11-parity.log" 2>&1
         rc=$?
         first=$(grep -m1 -E '^FAIL|FAIL case|Traceback|Abort|rror:|CUDA error|cuDNN error' "$OUT/11-parity.log" | head -c 240)

@@ -49,20 +49,23 @@ static void print_json(FILE *f, const rn_test_result *r)
     fprintf(f, ", \"result\": \"%s\", \"seconds\": %.3f}\n", r->result_path, r->seconds);
 }
 
-/* The --json object into a file, atomically. */
-static int write_metrics(const char *path, const rn_test_result *r, rn_err *err)
+/* The --json object (print(stream, r)) into a file, atomically. */
+static int write_json_file(const char *path, void (*print)(FILE *, const void *), const void *r, rn_err *err)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);
     if (!m) return rn_err_set(err, "%s: out of memory", path);
-    print_json(m, r);
+    print(m, r);
     fclose(m);
     rn_afile f;
     int rc = rn_afile_open(&f, path, err) || rn_afile_write(&f, buf, len, err) || rn_afile_commit(&f, err) ? -1 : 0;
     free(buf);
     return rc;
 }
+
+static void print_root_json(FILE *f, const void *r) { print_json(f, r); }
+static void print_pose_json(FILE *f, const void *r) { rn_pose_test_result_json(f, r); }
 
 static int fill_opts(rn_test_opts *o, const test_cli *c, rn_err *err)
 {
@@ -108,6 +111,7 @@ static int run_pose_test(const test_cli *c, rn_params *p, const rn_test_opts *o,
     int rc = rn_pose_test_run(&r, p, o, &po, err);
     rn_params_free(p);
     if (rc) return RN_EXIT_FAIL;
+    if (c->metrics_json && write_json_file(c->metrics_json, print_pose_json, &r, err)) return RN_EXIT_FAIL;
     if (c->json) {
         rn_pose_test_result_json(stdout, &r);
         return 0;
@@ -138,7 +142,7 @@ static int run_test(const test_cli *c, rn_err *err)
     int rc = rn_test_run(&r, &p, &o, err);
     rn_params_free(&p);
     if (rc) return RN_EXIT_FAIL;
-    if (c->metrics_json && write_metrics(c->metrics_json, &r, err)) return RN_EXIT_FAIL;
+    if (c->metrics_json && write_json_file(c->metrics_json, print_root_json, &r, err)) return RN_EXIT_FAIL;
     if (c->json) {
         print_json(stdout, &r);
         return 0;
