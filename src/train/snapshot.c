@@ -206,14 +206,16 @@ int rn_snapshot_load(const char *path, int depth, const rn_net *net, rn_params *
     rn_tensors ts;
     if (rn_snapshot_read(&ts, path, err)) return -1;
     const char *bb = rn_tensors_get_meta(&ts, "backbone");
+    const rn_net *held = rn_weights_net(&ts);
     int have = bb ? atoi(bb) : 0, rc = 0;
     if (have != depth)
-        rc = rn_err_set(err, "%s: snapshot holds a ResNet-%d but this run is --backbone %d", path, have, depth);
-    const rn_net *held = rn_weights_net(&ts);
-    if (!rc && held != net)
-        rc = rn_err_set(err, "%s: snapshot holds a %s%s%s but this run trains a %s%s%s", path, held ? held->title : "network of neither kind",
-                        held && held->skeleton ? " of " : "", held && held->skeleton ? held->skeleton : "", net->title,
-                        net->skeleton ? " of " : "", net->skeleton ? net->skeleton : "");
+        rc = rn_err_set(err, "%s: snapshot holds a ResNet-%d %s but this run is --backbone %d", path, have,
+                        held ? held->title : "network", depth);
+    else if (held != net)
+        rc = rn_err_set(err, "%s: snapshot holds a %s%s%s but this run trains a %s%s%s", path,
+                        held ? held->title : "network of neither kind", held && held->skeleton ? " of " : "",
+                        held && held->skeleton ? held->skeleton : "", net->title, net->skeleton ? " of " : "",
+                        net->skeleton ? net->skeleton : "");
     if (!rc) rc = rn_params_build_net(p, net, depth, err);
     if (!rc) {
         rn_rng unused;
