@@ -73,6 +73,8 @@ struct rn_dnnl_conv {
     const void *kept_src_ptr;        /* user src pointer of the copy in keep_src */
     int ddst_shared;                 /* bwd_data and bwd_weights stage diff_dst identically */
     rn_phases *ph;                   /* the forward as four phase convs, or NULL (op[0] runs it) */
+    float *osc;                      /* int8 (s.compute RN_NUM_I8): per output channel, in_scale * the
+                                        weights' scale, the forward's output scales (OC); else NULL */
 };
 
 /* Aborts on a failing oneDNN call in a step function: every shape and

@@ -32,8 +32,11 @@ static int sizes_check(const rn_conv_shape *s, rn_err *err)
 
 static int kind_check(const rn_conv_shape *s, rn_err *err)
 {
-    if (s->compute != RN_NUM_F32 && s->compute != RN_NUM_BF16 && s->compute != RN_NUM_F16)
+    if (s->compute != RN_NUM_F32 && s->compute != RN_NUM_BF16 && s->compute != RN_NUM_F16 && s->compute != RN_NUM_I8)
         return rn_err_set(err, "conv shape: unknown compute mode %d", (int)s->compute);
+    if (s->compute == RN_NUM_I8 && (!s->epilogue || s->src_plain || s->act != RN_NUM_F32 || !(s->in_scale > 0)))
+        return rn_err_set(err, "conv shape: int8 is for fused inference convs on fp32 activations, not the network "
+                               "input, with a positive in_scale");
     if (s->algo < RN_ALGO_DIRECT || s->algo >= RN_ALGO_COUNT)
         return rn_err_set(err, "conv shape: unknown algorithm %d", (int)s->algo);
     if (s->src_plain && s->transposed)
