@@ -10,6 +10,7 @@
 #include "cli/exit.h"
 #include "infer/predict.h"
 #include "infer/predict_set.h"
+#include "nn/calib.h"
 #include "nn/run_settings.h"
 
 typedef struct predict_cli {
@@ -76,10 +77,23 @@ static void catch_stop(void)
 
 /* Everything cheap first (flags, device, the boxes and images, the output
  * folder), then the snapshot, then the model. */
+static int run_opts(const predict_cli *c, const rn_pset_opts *o, rn_err *err);
+
 static int run_predict(const predict_cli *c, rn_err *err)
 {
     rn_pset_opts o;
+    rn_calib cal;
     if (fill_opts(&o, c, err)) return RN_EXIT_USAGE;
+    if (rn_eval_calib_load(&c->ev, c->snapshot, &o.precision, &cal, &o.calib, err)) return RN_EXIT_FAIL;
+    int rc = run_opts(c, &o, err);
+    if (o.calib) rn_calib_free(&cal);
+    return rc;
+}
+
+/* The run after the flags and any int8 calibration are checked. */
+static int run_opts(const predict_cli *c, const rn_pset_opts *op, rn_err *err)
+{
+    rn_pset_opts o = *op;
     rn_pset_summary sum;
     rn_pset *ps;
     if (rn_pset_open(&ps, &sum, &o, err)) return RN_EXIT_FAIL;

@@ -15,6 +15,7 @@
 #include "eval/results.h"
 #include "infer/predict.h"
 #include "infer/tester.h"
+#include "nn/calib.h"
 #include "nn/run_settings.h"
 
 typedef struct test_cli {
@@ -23,6 +24,7 @@ typedef struct test_cli {
     long epoch, batch, workers, limit;
     double ap_thr;
     int gt_bbox, det_bbox, json, no_progress;
+    int calibrate;  /* rootnet calibrate: the fp32 fold model's conv input ranges into ev.calib (nn/calib.h) */
 } test_cli;
 
 static void print_json(FILE *f, const rn_test_result *r)
@@ -96,12 +98,49 @@ static int check_inputs(const test_cli *c, char *snap, size_t snap_len, rn_err *
     return rn_snapshot_resolve(snap, snap_len, c->snapshot, c->output, c->epoch, err);
 }
 
+static int run_loaded(const test_cli *c, const char *snap, rn_test_opts o, rn_err *err);
+
+/* rootnet calibrate: the test set's first --limit records through the fp32 fold model, each conv's input
+ * range kept (rn_calib_observe), written to --calib (default <snapshot>.int8). */
+static int run_calibrate(const test_cli *c, const char *snap, rn_test_opts o, rn_err *err)
+{
+    char path[4200];
+    rn_calib cal;
+    rn_calib_init(&cal, "");
+    const char *out = c->ev.calib ? c->ev.calib : rn_calib_path(path, sizeof path, snap);
+    o.observe = (rn_model_observe){rn_calib_observe, &cal};
+    o.result_dir = NULL;
+    int rc = run_loaded(c, snap, o, err);
+    if (!rc && cal.n == 0) {
+        rn_err_set(err, "no conv input was seen");
+        rc = RN_EXIT_FAIL;
+    }
+    if (!rc) {
+        cal.images = c->limit;
+        rc = rn_calib_save(&cal, out, err) ? RN_EXIT_FAIL : 0;
+    }
+    if (!rc) printf("calibration: %d conv input ranges written to %s\n", cal.n, out);
+    rn_calib_free(&cal);
+    return rc;
+}
+
 static int run_test(const test_cli *c, rn_err *err)
 {
     char snap[4096];
     rn_test_opts o;
+    rn_calib cal;
     if (fill_opts(&o, c, err)) return RN_EXIT_USAGE;
     if (check_inputs(c, snap, sizeof snap, err)) return RN_EXIT_FAIL;
+    if (c->calibrate) return run_calibrate(c, snap, o, err);
+    if (rn_eval_calib_load(&c->ev, snap, &o.precision, &cal, &o.calib, err)) return RN_EXIT_FAIL;
+    int rc = run_loaded(c, snap, o, err);
+    if (o.calib) rn_calib_free(&cal);
+    return rc;
+}
+
+/* The run after the flags, the inputs and any int8 calibration are checked. */
+static int run_loaded(const test_cli *c, const char *snap, rn_test_opts o, rn_err *err)
+{
     rn_params p;
     rn_run_settings s;
     const rn_eval_flags *ev = &c->ev;
@@ -126,9 +165,10 @@ static int run_test(const test_cli *c, rn_err *err)
     return 0;
 }
 
-int rn_cmd_test(int argc, char **argv)
+static int test_main(int argc, char **argv, int calibrate)
 {
-    test_cli c = {.epoch = -1, .batch = 16, .workers = 1, .ap_thr = 250.0};
+    test_cli c = {.epoch = -1, .batch = 16, .workers = 1, .ap_thr = 250.0, .limit = calibrate ? 512 : 0,
+                  .calibrate = calibrate};
     rn_flag flags[] = {
         RN_FLAG_STR("--snapshot", &c.snapshot, "weights: a rootnet snapshot (safetensors) or the authors' .pth.tar"),
         RN_FLAG_RANGE("--epoch", &c.epoch, 0, INT_MAX, "instead of --snapshot: the snapshot of epoch N under --output"),
@@ -145,7 +185,9 @@ int rn_cmd_test(int argc, char **argv)
         RN_FLAG_STR("--gt", &c.gt, "MuPoTS GT roots (default D/MuPoTS/data/MuPoTS-3D.json)"),
         RN_CACHE_DIR_FLAG(&c.cache_dir),
         RN_FLAG_F64("--ap-thr", &c.ap_thr, "MuPoTS AP distance threshold in mm (default 250)"),
-        RN_FLAG_RANGE("--limit", &c.limit, 0, LONG_MAX, "evaluate only the first N records (0: all)"),
+        RN_FLAG_RANGE("--limit", &c.limit, 0, LONG_MAX,
+                      calibrate ? "calibrate on the first N records (default 512; 0: all)"
+                                : "evaluate only the first N records (0: all)"),
         RN_FLAG_BOOL("--json", &c.json, "print the metrics as one JSON object (full precision)"),
         RN_FLAG_STR("--metrics-json", &c.metrics_json, "also write the --json object to this file"),
         RN_FLAG_BOOL("--no-progress", &c.no_progress, "no progress bar"),
@@ -161,7 +203,13 @@ int rn_cmd_test(int argc, char **argv)
         return rn_args_misuse(flags, argv, syn, "--dataset (MuPoTS, Human36M or PW3D) and --data-dir are required");
     if (!c.snapshot && c.epoch < 0)
         return rn_args_misuse(flags, argv, syn, "--snapshot FILE (or --epoch N --output DIR) is required");
+    if (calibrate && ((c.ev.precision && strcmp(c.ev.precision, "fp32")) || c.ev.no_fold))
+        return rn_args_misuse(flags, argv, syn, "calibrate runs the fp32 folded model: no --precision, no --no-fold");
     rn_err err = {{0}};
     int rc = run_test(&c, &err);
-    return rc ? rn_cli_fail("test", rc, &err) : RN_EXIT_OK;
+    return rc ? rn_cli_fail(calibrate ? "calibrate" : "test", rc, &err) : RN_EXIT_OK;
 }
+
+int rn_cmd_test(int argc, char **argv) { return test_main(argc, argv, 0); }
+
+int rn_cmd_calibrate(int argc, char **argv) { return test_main(argc, argv, 1); }

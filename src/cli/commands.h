@@ -13,6 +13,7 @@ int rn_cmd_synth(int argc, char **argv);
 int rn_cmd_dataset(int argc, char **argv);
 int rn_cmd_inspect(int argc, char **argv);
 int rn_cmd_test(int argc, char **argv);
+int rn_cmd_calibrate(int argc, char **argv);
 int rn_cmd_demo(int argc, char **argv);
 int rn_cmd_export(int argc, char **argv);
 int rn_cmd_predict(int argc, char **argv);

@@ -27,6 +27,7 @@ typedef struct rn_mds {
     dnnl_memory_desc_t p_dsrc, p_ddst, p_dw;
     dnnl_memory_desc_t bias;                /* (OC) f32, for a fused epilogue */
     dnnl_memory_desc_t ph_wu, ph_w, ph_out; /* phase convs (rn_phases): user weights, requested, output */
+    dnnl_memory_desc_t ph_blk;              /* a phase's output dims in nChw16c, the base of its view of dst */
 } rn_mds;
 
 static int mds_init(rn_mds *d, const rn_conv_shape *s, rn_err *err)
@@ -37,12 +38,18 @@ static int mds_init(rn_mds *d, const rn_conv_shape *s, rn_err *err)
     const dnnl_data_type_t ct = s->compute == RN_NUM_BF16 ? dnnl_bf16 : dnnl_f32;
     const dnnl_data_type_t at = s->act == RN_NUM_BF16 ? dnnl_bf16 : dnnl_f32;
     const dnnl_data_type_t st = i8 ? dnnl_u8 : ct, wt = i8 ? dnnl_s8 : ct;
-    const dnnl_format_tag_t stag = s->src_plain ? dnnl_nchw : dnnl_nChw16c;
-    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->src, 4, src, s->src_plain ? dnnl_f32 : at, stag), "src md");
-    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->dst, 4, dst, at, dnnl_nChw16c), "dst md");
+    /* oneDNN 2.6's int8 convs (brgconv) take src and dst in nhwc only (nChw16c gets ref_int8, ~100x slower) */
+    const dnnl_format_tag_t stag = s->src_plain ? dnnl_nchw : i8 ? dnnl_nhwc : dnnl_nChw16c;
+    const dnnl_format_tag_t ptag = i8 ? dnnl_nhwc : dnnl_nChw16c;
+    const dnnl_data_type_t ust = s->src_plain ? dnnl_f32 : s->src_u8 ? dnnl_u8 : at;
+    const dnnl_data_type_t udt = s->out_scale > 0 ? dnnl_u8 : at;
+    const dnnl_format_tag_t ustag = s->src_plain ? dnnl_nchw : s->src_u8 || s->src_nhwc ? dnnl_nhwc : dnnl_nChw16c;
+    const int dst_nhwc = s->dst_nhwc || s->out_scale > 0;
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->src, 4, src, ust, ustag), "src md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->dst, 4, dst, udt, dst_nhwc ? dnnl_nhwc : dnnl_nChw16c), "dst md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->w, 4, w, dnnl_f32, s->transposed ? dnnl_iohw : dnnl_oihw), "weights md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_src, 4, src, st, stag), "src md");
-    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_dst, 4, dst, at, dnnl_nChw16c), "dst md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_dst, 4, dst, udt, ptag), "dst md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_w, 4, w, wt, dnnl_format_tag_any), "weights md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_dsrc, 4, src, at, dnnl_nChw16c), "diff_src md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->p_ddst, 4, dst, ct, dnnl_nChw16c), "diff_dst md");
@@ -52,7 +59,8 @@ static int mds_init(rn_mds *d, const rn_conv_shape *s, rn_err *err)
     const dnnl_dims_t pw = {s->oc, s->ic, 2, 2}, po = {s->n, s->oc, s->ih, s->iw};
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->ph_wu, 4, pw, dnnl_f32, dnnl_iohw), "phase weights md");
     RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->ph_w, 4, pw, wt, dnnl_format_tag_any), "phase weights md");
-    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->ph_out, 4, po, at, dnnl_nChw16c), "phase output md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->ph_out, 4, po, at, ptag), "phase output md");
+    RN_DNNL_TRY(dnnl_memory_desc_init_by_tag(&d->ph_blk, 4, po, at, dnnl_nChw16c), "phase output md");
     return 0;
 }
 
@@ -186,7 +194,7 @@ static int phases_fit(const rn_conv_shape *s)
 /* Phase k's view of dst (nChw16c): its dims are the input's, its rows 2m+a and columns 2j+b of dst. */
 static int phase_view_md(dnnl_memory_desc_t *v, const rn_mds *d, const rn_conv_shape *s, int k, rn_err *err)
 {
-    *v = d->ph_out;
+    *v = d->ph_blk;
     if (v->format_kind != dnnl_blocked) return rn_err_set(err, "oneDNN: phase output md is not blocked");
     dnnl_dim_t *st = v->format_desc.blocking.strides, ow = s->ow, plane = (dnnl_dim_t)s->oh * ow * 16;
     st[0] = v->padded_dims[1] / 16 * plane;
@@ -375,9 +383,29 @@ static int bwd_weights_create(rn_dnnl_conv *c, const rn_mds *d, const_dnnl_primi
     return 0;
 }
 
+/* int8 Conv2d: the reorders of its nhwc dst into the user's dst and of the residual into it. */
+static int int8_dst_create(rn_dnnl_conv *c, const rn_mds *d, rn_err *err)
+{
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_status_t st = attr_create(&attr, 0);
+    int rc = st != dnnl_success ? rn_err_set(err, "oneDNN: attr: %s", dnnl_status2str(st))
+             : rn_dnnl_reorder_create(&c->i8_out, c->be, &d->p_dst, &d->dst, attr, err) ? -1
+             : (c->s.epilogue & RN_EPI_SUM)
+                 ? rn_dnnl_reorder_create(&c->i8_in, c->be, c->s.res_nhwc ? &d->p_dst : &d->dst, &d->p_dst, attr, err)
+                 : 0;
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    if (rc) return -1;
+    RN_DNNL_TRY(dnnl_memory_create(&c->m_i8, &d->p_dst, c->be->eng, DNNL_MEMORY_NONE), "int8 dst memory");
+    RN_DNNL_TRY(dnnl_memory_create(&c->m_res, c->s.res_nhwc ? &d->p_dst : &d->dst, c->be->eng, DNNL_MEMORY_NONE),
+                "residual memory");
+    rn_dnnl_buf_grow(&c->be->buf[BUF_STAGE_DDST], dnnl_memory_desc_get_size(&d->p_dst));
+    return 0;
+}
+
 /* Fused epilogue: the owned bias and the shared buffer the folded weights are made in. */
 static int fold_create(rn_dnnl_conv *c, const rn_mds *d, rn_err *err)
 {
+    if (c->osc && !c->ph && !dnnl_memory_desc_equal(&d->p_dst, &d->dst) && int8_dst_create(c, d, err)) return -1;
     c->bias = rn_dnnl_aligned_bytes((size_t)c->s.oc * sizeof *c->bias);
     memset(c->bias, 0, (size_t)c->s.oc * sizeof *c->bias);
     RN_DNNL_TRY(dnnl_memory_create(&c->m_bias, &d->bias, c->be->eng, c->bias), "bias memory");
@@ -443,12 +471,14 @@ void rn_dnnl_conv_destroy(rn_dnnl_conv *c)
     rn_dnnl_prim_destroy(&c->rw_fwd);
     rn_dnnl_prim_destroy(&c->rw_bwd);
     rn_dnnl_prim_destroy(&c->rdw);
+    rn_dnnl_prim_destroy(&c->i8_out);
+    rn_dnnl_prim_destroy(&c->i8_in);
     rn_dnnl_stage_destroy(&c->st_fwd_src);
     rn_dnnl_stage_destroy(&c->st_bwd_ddst);
     rn_dnnl_stage_destroy(&c->st_bww_src);
     rn_dnnl_stage_destroy(&c->st_bww_ddst);
     dnnl_memory_t ms[] = {c->m_src, c->m_dst, c->m_dsrc, c->m_ddst, c->m_wu, c->m_wf, c->m_wb, c->m_dwp,
-                          c->m_bias, c->m_wfold};
+                          c->m_bias, c->m_wfold, c->m_i8, c->m_res};
     for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
         if (ms[i]) dnnl_memory_destroy(ms[i]);
     if (c->be && c->be->ddst_conv == c) c->be->ddst_conv = NULL;
@@ -481,8 +511,8 @@ void rn_dnnl_conv_set_weights(rn_dnnl_conv *c, const float *w)
 }
 
 /* int8: f (folded weights, PyTorch layout) becomes round(f / ws[oc]) with ws[oc] = max|f[oc]| / 127 (1 where all
- * are 0), integers the weights' reorder takes to s8 exactly; osc[oc] = in_scale * ws[oc], and the bias is
- * divided by it (oneDNN 2.6 adds the bias to the int32 sums before the output scale). */
+ * are 0), integers the weights' reorder takes to s8 exactly; the bias is divided by in_scale * ws[oc] (oneDNN 2.6
+ * adds the bias to the int32 sums before the output scale) and osc[oc] = in_scale * ws[oc] [/ out_scale]. */
 static void int8_quantise(rn_dnnl_conv *c, float *f)
 {
     const rn_conv_shape *s = &c->s;
@@ -505,6 +535,7 @@ static void int8_quantise(rn_dnnl_conv *c, float *f)
     for (int o = 0; o < s->oc; o++) {
         c->osc[o] *= s->in_scale;
         c->bias[o] /= c->osc[o];
+        if (s->out_scale > 0) c->osc[o] /= s->out_scale;
     }
 }
 
@@ -580,10 +611,39 @@ static void deconv_epilogue(const rn_dnnl_conv *c, void *dst)
     }
 }
 
+/* An int8 Conv2d: straight into an NHWC dst (the residual copied there first unless it is dst), else into
+ * its NHWC buffer (the residual put there first), then into dst. */
+static void int8_forward(rn_dnnl_conv *c, dnnl_memory_t src, void *dst, const void *res)
+{
+    if (!c->i8_out.p) {
+        const rn_conv_shape *s = &c->s;
+        if (res && res != dst) memcpy(dst, res, (size_t)s->n * s->oc * s->oh * s->ow * sizeof(float));
+        dnnl_exec_arg_t a[5] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, c->m_wf}, {DNNL_ARG_BIAS, c->m_bias},
+                                {DNNL_ARG_DST, c->m_dst}};
+        rn_dnnl_prim_run(c->be, &c->op[0], 4, a);
+        return;
+    }
+    rn_dnnl_bind(c->m_i8, c->be->buf[BUF_STAGE_DDST].p);
+    if (res) {
+        rn_dnnl_bind(c->m_res, res);
+        rn_dnnl_reorder_run(c->be, &c->i8_in, c->m_res, c->m_i8);
+    }
+    dnnl_exec_arg_t a[5] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, c->m_wf}, {DNNL_ARG_BIAS, c->m_bias},
+                            {DNNL_ARG_DST, c->m_i8}};
+    rn_dnnl_prim_run(c->be, &c->op[0], 4, a);
+    rn_dnnl_reorder_run(c->be, &c->i8_out, c->m_i8, c->m_dst);
+}
+
 void rn_dnnl_conv_forward_fused(rn_dnnl_conv *c, void *dst, const void *src, const void *res)
 {
     const rn_conv_shape *s = &c->s;
     RN_ASSERT(s->epilogue && !res == !(s->epilogue & RN_EPI_SUM));
+    if (c->osc && !c->ph) {
+        rn_dnnl_bind(c->m_src, src);
+        rn_dnnl_bind(c->m_dst, dst);
+        int8_forward(c, rn_dnnl_stage_run(c->be, &c->st_fwd_src, c->m_src), dst, res);
+        return;
+    }
     if (res && res != dst)
         memcpy(dst, res, (size_t)s->n * s->oc * s->oh * s->ow * (s->act == RN_NUM_BF16 ? 2 : 4));
     rn_dnnl_bind(c->m_src, src);

@@ -113,7 +113,7 @@ static int forward_all(run_state *r, rn_params *p, rn_err *err)
     cfg.crop.exif_orient = 1;
     rn_model m;
     rn_infer_cfg c = {.base = {.device = o->device, .threads = o->threads}, .precision = o->precision,
-                      .fold = !o->no_fold, .batch = N, .h = S, .w = S};
+                      .fold = !o->no_fold, .batch = N, .h = S, .w = S, .calib = o->calib, .observe = o->observe};
     if (rn_infer_model_open(&m, p, &c, err)) return -1;
     rn_loader *ld = NULL;
     int rc = rn_loader_create(&ld, &cfg, err);

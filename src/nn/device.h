@@ -98,6 +98,13 @@ typedef struct rn_conv_shape {
     float in_scale;     /* RN_NUM_I8 only: src (>= 0, a ReLU's output; never src_plain) is quantised as
                            u8 = min(round(src * (1 / in_scale)), 255); weights per output channel as
                            s8 = round(w / (max|w| / 127)) when set (conv_set_weights_folded) */
+    /* RN_NUM_I8 only, the layouts between two int8 convs (the model's int8 blocks): */
+    int src_nhwc;       /* 1: src is fp32 NHWC (a previous block's dst_nhwc output), not the device's layout */
+    int src_u8;         /* 1: src is u8 NHWC, already quantised at in_scale (a previous conv's out_scale output) */
+    int dst_nhwc;       /* 1: dst and res are fp32 NHWC */
+    int res_nhwc;       /* 1: res is fp32 NHWC, dst in the device's layout (RN_EPI_SUM, not dst_nhwc) */
+    float out_scale;    /* > 0: dst is u8 NHWC, min(round(y / out_scale), 255) after the ReLU (needs RN_EPI_RELU,
+                           not RN_EPI_SUM): the next conv's in_scale */
 } rn_conv_shape;
 
 /* The epilogue of a fused inference conv (rn_conv_shape.epilogue). */

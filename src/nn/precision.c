@@ -16,6 +16,8 @@ static const rn_policy POLICIES[RN_PREC_COUNT] = {
                       "fp16 compute needs a CUDA device"},
     [RN_PREC_FP16_O2] = {RN_PREC_FP16_O2, "fp16-o2", RN_NUM_F16, RN_NUM_F16, RN_NUM_F32, RN_NUM_F32,
                          RN_SCALE_DYNAMIC, "fp16 compute and fp16 activation storage need a CUDA device"},
+    [RN_PREC_INT8] = {RN_PREC_INT8, "int8", RN_NUM_I8, RN_NUM_F32, RN_NUM_F32, RN_NUM_F32, RN_SCALE_NONE,
+                      "it has no int8 convolutions"},
 };
 
 /* "fp32, bf16 or bf16-o2": the names of the policies in accept. */
