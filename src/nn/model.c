@@ -169,6 +169,7 @@ static int int8_plan(rn_model *m, rn_err *err)
         for (int j = 0; j < b->nu; j++)
             if (int8_scale(m, &b->u[j], err)) return -1;
         if (b->has_down && int8_scale(m, &b->d, err)) return -1;
+        if (m->opts.int8_unchained) continue;
         for (int j = 0; j + 1 < b->nu; j++) b->u[j].s.out_scale = b->u[j + 1].s.in_scale, b->u[j + 1].s.src_u8 = 1;
         int out_nhwc = i + 1 < m->nblocks && (b->has_down || in_nhwc);
         b->u[0].s.src_nhwc = b->d.s.src_nhwc = in_nhwc;

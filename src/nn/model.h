@@ -103,6 +103,8 @@ typedef struct rn_model_opts {
                            replayed from the second run on (rn_model_run_graph) */
     int no_reuse;       /* diagnostics (bench/fp16_trace.c): no two planned buffers share memory, so after a step
                            each holds the last value written to it (the arena is the plan without reuse) */
+    int int8_unchained; /* tests: int8 convs each reading and writing the device's layout (no NHWC or u8 hand-offs
+                           between them): the same arithmetic but for the rounding of a hand-off, one pass more each */
     int poison;         /* tests: backward fills with NaN every planned buffer it has finished with, and
                            each of its gradient buffers as it comes to life (checks the plan's lifetimes) */
 
