@@ -212,4 +212,9 @@ static int test_main(int argc, char **argv, int calibrate)
 
 int rn_cmd_test(int argc, char **argv) { return test_main(argc, argv, 0); }
 
-int rn_cmd_calibrate(int argc, char **argv) { return test_main(argc, argv, 1); }
+int rn_cmd_calibrate(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--boxes") || !strncmp(argv[i], "--boxes=", 8)) return rn_cmd_predict_main(argc, argv, 1);
+    return test_main(argc, argv, 1);
+}

@@ -72,9 +72,9 @@ int rn_policy_check_device(const rn_policy *pol, const char *device, rn_err *err
  * (core/cpu_isa.h), else fp32; on a cuda device bf16; on ref fp32. */
 int rn_precision_choose(const char *s, unsigned accept, const char *device, rn_precision *out, rn_err *err);
 /* When the policy's convs would be emulated on that device (NULL: the default one): bf16 compute on a
- * cpu device whose CPU lacks AVX512_BF16 and AMX-BF16 (core/cpu_isa.h), one line on stderr saying so
- * and how much slower it is expected to run; returns 1 then, else 0 (nothing said). The run goes on:
- * the user asked for it. */
+ * cpu device whose CPU lacks AVX512_BF16 and AMX-BF16, or int8 on one without VNNI or AMX-INT8
+ * (core/cpu_isa.h), one line on stderr saying so and how much slower it is expected to run; returns 1
+ * then, else 0 (nothing said). The run goes on: the user asked for it. */
 int rn_policy_say_emulated(const rn_policy *pol, const char *device);
 /* Sets the model options the policy controls (conv compute type, activation storage). */
 void rn_policy_apply(const rn_policy *pol, rn_model_opts *o);
