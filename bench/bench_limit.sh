@@ -73,7 +73,7 @@ print("|---|---|---|---|---|---|")
 order = [("train", "fp32", 8), ("train", "bf16", 8), ("train", "bf16-o2", 8), ("infer", "fp32", 1),
          ("infer", "fp32", 32), ("infer", "bf16", 1), ("infer", "bf16", 32), ("infer", "int8", 1),
          ("infer", "int8", 32)]
-LIMIT_KEY = {"fp32": "fp32_gflops", "bf16": "bf16_gflops", "bf16-o2": "bf16_gflops", "int8": "int8_gops"
+LIMIT_KEY = {"fp32": "fp32_gflops", "bf16": "bf16_gflops", "bf16-o2": "bf16_gflops", "int8": "int8_gops"}
 for key in order:
     mode, prec, b = key
     if key not in ips: continue
