@@ -84,7 +84,8 @@ typedef struct rootnet_options {
     size_t size;           /* sizeof(rootnet_options) as the caller was built: set by rootnet_options_init */
     const char *device;    /* "cpu" (NULL: the default) or "ref" (plain C, slow) */
     int threads;           /* compute threads; 0: OpenMP's setting (OMP_NUM_THREADS) */
-    const char *precision; /* "fp32" (NULL: the default) or "bf16" (conv math in bf16, where the CPU has it) */
+    const char *precision; /* "fp32" (NULL: the default), "bf16" (conv math in bf16, where the CPU has it) or
+                              "int8" (convs in int8, with the calibration SNAPSHOT.int8 of rootnet calibrate) */
     int input_size;        /* network input; 0: the snapshot's (256 for files without a config) */
     int backbone;          /* expected ResNet depth (18, 34, 50, ...); 0: whatever the snapshot holds */
 } rootnet_options;

@@ -39,10 +39,12 @@ static void test_policy(void)
              "bad precision named: %s", err.msg);
     /* the inference commands' set: one message, listing what they take */
     RN_CHECK(!rn_precision_parse("bf16", RN_PREC_INFER, &id, &err) && id == RN_PREC_BF16, "infer: bf16");
+    RN_CHECK(!rn_precision_parse("int8", RN_PREC_INFER, &id, &err) && id == RN_PREC_INT8, "infer: int8");
+    RN_CHECK(rn_precision_parse("int8", RN_PREC_ALL, &id, &err), "training refuses int8: %s", err.msg);
     const char *not_infer[] = {"bf16-o2", "fp16", "fp16-o2", "BF16", ""};
     for (size_t i = 0; i < sizeof not_infer / sizeof not_infer[0]; i++) {
         char want[96];
-        snprintf(want, sizeof want, "precision '%s': expected fp32 or bf16", not_infer[i]);
+        snprintf(want, sizeof want, "precision '%s': expected fp32, bf16 or int8", not_infer[i]);
         id = RN_PREC_COUNT;
         RN_CHECK(rn_precision_parse(not_infer[i], RN_PREC_INFER, &id, &err) && !strcmp(err.msg, want) &&
                      id == RN_PREC_COUNT,

@@ -8,6 +8,7 @@
 
 #include "data/image/image.h"
 #include "infer/predict.h"
+#include "nn/calib.h"
 #include "nn/precision.h"
 #include "nn/run_settings.h"
 
@@ -22,6 +23,7 @@ struct rootnet_predictor {
     rn_params p;
     rn_predictor pr;
     rn_predict_in base;     /* device, threads, precision, input size: copied into every call */
+    rn_calib cal;           /* int8: the snapshot's calibration (SNAPSHOT.int8), base.calib points here */
     char device[32];
     rn_err err;             /* last call's message, "" after a success */
     atomic_int busy;        /* 1 while a rootnet_predict runs on this handle */
@@ -113,6 +115,15 @@ static rootnet_status load(rootnet_predictor *h, const char *snapshot, const roo
     int rc = rn_weights_load_eval(&h->p, &s, snapshot, o->backbone, o->input_size, 0, err);
     if (rc) return rc == RN_WEIGHTS_EMERGE ? ROOTNET_ERR_ARGUMENT : ROOTNET_ERR_SNAPSHOT;
     h->base.input_size = s.input_size;
+    if (h->base.precision == RN_PREC_INT8) {
+        char path[4200];
+        if (rn_calib_load(&h->cal, rn_calib_path(path, sizeof path, snapshot), err)) {
+            rn_params_free(&h->p);
+            rn_err_prefix(err, "precision int8 needs the calibration beside the snapshot (rootnet calibrate)");
+            return ROOTNET_ERR_SNAPSHOT;
+        }
+        h->base.calib = &h->cal;
+    }
     rn_predictor_init(&h->pr, &h->p);
     return ROOTNET_OK;
 }
@@ -148,6 +159,7 @@ ROOTNET_API void rootnet_destroy(rootnet_predictor *h)
     if (!h) return;
     rn_predictor_free(&h->pr);
     rn_params_free(&h->p);
+    if (h->base.calib) rn_calib_free(&h->cal);
     free(h);
 }
 

@@ -13,6 +13,7 @@
 #include "core/cpu_isa.h"
 #include "core/profile.h"
 #include "infer/infer_model.h"
+#include "nn/calib.h"
 #include "nn/net.h"
 #include "train/assemble.h"
 
@@ -114,18 +115,18 @@ static void print_bench(const bench_cfg *c, const rn_tuning *tn, const rn_model 
 
 /* Random inputs: normal images, k in [8000, 12000), each row's target inside the output grid, its third
  * column in the depth bins of a heat-map layer with bins (PoseNet), else a depth in [2000, 6000) mm. */
-static void fill_inputs(rn_cli_batch *bt, rn_rng *rng, int b, size_t per, const rn_model *m)
+static void fill_inputs(rn_cli_batch *bt, rn_rng *rng, int b, size_t per, const rn_net *net, int OH, int OW)
 {
-    const rn_head_layer *h = rn_net_layer(m->p->net, RN_HEAD_HEATMAP);
-    int bins = h && h->bins > 1 ? h->bins : 0, K = m->K;
+    const rn_head_layer *h = rn_net_layer(net, RN_HEAD_HEATMAP);
+    int bins = h && h->bins > 1 ? h->bins : 0, K = net->K;
     for (size_t i = 0; i < (size_t)b * per; i++) bt->x[i] = (float)rn_rng_normal(rng);
     for (int j = 0; j < b; j++) {
         bt->k[j] = 8000.0f + 4000.0f * (float)rn_rng_uniform(rng);
         bt->d[j] = 1.0f;
         for (int r = 0; r < K; r++) {
             float *t = bt->t + 3 * ((size_t)j * K + r);
-            t[0] = (float)(m->OW * rn_rng_uniform(rng));
-            t[1] = (float)(m->OH * rn_rng_uniform(rng));
+            t[0] = (float)(OW * rn_rng_uniform(rng));
+            t[1] = (float)(OH * rn_rng_uniform(rng));
             t[2] = (float)(bins ? bins * rn_rng_uniform(rng) : 2000 + 4000 * rn_rng_uniform(rng));
             bt->v[(size_t)j * K + r] = 1.0f;
         }
@@ -183,14 +184,40 @@ static int bench_loop(const bench_cfg *c, rn_tuning *tn, rn_model *m, rn_train_r
     return 0;
 }
 
+/* int8: the ranges of the conv inputs on the bench's own batch, from one forward of the fp32 fold model. */
+static int bench_calibrate(rn_calib *cal, const rn_infer_cfg *ic, rn_params *p, const rn_cli_batch *bt, rn_err *err)
+{
+    rn_infer_cfg fc = *ic;
+    rn_model fm;
+    fc.precision = RN_PREC_FP32;
+    fc.base.graph = 0;
+    fc.base.tune = NULL;
+    fc.observe = (rn_model_observe){rn_calib_observe, cal};
+    rn_calib_init(cal, p->net->name);
+    if (rn_infer_model_open(&fm, p, &fc, err)) return -1;
+    rn_model_forward(&fm, bt->x, bt->k, 0);
+    rn_model_coords(&fm);
+    rn_model_destroy(&fm);
+    cal->images = fc.batch;
+    return 0;
+}
+
 /* The inference model (infer/infer_model.h) on the training step's device, tuning and threads
- * (train/assemble.h), with rank 0's weights. */
-static int infer_model(rn_model *m, const bench_cfg *c, const rn_train_env *env, rn_params *p, rn_err *err)
+ * (train/assemble.h), with rank 0's weights; int8 calibrated on bt first. */
+static int infer_model(rn_model *m, const bench_cfg *c, const rn_train_env *env, rn_params *p, const rn_cli_batch *bt,
+                       rn_err *err)
 {
     rn_infer_cfg ic = {.base = rn_train_env_model_opts(env), .precision = env->tn->policy->id, .fold = !c->no_fold,
                        .batch = (int)c->b, .h = (int)c->size, .w = (int)c->size};
     ic.base.pinned_inputs = rn_train_env_pin(env) != NULL;
-    if (rn_dist_bcast_params(env->dist, p, err) || rn_infer_model_open(m, p, &ic, err)) return -1;
+    if (rn_dist_bcast_params(env->dist, p, err)) return -1;
+    rn_calib cal = {0};
+    int i8 = ic.precision == RN_PREC_INT8;
+    if (i8 && bench_calibrate(&cal, &ic, p, bt, err)) return -1;
+    ic.calib = i8 ? &cal : NULL;
+    int rc = rn_infer_model_open(m, p, &ic, err);
+    rn_calib_free(&cal);
+    if (rc) return -1;
     rn_tuning_attach(env->tn, m);
     return 0;
 }
@@ -222,11 +249,14 @@ static int bench_model(const bench_cfg *c, rn_tuning *tn, rn_params *p, rn_rng *
                          .lr = 1e-3};
     rn_train_rig r;
     rn_model im;
-    if (train ? rn_train_assemble(&r, &env, p, &sh, err) : infer_model(&im, c, &env, p, err)) return -1;
-    rn_model *m = train ? &r.m : &im;
     size_t per = 3 * (size_t)c->size * (size_t)c->size;
-    rn_cli_batch bt = rn_cli_batch_alloc((int)c->b, per, m->K, pin);
-    fill_inputs(&bt, rng, (int)c->b, per, m);
+    rn_cli_batch bt = rn_cli_batch_alloc((int)c->b, per, p->net->K, pin);
+    fill_inputs(&bt, rng, (int)c->b, per, p->net, (int)c->size / 4, (int)c->size / 4);
+    if (train ? rn_train_assemble(&r, &env, p, &sh, err) : infer_model(&im, c, &env, p, &bt, err)) {
+        rn_cli_batch_free(&bt);
+        return -1;
+    }
+    rn_model *m = train ? &r.m : &im;
     double *t = rn_xmalloc((size_t)c->iters * sizeof *t), *comm = rn_xmalloc((size_t)c->iters * sizeof *comm);
     size_t steps = (size_t)(c->warmup + c->iters);
     bench_losses bl = {rn_xmalloc(steps * sizeof *bl.loss), rn_xmalloc(steps * sizeof *bl.applied)};
@@ -284,7 +314,7 @@ int rn_cmd_bench(int argc, char **argv)
         RN_FLAG_ALIAS("--size", "--input-size"),
         {0}};
     const char *syn = "--mode train|infer [--net rootnet|posenet] [--backbone 50] [--input-size 256] [--batch N] [--iters K] [--warmup W] "
-                      "[--precision fp32|bf16|bf16-o2] [--loss-scale N|dynamic] [--profile F]"
+                      "[--precision fp32|bf16|bf16-o2|int8 (infer)|auto] [--loss-scale N|dynamic] [--profile F]"
                       "   (mpirun -np K rootnet bench ...: data parallel, batch per rank)";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
@@ -297,6 +327,7 @@ int rn_cmd_bench(int argc, char **argv)
     }
     if (rn_cli_dist_flags_check(&df, "bench")) return RN_EXIT_USAGE;
     c.sync_bn = df.sync_bn, c.bucket_mb = df.bucket_mb;
+    tf.infer = !strcmp(c.mode, "infer");
     rn_cli_run r;
     int rc = rn_cli_run_begin(&r, "bench", c.sync_bn, df.timeout_s, &tf, (int)c.threads);
     if (rc) return rc;

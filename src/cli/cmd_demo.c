@@ -15,6 +15,7 @@
 #include "data/image/draw.h"
 #include "data/image/image.h"
 #include "infer/predict.h"
+#include "nn/calib.h"
 #include "nn/run_settings.h"
 #include "viz/people.h"
 
@@ -165,7 +166,10 @@ static int run_demo(const demo_cli *c, rn_err *err)
         printf("demo: %s (ResNet-%d), input %d %s\n", c->snapshot, p.depth, in.input_size, rn_run_settings_size_note(&s));
     rn_person_root r[RN_PREDICT_MAX_BOXES];
     rn_predict_info info;
-    int rc = rn_predict_roots(r, &info, &p, &in, err);
+    rn_calib cal;
+    int rc = rn_eval_calib_load(ev, c->snapshot, &in.precision, &cal, &in.calib, err) ? -1
+             : rn_predict_roots(r, &info, &p, &in, err);
+    if (in.calib) rn_calib_free(&cal);
     rn_params_free(&p);
     if (rc) return RN_EXIT_FAIL;
     warn_outside(c, r, in.n, &info);

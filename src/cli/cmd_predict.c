@@ -10,6 +10,7 @@
 #include "cli/exit.h"
 #include "infer/predict.h"
 #include "infer/predict_set.h"
+#include "nn/calib.h"
 #include "nn/net.h"
 #include "nn/run_settings.h"
 
@@ -21,6 +22,7 @@ typedef struct predict_cli {
     double score_thr;
     long batch, workers, log_every;
     int no_progress;
+    int calibrate; /* rootnet calibrate --boxes: the fp32 fold model's conv input ranges into ev.calib (nn/calib.h) */
 } predict_cli;
 
 static volatile sig_atomic_t stop_flag; /* the signal that stops predict (on_stop) */
@@ -103,10 +105,38 @@ static int load_nets(rn_params *p, rn_params *pp, rn_run_settings *s, const pred
 
 /* Everything cheap first (flags, device, the boxes and images, the output
  * folder), then the snapshots, then the models. */
+static int run_opts(const predict_cli *c, const rn_pset_opts *o, rn_err *err);
+
 static int run_predict(const predict_cli *c, rn_err *err)
 {
     rn_pset_opts o;
+    rn_calib cal;
     if (fill_opts(&o, c, err)) return RN_EXIT_USAGE;
+    if (c->calibrate) {
+        char path[4200];
+        const char *out = c->ev.calib ? c->ev.calib : rn_calib_path(path, sizeof path, c->snapshot);
+        rn_calib_init(&cal, "");
+        o.observe = (rn_model_observe){rn_calib_observe, &cal};
+        int rc = run_opts(c, &o, err);
+        if (!rc && !cal.n) {
+            rn_err_set(err, "no conv input was seen");
+            rc = RN_EXIT_FAIL;
+        }
+        if (!rc && rn_calib_save(&cal, out, err)) rc = RN_EXIT_FAIL;
+        if (!rc) printf("calibration: %d conv input ranges written to %s\n", cal.n, out);
+        rn_calib_free(&cal);
+        return rc;
+    }
+    if (rn_eval_calib_load(&c->ev, c->snapshot, &o.precision, &cal, &o.calib, err)) return RN_EXIT_FAIL;
+    int rc = run_opts(c, &o, err);
+    if (o.calib) rn_calib_free(&cal);
+    return rc;
+}
+
+/* The run after the flags and any int8 calibration are checked. */
+static int run_opts(const predict_cli *c, const rn_pset_opts *op, rn_err *err)
+{
+    rn_pset_opts o = *op;
     rn_pset_summary sum;
     rn_pset *ps;
     if (rn_pset_open(&ps, &sum, &o, err)) return RN_EXIT_FAIL;
@@ -141,9 +171,9 @@ static int run_predict(const predict_cli *c, rn_err *err)
     return RN_EXIT_FAIL;
 }
 
-int rn_cmd_predict(int argc, char **argv)
+int rn_cmd_predict_main(int argc, char **argv, int calibrate)
 {
-    predict_cli c = {.batch = 16, .workers = 1, .log_every = 100};
+    predict_cli c = {.batch = 16, .workers = 1, .log_every = 100, .calibrate = calibrate};
     rn_flag flags[] = {
         RN_FLAG_STR("--snapshot", &c.snapshot, "weights: a rootnet snapshot (safetensors) or the authors' .pth.tar"),
         RN_FLAG_STR("--pose-snapshot", &c.pose_snapshot, "a PoseNet snapshot (rootnet's or the authors' .pth.tar): each "
@@ -174,7 +204,11 @@ int rn_cmd_predict(int argc, char **argv)
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
     if (!c.snapshot || !c.boxes) return rn_args_misuse(flags, argv, syn, "--snapshot and --boxes are required");
+    if (calibrate && ((c.ev.precision && strcmp(c.ev.precision, "fp32")) || c.ev.no_fold))
+        return rn_args_misuse(flags, argv, syn, "calibrate runs the fp32 folded model: no --precision, no --no-fold");
     rn_err err = {{0}};
     int rc = run_predict(&c, &err);
-    return rc ? rn_cli_fail("predict", rc, &err) : RN_EXIT_OK;
+    return rc ? rn_cli_fail(calibrate ? "calibrate" : "predict", rc, &err) : RN_EXIT_OK;
 }
+
+int rn_cmd_predict(int argc, char **argv) { return rn_cmd_predict_main(argc, argv, 0); }

@@ -16,6 +16,7 @@
 #include "infer/predict.h"
 #include "infer/pose_tester.h"
 #include "infer/tester.h"
+#include "nn/calib.h"
 #include "nn/run_settings.h"
 
 typedef struct test_cli {
@@ -24,6 +25,7 @@ typedef struct test_cli {
     long epoch, batch, workers, limit;
     double ap_thr;
     int gt_bbox, det_bbox, json, no_progress, no_flip_test, baseline;
+    int calibrate;  /* rootnet calibrate: the fp32 fold model's conv input ranges into ev.calib (nn/calib.h) */
 } test_cli;
 
 static void print_json(FILE *f, const rn_test_result *r)
@@ -104,6 +106,11 @@ static int check_inputs(const test_cli *c, char *snap, size_t snap_len, rn_err *
 static int run_pose_test(const test_cli *c, rn_params *p, const rn_test_opts *o, const char *snap, rn_err *err)
 {
     rn_pose_test_opts po = {.flip_test = !c->no_flip_test, .baseline = c->baseline};
+    if (o->precision == RN_PREC_INT8 || c->calibrate) {
+        rn_params_free(p);
+        rn_err_set(err, "%s: a PoseNet: int8 and its calibration are RootNet's so far (run it in fp32 or bf16)", snap);
+        return RN_EXIT_USAGE;
+    }
     if (!c->json)
         printf("test: %s (PoseNet of %s's %d joints, ResNet-%d) on %s, GT boxes and GT root depth, input %d%s\n", snap,
            p->net->skeleton, p->net->K, p->depth, o->testset, o->input_size, po.flip_test ? ", flip test" : "");
@@ -121,12 +128,49 @@ static int run_pose_test(const test_cli *c, rn_params *p, const rn_test_opts *o,
     return 0;
 }
 
+static int run_loaded(const test_cli *c, const char *snap, rn_test_opts o, rn_err *err);
+
+/* rootnet calibrate: the test set's first --limit records through the fp32 fold model, each conv's input
+ * range kept (rn_calib_observe), written to --calib (default <snapshot>.int8). */
+static int run_calibrate(const test_cli *c, const char *snap, rn_test_opts o, rn_err *err)
+{
+    char path[4200];
+    rn_calib cal;
+    rn_calib_init(&cal, "");
+    const char *out = c->ev.calib ? c->ev.calib : rn_calib_path(path, sizeof path, snap);
+    o.observe = (rn_model_observe){rn_calib_observe, &cal};
+    o.result_dir = NULL;
+    int rc = run_loaded(c, snap, o, err);
+    if (!rc && cal.n == 0) {
+        rn_err_set(err, "no conv input was seen");
+        rc = RN_EXIT_FAIL;
+    }
+    if (!rc) {
+        cal.images = c->limit;
+        rc = rn_calib_save(&cal, out, err) ? RN_EXIT_FAIL : 0;
+    }
+    if (!rc) printf("calibration: %d conv input ranges written to %s\n", cal.n, out);
+    rn_calib_free(&cal);
+    return rc;
+}
+
 static int run_test(const test_cli *c, rn_err *err)
 {
     char snap[4096];
     rn_test_opts o;
+    rn_calib cal;
     if (fill_opts(&o, c, err)) return RN_EXIT_USAGE;
     if (check_inputs(c, snap, sizeof snap, err)) return RN_EXIT_FAIL;
+    if (c->calibrate) return run_calibrate(c, snap, o, err);
+    if (rn_eval_calib_load(&c->ev, snap, &o.precision, &cal, &o.calib, err)) return RN_EXIT_FAIL;
+    int rc = run_loaded(c, snap, o, err);
+    if (o.calib) rn_calib_free(&cal);
+    return rc;
+}
+
+/* The run after the flags, the inputs and any int8 calibration are checked. */
+static int run_loaded(const test_cli *c, const char *snap, rn_test_opts o, rn_err *err)
+{
     rn_params p;
     rn_run_settings s;
     const rn_eval_flags *ev = &c->ev;
@@ -152,9 +196,10 @@ static int run_test(const test_cli *c, rn_err *err)
     return 0;
 }
 
-int rn_cmd_test(int argc, char **argv)
+static int test_main(int argc, char **argv, int calibrate)
 {
-    test_cli c = {.epoch = -1, .batch = 16, .workers = 1, .ap_thr = 250.0};
+    test_cli c = {.epoch = -1, .batch = 16, .workers = 1, .ap_thr = 250.0, .limit = calibrate ? 512 : 0,
+                  .calibrate = calibrate};
     rn_flag flags[] = {
         RN_FLAG_STR("--snapshot", &c.snapshot, "weights: a rootnet snapshot (safetensors) or the authors' .pth.tar"),
         RN_FLAG_RANGE("--epoch", &c.epoch, 0, INT_MAX, "instead of --snapshot: the snapshot of epoch N under --output"),
@@ -171,7 +216,9 @@ int rn_cmd_test(int argc, char **argv)
         RN_FLAG_STR("--gt", &c.gt, "MuPoTS GT roots (default D/MuPoTS/data/MuPoTS-3D.json)"),
         RN_CACHE_DIR_FLAG(&c.cache_dir),
         RN_FLAG_F64("--ap-thr", &c.ap_thr, "MuPoTS AP distance threshold in mm (default 250)"),
-        RN_FLAG_RANGE("--limit", &c.limit, 0, LONG_MAX, "evaluate only the first N records (0: all)"),
+        RN_FLAG_RANGE("--limit", &c.limit, 0, LONG_MAX,
+                      calibrate ? "calibrate on the first N records (default 512; 0: all)"
+                                : "evaluate only the first N records (0: all)"),
         RN_FLAG_BOOL("--json", &c.json, "print the metrics as one JSON object (full precision)"),
         RN_FLAG_STR("--metrics-json", &c.metrics_json, "also write the --json object to this file"),
         RN_FLAG_BOOL("--no-progress", &c.no_progress, "no progress bar"),
@@ -189,7 +236,18 @@ int rn_cmd_test(int argc, char **argv)
         return rn_args_misuse(flags, argv, syn, "--dataset (MuPoTS, Human36M or PW3D) and --data-dir are required");
     if (!c.snapshot && c.epoch < 0)
         return rn_args_misuse(flags, argv, syn, "--snapshot FILE (or --epoch N --output DIR) is required");
+    if (calibrate && ((c.ev.precision && strcmp(c.ev.precision, "fp32")) || c.ev.no_fold))
+        return rn_args_misuse(flags, argv, syn, "calibrate runs the fp32 folded model: no --precision, no --no-fold");
     rn_err err = {{0}};
     int rc = run_test(&c, &err);
-    return rc ? rn_cli_fail("test", rc, &err) : RN_EXIT_OK;
+    return rc ? rn_cli_fail(calibrate ? "calibrate" : "test", rc, &err) : RN_EXIT_OK;
+}
+
+int rn_cmd_test(int argc, char **argv) { return test_main(argc, argv, 0); }
+
+int rn_cmd_calibrate(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--boxes") || !strncmp(argv[i], "--boxes=", 8)) return rn_cmd_predict_main(argc, argv, 1);
+    return test_main(argc, argv, 1);
 }

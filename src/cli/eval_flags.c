@@ -1,6 +1,12 @@
 /* The cheap checks of the inference commands' shared flags (cli/eval_flags.h). */
 #include "cli/eval_flags.h"
 
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/cpu_isa.h"
+#include "nn/calib.h"
 #include "nn/precision.h"
 #include "nn/run_settings.h"
 
@@ -11,5 +17,31 @@ int rn_eval_flags_check(const rn_eval_flags *ev, rn_precision *prec, rn_err *err
     if (rn_precision_choose(ev->precision, RN_PREC_INFER, ev->device, prec, err)) return -1;
     if (rn_policy_check_device(rn_policy_get(*prec), ev->device, err)) return -1;
     rn_policy_say_emulated(rn_policy_get(*prec), ev->device);
+    return 0;
+}
+
+int rn_eval_calib_load(const rn_eval_flags *ev, const char *snapshot, rn_precision *prec, rn_calib *cal,
+                       const rn_calib **use, rn_err *err)
+{
+    char path[4200];
+    *use = NULL;
+    const char *file = ev->calib ? ev->calib : rn_calib_path(path, sizeof path, snapshot);
+    int is_auto = ev->precision && !strcmp(ev->precision, "auto");
+    if (*prec != RN_PREC_INT8 && !is_auto) return 0;
+    if (is_auto) {
+        rn_cpu_isa isa;
+        rn_cpu_isa_detect(&isa);
+        const char *dev = ev->device ? ev->device : rn_device_default();
+        if (strcmp(dev, "cpu") || !rn_cpu_isa_native_int8(&isa) || access(file, R_OK)) return 0;
+        fprintf(stderr, "rootnet: --precision auto: int8 (the CPU has int8 dot products; calibration %s)\n", file);
+        *prec = RN_PREC_INT8;
+    }
+    if (rn_calib_load(cal, file, err)) {
+        if (!ev->calib && access(file, F_OK))
+            return rn_err_set(err, "--precision int8: no calibration %s beside the snapshot: make one with rootnet "
+                                   "calibrate, or name one with --calib", file);
+        return -1;
+    }
+    *use = cal;
     return 0;
 }

@@ -14,7 +14,8 @@
 
 typedef struct rn_eval_flags {
     const char *device;    /* NULL: cpu */
-    const char *precision; /* NULL: fp32; fp32 | bf16 (nn/precision.h: RN_PREC_INFER) */
+    const char *precision; /* NULL: fp32; fp32 | bf16 | int8 | auto (nn/precision.h: RN_PREC_INFER) */
+    const char *calib;     /* int8: the calibration file (NULL: the snapshot's, <snapshot>.int8) */
     long input_size;       /* 0: the snapshot's */
     long backbone;         /* 0: the snapshot's depth */
     long threads;          /* 0: OMP_NUM_THREADS */
@@ -29,7 +30,9 @@ typedef struct rn_eval_flags {
         RN_FLAG_RANGE("--threads", &(ev)->threads, 0, 1024, "compute threads (default: OMP_NUM_THREADS)"),       \
         RN_FLAG_STR("--device", &(ev)->device, "the compute device: cpu (default), ref, cuda or cuda:N, those built in (rootnet --version lists them)"), \
         RN_FLAG_STR("--precision", &(ev)->precision,                                                             \
-                    "fp32 (default) | bf16: convs and activations in bf16 (opt-in, see README)"),                \
+                    "fp32 (default) | bf16: convs and activations in bf16 | int8: convs in int8, with a "        \
+                    "calibration (rootnet calibrate) | auto: the fastest this CPU computes natively (see README)"), \
+        RN_FLAG_STR("--calib", &(ev)->calib, "int8 calibration file (default: the snapshot's, SNAPSHOT.int8)"),  \
         RN_FLAG_BOOL("--no-fold", &(ev)->no_fold, "unfused eval forward (default: BN folded into the convs, fused epilogues)")
 
 /* The cheap checks of these flags, before a snapshot is read: --input-size a
@@ -37,5 +40,13 @@ typedef struct rn_eval_flags {
  * --device built in and able to run that precision (the device's supports).
  * 0, or -1 with one line in err (a usage error: RN_EXIT_USAGE). */
 int rn_eval_flags_check(const rn_eval_flags *ev, rn_precision *prec, rn_err *err);
+
+struct rn_calib;
+/* After the snapshot is found: with --precision int8, its calibration (--calib, else <snapshot>.int8) into
+ * cal, and *use = cal; with auto (prec came out fp32 or bf16), int8 instead where that file is there and
+ * the CPU has int8 dot products (said in one line); else *use = NULL. 0, or -1 with one line (no file:
+ * "run rootnet calibrate"). cal is the caller's to free (rn_calib_free) whenever *use is set. */
+int rn_eval_calib_load(const rn_eval_flags *ev, const char *snapshot, rn_precision *prec, struct rn_calib *cal,
+                       const struct rn_calib **use, rn_err *err);
 
 #endif

@@ -29,6 +29,7 @@ static const command COMMANDS[] = {
     {"dataset", rn_cmd_dataset, "load an annotation set (readers + cache), summary or CSV dump"},
     {"inspect", rn_cmd_inspect, "print one sample record as JSON and write its input patch"},
     {"test", rn_cmd_test, "run a snapshot on a test set: result JSON + AP_root / MRPE"},
+    {"calibrate", rn_cmd_calibrate, "int8: the ranges of a snapshot's conv inputs over a test set (SNAPSHOT.int8)"},
     {"export", rn_cmd_export, "a snapshot as ONNX (--onnx) and/or the authors' .pth.tar (--pth)"},
     {"demo", rn_cmd_demo, "roots of people in one image from their boxes; draws them"},
     {"predict", rn_cmd_predict, "roots of every detected person over many images (any detector's boxes)"},

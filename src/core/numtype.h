@@ -19,9 +19,15 @@ typedef enum {
     RN_NUM_BF16 = 1, /* bfloat16: the top 16 bits of a binary32 (core/bf16.h) */
     RN_NUM_F16 = 2,  /* IEEE binary16 */
     RN_NUM_F64 = 3,  /* IEEE binary64: statistic sums and their reductions only, never an activation or a conv */
+    RN_NUM_I8 = 4,   /* int8 inference convs (compute only, fused convs on cpu): src quantised to u8 with a
+                        per-tensor scale (rn_conv_shape.in_scale), weights to s8 per output channel, int32
+                        sums, the result scaled back to float; never an activation's storage */
 } rn_numtype;
 
 /* Bytes of one element. */
-static inline size_t rn_numtype_size(rn_numtype t) { return t == RN_NUM_F64 ? 8 : t == RN_NUM_F32 ? 4 : 2; }
+static inline size_t rn_numtype_size(rn_numtype t)
+{
+    return t == RN_NUM_F64 ? 8 : t == RN_NUM_F32 ? 4 : t == RN_NUM_I8 ? 1 : 2;
+}
 
 #endif

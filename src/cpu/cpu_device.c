@@ -47,7 +47,7 @@ static void cpu_destroy(rn_device *dev)
 static int cpu_supports(rn_device *dev, rn_numtype compute, rn_numtype act)
 {
     (void)dev;
-    if (compute == RN_NUM_F16) return 0;
+    if (compute == RN_NUM_F16 || compute == RN_NUM_F64) return 0;
     return act == RN_NUM_F32 || compute == RN_NUM_BF16;
 }
 

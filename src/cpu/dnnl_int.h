@@ -73,6 +73,11 @@ struct rn_dnnl_conv {
     const void *kept_src_ptr;        /* user src pointer of the copy in keep_src */
     int ddst_shared;                 /* bwd_data and bwd_weights stage diff_dst identically */
     rn_phases *ph;                   /* the forward as four phase convs, or NULL (op[0] runs it) */
+    rn_prim i8_out, i8_in;           /* int8 Conv2d: its nhwc dst (shared BUF_STAGE_DDST) -> dst, and the
+                                        residual -> that nhwc buffer (RN_EPI_SUM) */
+    dnnl_memory_t m_i8, m_res;       /* the nhwc dst (shared buffer), the residual (bound per call) */
+    float *osc;                      /* int8 (s.compute RN_NUM_I8): per output channel, in_scale * the
+                                        weights' scale, the forward's output scales (OC); else NULL */
 };
 
 /* Aborts on a failing oneDNN call in a step function: every shape and

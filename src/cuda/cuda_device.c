@@ -32,7 +32,7 @@
 static int cuda_supports(rn_device *dev, rn_numtype compute, rn_numtype act)
 {
     (void)dev;
-    return act == RN_NUM_F32 || (compute == RN_NUM_BF16 && act == RN_NUM_BF16) ||
+    return (act == RN_NUM_F32 && compute != RN_NUM_I8) || (compute == RN_NUM_BF16 && act == RN_NUM_BF16) ||
            (compute == RN_NUM_F16 && act == RN_NUM_F16);
 }
 

@@ -7,6 +7,8 @@ int rn_infer_model_open(rn_model *m, rn_params *p, const rn_infer_cfg *c, rn_err
     rn_policy_apply(rn_policy_get(c->precision), &mo);
     mo.inference = 1;
     mo.fold = c->fold;
+    mo.calib = c->calib;
+    mo.observe = c->observe;
     mo.grad_ready = (rn_model_grad_ready){0};
     if (rn_model_create(m, p, c->batch, c->h, c->w, &mo, err)) return -1;
     rn_model_sync_weights(m);

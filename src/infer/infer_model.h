@@ -26,6 +26,8 @@ typedef struct rn_infer_cfg {
     rn_precision precision; /* the policy (nn/precision.h): conv compute and activation storage */
     int fold;               /* 1: eval forwards only, BN folded into the convs, fused epilogues (nn/model.h) */
     int batch, h, w;        /* inputs (batch, 3, h, w), h and w multiples of 32 */
+    const struct rn_calib *calib; /* int8: the conv inputs' ranges (nn/calib.h), borrowed for the call */
+    rn_model_observe observe;     /* told each conv's input (rootnet calibrate), or fn NULL */
 } rn_infer_cfg;
 
 /* Builds m on p (borrowed; its device is the one c names, nn/model.h): forward only, in c's policy,

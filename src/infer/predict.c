@@ -108,7 +108,7 @@ static int ensure_model(rn_predictor *pr, const rn_predict_in *in, rn_err *err)
     pr->cap = 0;
     if (strlen(dev) >= sizeof pr->device) return rn_err_set(err, "device '%s': unknown", dev);
     rn_infer_cfg c = {.base = {.device = in->device, .threads = in->threads}, .precision = in->precision,
-                      .fold = !in->no_fold, .batch = pr->rows, .h = pr->size, .w = pr->size};
+                      .fold = !in->no_fold, .batch = pr->rows, .h = pr->size, .w = pr->size, .calib = in->calib};
     if (rn_infer_model_open(&pr->m, pr->p, &c, err)) return -1;
     pr->precision = in->precision;
     snprintf(pr->device, sizeof pr->device, "%s", dev);

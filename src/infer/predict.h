@@ -44,6 +44,7 @@ typedef struct rn_predict_in {
     int fast_decode;         /* 1: JPEG decoded at 1/2..1/8 size for big boxes (rn_crop_cfg); 0: full size */
     rn_precision precision;  /* RN_PREC_FP32 (0) or RN_PREC_BF16 (rn_precision_parse with RN_PREC_INFER) */
     int no_fold;             /* 1: the unfused eval forward; 0: BN folded, fused convs (nn/model.h) */
+    const struct rn_calib *calib; /* RN_PREC_INT8: the conv inputs' ranges (nn/calib.h) */
 } rn_predict_in;
 
 /* Predicts the root of every box. info may be NULL. Returns 0, or non-zero with

@@ -43,6 +43,8 @@ typedef struct rn_pset_opts {
     const char *device;         /* "cpu" (NULL) | "ref" */
     rn_precision precision;     /* RN_PREC_FP32 | RN_PREC_BF16 (opt-in) */
     int no_fold;                /* 1: unfused eval forward (default: BN folded, as test does) */
+    const struct rn_calib *calib; /* RN_PREC_INT8: the conv inputs' ranges (nn/calib.h) */
+    rn_model_observe observe;   /* told each conv's input (rootnet calibrate --boxes), or fn NULL */
     const char *output;         /* output folder, created */
     const char *draw;           /* NULL, or a folder (created) for one picture per image with people (as demo's) */
     int progress;               /* 1: bar on a terminal, else a line every log_every images or 10 x log_every people */

@@ -131,9 +131,13 @@ static int forward_all(run_state *r, rn_params *p, rn_err *err)
     cfg.crop.exif_orient = 1;
     rn_model m, pm;
     rn_infer_cfg c = {.base = {.device = o->device, .threads = o->threads}, .precision = o->precision,
-                      .fold = !o->no_fold, .batch = N, .h = S, .w = S};
+                      .fold = !o->no_fold, .batch = N, .h = S, .w = S, .calib = o->calib, .observe = o->observe};
     if (rn_infer_model_open(&m, p, &c, err)) return -1;
-    if (r->pose && rn_infer_model_open(&pm, r->pose, &c, err)) {
+    /* PoseNet in int8 would need its own calibration: it runs in fp32 beside an int8 RootNet, unobserved */
+    rn_infer_cfg pc = c;
+    if (pc.precision == RN_PREC_INT8) pc.precision = RN_PREC_FP32, pc.calib = NULL;
+    pc.observe = (rn_model_observe){0};
+    if (r->pose && rn_infer_model_open(&pm, r->pose, &pc, err)) {
         rn_model_destroy(&m);
         return -1;
     }

@@ -113,7 +113,7 @@ static int build_runtime(rn_tester *t, rn_err *err)
     const rn_test_opts *o = &t->o;
     int N = o->batch < (int)t->n ? o->batch : (int)t->n, S = o->input_size;
     rn_infer_cfg c = {.base = {.device = o->device, .threads = o->threads}, .precision = o->precision,
-                      .fold = !o->no_fold, .batch = N, .h = S, .w = S};
+                      .fold = !o->no_fold, .batch = N, .h = S, .w = S, .calib = o->calib, .observe = o->observe};
     if (rn_infer_model_open(&t->m, t->p, &c, err)) return -1;
     t->have_model = 1;
     t->sets[0] = &t->ds;

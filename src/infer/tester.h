@@ -48,7 +48,9 @@ typedef struct rn_test_opts {
     int threads;             /* compute threads, 0: OpenMP's setting */
     int workers;             /* loader threads (1) */
     int fast_decode;         /* 1: JPEGs decoded at 1/2..1/8 size for big boxes (rn_crop_cfg); 0: full size */
-    rn_precision precision;  /* RN_PREC_FP32 (default) or RN_PREC_BF16 */
+    rn_precision precision;  /* RN_PREC_FP32 (default), RN_PREC_BF16 or RN_PREC_INT8 (with calib) */
+    const struct rn_calib *calib; /* int8: the conv inputs' ranges (nn/calib.h) */
+    rn_model_observe observe;     /* told each conv's input (rootnet calibrate), or fn NULL */
     int no_fold;             /* 1: the unfused eval forward; 0 (default): BN folded, fused convs */
     const char *result_dir;  /* where the result JSON goes; NULL: not written */
     const char *gt_path;     /* MuPoTS GT roots; NULL: data_dir/MuPoTS/data/MuPoTS-3D.json */

@@ -32,8 +32,18 @@ static int sizes_check(const rn_conv_shape *s, rn_err *err)
 
 static int kind_check(const rn_conv_shape *s, rn_err *err)
 {
-    if (s->compute != RN_NUM_F32 && s->compute != RN_NUM_BF16 && s->compute != RN_NUM_F16)
+    if (s->compute != RN_NUM_F32 && s->compute != RN_NUM_BF16 && s->compute != RN_NUM_F16 && s->compute != RN_NUM_I8)
         return rn_err_set(err, "conv shape: unknown compute mode %d", (int)s->compute);
+    if (s->compute == RN_NUM_I8 && (!s->epilogue || s->src_plain || s->act != RN_NUM_F32 || !(s->in_scale > 0)))
+        return rn_err_set(err, "conv shape: int8 is for fused inference convs on fp32 activations, not the network "
+                               "input, with a positive in_scale");
+    int i8 = s->compute == RN_NUM_I8, u8_out = s->out_scale != 0;
+    if ((s->src_nhwc || s->src_u8 || s->dst_nhwc || s->res_nhwc || u8_out) &&
+        (!i8 || s->transposed || (s->src_nhwc && s->src_u8) || (s->dst_nhwc && u8_out) ||
+         (s->res_nhwc && (s->dst_nhwc || u8_out || !(s->epilogue & RN_EPI_SUM))) ||
+         (u8_out && (!(s->out_scale > 0) || !(s->epilogue & RN_EPI_RELU) || (s->epilogue & RN_EPI_SUM)))))
+        return rn_err_set(err, "conv shape: NHWC and u8 layouts are for int8 Conv2d only, one of each side, u8 out "
+                               "with a positive out_scale after a ReLU and without a residual");
     if (s->algo < RN_ALGO_DIRECT || s->algo >= RN_ALGO_COUNT)
         return rn_err_set(err, "conv shape: unknown algorithm %d", (int)s->algo);
     if (s->src_plain && s->transposed)

@@ -87,13 +87,24 @@ typedef struct rn_conv_shape {
                            input); a Conv2d that never needs diff_src */
     int no_bwd_data;    /* 1: backward-data is never called */
     int forward_only;   /* 1: inference; neither backward call is made */
-    rn_numtype compute; /* the math: RN_NUM_F32, RN_NUM_BF16 (inputs rounded to bf16) or RN_NUM_F16 (a CUDA
-                           device; cpu and ref reject it); storage stays as act says */
+    rn_numtype compute; /* the math: RN_NUM_F32, RN_NUM_BF16 (inputs rounded to bf16), RN_NUM_F16 (a CUDA
+                           device; cpu and ref reject it) or RN_NUM_I8 (a fused inference conv on a device
+                           whose supports says so: cpu); storage stays as act says */
     rn_numtype act;     /* type of dst, diff_src, diff_dst and (unless src_plain) src:
                            RN_NUM_F32, or RN_NUM_BF16 (bf16-o2; needs compute RN_NUM_BF16) */
     rn_conv_algo algo;  /* RN_ALGO_DIRECT unless autotuned (nn/autotune.h) */
     int epilogue;       /* 0, or a fused inference conv (needs forward_only): RN_EPI_BIAS, optionally
                            | RN_EPI_SUM (Conv2d only) | RN_EPI_RELU; see conv_forward_fused */
+    float in_scale;     /* RN_NUM_I8 only: src (>= 0, a ReLU's output; never src_plain) is quantised as
+                           u8 = min(round(src * (1 / in_scale)), 255); weights per output channel as
+                           s8 = round(w / (max|w| / 127)) when set (conv_set_weights_folded) */
+    /* RN_NUM_I8 only, the layouts between two int8 convs (the model's int8 blocks): */
+    int src_nhwc;       /* 1: src is fp32 NHWC (a previous block's dst_nhwc output), not the device's layout */
+    int src_u8;         /* 1: src is u8 NHWC, already quantised at in_scale (a previous conv's out_scale output) */
+    int dst_nhwc;       /* 1: dst and res are fp32 NHWC */
+    int res_nhwc;       /* 1: res is fp32 NHWC, dst in the device's layout (RN_EPI_SUM, not dst_nhwc) */
+    float out_scale;    /* > 0: dst is u8 NHWC, min(round(y / out_scale), 255) after the ReLU (needs RN_EPI_RELU,
+                           not RN_EPI_SUM): the next conv's in_scale */
 } rn_conv_shape;
 
 /* The epilogue of a fused inference conv (rn_conv_shape.epilogue). */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nn/autotune.h"
+#include "nn/calib.h"
 
 #define BN_MOMENTUM 0.1
 
@@ -125,11 +126,24 @@ static int build_structure(rn_model *m, rn_err *err)
 }
 
 
+/* int8: u's input scale from the calibration (amax / 255); the stem (the images, signed) stays fp32. */
+static int int8_scale(rn_model *m, rn_cbn *u, rn_err *err)
+{
+    if (u->s.src_plain) return 0;
+    const char *name = m->p->e[u->pw].name;
+    const rn_calib_entry *e = m->opts.calib ? rn_calib_find(m->opts.calib, name) : NULL;
+    if (!e)
+        return rn_err_set(err, "int8: the calibration has no range for %s (made for another net? run rootnet calibrate)",
+                          name);
+    u->s.in_scale = e->amax > 0 ? e->amax / 255.0f : 1.0f;
+    return 0;
+}
+
 /* epi: the fused epilogue beyond the bias (RN_EPI_SUM, RN_EPI_RELU), used when folding. */
 static int create_conv(rn_model *m, rn_cbn *u, int epi, rn_err *err)
 {
     u->s.epilogue = m->opts.fold ? RN_EPI_BIAS | epi : 0;
-    u->s.compute = m->opts.compute;
+    u->s.compute = m->opts.compute == RN_NUM_I8 && u->s.src_plain ? RN_NUM_F32 : m->opts.compute;
     u->s.act = m->opts.act;
     u->s.forward_only = m->opts.inference;
     if (m->opts.tune && rn_autotune_choose(m->opts.tune, m->dev, &u->s, err))
@@ -138,8 +152,37 @@ static int create_conv(rn_model *m, rn_cbn *u, int epi, rn_err *err)
     return 0;
 }
 
+/* int8: every conv's input scale; inside a block each conv but the last hands the next its output in u8
+ * NHWC at that conv's scale, and between blocks the output stays fp32 NHWC: the layouts oneDNN's int8 convs
+ * take, without a pass between them. Not after the last block (the head reads its output: in the device's
+ * layout, its residual NHWC), nor where the residual is in the device's layout: a block without a
+ * downsample adds its input in place, so it keeps the layout its input came in (the max-pool's, until a
+ * downsample block). */
+static int int8_plan(rn_model *m, rn_err *err)
+{
+    int in_nhwc = 0;
+    if (int8_scale(m, &m->stem, err)) return -1;
+    for (int i = 0; i < m->ndeconv; i++)
+        if (int8_scale(m, &m->head[i], err)) return -1;
+    for (int i = 0; i < m->nblocks; i++) {
+        rn_block *b = &m->blocks[i];
+        for (int j = 0; j < b->nu; j++)
+            if (int8_scale(m, &b->u[j], err)) return -1;
+        if (b->has_down && int8_scale(m, &b->d, err)) return -1;
+        if (m->opts.int8_unchained) continue;
+        for (int j = 0; j + 1 < b->nu; j++) b->u[j].s.out_scale = b->u[j + 1].s.in_scale, b->u[j + 1].s.src_u8 = 1;
+        int out_nhwc = i + 1 < m->nblocks && (b->has_down || in_nhwc);
+        b->u[0].s.src_nhwc = b->d.s.src_nhwc = in_nhwc;
+        b->u[b->nu - 1].s.dst_nhwc = b->d.s.dst_nhwc = out_nhwc;
+        b->u[b->nu - 1].s.res_nhwc = !out_nhwc && !b->has_down && in_nhwc; /* the last block's input */
+        in_nhwc = out_nhwc;
+    }
+    return 0;
+}
+
 static int create_convs(rn_model *m, rn_err *err)
 {
+    if (m->opts.compute == RN_NUM_I8 && int8_plan(m, err)) return -1;
     if (create_conv(m, &m->stem, RN_EPI_RELU, err)) return -1;
     for (int i = 0; i < m->nblocks; i++) {
         rn_block *b = &m->blocks[i];
@@ -197,6 +240,8 @@ static int model_plan(rn_model *m, rn_params *p, int N, int H, int W, const rn_m
     m->OH = H / 4, m->OW = W / 4, m->FH = H / 32, m->FW = W / 32;
     m->loss_scale = 1.0f;
     if (o->fold && !o->inference) return rn_err_set(err, "folded BN is for inference models only");
+    if (o->compute == RN_NUM_I8 && (!o->fold || !o->calib))
+        return rn_err_set(err, "int8 is for folded inference models with a calibration (rootnet calibrate)");
     if (o->fold && o->compute == RN_NUM_BF16) m->opts.act = RN_NUM_BF16;
     if (open_device(m, err) || build_structure(m, err)) return -1;
     m->opts.prefetch = o->prefetch && o->pinned_inputs && !o->inference && OP(m)->upload_async; /* else no use */
@@ -320,6 +365,10 @@ static void bn_reduce(rn_model *m, double *buf, size_t n)
 /* dst = the fused conv of u on src (+ res), BN folded in (fold models). */
 static void cbn_fused(rn_model *m, rn_cbn *u, void *dst, const void *src, const void *res)
 {
+    if (m->opts.observe.fn && !u->s.src_plain) {
+        rn_act_shape a = {.n = u->s.n, .c = u->s.ic, .h = u->s.ih, .w = u->s.iw, .type = m->opts.act};
+        m->opts.observe.fn(m->opts.observe.ctx, DEV(m), m->p->e[u->pw].name, src, &a);
+    }
     int sp = rn_prof_begin(m->prof, m->p->e[u->pw].name, "fwd", conv_flops(&u->s));
     OP(m)->conv_forward_fused(DEV(m), u->conv, dst, src, res);
     rn_model_span_end(m, sp);
@@ -462,7 +511,8 @@ void rn_model_forward(rn_model *m, const float *images, const float *k, int trai
 static int graph_on(const rn_model *m, const rn_model_graph *gr)
 {
     const rn_model_opts *o = &m->opts;
-    return o->graph && OP(m)->graph_begin && !m->prof && !o->reduce.fn && !o->grad_ready.fn && !gr->failed &&
+    return o->graph && OP(m)->graph_begin && !m->prof && !o->reduce.fn && !o->grad_ready.fn && !o->observe.fn &&
+           !gr->failed &&
            gr->direct > 0;
 }
 

@@ -65,12 +65,24 @@ typedef struct rn_model_grad_ready {
     void *ctx;
 } rn_model_grad_ready;
 
+/* Told each conv's input in a fold model's forward (but the stem's, the images): the conv's weight
+ * name, its input x (device memory) and x's shape; for calibrating int8 (nn/calib.h). */
+typedef struct rn_model_observe {
+    void (*fn)(void *ctx, rn_device *dev, const char *name, const void *x, const rn_act_shape *a);
+    void *ctx;
+} rn_model_observe;
+
+struct rn_calib;
+
 typedef struct rn_model_opts {
     const char *device; /* "cpu" (NULL) | "ref": the device the model opens */
     rn_device *dev;     /* or an open device to run on (the model holds it too); its name wins over .device */
 
     int threads;        /* compute threads of its device, 0 = OpenMP's default */
-    rn_numtype compute; /* conv compute precision */
+    rn_numtype compute; /* conv compute precision; RN_NUM_I8 (needs fold and calib): every conv but the
+                           stem in int8, its input's scale from calib, activations stay fp32 */
+    const struct rn_calib *calib; /* int8: the ranges of the conv inputs (nn/calib.h), borrowed until create returns */
+    rn_model_observe observe;     /* fn NULL: none; else told each conv's input (fold models; no graph) */
     rn_numtype act;    /* activation storage: RN_NUM_F32, or RN_NUM_BF16 (bf16-o2; needs RN_NUM_BF16) */
     int inference;      /* 1: forward only (no backward primitives; train-mode BN still allowed) */
     int fold;           /* 1 (needs inference): eval forwards only, each BN folded into its conv's
@@ -91,6 +103,8 @@ typedef struct rn_model_opts {
                            replayed from the second run on (rn_model_run_graph) */
     int no_reuse;       /* diagnostics (bench/fp16_trace.c): no two planned buffers share memory, so after a step
                            each holds the last value written to it (the arena is the plan without reuse) */
+    int int8_unchained; /* tests: int8 convs each reading and writing the device's layout (no NHWC or u8 hand-offs
+                           between them): the same arithmetic but for the rounding of a hand-off, one pass more each */
     int poison;         /* tests: backward fills with NaN every planned buffer it has finished with, and
                            each of its gradient buffers as it comes to life (checks the plan's lifetimes) */
 

@@ -16,6 +16,8 @@ static const rn_policy POLICIES[RN_PREC_COUNT] = {
                       "fp16 compute needs a CUDA device"},
     [RN_PREC_FP16_O2] = {RN_PREC_FP16_O2, "fp16-o2", RN_NUM_F16, RN_NUM_F16, RN_NUM_F32, RN_NUM_F32,
                          RN_SCALE_DYNAMIC, "fp16 compute and fp16 activation storage need a CUDA device"},
+    [RN_PREC_INT8] = {RN_PREC_INT8, "int8", RN_NUM_I8, RN_NUM_F32, RN_NUM_F32, RN_NUM_F32, RN_SCALE_NONE,
+                      "it has no int8 convolutions"},
 };
 
 /* "fp32, bf16 or bf16-o2": the names of the policies in accept. */
@@ -86,9 +88,19 @@ int rn_policy_check_device(const rn_policy *pol, const char *device, rn_err *err
 int rn_policy_say_emulated(const rn_policy *pol, const char *device)
 {
     const char *name = device ? device : rn_device_default();
-    if (pol->conv_compute != RN_NUM_BF16 || strcmp(name, "cpu") != 0) return 0;
+    if ((pol->conv_compute != RN_NUM_BF16 && pol->conv_compute != RN_NUM_I8) || strcmp(name, "cpu") != 0) return 0;
     rn_cpu_isa isa;
     rn_cpu_isa_detect(&isa);
+    if (pol->conv_compute == RN_NUM_I8) {
+        if (rn_cpu_isa_native_int8(&isa)) return 0;
+        fprintf(stderr,
+                "rootnet: precision int8 on this CPU (%s%s) is emulated: it has no int8 dot products (AVX512_VNNI, "
+                "AVX-VNNI or AMX-INT8), so oneDNN multiplies bytes and adds 16-bit pairs in several instructions; "
+                "expect it no faster than fp32 (not measured: no such CPU here); --precision fp32 keeps the exact "
+                "answers\n",
+                isa.model, isa.forced ? ", RN_CPU_ISA" : "");
+        return 1;
+    }
     if (rn_cpu_isa_native_bf16(&isa)) return 0;
     fprintf(stderr,
             "rootnet: precision %s on this CPU (%s%s) is emulated: it has no bf16 dot products (AVX512_BF16 or "

@@ -32,14 +32,16 @@ typedef enum {
     RN_PREC_BF16_O2 = 2, /* O2: activations stored bf16 end to end */
     RN_PREC_FP16 = 3,    /* O1 with fp16 compute: a CUDA device only */
     RN_PREC_FP16_O2 = 4, /* O2 with fp16: activations stored fp16 end to end (CUDA), dynamic loss scale */
+    RN_PREC_INT8 = 5,    /* inference only: convs in int8 (u8 x s8, nn/calib.h), activations fp32; needs a
+                            calibration and the folded forward (cpu) */
 
     RN_PREC_COUNT
 } rn_precision;
 
-/* The policies a command accepts (rn_precision_parse), a mask of 1u << id: every one (train, step, bench,
- * forward), or those that keep activations in fp32 (predict, test, demo, the C API). */
-#define RN_PREC_ALL ((1u << RN_PREC_COUNT) - 1u)
-#define RN_PREC_INFER ((1u << RN_PREC_FP32) | (1u << RN_PREC_BF16))
+/* The policies a command accepts (rn_precision_parse), a mask of 1u << id: every training one (train, step,
+ * bench, forward), or those that keep activations in fp32 (predict, test, demo, the C API) with int8. */
+#define RN_PREC_ALL ((1u << RN_PREC_INT8) - 1u)
+#define RN_PREC_INFER ((1u << RN_PREC_FP32) | (1u << RN_PREC_BF16) | (1u << RN_PREC_INT8))
 
 typedef enum { RN_SCALE_NONE = 0, RN_SCALE_DYNAMIC = 1 } rn_scale_default;
 
@@ -70,9 +72,9 @@ int rn_policy_check_device(const rn_policy *pol, const char *device, rn_err *err
  * (core/cpu_isa.h), else fp32; on a cuda device bf16; on ref fp32. */
 int rn_precision_choose(const char *s, unsigned accept, const char *device, rn_precision *out, rn_err *err);
 /* When the policy's convs would be emulated on that device (NULL: the default one): bf16 compute on a
- * cpu device whose CPU lacks AVX512_BF16 and AMX-BF16 (core/cpu_isa.h), one line on stderr saying so
- * and how much slower it is expected to run; returns 1 then, else 0 (nothing said). The run goes on:
- * the user asked for it. */
+ * cpu device whose CPU lacks AVX512_BF16 and AMX-BF16, or int8 on one without VNNI or AMX-INT8
+ * (core/cpu_isa.h), one line on stderr saying so and how much slower it is expected to run; returns 1
+ * then, else 0 (nothing said). The run goes on: the user asked for it. */
 int rn_policy_say_emulated(const rn_policy *pol, const char *device);
 /* Sets the model options the policy controls (conv compute type, activation storage). */
 void rn_policy_apply(const rn_policy *pol, rn_model_opts *o);

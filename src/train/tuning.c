@@ -47,7 +47,8 @@ int rn_tuning_setup(rn_tuning *t, const rn_tuning_flags *f, int threads, rn_err 
     memset(t, 0, sizeof *t);
     rn_precision id;
     t->device = f->device ? f->device : rn_device_default();
-    if (rn_precision_choose(f->precision, RN_PREC_ALL, t->device, &id, err)) return -1;
+    unsigned accept = RN_PREC_ALL | (f->infer ? 1u << RN_PREC_INT8 : 0u);
+    if (rn_precision_choose(f->precision, accept, t->device, &id, err)) return -1;
     t->policy = rn_policy_get(id);
     device_env(f);
     if (rn_device_create(&t->dev, t->device, threads, err)) return -1;

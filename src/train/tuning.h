@@ -37,7 +37,7 @@
 
 typedef struct rn_tuning_flags {
     const char *device;     /* cpu (NULL, default) | ref: the models' device */
-    const char *precision;  /* fp32 (default) | bf16 | bf16-o2 | fp16 */
+    const char *precision;  /* fp32 (default) | bf16 | bf16-o2 | fp16 | int8 (infer) | auto */
     const char *loss_scale; /* NULL: the policy's default; "dynamic" or a number */
     const char *profile;    /* Chrome-trace output path, or NULL */
     const char *autotune;   /* autotune cache path, or NULL (default algorithms) */
@@ -48,6 +48,7 @@ typedef struct rn_tuning_flags {
     int cudnn_benchmark;    /* 1: cuda: each conv's fastest measured algorithm, deterministic or not (as PyTorch's
                                cudnn.benchmark): faster, but a resumed run is no longer bit-identical */
     long workspace_mb;      /* > 0: cuda: cap on cuDNN's workspace, MiB (default 1024) */
+    int infer;              /* 1: an inference run (bench --mode infer): --precision int8 accepted too */
 } rn_tuning_flags;
 
 typedef struct rn_tuning {
