@@ -12,7 +12,7 @@ make_weights
 S="$d/snap.safetensors"
 cp "$W" "$S"
 t() { "$RN" test --snapshot "$S" --dataset MuPoTS --data-dir "$d/data" --input-size 64 --batch 4 --threads 2 \
-    --no-progress "$@"; }
+    --no-progress --result-dir "$d/res" "$@"; }
 
 t --precision int8 > /dev/null 2> "$d/e"; rc=$?
 check "test --precision int8 without a calibration fails (exit $rc)" $([ $rc -ne 0 ]; echo $?)
