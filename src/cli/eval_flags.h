@@ -10,7 +10,9 @@
 
 #include "cli/args.h"
 #include "core/status.h"
+#include "nn/params.h"
 #include "nn/precision.h"
+#include "nn/run_settings.h"
 
 typedef struct rn_eval_flags {
     const char *device;    /* NULL: cpu */
@@ -37,5 +39,11 @@ typedef struct rn_eval_flags {
  * --device built in and able to run that precision (the device's supports).
  * 0, or -1 with one line in err (a usage error: RN_EXIT_USAGE). */
 int rn_eval_flags_check(const rn_eval_flags *ev, rn_precision *prec, rn_err *err);
+
+/* The RootNet of snapshot into p, and with pose_snapshot (NULL: none) the PoseNet into pp, at one input size (s;
+ * the flags' input size and backbone apply to the RootNet): 0, or the exit status with err set and nothing held
+ * (a snapshot of the other net: one line naming the flag, the file and what it takes; RN_EXIT_USAGE). */
+int rn_eval_load_nets(rn_params *p, rn_params *pp, rn_run_settings *s, const char *snapshot, const char *pose_snapshot,
+                      const rn_eval_flags *ev, rn_err *err);
 
 #endif
