@@ -9,7 +9,7 @@
 # The pictures (--draw, demo): the 2D one has every joint's pixel in its person's colour at the joint's rounded
 # image position (the labels aside), the 3D one (<stem>_3d.png) is 1200 x 600 with each person's colour in both
 # panels. demo --pose-snapshot and the C API (tests/capi_pose.c: rootnet_set_pose, rootnet_predict_pose_file
-# and the contract around them) give predict's joints for the same boxes and focal.
+# and the contract around them; examples/predict_pose.c) give predict's joints for the same boxes and focal.
 source tests/cli_lib.sh
 
 synth_data 2 5
@@ -169,6 +169,24 @@ print("2D: %d/%d joints in their colour (demo), %d/%d (predict); 3D: 1200 x 600,
       % (good, seen, good2, seen2))
 PYEOF
 check "pictures: the joints' pixels in their person's colour; the 3D view's size and colours" $?
+
+cc -std=c11 -Wall -Wextra -Werror $san examples/predict_pose.c -Iinclude -L"$BUILD" -lrootnet -Wl,-rpath,"$PWD/$BUILD" \
+    -o "$d/predict_pose" 2> "$d/cc2.txt" \
+    && OMP_NUM_THREADS=2 "$d/predict_pose" "$W" "$d/pose/w.safetensors" "$img" 40.5,30,60,150 200.5,10,90,200 \
+        > "$d/example.txt" 2> "$d/example.err"
+ok=$?; check "examples/predict_pose.c builds and runs ($(head -1 "$d/cc2.txt" "$d/example.err"))" $ok
+"$PY" - "$d/out2/bbox_root_output.json" "$d/example.txt" <<'PYEOF'
+import json, sys
+pred = json.load(open(sys.argv[1]))
+lines = [l.split() for l in open(sys.argv[2])]
+assert len(lines) == 2 * 18, len(lines)
+for v in lines:
+    j = pred[int(v[1]) - 1]["joints"][[q["name"] for q in pred[0]["joints"]].index(v[2])]
+    got = [float(x) for x in v[4:7] + v[8:11]]
+    want = j["img"] + j["cam"]
+    assert all(abs(a - b) <= 0.051 + 1e-9 * abs(b) for a, b in zip(got, want)), (v, want)
+PYEOF
+check "the example prints predict's joints (to its 2 and 1 decimals)" $?
 
 # the other net where one is expected: one line, no output
 one_line() { [ "$1" -ne 0 ] && [ "$(wc -l < "$d/err")" -eq 1 ] && grep -q -e "$2" "$d/err" || { echo "rc $1: $(cat "$d/err")"; return 1; }; }
