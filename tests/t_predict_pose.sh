@@ -170,6 +170,29 @@ print("2D: %d/%d joints in their colour (demo), %d/%d (predict); 3D: 1200 x 600,
 PYEOF
 check "pictures: the joints' pixels in their person's colour; the 3D view's size and colours" $?
 
+# a big photo is drawn shrunk (9000 x 6000 by 4), the skeletons with it
+"$PY" tests/big_png.py "$d/big.png" 9000 6000 \
+    && "$RN" demo --snapshot "$W" --pose-snapshot "$d/pose/w.safetensors" --image "$d/big.png" --bbox 1000.5,1000,2000,4000 \
+        --bbox 5000.5,500,2500,5000 --input-size 256 --threads 2 --json --output "$d/big_demo.png" > "$d/big.json"
+check "demo --pose-snapshot on a 9000 x 6000 photo" $?
+"$PY" - "$d/big.json" "$d/big_demo.png" <<'PYEOF'
+import json, sys
+import cv2
+import numpy as np
+people = json.load(open(sys.argv[1]))["people"]
+im = cv2.imread(sys.argv[2])[:, :, ::-1]
+assert im.shape[:2] == (1500, 2250 + 1500), im.shape
+colours = [(0, 230, 118), (255, 214, 0)]
+good = seen = 0
+for i, p in enumerate(people):
+    for j in p["joints"]:
+        x, y = int(np.floor(j["img"][0] / 4 + 0.5)), int(np.floor(j["img"][1] / 4 + 0.5))
+        if 0 <= x < 2250 and 0 <= y < 1500:
+            seen += 1
+            good += tuple(int(v) for v in im[y, x]) == colours[i]
+assert seen >= 20 and good == seen, (good, seen)
+PYEOF
+check "big photo: the joints' pixels at a quarter of their position, in their colour" $?
 cc -std=c11 -Wall -Wextra -Werror $san examples/predict_pose.c -Iinclude -L"$BUILD" -lrootnet -Wl,-rpath,"$PWD/$BUILD" \
     -o "$d/predict_pose" 2> "$d/cc2.txt" \
     && OMP_NUM_THREADS=2 "$d/predict_pose" "$W" "$d/pose/w.safetensors" "$img" 40.5,30,60,150 200.5,10,90,200 \
