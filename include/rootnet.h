@@ -1,6 +1,7 @@
 /* rootnet.h: the C API of rootnet for embedding. A predictor holds a RootNet
  * snapshot's model; given a decoded RGB image, each person's box and the
- * camera intrinsics, it returns each person's root (the authors' demo.py).
+ * camera intrinsics, it returns each person's root (the authors' demo.py),
+ * and with a PoseNet attached (rootnet_set_pose, below) each person's joints.
  *
  *   #include <rootnet.h>
  *   rootnet_options o;
@@ -66,13 +67,14 @@ extern "C" {
 #define ROOTNET_API
 #endif
 
-/* Version of this header's API (the options struct and calls): 1. */
-#define ROOTNET_API_VERSION 1
+/* Version of this header's API (the options struct and calls): 2. 1: the roots; 2: the PoseNet calls added
+ * (rootnet_set_pose ... rootnet_predict_pose_file): a program using them checks rootnet_api_version() >= 2. */
+#define ROOTNET_API_VERSION 2
 
 typedef enum rootnet_status {
     ROOTNET_OK = 0,
     ROOTNET_ERR_ARGUMENT = 1, /* a NULL or malformed argument, an unknown option value */
-    ROOTNET_ERR_SNAPSHOT = 2, /* the snapshot cannot be read or is not a RootNet model */
+    ROOTNET_ERR_SNAPSHOT = 2, /* the snapshot cannot be read or is not a RootNet (PoseNet: rootnet_set_pose) model */
     ROOTNET_ERR_INPUT = 3,    /* the image, a box or the intrinsics are unusable (the message names which) */
     ROOTNET_ERR_DEVICE = 4,   /* the device cannot run the model (unknown device, precision it lacks) */
     ROOTNET_ERR_BUSY = 5,     /* another thread's call on this predictor is in flight; nothing done, no message set */
@@ -170,6 +172,44 @@ ROOTNET_API const char *rootnet_last_error(const rootnet_predictor *p);
 
 /* The network input size the predictor crops to (the snapshot's, or options.input_size). */
 ROOTNET_API int rootnet_input_size(const rootnet_predictor *p);
+
+/* PoseNet: each person's 3D joints, PoseNet's pose on the same crop placed at the RootNet's root, as the
+ * authors' demo.py and `rootnet predict --pose-snapshot` do.
+ *
+ *   if (rootnet_set_pose(p, "posenet.safetensors")) fprintf(stderr, "%s\n", rootnet_last_error(p));
+ *   int J = rootnet_pose_joints(p);                        // 18 for a Human3.6M PoseNet
+ *   double *img = malloc(sizeof(double) * 2 * J * 3), *cam = malloc(sizeof(double) * 2 * J * 3);
+ *   if (!rootnet_predict_pose(p, &image, boxes, 2, &cam_intr, roots, img, cam, NULL))
+ *       printf("%s of person 1 at Z %.0f mm\n", rootnet_pose_joint_name(p, 0), cam[2]);
+ *
+ * Person i's joint j: img[(i * J + j) * 3 + 0..2] = x, y in pixels and the absolute depth in mm
+ * ((z / 64 * 2 - 1) * 1000 + the root's depth); cam[...] = camera X, Y, Z in mm from the same intrinsics as
+ * the roots. The same boxes and intrinsics give the same joints as rootnet predict and demo.
+ *
+ * Attaches the PoseNet snapshot at path (rootnet's .safetensors or the authors' .pth.tar) to p, replacing any
+ * attached before; NULL detaches it. It is run at p's input size, device, threads and precision. A RootNet
+ * snapshot, or a PoseNet trained at another input size: ROOTNET_ERR_SNAPSHOT, the message naming the file;
+ * p keeps what it had. */
+ROOTNET_API rootnet_status rootnet_set_pose(rootnet_predictor *p, const char *path);
+/* Joints per person of the attached PoseNet (J); 0 with none (or p NULL). */
+ROOTNET_API int rootnet_pose_joints(const rootnet_predictor *p);
+/* The name of joint j (0 .. J - 1) in the authors' spelling ("Pelvis", "R_Hip", ...), constant while the
+ * PoseNet is attached; NULL when j is out of range or none is. */
+ROOTNET_API const char *rootnet_pose_joint_name(const rootnet_predictor *p, int j);
+/* The bones drawn between the joints (the authors' skeleton): up to max pairs of joint indices into pairs
+ * (2 * max ints; may be NULL with max 0); returns how many there are (0 without a PoseNet). */
+ROOTNET_API int rootnet_pose_bones(const rootnet_predictor *p, int *pairs, int max);
+
+/* rootnet_predict, and each person's joints into joints_img and joints_cam (n * J * 3 doubles each, as above).
+ * Without a PoseNet attached: ROOTNET_ERR_ARGUMENT, nothing done. */
+ROOTNET_API rootnet_status rootnet_predict_pose(rootnet_predictor *p, const rootnet_image *image,
+                                                const rootnet_box *boxes, int n, const rootnet_camera *camera,
+                                                rootnet_root *out, double *joints_img, double *joints_cam,
+                                                rootnet_info *info);
+/* rootnet_predict_file with the joints likewise. */
+ROOTNET_API rootnet_status rootnet_predict_pose_file(rootnet_predictor *p, const char *path, const rootnet_box *boxes,
+                                                     int n, const rootnet_camera *camera, rootnet_root *out,
+                                                     double *joints_img, double *joints_cam, rootnet_info *info);
 
 #ifdef __cplusplus
 }

@@ -93,7 +93,7 @@ static void test_picture(void)
         r[i].cam[0] = (r[i].img[0] - 320) / 1500 * r[i].img[2], r[i].cam[2] = r[i].img[2];
     }
     rn_predict_info info = {W, H, {1500, 1500}, {320, 240}, 1, 1, 1};
-    rn_people_picture pic = {&img, r, N, &info};
+    rn_people_picture pic = {&img, r, N, &info, NULL};
     rn_person_label lab[N];
     rn_people_layout lay;
     char path[] = "/tmp/rn_test_labels_XXXXXX.png";

@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "data/image/image.h"
+#include "data/sets/skeleton.h"
 #include "infer/predict.h"
 #include "nn/calib.h"
+#include "nn/net.h"
 #include "nn/precision.h"
 #include "nn/run_settings.h"
 
@@ -21,6 +23,8 @@
 
 struct rootnet_predictor {
     rn_params p;
+    rn_params pose;         /* the PoseNet attached (sk != NULL) */
+    const rn_skeleton *sk;  /* its joints, NULL: no PoseNet */
     rn_predictor pr;
     rn_predict_in base;     /* device, threads, precision, input size: copied into every call */
     rn_calib cal;           /* int8: the snapshot's calibration (SNAPSHOT.int8), base.calib points here */
@@ -114,6 +118,12 @@ static rootnet_status load(rootnet_predictor *h, const char *snapshot, const roo
     rn_run_settings s;
     int rc = rn_weights_load_eval(&h->p, &s, snapshot, o->backbone, o->input_size, 0, err);
     if (rc) return rc == RN_WEIGHTS_EMERGE ? ROOTNET_ERR_ARGUMENT : ROOTNET_ERR_SNAPSHOT;
+    if (h->p.net->skeleton) {
+        rn_err_set(err, "%s: a %s; rootnet_create takes a RootNet (attach a PoseNet with rootnet_set_pose)", snapshot,
+                   h->p.net->title);
+        rn_params_free(&h->p);
+        return ROOTNET_ERR_SNAPSHOT;
+    }
     h->base.input_size = s.input_size;
     if (h->base.precision == RN_PREC_INT8) {
         char path[4200];
@@ -160,6 +170,7 @@ ROOTNET_API void rootnet_destroy(rootnet_predictor *h)
     rn_predictor_free(&h->pr);
     rn_params_free(&h->p);
     if (h->base.calib) rn_calib_free(&h->cal);
+    if (h->sk) rn_params_free(&h->pose);
     free(h);
 }
 
@@ -207,7 +218,8 @@ static void copy_results(rootnet_root *out, rootnet_info *info, const rn_person_
 
 /* The call proper, on a handle this thread holds. */
 static rootnet_status predict(rootnet_predictor *h, const rootnet_image *image, const rootnet_box *boxes, int n,
-                              const rootnet_camera *camera, rootnet_root *out, rootnet_info *info)
+                              const rootnet_camera *camera, rootnet_root *out, double *jimg, double *jcam,
+                              rootnet_info *info)
 {
     h->err.msg[0] = '\0';
     rootnet_status st = check_call(image, boxes, n, out, &h->err);
@@ -229,7 +241,7 @@ static rootnet_status predict(rootnet_predictor *h, const rootnet_image *image, 
     }
     rn_person_root r[RN_PREDICT_MAX_BOXES];
     rn_predict_info pi;
-    int rc = rn_predictor_run(&h->pr, r, &pi, &in, &h->err);
+    int rc = rn_predictor_run_pose(&h->pr, r, jimg, jcam, &pi, &in, &h->err);
     if (rc) return rc == RN_PREDICT_EMODEL ? ROOTNET_ERR_DEVICE : ROOTNET_ERR_INPUT;
     copy_results(out, info, r, n, &pi);
     return ROOTNET_OK;
@@ -237,7 +249,8 @@ static rootnet_status predict(rootnet_predictor *h, const rootnet_image *image, 
 
 /* rootnet_predict_file proper, on a handle this thread holds. */
 static rootnet_status predict_file(rootnet_predictor *h, const char *path, const rootnet_box *boxes, int n,
-                                   const rootnet_camera *camera, rootnet_root *out, rootnet_info *info)
+                                   const rootnet_camera *camera, rootnet_root *out, double *jimg, double *jcam,
+                                   rootnet_info *info)
 {
     h->err.msg[0] = '\0';
     const char *null = !path ? "path" : !boxes ? "boxes" : !out ? "out" : NULL;
@@ -259,7 +272,7 @@ static rootnet_status predict_file(rootnet_predictor *h, const char *path, const
     if (!(in.f[0] > 0 && in.f[1] > 0) && rn_predict_exif_focal(in.f, path, &h->err) < 0) return ROOTNET_ERR_INPUT;
     rn_person_root r[RN_PREDICT_MAX_BOXES];
     rn_predict_info pi;
-    int rc = rn_predictor_run(&h->pr, r, &pi, &in, &h->err);
+    int rc = rn_predictor_run_pose(&h->pr, r, jimg, jcam, &pi, &in, &h->err);
     if (rc) return rc == RN_PREDICT_EMODEL ? ROOTNET_ERR_DEVICE : ROOTNET_ERR_INPUT;
     copy_results(out, info, r, n, &pi);
     return ROOTNET_OK;
@@ -281,7 +294,7 @@ ROOTNET_API rootnet_status rootnet_predict_file(rootnet_predictor *h, const char
 {
     if (!h) return ROOTNET_ERR_ARGUMENT;
     if (!claim(h)) return ROOTNET_ERR_BUSY;
-    return release(h, predict_file(h, path, boxes, n, camera, out, info));
+    return release(h, predict_file(h, path, boxes, n, camera, out, NULL, NULL, info));
 }
 
 ROOTNET_API rootnet_status rootnet_predict(rootnet_predictor *h, const rootnet_image *image, const rootnet_box *boxes,
@@ -290,5 +303,85 @@ ROOTNET_API rootnet_status rootnet_predict(rootnet_predictor *h, const rootnet_i
 {
     if (!h) return ROOTNET_ERR_ARGUMENT;
     if (!claim(h)) return ROOTNET_ERR_BUSY;
-    return release(h, predict(h, image, boxes, n, camera, out, info));
+    return release(h, predict(h, image, boxes, n, camera, out, NULL, NULL, info));
+}
+
+/* The PoseNet at path into h (the one held before freed), or h as it was with err set. */
+static rootnet_status set_pose(rootnet_predictor *h, const char *path)
+{
+    h->err.msg[0] = '\0';
+    rn_params q;
+    rn_run_settings s;
+    const rn_skeleton *sk = NULL;
+    if (path) {
+        int rc = rn_weights_load_eval(&q, &s, path, 0, h->base.input_size, 0, &h->err);
+        if (rc) return ROOTNET_ERR_SNAPSHOT;
+        sk = q.net->skeleton ? rn_skeleton_find(q.net->skeleton) : NULL;
+        if (!sk || sk->J != q.net->K) {
+            rn_err_set(&h->err, "%s: %s", path, q.net->skeleton ? "a PoseNet of an unknown joint set"
+                                                              : "a RootNet; rootnet_set_pose takes a PoseNet");
+            rn_params_free(&q);
+            return ROOTNET_ERR_SNAPSHOT;
+        }
+    }
+    rn_predictor_set_pose(&h->pr, NULL);
+    if (h->sk) rn_params_free(&h->pose);
+    h->sk = sk;
+    if (sk) h->pose = q, rn_predictor_set_pose(&h->pr, &h->pose);
+    return ROOTNET_OK;
+}
+
+ROOTNET_API rootnet_status rootnet_set_pose(rootnet_predictor *h, const char *path)
+{
+    if (!h) return ROOTNET_ERR_ARGUMENT;
+    if (!claim(h)) return ROOTNET_ERR_BUSY;
+    return release(h, set_pose(h, path));
+}
+
+ROOTNET_API int rootnet_pose_joints(const rootnet_predictor *h)
+{
+    return h && h->sk ? h->sk->J : 0;
+}
+
+ROOTNET_API const char *rootnet_pose_joint_name(const rootnet_predictor *h, int j)
+{
+    return h && h->sk && j >= 0 && j < h->sk->J ? h->sk->joints[j] : NULL;
+}
+
+ROOTNET_API int rootnet_pose_bones(const rootnet_predictor *h, int *pairs, int max)
+{
+    if (!h || !h->sk) return 0;
+    for (int b = 0; pairs && b < max && b < h->sk->nbones; b++)
+        pairs[2 * b] = h->sk->bones[b][0], pairs[2 * b + 1] = h->sk->bones[b][1];
+    return h->sk->nbones;
+}
+
+/* The joints' arrays and the PoseNet are there: ROOTNET_OK, else why not in h->err. */
+static rootnet_status check_pose(rootnet_predictor *h, const double *jimg, const double *jcam)
+{
+    h->err.msg[0] = '\0';
+    if (!h->sk) rn_err_set(&h->err, "no PoseNet attached: call rootnet_set_pose first");
+    else if (!jimg || !jcam) rn_err_set(&h->err, "rootnet_predict_pose: %s is NULL", !jimg ? "joints_img" : "joints_cam");
+    return h->err.msg[0] ? ROOTNET_ERR_ARGUMENT : ROOTNET_OK;
+}
+
+ROOTNET_API rootnet_status rootnet_predict_pose(rootnet_predictor *h, const rootnet_image *image,
+                                                const rootnet_box *boxes, int n, const rootnet_camera *camera,
+                                                rootnet_root *out, double *joints_img, double *joints_cam,
+                                                rootnet_info *info)
+{
+    if (!h) return ROOTNET_ERR_ARGUMENT;
+    if (!claim(h)) return ROOTNET_ERR_BUSY;
+    rootnet_status st = check_pose(h, joints_img, joints_cam);
+    return release(h, st ? st : predict(h, image, boxes, n, camera, out, joints_img, joints_cam, info));
+}
+
+ROOTNET_API rootnet_status rootnet_predict_pose_file(rootnet_predictor *h, const char *path, const rootnet_box *boxes,
+                                                     int n, const rootnet_camera *camera, rootnet_root *out,
+                                                     double *joints_img, double *joints_cam, rootnet_info *info)
+{
+    if (!h) return ROOTNET_ERR_ARGUMENT;
+    if (!claim(h)) return ROOTNET_ERR_BUSY;
+    rootnet_status st = check_pose(h, joints_img, joints_cam);
+    return release(h, st ? st : predict_file(h, path, boxes, n, camera, out, joints_img, joints_cam, info));
 }

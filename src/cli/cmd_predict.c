@@ -77,32 +77,6 @@ static void catch_stop(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
-/* The RootNet of --snapshot into p, and with --pose-snapshot the PoseNet into pp, at one input size (s):
- * 0, or the exit status with err set (a snapshot of the other net names both). */
-static int load_nets(rn_params *p, rn_params *pp, rn_run_settings *s, const predict_cli *c, rn_err *err)
-{
-    const rn_eval_flags *ev = &c->ev;
-    rn_run_settings ps;
-    int lrc = rn_weights_load_eval(p, s, c->snapshot, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
-    if (lrc) return lrc == RN_WEIGHTS_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
-    if (p->net->skeleton) {
-        rn_err_set(err, "--snapshot %s: a %s; --snapshot takes a RootNet (a PoseNet goes to --pose-snapshot)",
-                   c->snapshot, p->net->title);
-        rn_params_free(p);
-        return RN_EXIT_USAGE;
-    }
-    if (!c->pose_snapshot) return 0;
-    lrc = rn_weights_load_eval(pp, &ps, c->pose_snapshot, 0, s->input_size, ev->fast_decode, err);
-    const char *bad = lrc                           ? NULL
-                      : !pp->net->skeleton          ? "a RootNet; --pose-snapshot takes a PoseNet"
-                      : ps.input_size != s->input_size ? "trained at another input size than the RootNet"
-                                                    : NULL;
-    if (bad) rn_err_set(err, "--pose-snapshot %s: %s", c->pose_snapshot, bad);
-    if (bad && !lrc) rn_params_free(pp);
-    if (lrc || bad) rn_params_free(p);
-    return lrc == RN_WEIGHTS_EMERGE || bad ? RN_EXIT_USAGE : lrc ? RN_EXIT_FAIL : 0;
-}
-
 /* Everything cheap first (flags, device, the boxes and images, the output
  * folder), then the snapshots, then the models. */
 static int run_opts(const predict_cli *c, const rn_pset_opts *o, rn_err *err);
@@ -142,7 +116,7 @@ static int run_opts(const predict_cli *c, const rn_pset_opts *op, rn_err *err)
     if (rn_pset_open(&ps, &sum, &o, err)) return RN_EXIT_FAIL;
     rn_params p, pp;
     rn_run_settings s;
-    int lrc = load_nets(&p, &pp, &s, c, err);
+    int lrc = rn_eval_load_nets(&p, &pp, &s, c->snapshot, c->pose_snapshot, &c->ev, err);
     if (lrc) {
         rn_pset_close(ps);
         return lrc;

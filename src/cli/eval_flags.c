@@ -1,4 +1,4 @@
-/* The cheap checks of the inference commands' shared flags (cli/eval_flags.h). */
+/* The inference commands' shared flags (cli/eval_flags.h): their cheap checks, and the nets' loading. */
 #include "cli/eval_flags.h"
 
 #include <stdio.h>
@@ -7,6 +7,8 @@
 
 #include "core/cpu_isa.h"
 #include "nn/calib.h"
+#include "cli/exit.h"
+#include "nn/net.h"
 #include "nn/precision.h"
 #include "nn/run_settings.h"
 
@@ -44,4 +46,28 @@ int rn_eval_calib_load(const rn_eval_flags *ev, const char *snapshot, rn_precisi
     }
     *use = cal;
     return 0;
+}
+
+int rn_eval_load_nets(rn_params *p, rn_params *pp, rn_run_settings *s, const char *snapshot, const char *pose_snapshot,
+                      const rn_eval_flags *ev, rn_err *err)
+{
+    rn_run_settings ps;
+    int lrc = rn_weights_load_eval(p, s, snapshot, (int)ev->backbone, (int)ev->input_size, ev->fast_decode, err);
+    if (lrc) return lrc == RN_WEIGHTS_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
+    if (p->net->skeleton) {
+        rn_err_set(err, "--snapshot %s: a %s; --snapshot takes a RootNet (a PoseNet goes to --pose-snapshot)",
+                   snapshot, p->net->title);
+        rn_params_free(p);
+        return RN_EXIT_USAGE;
+    }
+    if (!pose_snapshot) return 0;
+    lrc = rn_weights_load_eval(pp, &ps, pose_snapshot, 0, s->input_size, ev->fast_decode, err);
+    const char *bad = lrc                           ? NULL
+                      : !pp->net->skeleton          ? "a RootNet; --pose-snapshot takes a PoseNet"
+                      : ps.input_size != s->input_size ? "trained at another input size than the RootNet"
+                                                    : NULL;
+    if (bad) rn_err_set(err, "--pose-snapshot %s: %s", pose_snapshot, bad);
+    if (bad && !lrc) rn_params_free(pp);
+    if (lrc || bad) rn_params_free(p);
+    return lrc == RN_WEIGHTS_EMERGE || bad ? RN_EXIT_USAGE : lrc ? RN_EXIT_FAIL : 0;
 }

@@ -10,7 +10,9 @@
 
 #include "cli/args.h"
 #include "core/status.h"
+#include "nn/params.h"
 #include "nn/precision.h"
+#include "nn/run_settings.h"
 
 typedef struct rn_eval_flags {
     const char *device;    /* NULL: cpu */
@@ -48,5 +50,11 @@ struct rn_calib;
  * "run rootnet calibrate"). cal is the caller's to free (rn_calib_free) whenever *use is set. */
 int rn_eval_calib_load(const rn_eval_flags *ev, const char *snapshot, rn_precision *prec, struct rn_calib *cal,
                        const struct rn_calib **use, rn_err *err);
+
+/* The RootNet of snapshot into p, and with pose_snapshot (NULL: none) the PoseNet into pp, at one input size (s;
+ * the flags' input size and backbone apply to the RootNet): 0, or the exit status with err set and nothing held
+ * (a snapshot of the other net: one line naming the flag, the file and what it takes; RN_EXIT_USAGE). */
+int rn_eval_load_nets(rn_params *p, rn_params *pp, rn_run_settings *s, const char *snapshot, const char *pose_snapshot,
+                      const rn_eval_flags *ev, rn_err *err);
 
 #endif

@@ -14,6 +14,7 @@
 #include "eval/metrics.h"
 #include "infer/infer_model.h"
 #include "nn/model.h"
+#include "nn/net.h"
 
 static int probe(rn_predict_info *info, const rn_predict_in *in, rn_err *err)
 {
@@ -117,6 +118,45 @@ static int ensure_model(rn_predictor *pr, const rn_predict_in *in, rn_err *err)
     return 0;
 }
 
+/* The PoseNet model for the RootNet's (pr->m's) batch, size and settings: the one held when it matches. */
+static int ensure_pose_model(rn_predictor *pr, rn_err *err)
+{
+    if (pr->pose_cap == pr->cap && pr->pm.H == pr->m.H && pr->pm.opts.threads == pr->m.opts.threads &&
+        pr->pm.opts.fold == pr->m.opts.fold && pr->pose_prec == pr->precision && !strcmp(pr->pose_dev, pr->device))
+        return 0;
+    if (pr->pose_cap) rn_model_destroy(&pr->pm);
+    pr->pose_cap = 0;
+    /* no int8 calibration of a PoseNet: beside an int8 RootNet it runs in fp32 */
+    rn_infer_cfg c = {.base = {.device = pr->device[0] ? pr->device : NULL, .threads = pr->m.opts.threads},
+                      .precision = pr->precision == RN_PREC_INT8 ? RN_PREC_FP32 : pr->precision,
+                      .fold = pr->m.opts.fold, .batch = pr->cap, .h = pr->size, .w = pr->size};
+    if (rn_infer_model_open(&pr->pm, pr->pose, &c, err)) return -1;
+    snprintf(pr->pose_dev, sizeof pr->pose_dev, "%s", pr->device);
+    pr->pm.opts.device = pr->pose_dev;
+    pr->pose_prec = pr->precision;
+    pr->pose_cap = pr->cap;
+    return 0;
+}
+
+/* PoseNet over the crops in pr->x; person i's joints placed at out[i]'s root. */
+static int run_pose(rn_predictor *pr, const rn_person_root *out, double *jimg, double *jcam,
+                    const rn_predict_info *info, const rn_predict_in *in, rn_err *err)
+{
+    if (ensure_pose_model(pr, err)) return RN_PREDICT_EMODEL;
+    rn_model_forward(&pr->pm, pr->x, pr->k, 0);
+    (void)rn_model_coords(&pr->pm);
+    int J = pr->pm.K, bins = rn_net_layer(pr->pose->net, RN_HEAD_HEATMAP)->bins;
+    for (int i = 0; i < in->n; i++) {
+        float bb[4];
+        for (int j = 0; j < 4; j++) bb[j] = (float)out[i].bbox[j];
+        double *img = jimg + (size_t)i * 3 * (size_t)J, *cam = jcam + (size_t)i * 3 * (size_t)J;
+        rn_eval_pose_to_image(img, pr->pm.coord + (size_t)i * 3 * (size_t)J, J, bb, pr->pm.OW, pr->pm.OH, bins,
+                              RN_POSE_DEPTH_RANGE, out[i].img[2]);
+        for (int j = 0; j < J; j++) rn_eval_image_to_cam(cam + 3 * j, img + 3 * j, info->f, info->c);
+    }
+    return 0;
+}
+
 static int run_model(rn_person_root *out, const rn_predict_info *info, rn_model *m, const rn_predict_in *in,
                      rn_err *err)
 {
@@ -149,8 +189,16 @@ void rn_predictor_init(rn_predictor *pr, rn_params *p)
     *pr = (rn_predictor){.p = p};
 }
 
+void rn_predictor_set_pose(rn_predictor *pr, rn_params *pose)
+{
+    if (pr->pose_cap) rn_model_destroy(&pr->pm);
+    pr->pose_cap = 0;
+    pr->pose = pose;
+}
+
 void rn_predictor_free(rn_predictor *pr)
 {
+    if (pr->pose_cap) rn_model_destroy(&pr->pm);
     if (pr->cap) rn_model_destroy(&pr->m);
     rn_crop_ctx_free(&pr->ctx);
     free(pr->x);
@@ -160,6 +208,12 @@ void rn_predictor_free(rn_predictor *pr)
 
 int rn_predictor_run(rn_predictor *pr, rn_person_root *out, rn_predict_info *info, const rn_predict_in *in,
                      rn_err *err)
+{
+    return rn_predictor_run_pose(pr, out, NULL, NULL, info, in, err);
+}
+
+int rn_predictor_run_pose(rn_predictor *pr, rn_person_root *out, double *jimg, double *jcam, rn_predict_info *info,
+                          const rn_predict_in *in, rn_err *err)
 {
     rn_predict_info local;
     if (!info) info = &local;
@@ -176,7 +230,8 @@ int rn_predictor_run(rn_predictor *pr, rn_person_root *out, rn_predict_info *inf
     if (ensure_model(pr, in, err)) return RN_PREDICT_EMODEL;
     rn_model_forward(&pr->m, pr->x, pr->k, 0);
     (void)rn_model_coords(&pr->m); /* pr->m.coord: the host copy */
-    return run_model(out, info, &pr->m, in, err);
+    int rc = run_model(out, info, &pr->m, in, err);
+    return rc || !pr->pose || !jimg || !jcam ? rc : run_pose(pr, out, jimg, jcam, info, in, err);
 }
 
 int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, const rn_predict_in *in, rn_err *err)

@@ -66,6 +66,11 @@ int rn_predict_roots(rn_person_root *out, rn_predict_info *info, rn_params *p, c
  * it). One thread at a time per predictor. */
 typedef struct rn_predictor {
     rn_params *p;
+    rn_params *pose;  /* NULL, or a PoseNet run on the same crops (rn_predictor_set_pose) */
+    int pose_cap;     /* batch of pm, 0: no PoseNet model yet */
+    char pose_dev[32];/* pm's device, precision */
+    rn_precision pose_prec;
+    rn_model pm;
     int cap;          /* batch of m, 0: no model yet */
     char device[32];  /* m's device as asked for ("" for the default) */
     rn_precision precision; /* m's policy */
@@ -82,6 +87,16 @@ void rn_predictor_free(rn_predictor *pr);
 #define RN_PREDICT_EMODEL (-2)
 int rn_predictor_run(rn_predictor *pr, rn_person_root *out, rn_predict_info *info, const rn_predict_in *in,
                      rn_err *err);
+
+/* With a PoseNet (borrowed; NULL: none), rn_predictor_run_pose gives each person's joints too. Its model is
+ * built on the next run with the RootNet's batch, size, device, precision and folding. */
+void rn_predictor_set_pose(rn_predictor *pr, rn_params *pose);
+/* rn_predictor_run, and with a PoseNet set each person's joints from PoseNet on the same crop, placed at the
+ * root as the authors' demo.py (and rootnet predict, infer/predict_set.h) does: jimg (n, J, 3) x, y in image
+ * pixels and the absolute depth (z / bins * 2 - 1) * 1000 + the root's depth (mm); jcam (n, J, 3) camera X, Y,
+ * Z (mm) from the intrinsics used (J: the PoseNet's net->K; jimg, jcam may be NULL without a PoseNet). */
+int rn_predictor_run_pose(rn_predictor *pr, rn_person_root *out, double *jimg, double *jcam, rn_predict_info *info,
+                          const rn_predict_in *in, rn_err *err);
 
 /* Validates a box against a width x height image and applies process_bbox
  * (aspect 1 for a square input). Returns 0, or -1 saying why it is unusable. */

@@ -294,39 +294,67 @@ static int stem_shared(const rn_pin *in, size_t i)
     return 0;
 }
 
-/* draw/<image name less its extension, '/' as '_'>.png (the full name where two images share a stem): demo's
- * picture of image im's people. */
-static void draw_image(const rn_pin *in, const run_state *r, size_t im_index, rn_person_root *people)
+/* The picture's path: draw/<image name less its extension, '/' as '_'><suffix>.png (the full name where two
+ * images share a stem). */
+static void picture_path(char *out, size_t cap, const rn_pin *in, size_t im_index, const char *suffix)
 {
     const rn_pimage *im = &in->img[im_index];
+    int len = snprintf(out, cap, "%s/", in->o->draw);
+    size_t keep = stem_shared(in, im_index) ? strlen(im->name) : stem_len(im->name);
+    for (size_t k = 0; k < keep && len < (int)cap - 16; k++) out[len++] = im->name[k] == '/' ? '_' : im->name[k];
+    snprintf(out + len, cap - (size_t)len, "%s.png", suffix);
+}
+
+/* Image im_index's people (at most RN_PREDICT_MAX_BOXES) into people, and with a PoseNet their joints into jimg,
+ * jcam ((RN_PREDICT_MAX_BOXES, J, 3) each). Returns how many. */
+static int gather_people(const rn_pin *in, const run_state *r, size_t im_index, rn_person_root *people, double *jimg,
+                         double *jcam)
+{
     int n = 0;
+    size_t J3 = 3 * (size_t)r->J;
     for (size_t i = 0; i < in->n && n < RN_PREDICT_MAX_BOXES; i++) {
         if (!r->ok[i] || (size_t)in->samples[i].subject != im_index) continue;
+        if (r->pose) memcpy(jimg + (size_t)n * J3, r->jimg + i * J3, J3 * sizeof *jimg);
+        if (r->pose) memcpy(jcam + (size_t)n * J3, r->jcam + i * J3, J3 * sizeof *jcam);
         rn_person_root *q = &people[n++];
         memcpy(q->box, in->det[i], sizeof q->box);
         for (int j = 0; j < 4; j++) q->bbox[j] = r->pred[i].bbox[j];
         for (int j = 0; j < 3; j++) q->img[j] = r->img[i][j], q->cam[j] = r->pred[i].root_cam[j];
         q->k = in->samples[i].k;
     }
+    return n;
+}
+
+/* demo's picture of image im's people (draw/<stem>.png), and with a PoseNet their 3D view (<stem>_3d.png). */
+static void draw_image(const rn_pin *in, const run_state *r, size_t im_index, rn_person_root *people, double *jimg,
+                       double *jcam)
+{
+    const rn_pimage *im = &in->img[im_index];
+    int n = gather_people(in, r, im_index, people, jimg, jcam);
     if (!n) return;
     rn_predict_info info = {.width = im->w, .height = im->h, .f = {im->f[0], im->f[1]}, .c = {im->c[0], im->c[1]},
                             .default_focal = !strcmp(im->src, "default"), .default_c = !im->have_c};
+    const rn_skeleton *sk = r->pose ? rn_skeleton_find(r->pose->net->skeleton) : NULL;
+    rn_people_pose pose = {r->J, r->names, sk ? sk->bones : NULL, sk ? sk->nbones : 0, jimg, jcam};
     char out[8192];
-    int len = snprintf(out, sizeof out, "%s/", in->o->draw);
-    size_t keep = stem_shared(in, im_index) ? strlen(im->name) : stem_len(im->name);
-    for (size_t k = 0; k < keep && len < (int)sizeof out - 8; k++) out[len++] = im->name[k] == '/' ? '_' : im->name[k];
-    snprintf(out + len, sizeof out - (size_t)len, ".png");
+    picture_path(out, sizeof out, in, im_index, "");
     rn_err e = {{0}};
-    if (rn_draw_people_file(im->path, people, n, &info, out, NULL, NULL, &e) && in->o->log)
+    if (rn_draw_people_file(im->path, people, n, r->pose ? &pose : NULL, &info, out, NULL, NULL, &e) && in->o->log)
         fprintf(in->o->log, "rootnet predict: warning: no picture of %s: %s\n", im->name, e.msg);
+    if (!r->pose) return;
+    picture_path(out, sizeof out, in, im_index, "_3d");
+    if (rn_draw_people_3d(&pose, n, &info, out, &e) && in->o->log)
+        fprintf(in->o->log, "rootnet predict: warning: no 3D picture of %s: %s\n", im->name, e.msg);
 }
 
 static void draw_all(const rn_pin *in, const run_state *r)
 {
     rn_person_root *people = rn_xmalloc(RN_PREDICT_MAX_BOXES * sizeof *people);
+    size_t nj = RN_PREDICT_MAX_BOXES * 3 * (size_t)r->J + 1;
+    double *jimg = rn_xmalloc(nj * sizeof *jimg), *jcam = rn_xmalloc(nj * sizeof *jcam);
     for (size_t i = 0; i < in->n_img; i++)
-        if (in->img[i].state > 0) draw_image(in, r, i, people);
-    free(people);
+        if (in->img[i].state > 0) draw_image(in, r, i, people, jimg, jcam);
+    free(people), free(jimg), free(jcam);
 }
 
 struct rn_pset {

@@ -77,7 +77,40 @@ typedef struct style {
     int t, half; /* line thickness, cross arm */
 } style;
 
-/* Boxes, roots, labels and leaders over the image. Returns the overlap count. */
+static int finite2(const double *v) { return isfinite(v[0]) && isfinite(v[1]); }
+
+/* Every person's bones (lines `t` thick) and joints (dots), outlined in black, in their colours: first all the
+ * outlines, then the colours, so that each joint's own pixel keeps its person's colour. */
+static void skeletons(rn_canvas *c, const rn_people_pose *q, int n, int t)
+{
+    double r = t > 2 ? t : 2;
+    cairo_set_line_cap(c->cr, CAIRO_LINE_CAP_ROUND);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            const double *im = q->img + 3 * (size_t)i * (size_t)q->J;
+            rn_canvas_rgb(c, pass ? rn_person_colour(i) : RN_BLACK);
+            cairo_set_line_width(c->cr, pass ? t : t + 2);
+            for (int b = 0; b < q->nbones; b++) {
+                const double *a = im + 3 * q->bones[b][0], *e = im + 3 * q->bones[b][1];
+                if (!finite2(a) || !finite2(e)) continue;
+                cairo_move_to(c->cr, lround(a[0]) + 0.5, lround(a[1]) + 0.5);
+                cairo_line_to(c->cr, lround(e[0]) + 0.5, lround(e[1]) + 0.5);
+                cairo_stroke(c->cr);
+            }
+        }
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            const double *im = q->img + 3 * (size_t)i * (size_t)q->J;
+            rn_canvas_rgb(c, pass ? rn_person_colour(i) : RN_BLACK);
+            for (int j = 0; j < q->J; j++) {
+                if (!finite2(im + 3 * j) || fabs(im[3 * j]) > 1e6 || fabs(im[3 * j + 1]) > 1e6) continue;
+                cairo_arc(c->cr, lround(im[3 * j]) + 0.5, lround(im[3 * j + 1]) + 0.5, pass ? r : r + 1, 0, 2 * M_PI);
+                cairo_fill(c->cr);
+            }
+        }
+}
+
+/* Boxes, roots, skeletons (with a pose), labels and leaders over the image. Returns the overlap count. */
 static int draw_image_part(rn_canvas *c, const rn_people_picture *p, style st, rn_person_label *lab)
 {
     int n = p->n, W = p->image->w, H = p->image->h;
@@ -105,6 +138,7 @@ static int draw_image_part(rn_canvas *c, const rn_people_picture *p, style st, r
     }
     for (int i = 0; i < n; i++)
         cross(c, lround(p->people[i].img[0]), lround(p->people[i].img[1]), st.half, st.t, rn_person_colour(i));
+    if (p->pose) skeletons(c, p->pose, n, st.t);
     int bad = rn_labels_place(out, moved, req, n, (rn_rect){0, 0, W, H}, avoid, n);
     cairo_set_antialias(c->cr, CAIRO_ANTIALIAS_DEFAULT);
     for (int i = 0; i < n; i++)
@@ -359,8 +393,9 @@ static int load_for_drawing(rn_rgb *out, const char *path, rn_err *err)
     return 0;
 }
 
-int rn_draw_people_file(const char *image, const rn_person_root *people, int n, const rn_predict_info *intr,
-                        const char *out, rn_person_label *labels, rn_people_layout *layout, rn_err *err)
+int rn_draw_people_file(const char *image, const rn_person_root *people, int n, const rn_people_pose *pose,
+                        const rn_predict_info *intr, const char *out, rn_person_label *labels, rn_people_layout *layout,
+                        rn_err *err)
 {
     rn_rgb img = {0};
     if (load_for_drawing(&img, image, err)) return -1;
@@ -375,9 +410,16 @@ int rn_draw_people_file(const char *image, const rn_person_root *people, int n, 
     }
     rn_predict_info in = *intr;
     in.f[0] *= sx, in.f[1] *= sy, in.c[0] *= sx, in.c[1] *= sy, in.width = img.w, in.height = img.h;
-    rn_people_picture pic = {.image = &img, .people = q, .n = n, .intr = &in};
+    size_t nj = pose ? (size_t)(n > 0 ? n : 1) * (size_t)pose->J * 3 : 0;
+    double *jimg = pose ? rn_xmalloc(nj * sizeof *jimg) : NULL;
+    for (size_t k = 0; pose && k < (size_t)n * (size_t)pose->J * 3; k++)
+        jimg[k] = pose->img[k] * (k % 3 == 0 ? sx : k % 3 == 1 ? sy : 1);
+    rn_people_pose qp = pose ? *pose : (rn_people_pose){0};
+    qp.img = jimg;
+    rn_people_picture pic = {.image = &img, .people = q, .n = n, .intr = &in, .pose = pose ? &qp : NULL};
     int rc = rn_draw_people(&pic, out, labels, layout, err);
     free(q);
+    free(jimg);
     free(img.px);
     return rc;
 }

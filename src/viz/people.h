@@ -1,5 +1,7 @@
 /* rn_draw_people: the picture of `rootnet demo` (and predict): the image with
- * each person's box, root and a depth label, and beside it a bird's-eye view
+ * each person's box, root and a depth label (and, with a PoseNet's joints, their
+ * 2D skeletons: bones and joint dots in the person's colour, outlined in black,
+ * over the roots), and beside it a bird's-eye view
  * (camera X against depth Z in metres) with a dot per person.
  *
  *   rn_people_picture pic = {.image = &rgb, .people = roots, .n = n, .intr = &info};
@@ -32,6 +34,7 @@ typedef struct rn_people_picture {
     const rn_person_root *people; /* (n) roots from rn_predict_roots */
     int n;
     const rn_predict_info *intr;  /* intrinsics used (focal, principal point) */
+    const rn_people_pose *pose;   /* NULL, or every person's joints: their skeletons drawn over the image */
 } rn_people_picture;
 
 typedef struct rn_person_label {
@@ -61,7 +64,18 @@ int rn_draw_people(const rn_people_picture *pic, const char *out, rn_person_labe
 /* rn_draw_people over the image file at image (JPEG or PNG, EXIF orientation applied), shrunk by a power of two
  * to RN_DRAW_MAX_SIDE when larger (a JPEG decoded at that scale by libjpeg; people and intrinsics scaled with
  * it; intr->width and height are the image's). */
-int rn_draw_people_file(const char *image, const rn_person_root *people, int n, const rn_predict_info *intr,
-                        const char *out, rn_person_label *labels, rn_people_layout *layout, rn_err *err);
+int rn_draw_people_file(const char *image, const rn_person_root *people, int n, const rn_people_pose *pose,
+                        const rn_predict_info *intr, const char *out, rn_person_label *labels, rn_people_layout *layout,
+                        rn_err *err);
+
+/* The 3D picture of n people's camera-space joints (pose->cam), RN_DRAW_3D_W x RN_DRAW_3D_H pixels: on the left
+ * seen from above (camera X to the right, depth Z up), on the right from the side (depth Z to the right, camera
+ * Y down, so that people stand upright), both at one scale in mm with a grid and mm tick labels, each person's
+ * bones and joints in rn_person_colour(i) with their number by the head. Joints that are not finite are left
+ * out. intr (may be NULL): with default_focal, a note says that the focal was assumed. Returns 0, or -1 with err
+ * naming out. */
+#define RN_DRAW_3D_W 1200
+#define RN_DRAW_3D_H 600
+int rn_draw_people_3d(const rn_people_pose *pose, int n, const rn_predict_info *intr, const char *out, rn_err *err);
 
 #endif

@@ -24,5 +24,14 @@ typedef struct rn_predict_info {
     int orientation;    /* EXIF orientation applied (1..8; 1: none, or pixels given) */
 } rn_predict_info;
 
+/* Every person's joints from a PoseNet placed at their roots (infer/predict.h, predict_set.h), for the pictures:
+ * person i's joint j at img[3 * (i * J + j)]: x, y (pixels), depth (mm), likewise cam: X, Y, Z (mm). */
+typedef struct rn_people_pose {
+    int J;                   /* joints per person */
+    const char *const *names;/* (J) their names */
+    const int (*bones)[2];   /* (nbones) joint pairs joined when drawn */
+    int nbones;
+    const double *img, *cam; /* (n, J, 3) */
+} rn_people_pose;
 
 #endif
