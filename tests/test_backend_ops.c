@@ -1455,6 +1455,10 @@ static void cross_precision(const pair *pr, rn_rng *r)
     x_heat(pr, (rn_act_shape){1, 256, 8, 8, 0}, 3, 64, r);
     x_heat(pr, (rn_act_shape){2, 48, 7, 5, 0}, 1, 20, r);
     x_heat(pr, (rn_act_shape){1, 288, 5, 7, 0}, 3, 100, r);
+    /* cpu's volume soft-argmax (D > 1): PoseNet-like planes of 16 x 16 (whole vectors), and rows wider
+     * than its column tile (SA_WB = 256) */
+    x_heat(pr, (rn_act_shape){2, 64, 16, 16, 0}, 3, 16, r);
+    x_heat(pr, (rn_act_shape){1, 16, 3, 261, 0}, 2, 3, r);
     x_buffers(pr, (rn_act_shape){2, 64, 5, 3, 0}, r);
 }
 

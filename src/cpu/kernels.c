@@ -199,9 +199,119 @@ void rn_bn_backward(float *dx, float *dgamma, float *dbeta, double *sums, const 
     rn_bn_backward_data(dx, dy, relu_out, x, mean, var, gamma, sums, (double)N * HW, N, C, HW);
 }
 
+/* ---- soft-argmax over a volume (D > 1: PoseNet's D depth bins of H x W) ----
+ * exp in float (sa_expf); the sums per column of a tile of SA_WB columns over the H rows of a plane, then
+ * over the plane and the planes, in double; no per-element division or modulo. RootNet's maps (D = 1)
+ * keep the loops of rn_softargmax_forward / _backward. Each row is one thread's, in a fixed order. */
+#define SA_WB 256            /* columns of a stack tile */
+#define SA_EXP_MIN (-87.33f) /* below: e^x < FLT_MIN, taken as 0 */
+
+/* e^x for x <= 0 in float: x = n ln2 + r (Cody-Waite, ln2 in two parts, n exact), |r| <= ln2 / 2, and
+ * Cephes' expf polynomial for e^r; 0 below SA_EXP_MIN, NaN for NaN. At most 0.98 ulp from e^x over every
+ * float in [SA_EXP_MIN, 0] (checked against exp). No branch: GCC vectorises it. */
+static inline float sa_expf(float x)
+{
+    float xc = pick(SA_EXP_MIN, x, x < SA_EXP_MIN);
+    float t = xc * 1.44269504f + 12582912.0f; /* 1.5 2^23: t's low bits hold n = round(x / ln2) */
+    float n = t - 12582912.0f;
+    float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    int32_t ti;
+    memcpy(&ti, &t, sizeof ti);
+    uint32_t sb = (uint32_t)(ti - 0x4B400000 + 127) << 23; /* 2^n, n in [-126, 0] */
+    float s;
+    memcpy(&s, &sb, sizeof s);
+    return pick(0.0f, p * s, x < SA_EXP_MIN);
+}
+
+/* The largest of v (the first 16 lanes' maxima combined; NaN never taken, as the D = 1 loop). */
+static float sa_max(const float *v /* (V) */, size_t V)
+{
+    float m[16];
+    for (int j = 0; j < 16; j++) m[j] = -INFINITY;
+    size_t p = 0;
+    for (; p + 16 <= V; p += 16)
+        for (int j = 0; j < 16; j++) m[j] = pick(v[p + j], m[j], v[p + j] > m[j]);
+    float mx = -INFINITY;
+    for (; p < V; p++) mx = v[p] > mx ? v[p] : mx;
+    for (int j = 0; j < 16; j++) mx = m[j] > mx ? m[j] : mx;
+    return mx;
+}
+
+/* Sums of a D x H x W volume u: m[0] = sum u, m[1] = sum u column, m[2] = sum u row, m[3] = sum u depth bin;
+ * u = v where e is NULL, else u = e = e^(v - mx), stored (e may equal v). */
+static void sa_moments(double m[4], float *e /* (D, H, W) or NULL */, const float *v /* (D, H, W) */, float mx,
+                       int D, int H, int W)
+{
+    double s = 0, sx = 0, sy = 0, sz = 0;
+    for (int d = 0; d < D; d++) {
+        double sp = 0;
+        for (int w0 = 0; w0 < W; w0 += SA_WB) {
+            int nw = pw_min(SA_WB, W - w0);
+            double a[SA_WB] = {0}, b[SA_WB] = {0}; /* per column: sum u, sum u row */
+            for (int h = 0; h < H; h++) {
+                size_t o = ((size_t)d * H + h) * W + w0;
+                if (e)
+                    for (int w = 0; w < nw; w++) e[o + w] = sa_expf(v[o + w] - mx);
+                const float *u = e ? e + o : v + o;
+                for (int w = 0; w < nw; w++) {
+                    a[w] += u[w];
+                    b[w] += (double)h * u[w];
+                }
+            }
+            for (int w = 0; w < nw; w++) {
+                sp += a[w];
+                sx += (double)(w0 + w) * a[w];
+                sy += b[w];
+            }
+        }
+        s += sp;
+        sz += (double)d * sp;
+    }
+    m[0] = s, m[1] = sx, m[2] = sy, m[3] = sz;
+}
+
+static void sa_volume_forward(float *o /* (3) */, float *pr /* (D*H*W) */, const float *lg /* (D*H*W) */, int D,
+                              int H, int W)
+{
+    size_t V = (size_t)D * H * W;
+    double m[4];
+    sa_moments(m, pr, lg, sa_max(lg, V), D, H, W);
+    double inv = 1 / m[0];
+    for (size_t p = 0; p < V; p++) pr[p] = (float)(pr[p] * inv);
+    for (int j = 0; j < 3; j++) o[j] = (float)(m[j + 1] * inv);
+}
+
+/* dl = pr (g . pos - dot), dot = sum pr g . pos = g0 sum pr column + g1 sum pr row + g2 sum pr depth bin. */
+static void sa_volume_backward(float *dl /* (D*H*W) */, const float *pr /* (D*H*W) */, const float *g /* (3) */,
+                               int D, int H, int W)
+{
+    double m[4];
+    sa_moments(m, NULL, pr, 0, D, H, W);
+    double g0 = g[0], dot = g0 * m[1] + (double)g[1] * m[2] + (double)g[2] * m[3];
+    for (int d = 0; d < D; d++)
+        for (int h = 0; h < H; h++) {
+            size_t o = ((size_t)d * H + h) * W;
+            double c = (double)g[1] * h + (double)g[2] * d - dot;
+            for (int w = 0; w < W; w++) dl[o + w] = (float)(pr[o + w] * (g0 * w + c));
+        }
+}
+
 void rn_softargmax_forward(float *out, float *prob, const float *logits, int N, int G, int D, int H, int W, int os)
 {
     int V = D * H * W;
+    if (D > 1) {
+#pragma omp parallel for schedule(static)
+        for (long r = 0; r < (long)N * G; r++)
+            sa_volume_forward(out + r * os, prob + (size_t)r * V, logits + (size_t)r * V, D, H, W);
+        return;
+    }
 #pragma omp parallel for schedule(static)
     for (long r = 0; r < (long)N * G; r++) {
         const float *lg = logits + (size_t)r * V;
@@ -228,6 +338,12 @@ void rn_softargmax_backward(float *dlogits, const float *prob, const float *dout
                             int os)
 {
     int V = D * H * W;
+    if (D > 1) {
+#pragma omp parallel for schedule(static)
+        for (long r = 0; r < (long)N * G; r++)
+            sa_volume_backward(dlogits + (size_t)r * V, prob + (size_t)r * V, dout + r * os, D, H, W);
+        return;
+    }
 #pragma omp parallel for schedule(static)
     for (long r = 0; r < (long)N * G; r++) {
         const float *pr = prob + (size_t)r * V;
