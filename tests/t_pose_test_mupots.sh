@@ -9,7 +9,8 @@
 # .mat file: a PoseNet of Human3.6M's joints, detector boxes without roots, bbox_root files of other images,
 # other boxes, a record without its root, an entry without root_cam, an entry too many.
 source tests/cli_lib.sh
-"$PY" -c "import numpy, scipy.io, torch, cv2" 2> /dev/null || { echo "skipped: needs numpy, scipy, torch, cv2"; exit 77; }
+"$PY" -c "import numpy, scipy.io, torch, cv2" 2> /dev/null \
+    || { echo "skipped: needs numpy, scipy, torch, cv2"; exit 77; }
 S=128
 
 synth_data 20 3
@@ -46,7 +47,8 @@ P=("$RN" test --snapshot "$d/p21/w.safetensors" --dataset MuPoTS --data-dir "$d/
    --no-progress --json)
 "${P[@]}" --result-dir "$d/r_gt" > "$d/got_gt.json"
 check "rootnet test --json (PoseNet on MuPoTS, GT roots)" $?
-grep -q '"mat_2d": ""' "$d/got_gt.json" && { echo "skipped: this rootnet was built without libmatio (no .mat files)"; exit 77; }
+grep -q '"mat_2d": ""' "$d/got_gt.json" \
+    && { echo "skipped: this rootnet was built without libmatio (no .mat files)"; exit 77; }
 "${P[@]}" --result-dir "$d/r_file" --bbox-root "$d/roots_gt.json" > "$d/got_file.json"
 check "the same with --bbox-root (GT boxes)" $?
 "${P[@]}" --result-dir "$d/r_det" --det-bbox --bbox-root "$d/roots_det.json" > "$d/got_det.json"
