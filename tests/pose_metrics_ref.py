@@ -17,6 +17,7 @@ within 1e-6 relative, and reads the .mat files back with scipy.io.loadmat: names
 MATLAB evaluation run on them. --plant nofix drops the reference's reflection fix (its PA-MPJPE checks
 must then fail).
 Prints one line per check; exits 0, 1 on a failed check, 77 (skipped) when the build has no libmatio.
+Imported (tests/pose_test_mupots_ref.py), it lends its port of the MATLAB evaluation (mupots_eval).
 """
 import os
 import subprocess
@@ -25,8 +26,8 @@ import sys
 import numpy as np
 import scipy.io as sio
 
-BIN, DIR = sys.argv[1], sys.argv[2]
-PLANT = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == '--plant' else ''
+BIN = DIR = None
+PLANT = ''
 rng = np.random.default_rng(20261207)
 passed = failed = 0
 
@@ -284,9 +285,10 @@ def compute_3d_pck(error_data):
     return out
 
 
-def mupots_eval(annotations, preds_2d_kpt, preds_3d_kpt, eval_mode, is_relative):
+def mupots_eval(annotations, preds_2d_kpt, preds_3d_kpt, eval_mode, is_relative, errors=None):
     """The script's loops. annotations[ts] = list of frames, each a list of dicts (annot2 (2, 17),
-    univ_annot3 (3, 17), isValidFrame) in annotation order; preds: loadmat dicts."""
+    univ_annot3 (3, 17), isValidFrame) in annotation order; preds: loadmat dicts. errors (a list): gets
+    sequencewise_per_joint_error, each sequence's (17, 1, people) joint errors."""
     seq_err, undetected_seq, annotated_seq = [], [], []
     for ts in range(1, 21):
         frames = annotations[ts]
@@ -338,6 +340,8 @@ def mupots_eval(annotations, preds_2d_kpt, preds_3d_kpt, eval_mode, is_relative)
                     per_joint_error.append(np.sqrt(np.sum((pred_p - P) ** 2, 0)))
         err = np.array(per_joint_error).T[:, None, :] if per_joint_error else np.zeros((17, 1, 0))
         seq_err.append(err)
+        if errors is not None:
+            errors.append(err)
         undetected_seq.append(undetected_people)
         annotated_seq.append(annotated_people)
     return compute_3d_pck(seq_err), annotated_seq, undetected_seq, [e.shape[2] for e in seq_err]
@@ -478,6 +482,9 @@ def run_mupots():
 
 
 def main():
+    global BIN, DIR, PLANT
+    BIN, DIR = sys.argv[1], sys.argv[2]
+    PLANT = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == '--plant' else ''
     os.makedirs(DIR, exist_ok=True)
     run_h36m()
     have_mat = run_mupots()
@@ -490,4 +497,5 @@ def main():
         sys.exit(77)
 
 
-main()
+if __name__ == '__main__':
+    main()

@@ -4,7 +4,7 @@
 # authors' test (their reader, OpenCV crop, ResPoseNet, flip test, Human36M.evaluate, rigid_align:
 # tests/pose_test_ref.py) within 4x PyTorch-fp32's own error + 2e-6 relative; dropping the flip
 # test's pair swap fails it by 62 mm. A RootNet snapshot's test still gives
-# RootNet's metrics; a PoseNet of MuCo's joints on Human3.6M, and PoseNet on MuPoTS, are one line each.
+# RootNet's metrics; a PoseNet of MuCo's joints on Human3.6M is one line (MuPoTS-3D: t_pose_test_mupots).
 source tests/cli_lib.sh
 
 "$RN" synth --output "$d/data" --format h36m --images 40 --width 320 --height 240 --seed 3 > /dev/null

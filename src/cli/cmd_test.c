@@ -20,7 +20,7 @@
 #include "nn/run_settings.h"
 
 typedef struct test_cli {
-    const char *snapshot, *output, *testset, *data_dir, *result_dir, *gt, *cache_dir, *metrics_json;
+    const char *snapshot, *output, *testset, *data_dir, *result_dir, *gt, *cache_dir, *metrics_json, *bbox_root;
     rn_eval_flags ev;
     long epoch, batch, workers, limit;
     double ap_thr;
@@ -105,15 +105,17 @@ static int check_inputs(const test_cli *c, char *snap, size_t snap_len, rn_err *
 /* PoseNet's test (infer/pose_tester.h); frees p. */
 static int run_pose_test(const test_cli *c, rn_params *p, const rn_test_opts *o, const char *snap, rn_err *err)
 {
-    rn_pose_test_opts po = {.flip_test = !c->no_flip_test, .baseline = c->baseline};
+    rn_pose_test_opts po = {.flip_test = !c->no_flip_test, .baseline = c->baseline, .bbox_root = c->bbox_root};
     if (o->precision == RN_PREC_INT8 || c->calibrate) {
         rn_params_free(p);
         rn_err_set(err, "%s: a PoseNet: int8 and its calibration are RootNet's so far (run it in fp32 or bf16)", snap);
         return RN_EXIT_USAGE;
     }
     if (!c->json)
-        printf("test: %s (PoseNet of %s's %d joints, ResNet-%d) on %s, GT boxes and GT root depth, input %d%s\n", snap,
-           p->net->skeleton, p->net->K, p->depth, o->testset, o->input_size, po.flip_test ? ", flip test" : "");
+        printf("test: %s (PoseNet of %s's %d joints, ResNet-%d) on %s, %s boxes, roots %s%s, input %d%s\n", snap,
+               p->net->skeleton, p->net->K, p->depth, o->testset, o->use_det_bbox ? "detector" : "GT",
+               c->bbox_root ? "from " : "of the ground truth", c->bbox_root ? c->bbox_root : "", o->input_size,
+               po.flip_test ? ", flip test" : "");
     rn_pose_test_result r;
     int rc = rn_pose_test_run(&r, p, o, &po, err);
     rn_params_free(p);
@@ -179,6 +181,12 @@ static int run_loaded(const test_cli *c, const char *snap, rn_test_opts o, rn_er
     o.input_size = s.input_size;
     o.fast_decode = s.fast_decode;
     if (p.net->skeleton) return run_pose_test(c, &p, &o, snap, err);
+    if (c->bbox_root) {
+        rn_params_free(&p);
+        rn_err_set(err, "--bbox-root: RootNet's roots for a PoseNet's MuPoTS test, and %s is a RootNet (its test "
+                        "writes them: bbox_root_mupots_output.json)", snap);
+        return RN_EXIT_USAGE;
+    }
     if (!c->json)
         printf("test: %s (ResNet-%d) on %s, %s boxes, input %d %s\n", snap, p.depth, o.testset,
                o.use_det_bbox ? "detector" : "GT", o.input_size, rn_run_settings_size_note(&s));
@@ -212,8 +220,9 @@ static int test_main(int argc, char **argv, int calibrate)
         RN_FLAG_RANGE("--workers", &c.workers, 1, 64, "image loader threads (default 1)"),
         RN_EVAL_FLAGS(&c.ev),
         RN_FLAG_ALIAS("--compute", "--precision"),
-        RN_FLAG_STR("--result-dir", &c.result_dir, "where the result JSON goes (default --output, else .)"),
-        RN_FLAG_STR("--gt", &c.gt, "MuPoTS GT roots (default D/MuPoTS/data/MuPoTS-3D.json)"),
+        RN_FLAG_STR("--result-dir", &c.result_dir, "where the result JSON (PoseNet on MuPoTS: the two .mat files) goes "
+                    "(default --output, else .)"),
+        RN_FLAG_STR("--gt", &c.gt, "MuPoTS ground truth (default D/MuPoTS/data/MuPoTS-3D.json)"),
         RN_CACHE_DIR_FLAG(&c.cache_dir),
         RN_FLAG_F64("--ap-thr", &c.ap_thr, "MuPoTS AP distance threshold in mm (default 250)"),
         RN_FLAG_RANGE("--limit", &c.limit, 0, LONG_MAX,
@@ -224,12 +233,14 @@ static int test_main(int argc, char **argv, int calibrate)
         RN_FLAG_BOOL("--no-progress", &c.no_progress, "no progress bar"),
         RN_FLAG_BOOL("--no-flip-test", &c.no_flip_test, "PoseNet: without the flipped crop (default: averaged with it, as the authors' test)"),
         RN_FLAG_BOOL("--baseline", &c.baseline, "PoseNet: also the MPJPE of always answering the training split's mean pose"),
+        RN_FLAG_STR("--bbox-root", &c.bbox_root, "PoseNet on MuPoTS: the roots, RootNet's result for the same boxes "
+                    "(bbox_root_mupots_output.json of rootnet test, or the authors'); default: the GT root (GT boxes)"),
         RN_FLAG_ALIAS("--testset", "--dataset"),
         RN_FLAG_ALIAS("--weights", "--snapshot"),
         RN_FLAG_ALIAS("--data", "--data-dir"),
         {0}};
     const char *syn = "(--snapshot FILE | --epoch N --output DIR) --dataset MuPoTS|Human36M|PW3D --data-dir D "
-                      "[--use-gt-bbox|--det-bbox] [--batch B] [--threads T] [--result-dir DIR]";
+                      "[--use-gt-bbox|--det-bbox] [--bbox-root FILE] [--batch B] [--threads T] [--result-dir DIR]";
     int h = rn_args_handle(flags, argc, argv, syn);
     if (h >= 0) return h;
     if (!c.testset || !c.data_dir)

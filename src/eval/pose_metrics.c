@@ -480,6 +480,15 @@ static int write_all_keys(const char *file, const char *path, const char *const 
 }
 #endif
 
+int rn_pose_mat_available(void)
+{
+#ifdef RN_HAVE_MATIO
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 int rn_pose_mat_write(const char *path, const char *const *key, const double *kpt, size_t n, int J, int D,
                       rn_err *err)
 {

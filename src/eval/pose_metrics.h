@@ -133,5 +133,7 @@ int rn_pose_mupots_key(char *buf, size_t len, int seq, int frame, rn_err *err);
  * naming the file or key, or saying the build has no libmatio. */
 int rn_pose_mat_write(const char *path, const char *const *key, const double *kpt, size_t n, int J, int D,
                       rn_err *err);
+/* 1 where this build writes .mat files (libmatio), else 0. */
+int rn_pose_mat_available(void);
 
 #endif

@@ -1,5 +1,5 @@
 /* PoseNet's test (infer/pose_tester.h): the loader's test crops -> eval forward (and its flip) -> camera
- * joints -> Human3.6M's MPJPE and PA-MPJPE. */
+ * joints -> Human3.6M's MPJPE and PA-MPJPE, or MuPoTS-3D's 3DPCK, PCK_abs and AUC (infer/pose_mupots.c). */
 #include "infer/pose_tester.h"
 
 #include <math.h>
@@ -25,26 +25,55 @@ typedef struct pose_run {
     rn_loader *ld;
     float *flipped;     /* (N, 3, S, S): a batch's crops mirrored */
     double *out;        /* (n, J, 3): the network's rows, flip-averaged */
+    int mupots;         /* 1: MuPoTS-3D, 0: Human3.6M */
+    int joint[RN_SKELETON_MAX]; /* the net's row of the test set's joint j */
+    rn_pose_mupots *mu; /* MuPoTS-3D: roots, images, ground truth */
 } pose_run;
+
+/* The options the test set takes, before anything is read. */
+static int check_opts(pose_run *r, rn_err *err)
+{
+    const char *set = r->o->testset;
+    r->mupots = !strcmp(set, "MuPoTS");
+    if (!r->mupots && strcmp(set, "Human36M"))
+        return rn_err_set(err, "--dataset %s: PoseNet's test scores Human36M (MPJPE, PA-MPJPE) and MuPoTS (3DPCK, "
+                               "PCK_abs, AUC)", set);
+    if (!r->mupots && (r->po->bbox_root || r->o->use_det_bbox))
+        return rn_err_set(err, "%s: PoseNet's Human36M test takes GT boxes and the GT root, as their use_gt_info",
+                          r->po->bbox_root ? "--bbox-root" : "--det-bbox");
+    if (r->mupots && r->po->baseline)
+        return rn_err_set(err, "--baseline: the mean training pose is Human36M's (MuPoTS-3D has no training split)");
+    return 0;
+}
+
+/* The test set's joints in the net's rows, by name (MuPoTS-3D's 17 are MuCo's first 17). */
+static int map_joints(pose_run *r, rn_err *err)
+{
+    const rn_net *net = r->p->net;
+    const rn_skeleton *ts = rn_skeleton_find(r->ds.skeleton);
+    r->sk = rn_skeleton_find(net->skeleton);
+    RN_ASSERT(ts && r->sk && ts->J == r->ds.J);
+    rn_skeleton_map(r->joint, r->sk, ts);
+    for (int j = 0; j < ts->J; j++)
+        if (r->joint[j] < 0)
+            return rn_err_set(err, "a PoseNet of %s's %d joints cannot be scored on %s's %d joints: it has no '%s' "
+                                   "(train it with --trainset-3d %s)", net->skeleton, net->K, r->ds.name, r->ds.J,
+                              ts->joints[j], r->mupots ? "MuCo" : r->ds.name);
+    return 0;
+}
 
 static int load_test_set(pose_run *r, rn_err *err)
 {
     const rn_test_opts *o = r->o;
-    if (strcmp(o->testset, "Human36M"))
-        return rn_err_set(err, "--dataset %s: PoseNet's test scores Human36M (MPJPE, PA-MPJPE); MuPoTS-3D's 3DPCK "
-                               "is computed by eval/pose_metrics.h but not yet wired into rootnet test", o->testset);
-    rn_dataset_opts dop = {.protocol = 2, .input_w = o->input_size, .input_h = o->input_size,
-                           .cache_dir = o->cache_dir, .warn = stderr};
+    if (check_opts(r, err)) return -1;
+    rn_dataset_opts dop = {.protocol = 2, .use_det_bbox = o->use_det_bbox, .input_w = o->input_size,
+                           .input_h = o->input_size, .cache_dir = o->cache_dir, .warn = stderr};
     if (rn_dataset_load(&r->ds, o->testset, o->data_dir, RN_SPLIT_TEST, &dop, err)) return -1;
     r->have_ds = 1;
     if (o->limit && o->limit < r->ds.n) r->ds.n = o->limit;
-    const rn_net *net = r->p->net;
     if (!r->ds.n) return rn_err_set(err, "%s test set under %s has no records", r->ds.name, o->data_dir);
-    if (r->ds.J != net->K || strcmp(r->ds.skeleton, net->skeleton))
-        return rn_err_set(err, "a PoseNet of %s's %d joints cannot be scored on %s's %d joints (train it with "
-                               "--trainset-3d %s)", net->skeleton, net->K, r->ds.name, r->ds.J, r->ds.name);
-    r->sk = rn_skeleton_find(net->skeleton);
-    return 0;
+    if (map_joints(r, err)) return -1;
+    return r->mupots ? rn_pose_mupots_prepare(&r->mu, &r->ds, o, r->po->bbox_root, err) : 0;
 }
 
 static int build_runtime(pose_run *r, rn_err *err)
@@ -176,8 +205,20 @@ static int baseline(rn_pose_test_result *res, const pose_run *r, const double *g
     return rc;
 }
 
+static int score_mupots(rn_pose_test_result *res, const pose_run *r, rn_err *err)
+{
+    const rn_head_layer *h = rn_net_layer(r->p->net, RN_HEAD_HEATMAP);
+    rn_pose_mupots_rows rows = {.out = r->out, .J = r->sk->J, .joint = r->joint, .out_w = r->m.OW, .out_h = r->m.OH,
+                                .depth_dim = h->bins};
+    res->mupots = 1;
+    res->n = r->ds.n;
+    snprintf(res->roots, sizeof res->roots, "%s", rn_pose_mupots_roots(r->mu));
+    return rn_pose_mupots_score(&res->mu, r->mu, &r->ds, &rows, r->o->result_dir, err);
+}
+
 static int score(rn_pose_test_result *res, const pose_run *r, rn_err *err)
 {
+    if (r->mupots) return score_mupots(res, r, err);
     size_t n = r->ds.n, J3 = 3 * (size_t)r->sk->J;
     double *pred = rn_xmalloc(n * J3 * sizeof *pred), *gt = rn_xmalloc(n * J3 * sizeof *gt);
     int *action = rn_xmalloc(n * sizeof *action);
@@ -196,6 +237,7 @@ static void pose_run_free(pose_run *r)
     if (r->ld) rn_loader_free(r->ld);
     if (r->have_model) rn_model_destroy(&r->m);
     if (r->have_ds) rn_dataset_free(&r->ds);
+    rn_pose_mupots_free(r->mu);
     free(r->flipped);
     free(r->out);
 }
@@ -221,8 +263,32 @@ static void print_actions(FILE *f, const char *what, const rn_pose_h36m_result *
         if (r->action_n[a]) fprintf(f, "  %s: %.2f (%zu)\n", rn_h36m_action_names[a], r->action[a], r->action_n[a]);
 }
 
+static void print_pck(FILE *f, const char *what, const rn_pose_mupots_result *all, const rn_pose_mupots_result *m)
+{
+    fprintf(f, "%s, all annotated people: %.2f %%, AUC %.2f (%d sequences)\n", what, all->pck, all->auc, all->n_seq);
+    fprintf(f, "  matched people only: %.2f %%, AUC %.2f\n", m->pck, m->auc);
+}
+
+static void print_mupots(FILE *f, const rn_pose_test_result *r)
+{
+    const rn_pose_mupots_scores *s = &r->mu;
+    print_pck(f, "3DPCK (root-relative, 150 mm)", &s->rel, &s->rel_matched);
+    print_pck(f, "PCK_abs (camera space, 150 mm)", &s->abs, &s->abs_matched);
+    fprintf(f, "3DPCK per sequence:");
+    for (int q = 0; q < RN_MUPOTS_SEQS; q++)
+        if (s->rel.seq[q].annotated) fprintf(f, " TS%d %.1f", q + 1, s->rel.seq[q].pck);
+    fprintf(f, "\n%zu people predicted in %zu images; %zu annotated, %zu of them undetected; roots: %s\n", r->n,
+            s->images, s->annotated, s->undetected, r->roots);
+    if (s->mat_2d[0]) fprintf(f, "for mpii_mupots_multiperson_eval.m: %s, %s\n", s->mat_2d, s->mat_3d);
+    else fprintf(f, "no .mat files: this rootnet was built without libmatio\n");
+}
+
 void rn_pose_test_result_print(FILE *f, const rn_pose_test_result *r)
 {
+    if (r->mupots) {
+        print_mupots(f, r);
+        return;
+    }
     print_actions(f, "MPJPE (protocol 2 metric: root-relative, no alignment)", &r->mpjpe);
     print_actions(f, "PA-MPJPE (protocol 1 metric: rigid alignment)", &r->pa_mpjpe);
     if (r->have_baseline)
@@ -238,9 +304,72 @@ static void json_actions(FILE *f, const char *key, const rn_pose_h36m_result *r)
     fputc('}', f);
 }
 
+/* A number, or null for NaN. */
+static void json_num(FILE *f, const char *key, double v)
+{
+    if (isfinite(v)) fprintf(f, "\"%s\": %.17g", key, v);
+    else fprintf(f, "\"%s\": null", key);
+}
+
+/* "pck_<name>": ..., "auc_<name>": ... of sequence q (-1: over the sequences). */
+static void json_pck(FILE *f, const char *name, const rn_pose_mupots_result *m, int q)
+{
+    char k[64];
+    snprintf(k, sizeof k, "pck_%s", name);
+    json_num(f, k, q < 0 ? m->pck : m->seq[q].pck);
+    snprintf(k, sizeof k, "auc_%s", name);
+    fputs(", ", f);
+    json_num(f, k, q < 0 ? m->auc : m->seq[q].auc);
+}
+
+static void json_pcks(FILE *f, const rn_pose_mupots_scores *s, int q)
+{
+    json_pck(f, "rel", &s->rel, q), fputs(", ", f);
+    json_pck(f, "rel_matched", &s->rel_matched, q), fputs(", ", f);
+    json_pck(f, "abs", &s->abs, q), fputs(", ", f);
+    json_pck(f, "abs_matched", &s->abs_matched, q);
+}
+
+/* A string value with '"' and '\\' escaped (paths). */
+static void json_str(FILE *f, const char *key, const char *v)
+{
+    fprintf(f, "\"%s\": \"", key);
+    for (const char *c = v; *c; c++) {
+        if (*c == '"' || *c == '\\') fputc('\\', f);
+        if ((unsigned char)*c >= 0x20) fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_mupots(FILE *f, const rn_pose_test_result *r)
+{
+    const rn_pose_mupots_scores *s = &r->mu;
+    fprintf(f, "{\"testset\": \"MuPoTS\", \"n\": %zu, ", r->n);
+    json_str(f, "roots", r->roots);
+    fputs(", ", f);
+    json_pcks(f, s, -1);
+    fprintf(f, ", \"annotated\": %zu, \"undetected\": %zu, \"images\": %zu, \"seq\": [", s->annotated, s->undetected,
+            s->images);
+    for (int q = 0; q < RN_MUPOTS_SEQS; q++) {
+        fputs(q ? ", {" : "{", f);
+        json_pcks(f, s, q);
+        fprintf(f, ", \"annotated\": %zu, \"undetected\": %zu}", s->rel.seq[q].annotated, s->rel.seq[q].undetected);
+    }
+    fputs("], ", f);
+    json_str(f, "mat_2d", s->mat_2d);
+    fputs(", ", f);
+    json_str(f, "mat_3d", s->mat_3d);
+    fprintf(f, ", \"seconds\": %.3f}\n", r->seconds);
+}
+
 void rn_pose_test_result_json(FILE *f, const rn_pose_test_result *r)
 {
-    fprintf(f, "{\"n\": %zu, \"mpjpe\": %.17g, \"pa_mpjpe\": %.17g", r->n, r->mpjpe.mpjpe, r->pa_mpjpe.mpjpe);
+    if (r->mupots) {
+        json_mupots(f, r);
+        return;
+    }
+    fprintf(f, "{\"testset\": \"Human36M\", \"n\": %zu, \"mpjpe\": %.17g, \"pa_mpjpe\": %.17g", r->n,
+            r->mpjpe.mpjpe, r->pa_mpjpe.mpjpe);
     json_actions(f, "mpjpe_action", &r->mpjpe);
     json_actions(f, "pa_mpjpe_action", &r->pa_mpjpe);
     if (r->have_baseline) fprintf(f, ", \"baseline_mpjpe\": %.17g", r->baseline_mpjpe);
