@@ -105,6 +105,26 @@ a, _ = l(sys.argv[1]); b, _ = l(sys.argv[2]); sys.exit(0 if sorted(a) == sorted(
         ok "$name: snapshot loadable after $steps logged steps (rootnet forward, Python reader, all $(ls -l "$snap" | awk '{print $5}') bytes)"
     else bad "$name: snapshot not loadable"; cat "$tmp/$name/ferr"; fi
 }
+echo "== 4. PoseNet: --sync-bn np=2 x batch 4 == np=1 x batch 8 (no k; targets (N, J, 3))"
+p=$tmp/pose
+$PY tools/reference.py make-case --net posenet --joints 18 --backbone 18 --height 64 --width 64 --batch 8 --steps 5 \
+    --seed 4 --out "$p" > /dev/null || exit 1
+$PY tools/reference.py run --dir "$p" --lr 1e-5 || { echo "FAIL: PoseNet reference run"; exit 1; }
+saved=("${common[@]}")
+common=(--weights "$p/w0.safetensors" --images "$p/x.npy" --target "$p/t.npy" --vis "$p/v.npy" --have-depth "$p/d.npy"
+        --lr 1e-5 --steps 5)
+run pose_np1 --batch 8 --threads 2
+run pose_sync mpi --batch 4 --threads 1 --sync-bn
+if $PY tests/dist_compare.py close "$tmp/pose_np1" "$tmp/pose_sync" --w0 "$p/w0.safetensors" --torch-err "$p/torch_err.json"; then
+    ok "PoseNet sync-bn np=2 agrees with np=1 within the parity tolerance"
+else bad "PoseNet sync-bn np=2 against np=1"; fi
+run pose_ddp mpi --batch 4 --threads 1
+if $PY tests/dist_compare.py close "$tmp/pose_np1" "$tmp/pose_ddp" --w0 "$p/w0.safetensors" --torch-err "$p/torch_err.json" \
+    > "$tmp/pose_differ.log"; then
+    bad "PoseNet per-rank BN passed the same comparison (the check above would be vacuous)"
+else ok "PoseNet per-rank BN fails it (the comparison can fail)"; fi
+common=("${saved[@]}")
+
 failure kill_rank0 0 KILL 60 "rank 0 .*exited on signal 9|signal 9 \(Killed\)"
 failure hang_rank1 1 STOP 90 "did not complete within 10 s" --dist-timeout 10
 
