@@ -26,15 +26,12 @@ BATCH=${QS_BATCH:-16}
 LR=${QS_LR:-1e-3}
 THREADS=${QS_THREADS:-2}
 SEED=${QS_SEED:-1}
-# The rootnet that `make install` put on PATH (as the README's commands), else this checkout's build/rootnet;
-# RN_BIN picks another.
-RN=${RN_BIN:-$(command -v rootnet || echo build/rootnet)}
-RN=$(command -v "$RN" || echo "$RN")
 t0=$(date +%s)
 say() { printf '\n== %s (%ds)\n' "$*" $(( $(date +%s) - t0 )); }
-
-if [ ! -x "$RN" ] && [ -n "${RN_BIN:-}" ]; then echo "quickstart: RN_BIN=$RN_BIN: no such program" >&2; exit 1; fi
-if [ ! -x "$RN" ]; then say "building rootnet"; make -j2 BUILD=build > /dev/null; fi
+source scripts/qs_lib.sh
+# The rootnet that `make install` put on PATH (as the README's commands), else this checkout's build/rootnet;
+# RN_BIN picks another.
+qs_find_rn
 echo "program: $RN $("$RN" --version)"
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -57,10 +54,8 @@ train_run() { # train_run END_EPOCH LR_DEC_EPOCH [--continue]
 tt=$(date +%s)
 train_run 1 1000
 spent=$(( $(date +%s) - tt ))
-epoch_s=$(awk -F'"s_per_itr": ' '/"s_per_itr"/ { split($2, a, ","); s = a[1] } /"itr_per_epoch"/ { split($0, b, "\"itr_per_epoch\": "); split(b[2], c, ","); n = c[1] }
-    END { printf "%.3f", s * n }' "$OUT/train/log/train.jsonl")
-EPOCHS=$(awk -v left=$(( TRAIN_SECONDS - spent )) -v e="$epoch_s" -v max="$MAX_EPOCHS" \
-    'BEGIN { n = 1 + int((left - 5) / (1.05 * e + 1.0)); if (n > max) n = max; if (n < 2) n = 2; print n }')
+qs_epochs "$OUT/train/log/train.jsonl" "$spent" "$TRAIN_SECONDS" "$MAX_EPOCHS"
+epoch_s=$EPOCH_S
 DEC=$(( EPOCHS - (EPOCHS + 9) / 10 ))
 echo "epoch 0: ${spent} s in all, ${epoch_s} s of steps; training on to epoch $((EPOCHS - 1)), lr/10 from epoch $DEC"
 train_run "$EPOCHS" "$DEC" --continue

@@ -46,15 +46,20 @@ class Backbone(nn.Module):
         return self.layer4(self.layer3(self.layer2(self.layer1(x))))
 
 
+def deconv_stack(in_ch):
+    """The authors' _make_deconv_layer(3): 3 x [ConvTranspose2d 4/2/1 no bias -> BN -> ReLU] to 256 channels."""
+    layers, c = [], in_ch
+    for _ in range(3):
+        layers += [nn.ConvTranspose2d(c, 256, 4, 2, 1, output_padding=0, bias=False), nn.BatchNorm2d(256),
+                   nn.ReLU(inplace=True)]
+        c = 256
+    return nn.Sequential(*layers)
+
+
 class RootHead(nn.Module):
     def __init__(self, in_ch):
         super().__init__()
-        layers, c = [], in_ch
-        for _ in range(3):
-            layers += [nn.ConvTranspose2d(c, 256, 4, 2, 1, output_padding=0, bias=False), nn.BatchNorm2d(256),
-                       nn.ReLU(inplace=True)]
-            c = 256
-        self.deconv_layers = nn.Sequential(*layers)
+        self.deconv_layers = deconv_stack(in_ch)
         self.xy_layer = nn.Conv2d(256, 1, 1)
         self.depth_layer = nn.Conv2d(in_ch, 1, 1)
 
@@ -87,12 +92,7 @@ class PoseHead(nn.Module):
 
     def __init__(self, in_ch, joints):
         super().__init__()
-        layers, c = [], in_ch
-        for _ in range(3):
-            layers += [nn.ConvTranspose2d(c, 256, 4, 2, 1, output_padding=0, bias=False), nn.BatchNorm2d(256),
-                       nn.ReLU(inplace=True)]
-            c = 256
-        self.deconv_layers = nn.Sequential(*layers)
+        self.deconv_layers = deconv_stack(in_ch)
         self.final_layer = nn.Conv2d(256, joints * DEPTH_DIM, 1)
         self.joints = joints
 

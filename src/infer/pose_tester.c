@@ -86,14 +86,7 @@ static int build_runtime(pose_run *r, rn_err *err)
     r->have_model = 1;
     const rn_dataset *sets[1] = {&r->ds};
     rn_loader_cfg cfg;
-    rn_loader_cfg_default(&cfg, sets, 1, RN_SPLIT_TEST);
-    cfg.batch = N;
-    cfg.workers = o->workers;
-    cfg.make_same_len = 0;
-    cfg.augment = 0;
-    cfg.crop.in_w = cfg.crop.in_h = S;
-    cfg.crop.out_w = cfg.crop.out_h = S / 4;
-    cfg.crop.fast_decode = o->fast_decode;
+    rn_loader_cfg_eval(&cfg, sets, N, o->workers, S, o->fast_decode);
     r->flipped = rn_xmalloc((size_t)N * 3 * S * S * sizeof *r->flipped);
     r->out = rn_xcalloc(r->ds.n * (size_t)r->sk->J * 3, sizeof *r->out);
     return rn_loader_create(&r->ld, &cfg, err);

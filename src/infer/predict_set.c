@@ -118,16 +118,9 @@ static int forward_all(run_state *r, rn_params *p, rn_err *err)
     snprintf(ds.name, sizeof ds.name, "predict");
     const rn_dataset *sets[1] = {&ds};
     rn_loader_cfg cfg;
-    rn_loader_cfg_default(&cfg, sets, 1, RN_SPLIT_TEST);
-    cfg.batch = N;
-    cfg.workers = o->workers;
-    cfg.make_same_len = 0;
-    cfg.augment = 0;
+    rn_loader_cfg_eval(&cfg, sets, N, o->workers, S, o->fast_decode);
     cfg.keep_going = 1;
     cfg.quiet = 1;
-    cfg.crop.in_w = cfg.crop.in_h = S;
-    cfg.crop.out_w = cfg.crop.out_h = S / 4;
-    cfg.crop.fast_decode = o->fast_decode;
     cfg.crop.exif_orient = 1;
     rn_model m, pm;
     rn_infer_cfg c = {.base = {.device = o->device, .threads = o->threads}, .precision = o->precision,

@@ -118,14 +118,7 @@ static int build_runtime(rn_tester *t, rn_err *err)
     t->have_model = 1;
     t->sets[0] = &t->ds;
     rn_loader_cfg cfg;
-    rn_loader_cfg_default(&cfg, t->sets, 1, RN_SPLIT_TEST);
-    cfg.batch = N;
-    cfg.workers = o->workers;
-    cfg.make_same_len = 0;
-    cfg.augment = 0;
-    cfg.crop.in_w = cfg.crop.in_h = S;
-    cfg.crop.out_w = cfg.crop.out_h = S / 4;
-    cfg.crop.fast_decode = o->fast_decode;
+    rn_loader_cfg_eval(&cfg, t->sets, N, o->workers, S, o->fast_decode);
     return rn_loader_create(&t->ld, &cfg, err);
 }
 

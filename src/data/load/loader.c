@@ -66,6 +66,19 @@ void rn_loader_cfg_default(rn_loader_cfg *cfg, const rn_dataset *const *sets, in
     rn_crop_cfg_default(&cfg->crop);
 }
 
+void rn_loader_cfg_eval(rn_loader_cfg *cfg, const rn_dataset *const *set, int batch, int workers, int size,
+                        int fast_decode)
+{
+    rn_loader_cfg_default(cfg, set, 1, RN_SPLIT_TEST);
+    cfg->batch = batch;
+    cfg->workers = workers;
+    cfg->make_same_len = 0;
+    cfg->augment = 0;
+    cfg->crop.in_w = cfg->crop.in_h = size;
+    cfg->crop.out_w = cfg->crop.out_h = size / 4;
+    cfg->crop.fast_decode = fast_decode;
+}
+
 void rn_root_to_image(float *x_img, float *y_img, const float bbox[4], float x, float y, int out_w, int out_h)
 {
     *x_img = x / out_w * bbox[2] + bbox[0];

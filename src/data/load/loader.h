@@ -122,6 +122,10 @@ typedef struct rn_loader rn_loader;
 /* Defaults: batch 32, 2 workers, prefetch 4, rank 0 of 1, make_same_len,
  * augment on for training, 16 retries, no pinning, rn_crop_cfg_default. */
 void rn_loader_cfg_default(rn_loader_cfg *cfg, const rn_dataset *const *sets, int n_sets, rn_split split);
+/* The evaluation loader of one set (test, predict): the test split in order, no augmentation, no equal-length
+ * mixing, batch, workers, a size x size input (output size / 4) and fast_decode (rn_crop_cfg). */
+void rn_loader_cfg_eval(rn_loader_cfg *cfg, const rn_dataset *const *set, int batch, int workers, int size,
+                        int fast_decode);
 
 /* Validates cfg, allocates the ring and starts the workers (idle until start). */
 int rn_loader_create(rn_loader **out, const rn_loader_cfg *cfg, rn_err *err);
