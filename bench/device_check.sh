@@ -101,9 +101,9 @@ runs() {
 # ~30 ms and fp32 ~0.5-2 s a ResNet-50 b128 step, cuDNN's measured choice a few seconds a shape at b128),
 # ~3 s to start a CUDA process with cuDNN, PyTorch's import and cudnn.benchmark autotune ~20 s; every step
 # prints its elapsed time, so a run corrects the model. A "+" step runs only with time left (not planned).
-MODEL_QUICK="1-env:8 7-ops:25 7n-nccl:4 8-train:32 4-fp32:30 2-bf16:15 3-fp16:12 2g-graph:12 6-torch:30"
-MODEL_FULL="1-env:8 7-ops:25 7n-nccl:4 8-train:32 4-fp32:45 2-bf16:15 3-fp16:12 2g-graph:12 5-infer:15 5g-graph:10
-    6-torch:70 9-memcheck:40 11-parity:60 +4b-fp32-bench:30 +10-compile:75 +12-rest:30"
+MODEL_QUICK="1-env:8 7-ops:25 7n-nccl:4 8-train:30 4-fp32:30 2-bf16:15 3-fp16:12 2g-graph:12 6-torch:30"
+MODEL_FULL="1-env:8 7-ops:25 7n-nccl:4 8-train:30 4-fp32:45 2-bf16:15 3-fp16:12 2g-graph:12 5-infer:15 5g-graph:10
+    6-torch:70 9-memcheck:40 11-parity:50 +4b-fp32-bench:30 +10-compile:75 +12-rest:30"
 FP16_STEPS=30 # the fp16 run's steps, warm-up included (tools/fp16_sim.py: the scaler settles well before)
 # est STEP: the model's seconds for STEP in this mode (0 when it is not in it).
 est() {
@@ -402,7 +402,7 @@ if [ "$QUICK" = 0 ]; then
     fi
     # ---- 11. parity with float64 PyTorch (fp32, TF32 off: the device's default) ----
     if runs "11 parity" "$(est 11-parity)"; then
-        cases="18 192 128 3;50 256 256 2;18 192 128 3 posenet 21;50 256 256 2 posenet 18"
+        cases="18 192 128 3;50 256 256 2;18 192 128 3 posenet 21" # PoseNet R50: the cpu's parity (time)
         [ "$DRY" = 1 ] && cases="18 64 64 2;18 64 64 2 posenet 18" # ref is plain C: small cases
         PARITY_DEVICE=$DEV PARITY_CASES="$cases" limit 120 bash tests/t_parity.sh > "$OUT/11-parity.log" 2>&1
         rc=$?

@@ -38,7 +38,7 @@ declare -A ALLOWED=(
     [infer]="core io nn eval viz data/image data/json data/load data/sets"
     [train]="core io nn optim dist infer viz data/json data/load data/sets"
     [export]="core io nn optim gen"
-    [api]="core nn infer train data/image include"
+    [api]="core nn infer train data/image data/sets include"
     [cli]="core io nn optim dist train infer eval viz export data/image data/json data/load data/sets data/synth"
 )
 GENERATED="onnx.pb-c.h"

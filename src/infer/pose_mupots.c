@@ -84,14 +84,14 @@ static int box_match(const double *a, const double *b)
 
 typedef struct entry_ix {
     int64_t image_id;
-    size_t k;
+    size_t at; /* the entry's index in the file */
 } entry_ix;
 
 static int entry_cmp(const void *a, const void *b)
 {
     const entry_ix *x = a, *y = b;
     if (x->image_id != y->image_id) return x->image_id < y->image_id ? -1 : 1;
-    return x->k < y->k ? -1 : x->k > y->k;
+    return x->at < y->at ? -1 : x->at > y->at;
 }
 
 /* The bbox_root file's entries, checked and indexed. */
@@ -139,7 +139,7 @@ static long find_entry(const root_file *f, const rn_sample *s)
     double box[4];
     rn_sample_box(s, box);
     for (size_t e = lo; e < f->n && f->ix[e].image_id == s->image_id; e++)
-        if (!f->used[f->ix[e].k] && box_match(f->p[f->ix[e].k].bbox, box)) return (long)f->ix[e].k;
+        if (!f->used[f->ix[e].at] && box_match(f->p[f->ix[e].at].bbox, box)) return (long)f->ix[e].at;
     return -1;
 }
 

@@ -10,7 +10,6 @@
 
 #include "data/sets/descriptor.h"
 #include "io/keyval.h"
-#include "nn/net.h"
 #include "nn/precision.h"
 #include "nn/run_settings.h"
 #include "optim/loss_scale.h"
@@ -295,18 +294,4 @@ double rn_train_lr(const rn_train_cfg *c, int epoch)
     for (int i = 0; i < c->n_dec; i++)
         if (epoch >= c->lr_dec_epoch[i]) idx++;
     return c->lr / pow(c->lr_dec_factor, idx);
-}
-
-const rn_net *rn_train_net(const rn_train_cfg *c, rn_err *err)
-{
-    char names[64];
-    const rn_net *any = rn_net_find(c->net, NULL);
-    if (!any) {
-        rn_err_set(err, "--net %s: not a network (%s)", c->net, rn_net_names(names, sizeof names, 0));
-        return NULL;
-    }
-    if (!any->skeleton) return any;
-    const rn_net *net = rn_net_find(c->net, c->trainset_3d);
-    if (!net) rn_err_set(err, "--trainset-3d %s: %s learns the joints of its 3D training set, Human36M or MuCo", c->trainset_3d, any->title);
-    return net;
 }

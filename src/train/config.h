@@ -71,11 +71,6 @@ typedef struct rn_train_cfg {
     int eval_epoch;                           /* evaluate testset after each epoch, keep the best */
 } rn_train_cfg;
 
-/* The network c trains: RootNet, or PoseNet on the joints of c's 3D training set (the authors' first 3D set);
- * NULL with err naming --net or --trainset-3d when there is none. */
-typedef struct rn_net rn_net;
-const rn_net *rn_train_net(const rn_train_cfg *c, rn_err *err);
-
 /* Value kinds of the keys (for the CLI's flag table). */
 typedef enum { RN_TK_STR, RN_TK_INT, RN_TK_I64, RN_TK_F64, RN_TK_BOOL, RN_TK_SLIST, RN_TK_ILIST } rn_train_key_kind;
 

@@ -16,6 +16,7 @@
 #include "data/load/loader.h"
 #include "data/sets/descriptor.h"
 #include "io/file.h"
+#include "nn/net.h"
 #include "nn/model.h"
 #include "nn/weights.h"
 #include "train/assemble.h"
@@ -120,6 +121,24 @@ static void loader_buffers(trainer *t, rn_loader_cfg *lc)
     t->pinned = 1;
 }
 
+/* The network c trains: RootNet, or PoseNet on the joints of c's 3D training set (the authors' first 3D set);
+ * NULL with err naming --net or --trainset-3d when there is none. */
+static const rn_net *train_net(const rn_train_cfg *c, rn_err *err)
+{
+    char names[64];
+    const rn_net *any = rn_net_find(c->net, NULL);
+    if (!any) {
+        rn_err_set(err, "--net %s: not a network (%s)", c->net, rn_net_names(names, sizeof names, 0));
+        return NULL;
+    }
+    if (!any->skeleton) return any;
+    const rn_net *net = rn_net_find(c->net, c->trainset_3d);
+    if (!net)
+        rn_err_set(err, "--trainset-3d %s: %s learns the joints of its 3D training set, Human36M or MuCo",
+                   c->trainset_3d, any->title);
+    return net;
+}
+
 static int make_loader(trainer *t, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
@@ -128,7 +147,7 @@ static int make_loader(trainer *t, rn_err *err)
     rn_loader_cfg_default(&lc, t->set_ptr, t->n_sets, RN_SPLIT_TRAIN);
     lc.batch = c->batch, lc.workers = c->workers, lc.seed = (uint64_t)c->seed;
     lc.rank = t->env.rank, lc.world = t->env.world, lc.augment = c->augment;
-    const rn_net *net = rn_train_net(c, err);
+    const rn_net *net = train_net(c, err);
     if (!net) return -1;
     lc.skeleton = net->skeleton, lc.K = net->K;
     lc.crop.in_w = lc.crop.in_h = c->input_size;
@@ -147,7 +166,7 @@ static int init_params(trainer *t, rn_err *err)
 {
     const rn_train_cfg *c = t->cfg;
     rn_rng_seed(&t->st.rng, (uint64_t)c->seed);
-    const rn_net *net = rn_train_net(c, err);
+    const rn_net *net = train_net(c, err);
     if (!net) return -1;
     if (c->pretrained[0]) {
         if (rn_weights_load_net(&t->p, c->pretrained, c->backbone, net, &t->st.rng, err)) return -1;
@@ -206,7 +225,7 @@ static int resume(trainer *t, int *resumed, rn_err *err)
         emit(t, line);
         return 0;
     }
-    const rn_net *net = rn_train_net(t->cfg, err);
+    const rn_net *net = train_net(t->cfg, err);
     if (!net || rn_snapshot_load(path, t->cfg->backbone, net, &t->p, &t->st, err)) return -1;
     t->have_p = 1, *resumed = 1;
     if (t->st.loader_batch > t->ipe)
