@@ -261,12 +261,22 @@ static size_t put(char *buf, size_t len, size_t at, const char *fmt, ...)
     return n < 0 ? at : at + (size_t)n;
 }
 
+/* 1 when a string value would not read back as itself unquoted (io/keyval.c trims blanks around a value and
+ * one pair of matching quotes): it starts or ends with a blank, or is quoted itself. */
+static int needs_quotes(const char *v)
+{
+    size_t n = strlen(v);
+    if (!n) return 0;
+    int blank = v[0] == ' ' || v[0] == '\t' || v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r';
+    return blank || (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]);
+}
+
 static size_t format_key(const rn_train_cfg *c, const key_def *k, char *buf, size_t len, size_t at)
 {
     const char *f = (const char *)c + k->off;
     at = put(buf, len, at, "%s = ", k->k.flag + 2);
     switch (k->k.kind) {
-    case RN_TK_STR: return put(buf, len, at, "%s\n", f);
+    case RN_TK_STR: return put(buf, len, at, needs_quotes(f) ? "\"%s\"\n" : "%s\n", f);
     case RN_TK_INT: return put(buf, len, at, "%d\n", *(const int *)f);
     case RN_TK_BOOL: return put(buf, len, at, "%s\n", *(const int *)f ? "true" : "false");
     case RN_TK_I64: return put(buf, len, at, "%lld\n", (long long)*(const int64_t *)f);
