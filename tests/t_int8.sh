@@ -16,8 +16,8 @@ t() { "$RN" test --snapshot "$S" --dataset MuPoTS --data-dir "$d/data" --input-s
 
 t --precision int8 > /dev/null 2> "$d/e"; rc=$?
 check "test --precision int8 without a calibration fails (exit $rc)" $([ $rc -ne 0 ]; echo $?)
-grep -q "no calibration .*snap.safetensors.int8.*rootnet calibrate" "$d/e" && [ "$(wc -l < "$d/e")" -eq 1 ]
-check "one line naming the file and rootnet calibrate: $(head -c 200 "$d/e")" $?
+grep -q "no calibration .*snap.safetensors.int8.*rootnet calibrate" "$d/e" && [ "$(wc -l < "$d/e")" -eq 1 ]; rc=$?
+check "one line naming the file and rootnet calibrate: $(head -c 200 "$d/e")" $rc
 
 "$RN" calibrate --snapshot "$S" --dataset MuPoTS --data-dir "$d/data" --input-size 64 --threads 2 --no-progress \
     > "$d/o" 2> "$d/e"
