@@ -230,12 +230,76 @@ static inline float sa_expf(float x)
     return pick(0.0f, p * s, x < SA_EXP_MIN);
 }
 
+#ifdef __AVX512F__
+/* sa_expf on 16 lanes, the same operations in the same order (so the same bits). */
+static inline __m512 sa_expf16(__m512 x)
+{
+    __mmask16 low = _mm512_cmp_ps_mask(x, _mm512_set1_ps(SA_EXP_MIN), _CMP_LT_OQ);
+    __m512 xc = _mm512_mask_blend_ps(low, x, _mm512_set1_ps(SA_EXP_MIN));
+    __m512 t = _mm512_add_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504f)), _mm512_set1_ps(12582912.0f));
+    __m512 n = _mm512_sub_ps(t, _mm512_set1_ps(12582912.0f));
+    __m512 r = _mm512_sub_ps(_mm512_sub_ps(xc, _mm512_mul_ps(n, _mm512_set1_ps(0.693359375f))),
+                             _mm512_mul_ps(n, _mm512_set1_ps(-2.12194440e-4f)));
+    static const float c[5] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
+                               5.0000001201e-1f};
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    for (int i = 0; i < 5; i++) p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(c[i]));
+    p = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(p, _mm512_mul_ps(r, r)), r), _mm512_set1_ps(1.0f));
+    __m512i sb = _mm512_slli_epi32(
+        _mm512_add_epi32(_mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(0x4B400000)), _mm512_set1_epi32(127)),
+        23);
+    return _mm512_maskz_mov_ps((__mmask16)~low, _mm512_mul_ps(p, _mm512_castsi512_ps(sb)));
+}
+
+/* a[0..16) += u, b[0..16) += h u, in double, u's 16 floats. */
+static inline void sa_acc16(double *a, double *b, __m512 u, __m512d h)
+{
+    __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(u));
+    __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(u), 1)));
+    _mm512_storeu_pd(a, _mm512_add_pd(_mm512_loadu_pd(a), lo));
+    _mm512_storeu_pd(a + 8, _mm512_add_pd(_mm512_loadu_pd(a + 8), hi));
+    _mm512_storeu_pd(b, _mm512_add_pd(_mm512_loadu_pd(b), _mm512_mul_pd(h, lo)));
+    _mm512_storeu_pd(b + 8, _mm512_add_pd(_mm512_loadu_pd(b + 8), _mm512_mul_pd(h, hi)));
+}
+#endif
+
+/* One row of nw columns: u = e^(v - mx) where ex (stored in eo unless NULL; eo may equal v), else v;
+ * a[w] += u, b[w] += h u in double. The AVX-512 lanes and the scalar tail compute the same bits. */
+static void sa_row(double *a /* (nw) */, double *b /* (nw) */, float *eo /* (nw) or NULL */, const float *v /* (nw) */,
+                   float mx, int ex, int h, int nw)
+{
+    int w = 0;
+#ifdef __AVX512F__
+    __m512d hv = _mm512_set1_pd((double)h);
+    for (; w + 16 <= nw; w += 16) {
+        __m512 u = _mm512_loadu_ps(v + w);
+        if (ex) u = sa_expf16(_mm512_sub_ps(u, _mm512_set1_ps(mx)));
+        if (eo) _mm512_storeu_ps(eo + w, u);
+        sa_acc16(a + w, b + w, u, hv);
+    }
+#endif
+    for (; w < nw; w++) {
+        float u = ex ? sa_expf(v[w] - mx) : v[w];
+        if (eo) eo[w] = u;
+        a[w] += u;
+        b[w] += (double)h * u;
+    }
+}
+
 /* The largest of v (the first 16 lanes' maxima combined; NaN never taken, as the D = 1 loop). */
 static float sa_max(const float *v /* (V) */, size_t V)
 {
     float m[16];
     for (int j = 0; j < 16; j++) m[j] = -INFINITY;
     size_t p = 0;
+#ifdef __AVX512F__
+    __m512 mv = _mm512_set1_ps(-INFINITY);
+    for (; p + 16 <= V; p += 16) {
+        __m512 x = _mm512_loadu_ps(v + p);
+        mv = _mm512_mask_mov_ps(mv, _mm512_cmp_ps_mask(x, mv, _CMP_GT_OQ), x);
+    }
+    _mm512_storeu_ps(m, mv);
+#endif
     for (; p + 16 <= V; p += 16)
         for (int j = 0; j < 16; j++) m[j] = pick(v[p + j], m[j], v[p + j] > m[j]);
     float mx = -INFINITY;
@@ -245,9 +309,9 @@ static float sa_max(const float *v /* (V) */, size_t V)
 }
 
 /* Sums of a D x H x W volume u: m[0] = sum u, m[1] = sum u column, m[2] = sum u row, m[3] = sum u depth bin;
- * u = v where e is NULL, else u = e = e^(v - mx), stored (e may equal v). */
+ * u = v where ex is 0, else u = e^(v - mx), stored in e unless e is NULL (e may equal v). */
 static void sa_moments(double m[4], float *e /* (D, H, W) or NULL */, const float *v /* (D, H, W) */, float mx,
-                       int D, int H, int W)
+                       int ex, int D, int H, int W)
 {
     double s = 0, sx = 0, sy = 0, sz = 0;
     for (int d = 0; d < D; d++) {
@@ -257,13 +321,7 @@ static void sa_moments(double m[4], float *e /* (D, H, W) or NULL */, const floa
             double a[SA_WB] = {0}, b[SA_WB] = {0}; /* per column: sum u, sum u row */
             for (int h = 0; h < H; h++) {
                 size_t o = ((size_t)d * H + h) * W + w0;
-                if (e)
-                    for (int w = 0; w < nw; w++) e[o + w] = sa_expf(v[o + w] - mx);
-                const float *u = e ? e + o : v + o;
-                for (int w = 0; w < nw; w++) {
-                    a[w] += u[w];
-                    b[w] += (double)h * u[w];
-                }
+                sa_row(a, b, ex && e ? e + o : NULL, v + o, mx, ex, h, nw);
             }
             for (int w = 0; w < nw; w++) {
                 sp += a[w];
@@ -277,14 +335,15 @@ static void sa_moments(double m[4], float *e /* (D, H, W) or NULL */, const floa
     m[0] = s, m[1] = sx, m[2] = sy, m[3] = sz;
 }
 
-static void sa_volume_forward(float *o /* (3) */, float *pr /* (D*H*W) */, const float *lg /* (D*H*W) */, int D,
-                              int H, int W)
+static void sa_volume_forward(float *o /* (3) */, float *pr /* (D*H*W) or NULL */, const float *lg /* (D*H*W) */,
+                              int D, int H, int W)
 {
     size_t V = (size_t)D * H * W;
     double m[4];
-    sa_moments(m, pr, lg, sa_max(lg, V), D, H, W);
+    sa_moments(m, pr, lg, sa_max(lg, V), 1, D, H, W);
     double inv = 1 / m[0];
-    for (size_t p = 0; p < V; p++) pr[p] = (float)(pr[p] * inv);
+    if (pr)
+        for (size_t p = 0; p < V; p++) pr[p] = (float)(pr[p] * inv);
     for (int j = 0; j < 3; j++) o[j] = (float)(m[j + 1] * inv);
 }
 
@@ -293,7 +352,7 @@ static void sa_volume_backward(float *dl /* (D*H*W) */, const float *pr /* (D*H*
                                int D, int H, int W)
 {
     double m[4];
-    sa_moments(m, NULL, pr, 0, D, H, W);
+    sa_moments(m, NULL, pr, 0, 0, D, H, W);
     double g0 = g[0], dot = g0 * m[1] + (double)g[1] * m[2] + (double)g[2] * m[3];
     for (int d = 0; d < D; d++)
         for (int h = 0; h < H; h++) {
@@ -309,13 +368,13 @@ void rn_softargmax_forward(float *out, float *prob, const float *logits, int N, 
     if (D > 1) {
 #pragma omp parallel for schedule(static)
         for (long r = 0; r < (long)N * G; r++)
-            sa_volume_forward(out + r * os, prob + (size_t)r * V, logits + (size_t)r * V, D, H, W);
+            sa_volume_forward(out + r * os, prob ? prob + (size_t)r * V : NULL, logits + (size_t)r * V, D, H, W);
         return;
     }
 #pragma omp parallel for schedule(static)
     for (long r = 0; r < (long)N * G; r++) {
         const float *lg = logits + (size_t)r * V;
-        float *pr = prob + (size_t)r * V;
+        float *pr = prob ? prob + (size_t)r * V : NULL;
         float mx = -INFINITY;
         for (int p = 0; p < V; p++) mx = lg[p] > mx ? lg[p] : mx;
         double s = 0;
@@ -323,7 +382,7 @@ void rn_softargmax_forward(float *out, float *prob, const float *logits, int N, 
         double sx = 0, sy = 0, sz = 0;
         for (int p = 0; p < V; p++) {
             double e = exp((double)lg[p] - mx) / s;
-            pr[p] = (float)e;
+            if (pr) pr[p] = (float)e;
             sx += e * (p % W);
             sy += e * (p / W % H);
             sz += e * (p / (H * W));

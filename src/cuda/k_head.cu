@@ -72,7 +72,7 @@ __global__ void k_softargmax(float *out, float *prob, const float *logits, int D
     __shared__ double sh[HEAD_THREADS];
     int V = D * H * W;
     const float *lg = logits + (size_t)blockIdx.x * V;
-    float *pr = prob + (size_t)blockIdx.x * V;
+    float *pr = prob ? prob + (size_t)blockIdx.x * V : NULL;
     double mx = -DBL_MAX, z = 0, sx = 0, sy = 0, sz = 0;
     for (int p = threadIdx.x; p < V; p += HEAD_THREADS) mx = lg[p] > mx ? lg[p] : mx;
     mx = block_max(mx, sh);
@@ -80,7 +80,7 @@ __global__ void k_softargmax(float *out, float *prob, const float *logits, int D
     z = block_sum(z, sh);
     for (int p = threadIdx.x; p < V; p += HEAD_THREADS) {
         double e = rn_km_softmax_exp(lg[p], mx) / z;
-        pr[p] = (float)e;
+        if (pr) pr[p] = (float)e;
         sx += e * rn_km_sa_pos(p, 0, H, W);
         sy += e * rn_km_sa_pos(p, 1, H, W);
         sz += e * rn_km_sa_pos(p, 2, H, W);

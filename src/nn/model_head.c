@@ -67,8 +67,8 @@ void rn_model_head_forward(rn_model *m, const void *top, const void *backbone)
     if (h) {
         int sp = rn_prof_begin(m->prof, h->param, "fwd", 0);
         OP(m)->pointwise_forward(dev, m->logits, top, lw(m, h), lb(m, h), top_shape(m), heat_channels(h));
-        OP(m)->softargmax_forward(dev, m->coord_dev, m->logits, m->logits, m->N, h->groups, h->bins, m->OH, m->OW,
-                                  COLS);
+        float *prob = m->opts.inference ? NULL : m->logits; /* no backward: the probabilities are not kept */
+        OP(m)->softargmax_forward(dev, m->coord_dev, prob, m->logits, m->N, h->groups, h->bins, m->OH, m->OW, COLS);
         rn_model_span_end(m, sp);
     }
     if (g) {

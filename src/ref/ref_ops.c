@@ -250,13 +250,13 @@ void rn_ref_softargmax_forward(float *out, float *prob, const float *logits, int
     int V = D * H * W;
     for (size_t r = 0; r < (size_t)N * G; r++) {
         const float *lg = logits + r * V;
-        float *pr = prob + r * V;
+        float *pr = prob ? prob + r * V : NULL;
         double mx = -INFINITY, z = 0, sx = 0, sy = 0, sz = 0;
         for (int p = 0; p < V; p++) mx = lg[p] > mx ? lg[p] : mx;
         for (int p = 0; p < V; p++) z += exp(lg[p] - mx);
         for (int p = 0; p < V; p++) {
             double e = exp(lg[p] - mx) / z;
-            pr[p] = (float)e;
+            if (pr) pr[p] = (float)e;
             sx += e * (p % W);
             sy += e * (p / W % H);
             sz += e * (p / (H * W));
