@@ -1192,8 +1192,8 @@ static void x_heat(const pair *pr, rn_act_shape a, int G, int D, rn_rng *r)
     float *x = act_rand(n, 0, 1, pr->p.act, r), *w = randn(P * C, 2 / sqrt(C), r), *b = randn(P, 1, r);
     float *dc = randn(3 * rows, 1, r), *dw0 = randn(P * C, 1, r), *db0 = randn(P, 1, r);
     /* per device: logits (np), rows (3 rows), prob (np), dlogits (np), dx (n), dw (PC), db (P), rows with the
-     * probabilities not kept (3 rows) */
-    size_t len = np + 3 * rows + np + np + n + P * C + P + 3 * rows;
+     * probabilities not kept (3 rows), heat_forward's rows (its fallback where the device has none) */
+    size_t len = np + 3 * rows + np + np + n + P * C + P + 3 * rows + 3 * rows;
     float *out[2] = {fvec(len), fvec(len)};
     for (int k = 0; k < 2; k++) {
         dmem m = {.dev = pick(pr, k)};
@@ -1221,21 +1221,30 @@ static void x_heat(const pair *pr, rn_act_shape a, int G, int D, rn_rng *r)
         op->pointwise_forward(m.dev, lg, dx, dwt, dbias, &ak, (int)P);
         op->softargmax_forward(m.dev, rw2, NULL, lg, a.n, G, D, a.h, a.w, 3);
         get(&m, o + 3 * np + 3 * rows + n + P * C + P, rw2, 3 * rows * sizeof(float));
+        float *rw3 = dm_put(&m, dc, 3 * rows * sizeof(float));
+        if (op->heat_forward) {
+            op->heat_forward(m.dev, rw3, lg, dx, dwt, dbias, &ak, G, D, 3);
+        } else {
+            op->pointwise_forward(m.dev, lg, dx, dwt, dbias, &ak, (int)P);
+            op->softargmax_forward(m.dev, rw3, NULL, lg, a.n, G, D, a.h, a.w, 3);
+        }
+        get(&m, o + 3 * np + 3 * rows + n + P * C + P + 3 * rows, rw3, 3 * rows * sizeof(float));
         dm_free(&m);
     }
     char shape[80];
     act_label(shape, sizeof shape, &a);
     snprintf(shape + strlen(shape), sizeof shape - strlen(shape), " G=%d D=%d", G, D);
     size_t off = 0;
-    const char *names[8] = {"pointwise_forward", "softargmax_forward rows", "softargmax_forward prob",
+    const char *names[9] = {"pointwise_forward", "softargmax_forward rows", "softargmax_forward prob",
                             "softargmax_backward", "pointwise_backward dx", "pointwise_backward dw (+=)",
-                            "pointwise_backward db (+=)", "softargmax_forward rows, prob NULL"};
-    const size_t lens[8] = {np, 3 * rows, np, np, n, P * C, P, 3 * rows};
-    const int is_act[8] = {0, 0, 0, 0, 1, 0, 0, 0};
+                            "pointwise_backward db (+=)", "softargmax_forward rows, prob NULL",
+                            "heat_forward rows"};
+    const size_t lens[9] = {np, 3 * rows, np, np, n, P * C, P, 3 * rows, 3 * rows};
+    const int is_act[9] = {0, 0, 0, 0, 1, 0, 0, 0, 0};
     /* Each device's float softmax carries its own rounding, and the backward multiplies it by
      * (dout . position - sum prob dout . position), which cancels: 64 roundings' worth. The rows' third
      * column (D = 1) is the untouched input on both. */
-    for (int j = 0; j < 8; j++) {
+    for (int j = 0; j < 9; j++) {
         cmp(pr, names[j], shape, out[0] + off, out[1] + off, lens[j], tol_op(pr, 64, is_act[j]));
         off += lens[j];
     }

@@ -300,6 +300,18 @@ static void cpu_softargmax_forward(rn_device *dev, float *out, float *prob, cons
     WITH_THREADS(dev, rn_softargmax_forward(out, prob, logits, N, G, D, H, W, os));
 }
 
+static void cpu_heat_forward(rn_device *dev, float *out, void *scratch, const void *x, const float *w, const float *b,
+                             const rn_act_shape *a, int G, int D, int os)
+{
+    size_t room = (size_t)a->n * G * D * a->h * a->w * sizeof(float);
+    if (D == 1 || a->c > 256 || a->c % 16 || D > 256 || rn_heat_scratch_bytes(a->n, G, a->h, a->w) > room) {
+        cpu_pointwise_forward(dev, scratch, x, w, b, a, G * D);
+        cpu_softargmax_forward(dev, out, NULL, scratch, a->n, G, D, a->h, a->w, os);
+        return;
+    }
+    ACT_CALL(dev, a, rn_heat_forward, out, scratch, x, w, b, a->n, a->c, a->h, a->w, G, D, os);
+}
+
 static void cpu_softargmax_backward(rn_device *dev, float *dlogits, const float *prob, const float *dout, int N, int G,
                                     int D, int H, int W, int os)
 {
@@ -383,6 +395,7 @@ static const rn_device_ops CPU_OPS = {
     .pointwise_forward = cpu_pointwise_forward,
     .pointwise_backward = cpu_pointwise_backward,
     .softargmax_forward = cpu_softargmax_forward,
+    .heat_forward = cpu_heat_forward,
     .softargmax_backward = cpu_softargmax_backward,
     .linear_forward = cpu_linear_forward,
     .linear_backward = cpu_linear_backward,

@@ -121,84 +121,6 @@ static void pw_bias_grad(float *db /* (O) */, const float *dy /* (N, O, HW) */, 
     }
 }
 
-#define ACT float
-#define LD(p, i) ((p)[i])
-#define ST(p, i, v) ((p)[i] = (v))
-#define LDV(p) _mm512_loadu_ps(p) /* 16 values as floats (AVX-512 only) */
-#define FN(name) name
-#include "cpu/kernels_act.inc"
-#undef ACT
-#undef LD
-#undef ST
-#undef LDV
-#undef FN
-
-#define ACT rn_bf16
-#define LD(p, i) rn_bf16_to_f32((p)[i])
-#define ST(p, i, v) ((p)[i] = rn_bf16_from_f32(v))
-#define LDV(p)                                                                                                         \
-    _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
-#define FN(name) name##_bf16
-#include "cpu/kernels_act.inc"
-#undef ACT
-#undef LD
-#undef ST
-#undef LDV
-#undef FN
-
-void rn_bn_stats_from_sums(float *mean, float *var, const double *sums, double count, int C)
-{
-    for (int c = 0; c < C; c++) {
-        double m = sums[c] / count, v = sums[C + c] / count - m * m;
-        mean[c] = (float)m;
-        var[c] = (float)(v > 0 ? v : 0);
-    }
-}
-
-void rn_bn_stats(float *mean, float *var, double *sums, const float *x, int N, int C, int HW)
-{
-    rn_bn_sums(sums, x, N, C, HW);
-    rn_bn_stats_from_sums(mean, var, sums, (double)N * HW, C);
-}
-
-void rn_bn_fold(float *scale, float *shift, float *invstd, const float *mean, const float *var, const float *gamma,
-                const float *beta, int C)
-{
-    for (int c = 0; c < C; c++) {
-        float is = (float)(1.0 / sqrt((double)var[c] + RN_BN_EPS));
-        if (invstd) invstd[c] = is;
-        scale[c] = gamma[c] * is;
-        shift[c] = beta[c] - mean[c] * scale[c];
-    }
-}
-
-void rn_bn_update_running(float *rmean, float *rvar, const float *mean, const float *var, double momentum, long count,
-                          int C)
-{
-    double unbias = count > 1 ? (double)count / (double)(count - 1) : 1.0;
-    for (int c = 0; c < C; c++) {
-        rmean[c] = (float)((1 - momentum) * rmean[c] + momentum * mean[c]);
-        rvar[c] = (float)((1 - momentum) * rvar[c] + momentum * var[c] * unbias);
-    }
-}
-
-void rn_bn_backward_params(float *dgamma, float *dbeta, const double *sums, const float *var, int C)
-{
-    for (int c = 0; c < C; c++) {
-        double is = 1.0 / sqrt((double)var[c] + RN_BN_EPS);
-        dgamma[c] += (float)(sums[C + c] * is);
-        dbeta[c] += (float)sums[c];
-    }
-}
-
-void rn_bn_backward(float *dx, float *dgamma, float *dbeta, double *sums, const float *dy, const float *relu_out,
-                    const float *x, const float *mean, const float *var, const float *gamma, int N, int C, int HW)
-{
-    rn_bn_backward_sums(sums, dy, relu_out, x, mean, N, C, HW);
-    rn_bn_backward_params(dgamma, dbeta, sums, var, C);
-    rn_bn_backward_data(dx, dy, relu_out, x, mean, var, gamma, sums, (double)N * HW, N, C, HW);
-}
-
 /* ---- soft-argmax over a volume (D > 1: PoseNet's D depth bins of H x W) ----
  * exp in float (sa_expf); the sums per column of a tile of SA_WB columns over the H rows of a plane, then
  * over the plane and the planes, in double; no per-element division or modulo. RootNet's maps (D = 1)
@@ -306,6 +228,136 @@ static float sa_max(const float *v /* (V) */, size_t V)
     for (; p < V; p++) mx = v[p] > mx ? v[p] : mx;
     for (int j = 0; j < 16; j++) mx = m[j] > mx ? m[j] : mx;
     return mx;
+}
+
+/* ---- PoseNet's heat-map layer in inference: the 1x1 conv and the soft-argmax fused (rn_heat_forward) ----
+ * Per sample and tile of PW_P positions, the logits of HEAT_ROWS / D groups at a time into a stack tile;
+ * each group's tile gives its largest logit m and the sums of e^(v - m), times column, row and depth bin
+ * (heat_tile); the tiles' sums are combined in tile order (heat_combine), whatever the thread count. */
+#define HEAT_ROWS 256 /* logit rows of a stack tile */
+#define HEAT_PART 5   /* per tile and group: m, sum e, sum e column, sum e row, sum e bin */
+
+/* pt = {m, sums} of one group's tile yt (D rows of PW_P positions, the first np of them from p0 on). */
+static void heat_tile(double *pt /* (HEAT_PART) */, const float *yt /* (D, PW_P) */, int D, int W, int p0, int np)
+{
+    float m = -INFINITY;
+    for (int d = 0; d < D; d++) {
+        float md = sa_max(yt + (size_t)d * PW_P, (size_t)np);
+        m = md > m ? md : m;
+    }
+    double a[PW_P] = {0}, z[PW_P] = {0}; /* per position: sum e, sum e bin */
+    for (int d = 0; d < D; d++) sa_row(a, z, NULL, yt + (size_t)d * PW_P, m, 1, d, np);
+    double s = 0, sx = 0, sy = 0, sz = 0;
+    for (int j = 0; j < np; j++) {
+        int p = p0 + j;
+        s += a[j];
+        sx += (double)(p % W) * a[j];
+        sy += (double)(p / W) * a[j];
+        sz += z[j];
+    }
+    pt[0] = m, pt[1] = s, pt[2] = sx, pt[3] = sy, pt[4] = sz;
+}
+
+/* out[r * os + k] = (sum over tiles of sums[k + 1] e^(m - M)) / (the same of sum e), M the largest m. */
+static void heat_combine(float *out /* (N*G, os) */, const double *part /* (N, T, G, HEAT_PART) */, int N, int G,
+                         int T, int os)
+{
+#pragma omp parallel for schedule(static)
+    for (long r = 0; r < (long)N * G; r++) {
+        const double *pr = part + ((size_t)(r / G) * T * G + r % G) * HEAT_PART;
+        size_t ts = (size_t)G * HEAT_PART;
+        double M = -INFINITY, s[4] = {0};
+        for (int t = 0; t < T; t++) M = pr[t * ts] > M ? pr[t * ts] : M;
+        for (int t = 0; t < T; t++) {
+            const double *q = pr + t * ts;
+            double f = exp(q[0] - M);
+            for (int k = 0; k < 4; k++) s[k] += q[k + 1] * f;
+        }
+        for (int k = 0; k < 3; k++) out[r * os + k] = (float)(s[k + 1] / s[0]);
+    }
+}
+
+size_t rn_heat_scratch_bytes(int N, int G, int H, int W)
+{
+    return (size_t)N * ((size_t)(H * W + PW_P - 1) / PW_P) * G * HEAT_PART * sizeof(double);
+}
+
+#define ACT float
+#define LD(p, i) ((p)[i])
+#define ST(p, i, v) ((p)[i] = (v))
+#define LDV(p) _mm512_loadu_ps(p) /* 16 values as floats (AVX-512 only) */
+#define FN(name) name
+#include "cpu/kernels_act.inc"
+#undef ACT
+#undef LD
+#undef ST
+#undef LDV
+#undef FN
+
+#define ACT rn_bf16
+#define LD(p, i) rn_bf16_to_f32((p)[i])
+#define ST(p, i, v) ((p)[i] = rn_bf16_from_f32(v))
+#define LDV(p)                                                                                                         \
+    _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
+#define FN(name) name##_bf16
+#include "cpu/kernels_act.inc"
+#undef ACT
+#undef LD
+#undef ST
+#undef LDV
+#undef FN
+
+void rn_bn_stats_from_sums(float *mean, float *var, const double *sums, double count, int C)
+{
+    for (int c = 0; c < C; c++) {
+        double m = sums[c] / count, v = sums[C + c] / count - m * m;
+        mean[c] = (float)m;
+        var[c] = (float)(v > 0 ? v : 0);
+    }
+}
+
+void rn_bn_stats(float *mean, float *var, double *sums, const float *x, int N, int C, int HW)
+{
+    rn_bn_sums(sums, x, N, C, HW);
+    rn_bn_stats_from_sums(mean, var, sums, (double)N * HW, C);
+}
+
+void rn_bn_fold(float *scale, float *shift, float *invstd, const float *mean, const float *var, const float *gamma,
+                const float *beta, int C)
+{
+    for (int c = 0; c < C; c++) {
+        float is = (float)(1.0 / sqrt((double)var[c] + RN_BN_EPS));
+        if (invstd) invstd[c] = is;
+        scale[c] = gamma[c] * is;
+        shift[c] = beta[c] - mean[c] * scale[c];
+    }
+}
+
+void rn_bn_update_running(float *rmean, float *rvar, const float *mean, const float *var, double momentum, long count,
+                          int C)
+{
+    double unbias = count > 1 ? (double)count / (double)(count - 1) : 1.0;
+    for (int c = 0; c < C; c++) {
+        rmean[c] = (float)((1 - momentum) * rmean[c] + momentum * mean[c]);
+        rvar[c] = (float)((1 - momentum) * rvar[c] + momentum * var[c] * unbias);
+    }
+}
+
+void rn_bn_backward_params(float *dgamma, float *dbeta, const double *sums, const float *var, int C)
+{
+    for (int c = 0; c < C; c++) {
+        double is = 1.0 / sqrt((double)var[c] + RN_BN_EPS);
+        dgamma[c] += (float)(sums[C + c] * is);
+        dbeta[c] += (float)sums[c];
+    }
+}
+
+void rn_bn_backward(float *dx, float *dgamma, float *dbeta, double *sums, const float *dy, const float *relu_out,
+                    const float *x, const float *mean, const float *var, const float *gamma, int N, int C, int HW)
+{
+    rn_bn_backward_sums(sums, dy, relu_out, x, mean, N, C, HW);
+    rn_bn_backward_params(dgamma, dbeta, sums, var, C);
+    rn_bn_backward_data(dx, dy, relu_out, x, mean, var, gamma, sums, (double)N * HW, N, C, HW);
 }
 
 /* Sums of a D x H x W volume u: m[0] = sum u, m[1] = sum u column, m[2] = sum u row, m[3] = sum u depth bin;

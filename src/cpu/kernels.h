@@ -93,6 +93,15 @@ void rn_pointwise_forward(float *y /* (N, O, HW) */, const float *x /* (N, C/16,
 void rn_pointwise_backward(float *dx /* (N, C/16, HW, 16) */, float *dw /* (O, C) */, float *db /* (O) */,
                            const float *dy /* (N, O, HW) */, const float *x /* (N, C/16, HW, 16) */,
                            const float *w /* (O, C) */, int N, int C, int HW, int O);
+/* PoseNet's heat-map layer in inference (nn/device_ops.inc: heat_forward): softargmax_forward's rows of
+ * pointwise_forward's logits (G*D outputs, C <= 256 channels, D <= 256), without the logits; part is
+ * rn_heat_scratch_bytes(N, G, H, W) of scratch. */
+void rn_heat_forward(float *out /* (N*G, os) */, double *part, const float *x /* (N, C/16, H*W, 16) */,
+                     const float *w /* (G*D, C) */, const float *b /* (G*D) */, int N, int C, int H, int W, int G, int D,
+                     int os);
+void rn_heat_forward_bf16(float *out, double *part, const rn_bf16 *x, const float *w, const float *b, int N, int C,
+                          int H, int W, int G, int D, int os);
+size_t rn_heat_scratch_bytes(int N, int G, int H, int W);
 /* Soft-argmax per group over D*H*W (prob may equal logits); backward: dlogits may equal prob. */
 void rn_softargmax_forward(float *out /* (N*G, os) */, float *prob /* (N, G, D*H*W) */,
                            const float *logits /* (N, G, D*H*W) */, int N, int G, int D, int H, int W, int os);

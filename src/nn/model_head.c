@@ -66,9 +66,15 @@ void rn_model_head_forward(rn_model *m, const void *top, const void *backbone)
     const rn_head_layer *h = heatmap(m), *g = gap_layer(m);
     if (h) {
         int sp = rn_prof_begin(m->prof, h->param, "fwd", 0);
-        OP(m)->pointwise_forward(dev, m->logits, top, lw(m, h), lb(m, h), top_shape(m), heat_channels(h));
-        float *prob = m->opts.inference ? NULL : m->logits; /* no backward: the probabilities are not kept */
-        OP(m)->softargmax_forward(dev, m->coord_dev, prob, m->logits, m->N, h->groups, h->bins, m->OH, m->OW, COLS);
+        if (m->opts.inference && OP(m)->heat_forward) {
+            OP(m)->heat_forward(dev, m->coord_dev, m->logits, top, lw(m, h), lb(m, h), top_shape(m), h->groups, h->bins,
+                                COLS);
+        } else {
+            OP(m)->pointwise_forward(dev, m->logits, top, lw(m, h), lb(m, h), top_shape(m), heat_channels(h));
+            float *prob = m->opts.inference ? NULL : m->logits; /* no backward: the probabilities are not kept */
+            OP(m)->softargmax_forward(dev, m->coord_dev, prob, m->logits, m->N, h->groups, h->bins, m->OH, m->OW,
+                                      COLS);
+        }
         rn_model_span_end(m, sp);
     }
     if (g) {
