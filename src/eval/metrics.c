@@ -41,15 +41,6 @@ void rn_eval_output_to_image(double img[3], const float out[3], const float bbox
     img[2] = out[2];
 }
 
-void rn_eval_pose_to_image(double *img, const float *coord, int J, const float bbox[4], int out_w, int out_h,
-                           int bins, double depth_range, double root_depth)
-{
-    for (int j = 0; j < J; j++) {
-        rn_eval_output_to_image(img + 3 * j, coord + 3 * j, bbox, out_w, out_h);
-        img[3 * j + 2] = ((double)coord[3 * j + 2] / bins * 2.0 - 1.0) * (depth_range / 2.0) + root_depth;
-    }
-}
-
 void rn_eval_image_to_cam(double cam[3], const double img[3], const double f[2], const double c[2])
 {
     cam[0] = (img[0] - c[0]) / f[0] * img[2];

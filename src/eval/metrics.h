@@ -104,11 +104,6 @@ void rn_eval_output_to_image(double img[3], const float out[3], const float bbox
 /* The depth PoseNet's bins span, root-relative: the authors' bbox_3d_shape[0], mm. */
 #define RN_POSE_DEPTH_RANGE 2000.0
 
-/* PoseNet's rows of one person (coord (J, 3): x, y on the output grid, z in depth bins) into img (J, 3): x, y in
- * image pixels through the box as rn_eval_output_to_image, and the absolute depth of each joint in mm, as the
- * authors' demo: (z / bins * 2 - 1) * depth_range / 2 + root_depth (depth_range: their bbox_3d_shape, 2000 mm). */
-void rn_eval_pose_to_image(double *img, const float *coord, int J, const float bbox[4], int out_w, int out_h,
-                           int bins, double depth_range, double root_depth);
 /* Image pixels and depth -> camera space: X = (x - cx) / fx * Z, Y = (y - cy) / fy * Z. */
 void rn_eval_image_to_cam(double cam[3], const double img[3], const double f[2], const double c[2]);
 /* Fills a prediction from a sample's ids, box (its float64 box where it has one: rn_sample_box), score and

@@ -10,6 +10,8 @@
 #include "data/image/image.h"
 #include "data/load/augment.h"
 #include "data/load/loader.h"
+#include "data/sets/skeleton.h"
+#include "eval/pose_metrics.h"
 #include "data/sets/bbox.h"
 #include "eval/metrics.h"
 #include "infer/infer_model.h"
@@ -138,6 +140,19 @@ static int ensure_pose_model(rn_predictor *pr, rn_err *err)
     return 0;
 }
 
+void rn_predict_place_pose(double *img, double *cam, const rn_model *pm, int i, const float box[4], double root_z,
+                           const double f[2], const double c[2])
+{
+    int J = pm->K;
+    RN_ASSERT(J <= RN_SKELETON_MAX);
+    rn_pose_cam_in in = {.bbox = {box[0], box[1], box[2], box[3]}, .root_z = root_z, .f = {f[0], f[1]},
+                         .c = {c[0], c[1]}, .out_w = pm->OW, .out_h = pm->OH,
+                         .depth_dim = rn_net_layer(pm->p->net, RN_HEAD_HEATMAP)->bins, .bbox_3d = RN_POSE_DEPTH_RANGE};
+    double o[3 * RN_SKELETON_MAX];
+    for (int k = 0; k < 3 * J; k++) o[k] = pm->coord[(size_t)i * 3 * J + k];
+    rn_pose_output_to_cam(img, cam, o, J, &in);
+}
+
 /* PoseNet over the crops in pr->x; person i's joints placed at out[i]'s root. */
 static int run_pose(rn_predictor *pr, const rn_person_root *out, double *jimg, double *jcam,
                     const rn_predict_info *info, const rn_predict_in *in, rn_err *err)
@@ -145,14 +160,12 @@ static int run_pose(rn_predictor *pr, const rn_person_root *out, double *jimg, d
     if (ensure_pose_model(pr, err)) return RN_PREDICT_EMODEL;
     rn_model_forward(&pr->pm, pr->x, pr->k, 0);
     (void)rn_model_coords(&pr->pm);
-    int J = pr->pm.K, bins = rn_net_layer(pr->pose->net, RN_HEAD_HEATMAP)->bins;
+    int J = pr->pm.K;
     for (int i = 0; i < in->n; i++) {
         float bb[4];
         for (int j = 0; j < 4; j++) bb[j] = (float)out[i].bbox[j];
-        double *img = jimg + (size_t)i * 3 * (size_t)J, *cam = jcam + (size_t)i * 3 * (size_t)J;
-        rn_eval_pose_to_image(img, pr->pm.coord + (size_t)i * 3 * (size_t)J, J, bb, pr->pm.OW, pr->pm.OH, bins,
-                              RN_POSE_DEPTH_RANGE, out[i].img[2]);
-        for (int j = 0; j < J; j++) rn_eval_image_to_cam(cam + 3 * j, img + 3 * j, info->f, info->c);
+        rn_predict_place_pose(jimg + (size_t)i * 3 * (size_t)J, jcam + (size_t)i * 3 * (size_t)J, &pr->pm, i, bb,
+                              out[i].img[2], info->f, info->c);
     }
     return 0;
 }

@@ -100,6 +100,12 @@ int rn_predictor_run_pose(rn_predictor *pr, rn_person_root *out, double *jimg, d
 
 /* Validates a box against a width x height image and applies process_bbox
  * (aspect 1 for a square input). Returns 0, or -1 saying why it is unusable. */
+/* Person i of PoseNet model pm's last forward placed at root depth root_z as their demo.py and test
+ * (eval/pose_metrics.h rn_pose_output_to_cam): img (J, 3) pixels and depth, cam (J, 3) camera mm; box is
+ * the person's process_bbox box (x, y, w, h), f and c the image's focal length and principal point. */
+void rn_predict_place_pose(double *img, double *cam, const rn_model *pm, int i, const float box[4], double root_z,
+                           const double f[2], const double c[2]);
+
 /* The focal of the image file at path from its EXIF, as rootnet predict reads it (upright axes, rounded to
  * float as predict holds it) into f: 1 found; 0 none or broken (f untouched); -1 unreadable (err names path). */
 int rn_predict_exif_focal(double f[2], const char *path, rn_err *err);

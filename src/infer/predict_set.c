@@ -68,12 +68,9 @@ static void progress(run_state *r, int final)
 /* Record rec's joints from PoseNet's rows (pm's row i), placed at the root root_img. */
 static void take_pose(run_state *r, size_t rec, const rn_sample *s, const rn_model *pm, int i, const double root_img[3])
 {
-    const rn_head_layer *h = rn_net_layer(pm->p->net, RN_HEAD_HEATMAP);
-    double *img = r->jimg + rec * 3 * (size_t)r->J, *cam = r->jcam + rec * 3 * (size_t)r->J;
-    rn_eval_pose_to_image(img, pm->coord + (size_t)i * 3 * r->J, r->J, s->bbox, pm->OW, pm->OH, h->bins,
-                          RN_POSE_DEPTH_RANGE, root_img[2]);
     const double f[2] = {s->f[0], s->f[1]}, c[2] = {s->c[0], s->c[1]};
-    for (int j = 0; j < r->J; j++) rn_eval_image_to_cam(cam + 3 * j, img + 3 * j, f, c);
+    rn_predict_place_pose(r->jimg + rec * 3 * (size_t)r->J, r->jcam + rec * 3 * (size_t)r->J, pm, i, s->bbox,
+                          root_img[2], f, c);
 }
 
 static void take_batch(run_state *r, const rn_batch *b, const rn_model *m, const rn_model *pm)
