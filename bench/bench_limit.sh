@@ -44,7 +44,9 @@ for r in $(seq "$rounds"); do
     done
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$PY" - "$out" <<'PYEOF'
+cpu_id="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), family $(grep -m1 'cpu family' \
+    /proc/cpuinfo | cut -d: -f2 | tr -d ' ') model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')"
+"$PY" - "$out" "$cpu_id" "$(date -u +%F)" "$(git rev-parse --short HEAD 2>/dev/null || echo ?)" <<'PYEOF'
 import json, statistics, sys
 GFLOP = {"infer": 14.44, "train": 3 * 14.44}
 GOAL = {("train", "fp32"): 75, ("train", "bf16"): 65, ("train", "bf16-o2"): 65, ("infer", "fp32"): 88,
@@ -108,4 +110,27 @@ for b in (1, 32):
     if o:
         sh = [100 * v * GFLOP["infer"] / peak[r]["fp32_gflops"] for r, v in o.items()]
         print("onnxruntime fp32 batch %d: %s img/s, %.0f %% of the fp32 limit" % (b, span(list(o.values())), med(sh)))
+# This CPU's row of README's "Speed per CPU" table (medians; shares of that round's own limit).
+def cell(mode, prec, b):
+    rr = ips.get((mode, prec, b))
+    if not rr: return "-"
+    lim = [peak[r].get(LIMIT_KEY[prec]) for r in rr]
+    if any(x is None for x in lim):
+        sh = [100 * v * GFLOP[mode] / peak[r]["fp32_gflops"] for r, v in rr.items()]
+        return "%.1f (emulated, %.0f %% of fp32)" % (med(list(rr.values())), med(sh))
+    sh = [100 * v * GFLOP[mode] / peak[r][LIMIT_KEY[prec]] for r, v in rr.items()]
+    extra = ""
+    base = ips.get(("ort", "fp32", b)) if prec == "fp32" else ips.get(("infer", "fp32", b))
+    if mode == "infer" and base:
+        extra = ", %.2fx %s" % (med([v / base[r] for r, v in rr.items() if r in base]),
+                                "ort" if prec == "fp32" else "fp32")
+    return "%.1f (%.0f %%%s)" % (med(list(rr.values())), med(sh), extra)
+nat = lambda k: "%.0f" % med(figure(k)) if figure(k) else "none"
+print("\nREADME row (Speed per CPU):")
+print("| %s | %s (%s), %d threads | %s / %s / %s | %s | %s | %s | %s | %s | %s | %d |" % (
+    sys.argv[3], sys.argv[2], first.get("isa", "?"), first.get("threads", 0), nat("fp32_gflops"),
+    nat("bf16_gflops"), nat("int8_gops"), cell("train", "fp32", 8), cell("infer", "fp32", 1),
+    cell("infer", "fp32", 32), cell("infer", "bf16", 32), cell("infer", "int8", 1), cell("infer", "int8", 32),
+    len(peak)))
+print("(code %s)" % sys.argv[4])
 PYEOF

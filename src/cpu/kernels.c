@@ -26,18 +26,19 @@ static inline float pick(float a, float b, int take)
 }
 
 /* ---- the pointwise conv of many outputs (PoseNet's head: 256 -> J x 64 channels) as register tiles ----
- * A tile is PW_MR rows (outputs, or input channels for dx) by PW_P positions (two vectors of 16);
+ * A tile is PW_MR rows (outputs, or input channels for dx) by PW_P positions (PW_NV vectors of 16);
  * every element is one running float sum in a fixed order, one fused multiply-add per term, so the
  * AVX-512 tile and its portable twin give the same bits whatever the thread count. */
 #define PW_MIN_O 16 /* fewer outputs (RootNet's 1): the per-output loops below */
-#define PW_MR 12    /* rows of a register tile */
-#define PW_P 32     /* positions of a tile */
+#define PW_MR 6     /* rows of a register tile ... */
+#define PW_NV 4     /* ... by vectors of 16 positions */
+#define PW_P (16 * PW_NV) /* positions of a tile */
 #define PW_CC 256   /* input channels of a stack tile (xt, dxt) */
 #define PW_OC 256   /* outputs of dx's staged dy tile */
-#define PW_WR 8     /* dw register tile: outputs ... */
-#define PW_WV 2     /* ... by channel blocks of 16 */
+#define PW_WR 6     /* dw register tile: outputs ... */
+#define PW_WV 4     /* ... by channel blocks of 16 */
 #define PW_WC 128   /* dw's stack tile: channels ... */
-#define PW_WO 64    /* ... by outputs */
+#define PW_WO 96    /* ... by outputs */
 #define PW_WP 128   /* positions summed in float before the double tile */
 /* Unrolls a loop over a register tile before GCC's scalar replacement, which then keeps the tile's
  * vectors in registers (a loop left rolled spills them to the stack at every step). */
@@ -52,35 +53,41 @@ static void pw_tile(float *out /* (nr, ldo) */, size_t ldo, const float *a, size
                     const float *b /* (K, ldb) */, size_t ldb, const float *bias /* (nr) or NULL */, int K, int nr,
                     int np, int load)
 {
-    __mmask16 m0 = np >= 16 ? 0xFFFF : (__mmask16)((1u << np) - 1);
-    __mmask16 m1 = np >= 32 ? 0xFFFF : np > 16 ? (__mmask16)((1u << (np - 16)) - 1) : 0;
+    __mmask16 m[PW_NV];
+    PW_UNROLL
+    for (int v = 0; v < PW_NV; v++) {
+        int lo = 16 * v;
+        m[v] = np >= lo + 16 ? 0xFFFF : np > lo ? (__mmask16)((1u << (np - lo)) - 1) : 0;
+    }
     const float *ar[PW_MR];
-    __m512 c0[PW_MR], c1[PW_MR];
+    __m512 c[PW_MR][PW_NV];
     PW_UNROLL
     for (int r = 0; r < PW_MR; r++) {
         int rr = r < nr ? r : nr - 1; /* rows past nr repeat the last one and are not stored */
         ar[r] = a + rr * ars;
-        c0[r] = load ? _mm512_maskz_loadu_ps(m0, out + rr * ldo) : _mm512_setzero_ps();
-        c1[r] = load ? _mm512_maskz_loadu_ps(m1, out + rr * ldo + 16) : _mm512_setzero_ps();
+        PW_UNROLL
+        for (int v = 0; v < PW_NV; v++)
+            c[r][v] = load ? _mm512_maskz_loadu_ps(m[v], out + rr * ldo + 16 * v) : _mm512_setzero_ps();
     }
     for (int k = 0; k < K; k++) {
-        __m512 b0 = _mm512_maskz_loadu_ps(m0, b + k * ldb), b1 = _mm512_maskz_loadu_ps(m1, b + k * ldb + 16);
+        __m512 bv[PW_NV];
+        PW_UNROLL
+        for (int v = 0; v < PW_NV; v++) bv[v] = _mm512_maskz_loadu_ps(m[v], b + k * ldb + 16 * v);
         PW_UNROLL
         for (int r = 0; r < PW_MR; r++) {
             __m512 av = _mm512_set1_ps(ar[r][k * aks]);
-            c0[r] = _mm512_fmadd_ps(av, b0, c0[r]);
-            c1[r] = _mm512_fmadd_ps(av, b1, c1[r]);
+            PW_UNROLL
+            for (int v = 0; v < PW_NV; v++) c[r][v] = _mm512_fmadd_ps(av, bv[v], c[r][v]);
         }
     }
     PW_UNROLL
     for (int r = 0; r < PW_MR; r++) {
         if (r >= nr) break;
-        if (bias) {
-            c0[r] = _mm512_add_ps(c0[r], _mm512_set1_ps(bias[r]));
-            c1[r] = _mm512_add_ps(c1[r], _mm512_set1_ps(bias[r]));
+        PW_UNROLL
+        for (int v = 0; v < PW_NV; v++) {
+            if (bias) c[r][v] = _mm512_add_ps(c[r][v], _mm512_set1_ps(bias[r]));
+            _mm512_mask_storeu_ps(out + r * ldo + 16 * v, m[v], c[r][v]);
         }
-        _mm512_mask_storeu_ps(out + r * ldo, m0, c0[r]);
-        _mm512_mask_storeu_ps(out + r * ldo + 16, m1, c1[r]);
     }
 }
 #else
@@ -215,12 +222,19 @@ static float sa_max(const float *v /* (V) */, size_t V)
     for (int j = 0; j < 16; j++) m[j] = -INFINITY;
     size_t p = 0;
 #ifdef __AVX512F__
-    __m512 mv = _mm512_set1_ps(-INFINITY);
+    __m512 mv[4]; /* four running maxima: the compare-and-move chain of one would bound the loop */
+    for (int j = 0; j < 4; j++) mv[j] = _mm512_set1_ps(-INFINITY);
+    for (; p + 64 <= V; p += 64)
+        for (int j = 0; j < 4; j++) {
+            __m512 x = _mm512_loadu_ps(v + p + 16 * j);
+            mv[j] = _mm512_mask_mov_ps(mv[j], _mm512_cmp_ps_mask(x, mv[j], _CMP_GT_OQ), x);
+        }
     for (; p + 16 <= V; p += 16) {
         __m512 x = _mm512_loadu_ps(v + p);
-        mv = _mm512_mask_mov_ps(mv, _mm512_cmp_ps_mask(x, mv, _CMP_GT_OQ), x);
+        mv[0] = _mm512_mask_mov_ps(mv[0], _mm512_cmp_ps_mask(x, mv[0], _CMP_GT_OQ), x);
     }
-    _mm512_storeu_ps(m, mv);
+    for (int j = 1; j < 4; j++) mv[0] = _mm512_mask_mov_ps(mv[0], _mm512_cmp_ps_mask(mv[j], mv[0], _CMP_GT_OQ), mv[j]);
+    _mm512_storeu_ps(m, mv[0]);
 #endif
     for (; p + 16 <= V; p += 16)
         for (int j = 0; j < 16; j++) m[j] = pick(v[p + j], m[j], v[p + j] > m[j]);
@@ -240,8 +254,8 @@ static float sa_max(const float *v /* (V) */, size_t V)
 /* pt = {m, sums} of one group's tile yt (D rows of PW_P positions, the first np of them from p0 on). */
 static void heat_tile(double *pt /* (HEAT_PART) */, const float *yt /* (D, PW_P) */, int D, int W, int p0, int np)
 {
-    float m = -INFINITY;
-    for (int d = 0; d < D; d++) {
+    float m = np == PW_P ? sa_max(yt, (size_t)D * PW_P) : -INFINITY; /* a whole tile: one run */
+    for (int d = 0; d < D && np < PW_P; d++) {
         float md = sa_max(yt + (size_t)d * PW_P, (size_t)np);
         m = md > m ? md : m;
     }
