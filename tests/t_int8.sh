@@ -98,4 +98,42 @@ check "auto without VNNI: not int8" $(! grep -q "auto: int8" "$d/e"; echo $?)
 RN_CPU_ISA=avx512 t --precision int8 > /dev/null 2> "$d/e"; rc=$?
 check "int8 without VNNI runs (exit $rc) and says it is emulated, once" \
     $([ $rc -eq 0 ] && [ "$(grep -c 'precision int8 on this CPU .*RN_CPU_ISA.*is emulated' "$d/e")" -eq 1 ]; echo $?)
+# PoseNet (issue 40, after 38): calibrate on a Human3.6M-format set, test in int8 near fp32; a calibration
+# names its net, and one made on the other net is one line
+"$RN" synth --output "$d/h36m" --format h36m --images 12 --width 320 --height 240 --seed 5 > /dev/null
+"$PY" tools/export_ref.py make-weights --net posenet --joints 18 --backbone 18 --size 64 --out "$d/pose" > /dev/null
+P="$d/pose/w.safetensors"
+pt() { "$RN" test --snapshot "$P" --dataset Human36M --data-dir "$d/h36m" --input-size 64 --batch 4 --threads 2 \
+    --no-progress --json "$@"; }
+"$RN" calibrate --snapshot "$P" --dataset Human36M --data-dir "$d/h36m" --input-size 64 --threads 2 --no-progress \
+    > "$d/o" 2> "$d/e"
+check "calibrate a PoseNet" $?
+"$PY" - "$P.int8" "$S.int8" <<'PYEOF'
+import json, struct, sys
+def meta(path):
+    b = open(path, "rb").read()
+    return json.loads(b[8:8 + struct.unpack("<Q", b[:8])[0]])["__metadata__"]
+m, r = meta(sys.argv[1]), meta(sys.argv[2])
+print("nets: %s, %s" % (m["net"], r["net"]))
+sys.exit(0 if m["net"] == "posenet:Human36M" and r["net"] == "rootnet" else 1)
+PYEOF
+check "each calibration names its net: posenet:Human36M, rootnet" $?
+pt --precision fp32 > "$d/p32.json" && pt --precision int8 > "$d/p8.json" 2> "$d/e"
+check "test --precision int8 with a PoseNet" $?
+"$PY" - "$d/p32.json" "$d/p8.json" <<'PYEOF'
+import json, sys
+a, b = (json.load(open(x)) for x in sys.argv[1:])
+key = next(k for k in a if "mpjpe" in k.lower() and isinstance(a[k], (int, float)))
+print("%s: fp32 %.3f, int8 %.3f mm" % (key, a[key], b[key]))
+sys.exit(0 if a[key] > 0 and a[key] != b[key] and abs(a[key] - b[key]) < 0.1 * a[key] else 1)
+PYEOF
+check "PoseNet int8 MPJPE near fp32's (within 10 % on these untrained weights), not equal" $?
+pt --precision int8 --calib "$d/cal.int8" > /dev/null 2> "$d/e"; rc=$?
+[ $rc -ne 0 ] && [ "$(wc -l < "$d/e")" -eq 1 ] && grep -q "made on a rootnet and the snapshot is a posenet:Human36M" "$d/e"
+ok=$?
+check "a RootNet's calibration for a PoseNet: one line (exit $rc): $(head -c 200 "$d/e")" $ok
+t --precision int8 --calib "$P.int8" > /dev/null 2> "$d/e"; rc=$?
+[ $rc -ne 0 ] && [ "$(wc -l < "$d/e")" -eq 1 ] && grep -q "made on a posenet:Human36M and the snapshot is a rootnet" "$d/e"
+ok=$?
+check "a PoseNet's calibration for a RootNet: one line (exit $rc): $(head -c 200 "$d/e")" $ok
 finish

@@ -193,7 +193,8 @@ static int bench_calibrate(rn_calib *cal, const rn_infer_cfg *ic, rn_params *p, 
     fc.base.graph = 0;
     fc.base.tune = NULL;
     fc.observe = (rn_model_observe){rn_calib_observe, cal};
-    rn_calib_init(cal, p->net->name);
+    rn_calib_init(cal, NULL);
+    rn_calib_set_net(cal, p->net);
     if (rn_infer_model_open(&fm, p, &fc, err)) return -1;
     rn_model_forward(&fm, bt->x, bt->k, 0);
     rn_model_coords(&fm);

@@ -121,6 +121,7 @@ static int run_opts(const predict_cli *c, const rn_pset_opts *op, rn_err *err)
         rn_pset_close(ps);
         return lrc;
     }
+    if (c->calibrate) rn_calib_set_net(o.observe.ctx, p.net); /* run_predict's calibration */
     printf("predict: %s (ResNet-%d), input %d %s\n", c->snapshot, p.depth, s.input_size, rn_run_settings_size_note(&s));
     if (c->pose_snapshot)
         printf("predict: %s (PoseNet, ResNet-%d, %d joints of %s)\n", c->pose_snapshot, pp.depth, pp.net->K,

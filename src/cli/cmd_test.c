@@ -106,11 +106,6 @@ static int check_inputs(const test_cli *c, char *snap, size_t snap_len, rn_err *
 static int run_pose_test(const test_cli *c, rn_params *p, const rn_test_opts *o, const char *snap, rn_err *err)
 {
     rn_pose_test_opts po = {.flip_test = !c->no_flip_test, .baseline = c->baseline, .bbox_root = c->bbox_root};
-    if (o->precision == RN_PREC_INT8 || c->calibrate) {
-        rn_params_free(p);
-        rn_err_set(err, "%s: a PoseNet: int8 and its calibration are RootNet's so far (run it in fp32 or bf16)", snap);
-        return RN_EXIT_USAGE;
-    }
     if (!c->json)
         printf("test: %s (PoseNet of %s's %d joints, ResNet-%d) on %s, %s boxes, roots %s%s, input %d%s\n", snap,
                p->net->skeleton, p->net->K, p->depth, o->testset, o->use_det_bbox ? "detector" : "GT",
@@ -180,6 +175,7 @@ static int run_loaded(const test_cli *c, const char *snap, rn_test_opts o, rn_er
     if (lrc) return lrc == RN_WEIGHTS_EMERGE ? RN_EXIT_USAGE : RN_EXIT_FAIL;
     o.input_size = s.input_size;
     o.fast_decode = s.fast_decode;
+    if (c->calibrate) rn_calib_set_net(o.observe.ctx, p.net); /* run_calibrate's calibration */
     if (p.net->skeleton) return run_pose_test(c, &p, &o, snap, err);
     if (c->bbox_root) {
         rn_params_free(&p);

@@ -1,8 +1,11 @@
 /* The one assembly of an inference model (infer/infer_model.h). */
 #include "infer/infer_model.h"
 
+#include "nn/calib.h"
+
 int rn_infer_model_open(rn_model *m, rn_params *p, const rn_infer_cfg *c, rn_err *err)
 {
+    if (c->calib && rn_calib_check_net(c->calib, p->net, err)) return -1;
     rn_model_opts mo = c->base;
     rn_policy_apply(rn_policy_get(c->precision), &mo);
     mo.inference = 1;

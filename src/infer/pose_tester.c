@@ -81,7 +81,7 @@ static int build_runtime(pose_run *r, rn_err *err)
     const rn_test_opts *o = r->o;
     int N = o->batch < (int)r->ds.n ? o->batch : (int)r->ds.n, S = o->input_size;
     rn_infer_cfg c = {.base = {.device = o->device, .threads = o->threads}, .precision = o->precision,
-                      .fold = !o->no_fold, .batch = N, .h = S, .w = S};
+                      .fold = !o->no_fold, .batch = N, .h = S, .w = S, .calib = o->calib, .observe = o->observe};
     if (rn_infer_model_open(&r->m, r->p, &c, err)) return -1;
     r->have_model = 1;
     const rn_dataset *sets[1] = {&r->ds};

@@ -16,6 +16,23 @@ void rn_calib_init(rn_calib *c, const char *net)
     snprintf(c->net, sizeof c->net, "%s", net ? net : "");
 }
 
+static void net_id(char *buf, size_t n, const rn_net *net)
+{
+    snprintf(buf, n, "%s%s%s", net->name, net->skeleton ? ":" : "", net->skeleton ? net->skeleton : "");
+}
+
+void rn_calib_set_net(rn_calib *c, const rn_net *net) { net_id(c->net, sizeof c->net, net); }
+
+int rn_calib_check_net(const rn_calib *c, const rn_net *net, rn_err *err)
+{
+    char id[sizeof c->net];
+    net_id(id, sizeof id, net);
+    const char *made = c->net[0] ? c->net : "rootnet";
+    if (!strcmp(made, id)) return 0;
+    return rn_err_set(err, "the int8 calibration was made on a %s and the snapshot is a %s: calibrate this snapshot "
+                           "(rootnet calibrate)", made, id);
+}
+
 void rn_calib_free(rn_calib *c)
 {
     free(c->e);

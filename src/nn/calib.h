@@ -21,6 +21,7 @@
 
 #include "core/status.h"
 #include "nn/device.h"
+#include "nn/net.h"
 
 typedef struct rn_calib_entry {
     char name[96]; /* the conv's weight tensor, e.g. "backbone.layer1.0.conv2.weight" */
@@ -30,7 +31,8 @@ typedef struct rn_calib_entry {
 typedef struct rn_calib {
     rn_calib_entry *e;
     int n, cap;
-    char net[32];   /* the net it was made on (nn/net.h's name) */
+    char net[32];   /* the net it was made on: nn/net.h's name, ":" and its joint set where it has one
+                     * ("posenet:Human36M"); "" (files from before PoseNet's int8) is "rootnet" */
     long images;    /* images the ranges were taken over */
     float *host;    /* rn_calib_observe's download buffer (hold), grown as needed */
     size_t hold;
@@ -38,6 +40,10 @@ typedef struct rn_calib {
 
 void rn_calib_init(rn_calib *c, const char *net);
 void rn_calib_free(rn_calib *c);
+/* The net the ranges are taken on (calibrate, once its snapshot is read). */
+void rn_calib_set_net(rn_calib *c, const rn_net *net);
+/* 0 when c was made on net, else -1 with one line naming both. */
+int rn_calib_check_net(const rn_calib *c, const rn_net *net, rn_err *err);
 /* The entry of that conv, or NULL. */
 const rn_calib_entry *rn_calib_find(const rn_calib *c, const char *name);
 /* A model's observer (rn_model_opts.observe): amax of `name` = max(amax, max of x), x downloaded. */
