@@ -3,13 +3,15 @@
 # set, GT boxes, after `rootnet calibrate` on a separate synthetic set of that format (other seed,
 # CAL_IMAGES images, so that the ranges are not the test set's own). Per test set: AP_root@25cm of
 # both (MuPoTS format; goal |diff| <= 0.01), MRPE, and the mean |depth_int8 - depth_fp32| over the
-# people as a share of their mean fp32 depth (goal <= 1 %), from the two result files.
-# usage: bench/int8_accuracy.sh SNAPSHOT DATA_DIR [SETS]   (SETS: "MuPoTS Human36M", the formats in DATA_DIR)
+# people as a share of their mean fp32 depth (goal <= 1 %), from the two result files. A PoseNet snapshot
+# (Human36M): MPJPE of both (goal |diff| <= 1 mm) and PA-MPJPE.
+# usage: [TEST_ARGS=--no-flip-test] bench/int8_accuracy.sh SNAPSHOT DATA_DIR [SETS]   (SETS: "MuPoTS Human36M", the
+# formats in DATA_DIR; TEST_ARGS: more flags for both tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}; PY=${PY:-/usr/bin/python3}; RN="$BUILD/rootnet"
 snap=${1:?snapshot}; data=${2:?data dir}; sets=${3:-MuPoTS}
-threads=${THREADS:-2}; cal_images=${CAL_IMAGES:-20}
+threads=${THREADS:-2}; cal_images=${CAL_IMAGES:-100}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 echo "cpu: $cpu; snapshot $snap; $(date -u +%Y-%m-%d)"
@@ -22,13 +24,21 @@ for set in $sets; do
     for p in fp32 int8; do
         extra=(); [ $p = int8 ] && extra=(--calib "$tmp/$set.calib")
         "$RN" test --snapshot "$snap" --dataset "$set" --data-dir "$data" --threads "$threads" --no-progress \
-            --precision $p "${extra[@]}" --result-dir "$tmp/$set.$p" --metrics-json "$tmp/$set.$p.json" > /dev/null
+            --precision $p "${extra[@]}" ${TEST_ARGS:-} --result-dir "$tmp/$set.$p" --metrics-json "$tmp/$set.$p.json" > /dev/null
     done
     "$PY" - "$set" "$tmp/$set" <<'PYEOF'
 import glob, json, sys
 import numpy as np
 name, base = sys.argv[1], sys.argv[2]
 m = {p: json.load(open("%s.%s.json" % (base, p))) for p in ("fp32", "int8")}
+if "mpjpe" in m["fp32"]:  # a PoseNet: its MPJPE (and PA-MPJPE) within 1 mm of fp32's
+    e32, e8 = m["fp32"]["mpjpe"], m["int8"]["mpjpe"]
+    line = "%s (PoseNet): MPJPE fp32 %.2f int8 %.2f mm (|diff| %.2f, goal <= 1 mm: %s)" % (
+        name, e32, e8, abs(e8 - e32), "met" if abs(e8 - e32) <= 1 else "missed")
+    if "pa_mpjpe" in m["fp32"]:
+        line += "; PA-MPJPE fp32 %.2f int8 %.2f mm" % (m["fp32"]["pa_mpjpe"], m["int8"]["pa_mpjpe"])
+    print(line)
+    sys.exit(0 if abs(e8 - e32) <= 1 else 1)
 res = {p: json.load(open(glob.glob("%s.%s/*.json" % (base, p))[0])) for p in ("fp32", "int8")}
 def depths(r):
     if isinstance(r, dict):  # Human36M-style {"..." : [...]} results
