@@ -1223,7 +1223,11 @@ static void x_heat(const pair *pr, rn_act_shape a, int G, int D, rn_rng *r)
         get(&m, o + 3 * np + 3 * rows + n + P * C + P, rw2, 3 * rows * sizeof(float));
         float *rw3 = dm_put(&m, dc, 3 * rows * sizeof(float));
         if (op->heat_forward) {
-            op->heat_forward(m.dev, rw3, lg, dx, dwt, dbias, &ak, G, D, 3);
+            size_t sb = op->heat_scratch(m.dev, &ak, G, D);
+            RN_CHECK(sb > 0 && sb <= np * sizeof(float), "heat_scratch %zu bytes, at most the logits' %zu", sb,
+                     np * sizeof(float));
+            void *scr = dm_alloc(&m, sb);
+            op->heat_forward(m.dev, rw3, scr, dx, dwt, dbias, &ak, G, D, 3);
         } else {
             op->pointwise_forward(m.dev, lg, dx, dwt, dbias, &ak, (int)P);
             op->softargmax_forward(m.dev, rw3, NULL, lg, a.n, G, D, a.h, a.w, 3);

@@ -300,11 +300,20 @@ static void cpu_softargmax_forward(rn_device *dev, float *out, float *prob, cons
     WITH_THREADS(dev, rn_softargmax_forward(out, prob, logits, N, G, D, H, W, os));
 }
 
+/* 1 where rn_heat_forward takes the shapes (PoseNet's volumes), 0 for the two ops (RootNet's maps, others). */
+static int heat_fused(const rn_act_shape *a, int D) { return D > 1 && D <= 256 && a->c <= 256 && a->c % 16 == 0; }
+
+static size_t cpu_heat_scratch(rn_device *dev, const rn_act_shape *a, int G, int D)
+{
+    (void)dev;
+    if (heat_fused(a, D)) return rn_heat_scratch_bytes(a->n, G, a->h, a->w);
+    return (size_t)a->n * G * D * a->h * a->w * sizeof(float);
+}
+
 static void cpu_heat_forward(rn_device *dev, float *out, void *scratch, const void *x, const float *w, const float *b,
                              const rn_act_shape *a, int G, int D, int os)
 {
-    size_t room = (size_t)a->n * G * D * a->h * a->w * sizeof(float);
-    if (D == 1 || a->c > 256 || a->c % 16 || D > 256 || rn_heat_scratch_bytes(a->n, G, a->h, a->w) > room) {
+    if (!heat_fused(a, D)) {
         cpu_pointwise_forward(dev, scratch, x, w, b, a, G * D);
         cpu_softargmax_forward(dev, out, NULL, scratch, a->n, G, D, a->h, a->w, os);
         return;
@@ -395,6 +404,7 @@ static const rn_device_ops CPU_OPS = {
     .pointwise_forward = cpu_pointwise_forward,
     .pointwise_backward = cpu_pointwise_backward,
     .softargmax_forward = cpu_softargmax_forward,
+    .heat_scratch = cpu_heat_scratch,
     .heat_forward = cpu_heat_forward,
     .softargmax_backward = cpu_softargmax_backward,
     .linear_forward = cpu_linear_forward,

@@ -40,13 +40,19 @@ int rn_model_head_build(rn_model *m, rn_err *err)
 /* The heat-map layer's channels: G groups of D bins. */
 static int heat_channels(const rn_head_layer *l) { return l->groups * l->bins; }
 
+/* The top deconv's output shape: the heat-map layer's input. */
+static const rn_act_shape *top_shape(const rn_model *m) { return &m->head[m->ndeconv - 1].a; }
+
 void rn_model_head_plan(rn_model *m, plan *pl)
 {
     size_t n = (size_t)m->N, C = (size_t)m->p->feat_ch;
     const rn_head_layer *h = heatmap(m);
     m->feat = gap_layer(m) ? rn_plan_take(pl, RN_MEM_HEAD, n * C * sizeof(float)) : NULL;
     m->dfeat = gap_layer(m) && !m->opts.inference ? rn_plan_take(pl, RN_MEM_HEAD, n * C * sizeof(float)) : NULL;
-    m->logits = h ? rn_plan_take(pl, RN_MEM_HEAD, n * heat_channels(h) * m->OH * m->OW * sizeof(float)) : NULL;
+    size_t logits = h ? n * heat_channels(h) * m->OH * m->OW * sizeof(float) : 0;
+    if (h && m->opts.inference && OP(m)->heat_forward) /* the fused layer's scratch: cpu keeps no logits */
+        logits = OP(m)->heat_scratch(DEV(m), top_shape(m), h->groups, h->bins);
+    m->logits = h ? rn_plan_take(pl, RN_MEM_HEAD, logits) : NULL;
     m->coord_dev = rn_plan_take(pl, RN_MEM_HEAD, n * m->K * COLS * sizeof(float));
     m->dcoord = rn_plan_take(pl, RN_MEM_HEAD, n * m->K * COLS * sizeof(float));
 }
@@ -56,9 +62,6 @@ static float *lw(const rn_model *m, const rn_head_layer *l) { return rn_params_d
 static float *lb(const rn_model *m, const rn_head_layer *l) { return rn_params_data(m->p, m->layer_w[l->kind] + 1); }
 static float *lgw(const rn_model *m, const rn_head_layer *l) { return rn_params_grad(m->p, m->layer_w[l->kind]); }
 static float *lgb(const rn_model *m, const rn_head_layer *l) { return rn_params_grad(m->p, m->layer_w[l->kind] + 1); }
-
-/* The top deconv's output shape: the heat-map layer's input. */
-static const rn_act_shape *top_shape(const rn_model *m) { return &m->head[m->ndeconv - 1].a; }
 
 void rn_model_head_forward(rn_model *m, const void *top, const void *backbone)
 {
