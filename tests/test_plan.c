@@ -10,7 +10,8 @@
  *    before reuse: activations + 4 gradient buffers of the largest activation), is as small as its
  *    lifetimes allow (arena == live_peak), and no two buffers live at one time overlap (checked
  *    here over m.bufs, as create asserts).
- *  - rn_model_plan gives create's plan without allocating; an inference model plans no gradients.
+ *  - rn_model_plan gives create's plan without allocating; an inference model plans no gradients and its
+ *    activations share memory (each lives until the next phase has read it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +156,9 @@ static void test_plan_only(void)
     RN_CHECK(!rn_model_plan(&inf, &p, N, S, S, &o, &err) && inf.by_kind[RN_MEM_GRAD] == 0 &&
                  inf.by_kind[RN_MEM_ACT] == mem.by_kind[RN_MEM_ACT],
              "inference: no gradient buffers, the same activations");
+    RN_CHECK(inf.arena * 2 < inf.by_kind[RN_MEM_ACT],
+             "inference: each activation lives only until the next phase has read it (arena %zu of %zu)", inf.arena,
+             inf.by_kind[RN_MEM_ACT]);
     RN_CHECK(rn_model_plan(&inf, &p, 0, S, S, &o, &err) == -1, "batch 0 refused: %s", err.msg);
     rn_params_free(&p);
 }

@@ -215,18 +215,36 @@ rn_act_shape rn_model_backbone_shape(const rn_model *m)
 
 static size_t max_z(size_t a, size_t b) { return a > b ? a : b; }
 
+/* The lifetime of what phase ph writes: in training from its forward to the end of its backward (t1); in an
+ * inference model only while it and the next phase run (the next reads it; the head's buffers live on). */
+static void fwd_life(const rn_model *m, plan *pl, int ph, int t1)
+{
+    rn_plan_life(pl, ph, m->opts.inference ? ph + 1 : t1);
+}
+
+/* In an inference model, the last phase that reads the output of the blocks before block i (the pool's for
+ * i = 0): a fold model's blocks without a downsample add their residual in place, so that output is every
+ * later block's until the next block with a downsample reads it; after the last block, the head (GAP). */
+static int chain_end(const rn_model *m, int i)
+{
+    for (; i < m->nblocks; i++)
+        if (m->blocks[i].has_down) return PH_BLOCK(i);
+    return rn_ph_head(m);
+}
+
 /* The forward activations: each phase's live from its forward to the end of its backward; a head deconv's
  * only until its BN's backward (t_bwd), so that the gradient of its input can take their memory. */
 static void plan_forward(rn_model *m, plan *pl)
 {
     int n = m->N;
-    rn_plan_life(pl, PH_STEM, rn_t_bwd(m, PH_STEM) + 1);
+    fwd_life(m, pl, PH_STEM, rn_t_bwd(m, PH_STEM) + 1);
     plan_cbn(pl, &m->stem, NULL, 0);
+    if (m->opts.inference) rn_plan_life(pl, PH_STEM, chain_end(m, 0));
     m->pool = take_act(pl, n, 64, m->H / 4, m->W / 4);
     const void *in = m->pool;
     for (int i = 0; i < m->nblocks; i++) {
         rn_block *b = &m->blocks[i];
-        rn_plan_life(pl, PH_BLOCK(i), rn_t_bwd(m, PH_BLOCK(i)) + 1);
+        fwd_life(m, pl, PH_BLOCK(i), rn_t_bwd(m, PH_BLOCK(i)) + 1);
         b->in = in;
         const void *x = in;
         for (int j = 0; j < b->nu; j++) {
@@ -235,11 +253,12 @@ static void plan_forward(rn_model *m, plan *pl)
         }
         if (b->has_down) plan_cbn(pl, &b->d, in, 1);
         const rn_conv_shape *last = &b->u[b->nu - 1].s;
+        if (m->opts.inference) rn_plan_life(pl, PH_BLOCK(i), chain_end(m, i + 1));
         b->out = take_act(pl, n, last->oc, last->oh, last->ow);
         in = b->out;
     }
     for (int i = 0; i < m->ndeconv; i++) {
-        rn_plan_life(pl, rn_ph_deconv(m, i), rn_t_bwd(m, rn_ph_deconv(m, i)));
+        fwd_life(m, pl, rn_ph_deconv(m, i), rn_t_bwd(m, rn_ph_deconv(m, i)));
         plan_cbn(pl, &m->head[i], in, 0);
         in = m->head[i].y;
     }
