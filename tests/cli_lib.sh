@@ -32,6 +32,16 @@ make_weights() {
     W="$d/w/w0.safetensors"
 }
 
+# cc_rootnet SRC OUT: the C program SRC built against $BUILD's librootnet.so as an embedder builds it (the
+# compiler's messages on stderr); an ASan build's library needs the sanitizer runtime in the program too (ldd
+# read from a file: see t_capi.sh).
+cc_rootnet() {
+    local san=""
+    ldd "$BUILD/librootnet.so" > "$d/ldd_so.txt" 2> /dev/null
+    grep -q libasan "$d/ldd_so.txt" && san="-fsanitize=address,undefined"
+    cc -std=c11 -Wall -Wextra -Werror $san "$1" -Iinclude -L"$BUILD" -lrootnet -Wl,-rpath,"$PWD/$BUILD" -o "$2"
+}
+
 # finish: the closing "N passed, N failed" line; returns non-zero on any failure (the script's last command).
 finish() {
     echo "$pass passed, $fail failed"

@@ -7,12 +7,7 @@
 source tests/cli_lib.sh
 "$PY" -c "import PIL" 2> /dev/null || { echo "skipped: needs python3-pil"; exit 77; }
 make_weights
-# an ASan build's library needs the sanitizer runtime in the program too (ldd read from a file: see t_capi.sh)
-ldd "$BUILD/librootnet.so" > "$d/ldd_so.txt" 2> /dev/null
-san=""
-grep -q libasan "$d/ldd_so.txt" && san="-fsanitize=address,undefined"
-cc -std=c11 -Wall -Wextra -Werror $san tests/capi_file.c -Iinclude -L"$BUILD" -lrootnet -Wl,-rpath,"$PWD/$BUILD" \
-    -o "$d/capi_file" 2> "$d/cc.txt"
+cc_rootnet tests/capi_file.c "$d/capi_file" 2> "$d/cc.txt"
 ok=$?; check "tests/capi_file.c builds against $BUILD ($(head -1 "$d/cc.txt"))" $ok
 mkdir "$d/im"
 "$PY" tests/exif_write.py "$d/im/r6.jpg" 320 200 35mm=28 orient=6
@@ -44,8 +39,7 @@ PYEOF
     check "$name: the C API's root and focal equal predict's" $?
 done
 # examples/predict_roots.c, which now loads through rootnet_predict_file: predict's numbers on the rotated photo
-cc -std=c11 -Wall -Wextra -Werror $san examples/predict_roots.c -Iinclude -L"$BUILD" -lrootnet -Wl,-rpath,"$PWD/$BUILD" \
-    -o "$d/predict_roots" && "$d/predict_roots" "$W" --threads 1 --image "$d/im/r6.jpg" 20.5,40.5,120.5,250.5 \
+cc_rootnet examples/predict_roots.c "$d/predict_roots" && "$d/predict_roots" "$W" --threads 1 --image "$d/im/r6.jpg" 20.5,40.5,120.5,250.5 \
     > "$d/ex.txt" 2> /dev/null
 check "examples/predict_roots.c on r6.jpg" $?
 # the example takes the snapshot's input size (256 for these weights): predict at that size

@@ -106,11 +106,7 @@ ok=$?; check "demo --pose-snapshot --json ($(head -1 "$d/demo.err"))" $ok
     && grep -q "^person 1: .*depth" "$d/demo.txt" && grep -q "^  18 joints (Human36M): Pelvis at X" "$d/demo.txt" \
     && grep -q "^wrote $d/demo_text_3d.png" "$d/demo.txt"
 ok=$?; check "demo --pose-snapshot text: a person line, a joints line, both pictures named ($(tail -1 "$d/demo.txt"))" $ok
-ldd "$BUILD/librootnet.so" > "$d/ldd_so.txt" 2> /dev/null
-san=""
-grep -q libasan "$d/ldd_so.txt" && san="-fsanitize=address,undefined"
-cc -std=c11 -Wall -Wextra -Werror $san tests/capi_pose.c -Iinclude -L"$BUILD" -lrootnet -Wl,-rpath,"$PWD/$BUILD" \
-    -o "$d/capi_pose" 2> "$d/cc.txt"
+cc_rootnet tests/capi_pose.c "$d/capi_pose" 2> "$d/cc.txt"
 ok=$?; check "tests/capi_pose.c builds against $BUILD ($(head -1 "$d/cc.txt"))" $ok
 "$d/capi_pose" "$W" "$d/pose/w.safetensors" "$img" 40.5,30,60,150 200.5,10,90,200 > "$d/capi.json" 2> "$d/capi.err"
 ok=$?; check "C API: rootnet_set_pose, rootnet_predict_pose_file and their contract ($(head -2 "$d/capi.err" | tr '\n' ' '))" $ok
@@ -193,8 +189,7 @@ for i, p in enumerate(people):
 assert seen >= 20 and good == seen, (good, seen)
 PYEOF
 check "big photo: the joints' pixels at a quarter of their position, in their colour" $?
-cc -std=c11 -Wall -Wextra -Werror $san examples/predict_pose.c -Iinclude -L"$BUILD" -lrootnet -Wl,-rpath,"$PWD/$BUILD" \
-    -o "$d/predict_pose" 2> "$d/cc2.txt" \
+cc_rootnet examples/predict_pose.c "$d/predict_pose" 2> "$d/cc2.txt" \
     && OMP_NUM_THREADS=2 "$d/predict_pose" "$W" "$d/pose/w.safetensors" "$img" 40.5,30,60,150 200.5,10,90,200 \
         > "$d/example.txt" 2> "$d/example.err"
 ok=$?; check "examples/predict_pose.c builds and runs ($(head -1 "$d/cc2.txt" "$d/example.err"))" $ok
