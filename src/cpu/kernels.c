@@ -134,6 +134,13 @@ static void pw_bias_grad(float *db /* (O) */, const float *dy /* (N, O, HW) */, 
  * keep the loops of rn_softargmax_forward / _backward. Each row is one thread's, in a fixed order. */
 #define SA_WB 256            /* columns of a stack tile */
 #define SA_EXP_MIN (-87.33f) /* below: e^x < FLT_MIN, taken as 0 */
+#define SA_LOG2E 1.44269504f
+#define SA_SHIFT 12582912.0f /* 1.5 2^23: the low bits of x / ln2 + SA_SHIFT hold n = round(x / ln2) */
+#define SA_LN2_HI 0.693359375f
+#define SA_LN2_LO (-2.12194440e-4f)
+/* Cephes' expf polynomial for e^r, the highest power's coefficient first */
+static const float SA_EXP_P[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                  4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
 
 /* e^x for x <= 0 in float: x = n ln2 + r (Cody-Waite, ln2 in two parts, n exact), |r| <= ln2 / 2, and
  * Cephes' expf polynomial for e^r; 0 below SA_EXP_MIN, NaN for NaN. At most 0.98 ulp from e^x over every
@@ -141,15 +148,11 @@ static void pw_bias_grad(float *db /* (O) */, const float *dy /* (N, O, HW) */, 
 static inline float sa_expf(float x)
 {
     float xc = pick(SA_EXP_MIN, x, x < SA_EXP_MIN);
-    float t = xc * 1.44269504f + 12582912.0f; /* 1.5 2^23: t's low bits hold n = round(x / ln2) */
-    float n = t - 12582912.0f;
-    float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
+    float t = xc * SA_LOG2E + SA_SHIFT;
+    float n = t - SA_SHIFT;
+    float r = (xc - n * SA_LN2_HI) - n * SA_LN2_LO;
+    float p = SA_EXP_P[0];
+    for (int i = 1; i < 6; i++) p = p * r + SA_EXP_P[i];
     p = p * (r * r) + r + 1.0f;
     int32_t ti;
     memcpy(&ti, &t, sizeof ti);
@@ -165,14 +168,12 @@ static inline __m512 sa_expf16(__m512 x)
 {
     __mmask16 low = _mm512_cmp_ps_mask(x, _mm512_set1_ps(SA_EXP_MIN), _CMP_LT_OQ);
     __m512 xc = _mm512_mask_blend_ps(low, x, _mm512_set1_ps(SA_EXP_MIN));
-    __m512 t = _mm512_add_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504f)), _mm512_set1_ps(12582912.0f));
-    __m512 n = _mm512_sub_ps(t, _mm512_set1_ps(12582912.0f));
-    __m512 r = _mm512_sub_ps(_mm512_sub_ps(xc, _mm512_mul_ps(n, _mm512_set1_ps(0.693359375f))),
-                             _mm512_mul_ps(n, _mm512_set1_ps(-2.12194440e-4f)));
-    static const float c[5] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
-                               5.0000001201e-1f};
-    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-    for (int i = 0; i < 5; i++) p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(c[i]));
+    __m512 t = _mm512_add_ps(_mm512_mul_ps(xc, _mm512_set1_ps(SA_LOG2E)), _mm512_set1_ps(SA_SHIFT));
+    __m512 n = _mm512_sub_ps(t, _mm512_set1_ps(SA_SHIFT));
+    __m512 r = _mm512_sub_ps(_mm512_sub_ps(xc, _mm512_mul_ps(n, _mm512_set1_ps(SA_LN2_HI))),
+                             _mm512_mul_ps(n, _mm512_set1_ps(SA_LN2_LO)));
+    __m512 p = _mm512_set1_ps(SA_EXP_P[0]);
+    for (int i = 1; i < 6; i++) p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(SA_EXP_P[i]));
     p = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(p, _mm512_mul_ps(r, r)), r), _mm512_set1_ps(1.0f));
     __m512i sb = _mm512_slli_epi32(
         _mm512_add_epi32(_mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(0x4B400000)), _mm512_set1_epi32(127)),
@@ -254,8 +255,8 @@ static float sa_max(const float *v /* (V) */, size_t V)
 /* pt = {m, sums} of one group's tile yt (D rows of PW_P positions, the first np of them from p0 on). */
 static void heat_tile(double *pt /* (HEAT_PART) */, const float *yt /* (D, PW_P) */, int D, int W, int p0, int np)
 {
-    float m = np == PW_P ? sa_max(yt, (size_t)D * PW_P) : -INFINITY; /* a whole tile: one run */
-    for (int d = 0; d < D && np < PW_P; d++) {
+    float m = -INFINITY;
+    for (int d = 0; d < D; d++) {
         float md = sa_max(yt + (size_t)d * PW_P, (size_t)np);
         m = md > m ? md : m;
     }

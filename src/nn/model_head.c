@@ -43,6 +43,9 @@ static int heat_channels(const rn_head_layer *l) { return l->groups * l->bins; }
 /* The top deconv's output shape: the heat-map layer's input. */
 static const rn_act_shape *top_shape(const rn_model *m) { return &m->head[m->ndeconv - 1].a; }
 
+/* 1: the heat-map layer is the device's one op (heat_forward), with its own scratch in place of the logits. */
+static int heat_fused(const rn_model *m) { return m->opts.inference && OP(m)->heat_forward; }
+
 void rn_model_head_plan(rn_model *m, plan *pl)
 {
     size_t n = (size_t)m->N, C = (size_t)m->p->feat_ch;
@@ -50,8 +53,7 @@ void rn_model_head_plan(rn_model *m, plan *pl)
     m->feat = gap_layer(m) ? rn_plan_take(pl, RN_MEM_HEAD, n * C * sizeof(float)) : NULL;
     m->dfeat = gap_layer(m) && !m->opts.inference ? rn_plan_take(pl, RN_MEM_HEAD, n * C * sizeof(float)) : NULL;
     size_t logits = h ? n * heat_channels(h) * m->OH * m->OW * sizeof(float) : 0;
-    if (h && m->opts.inference && OP(m)->heat_forward) /* the fused layer's scratch: cpu keeps no logits */
-        logits = OP(m)->heat_scratch(DEV(m), top_shape(m), h->groups, h->bins);
+    if (h && heat_fused(m)) logits = OP(m)->heat_scratch(DEV(m), top_shape(m), h->groups, h->bins);
     m->logits = h ? rn_plan_take(pl, RN_MEM_HEAD, logits) : NULL;
     m->coord_dev = rn_plan_take(pl, RN_MEM_HEAD, n * m->K * COLS * sizeof(float));
     m->dcoord = rn_plan_take(pl, RN_MEM_HEAD, n * m->K * COLS * sizeof(float));
@@ -69,7 +71,7 @@ void rn_model_head_forward(rn_model *m, const void *top, const void *backbone)
     const rn_head_layer *h = heatmap(m), *g = gap_layer(m);
     if (h) {
         int sp = rn_prof_begin(m->prof, h->param, "fwd", 0);
-        if (m->opts.inference && OP(m)->heat_forward) {
+        if (heat_fused(m)) {
             OP(m)->heat_forward(dev, m->coord_dev, m->logits, top, lw(m, h), lb(m, h), top_shape(m), h->groups, h->bins,
                                 COLS);
         } else {
